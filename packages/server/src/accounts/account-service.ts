@@ -1,0 +1,227 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import { ApiError, invalidInput, notFound } from '../errors/api-error.js';
+import { credit, type LedgerEffects } from '../billing/ledger.js';
+import { isPositiveAmount } from '../billing/money.js';
+import type { AccountTable, Database } from '../store/schema.js';
+import { base62 } from '../util/effects.js';
+
+export interface AccountView {
+  object: 'account';
+  id: string;
+  email: string;
+  /** Micro-yuan. `available = balance - held`. */
+  balance: number;
+  held: number;
+  available: number;
+  currency: 'CNY_MICRO';
+  created_at: string;
+}
+
+export function accountView(row: AccountTable): AccountView {
+  return {
+    object: 'account',
+    id: row.id,
+    email: row.email,
+    balance: row.balance,
+    held: row.held,
+    available: row.balance - row.held,
+    currency: 'CNY_MICRO',
+    created_at: new Date(row.created_at).toISOString(),
+  };
+}
+
+const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
+
+/** Accounts, top-ups and redemption codes: the operator's side of money coming in. */
+export class AccountService {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly effects: LedgerEffects,
+  ) {}
+
+  async create(input: { email: unknown }): Promise<AccountView> {
+    if (typeof input.email !== 'string' || !EMAIL.test(input.email))
+      throw invalidInput('email', 'must be an email address');
+    const row: AccountTable = {
+      id: this.effects.ids.next('acct'),
+      email: input.email.toLowerCase(),
+      balance: 0,
+      held: 0,
+      created_at: this.effects.clock.now(),
+    };
+    const inserted = await this.db
+      .insertInto('accounts')
+      .values(row)
+      .onConflict((conflict) => conflict.doNothing())
+      .executeTakeFirst();
+    if (inserted.numInsertedOrUpdatedRows !== 1n)
+      throw new ApiError(
+        'IDEMPOTENCY_CONFLICT',
+        `an account with email ${row.email} exists`,
+        'email',
+      );
+    return accountView(row);
+  }
+
+  async get(accountId: string): Promise<AccountView> {
+    const row = await this.db
+      .selectFrom('accounts')
+      .selectAll()
+      .where('id', '=', accountId)
+      .executeTakeFirst();
+    if (row === undefined) throw notFound('account');
+    return accountView(row);
+  }
+
+  /**
+   * Credits `amount` once per `reference`: the same reference again with the same amount is a
+   * replay (no second credit); with another amount it is a conflict.
+   */
+  async topUp(
+    accountId: string,
+    input: { amount: unknown; reference: unknown },
+  ): Promise<AccountView & { replayed: boolean }> {
+    if (!isPositiveAmount(input.amount))
+      throw invalidInput('amount', 'must be a positive safe integer of micro-yuan');
+    if (
+      typeof input.reference !== 'string' ||
+      input.reference.length < 1 ||
+      input.reference.length > 200
+    ) {
+      throw invalidInput('reference', 'must be a string of 1 to 200 characters');
+    }
+    const amount = input.amount;
+    const reference = input.reference;
+    await this.get(accountId);
+    const replayed = await this.db.transaction().execute(async (trx) => {
+      const topupId = this.effects.ids.next('top');
+      const inserted = await trx
+        .insertInto('topups')
+        .values({
+          id: topupId,
+          account_id: accountId,
+          reference,
+          amount,
+          source: 'admin',
+          created_at: this.effects.clock.now(),
+        })
+        .onConflict((conflict) => conflict.columns(['account_id', 'reference']).doNothing())
+        .executeTakeFirst();
+      if (inserted.numInsertedOrUpdatedRows !== 1n) {
+        const existing = await trx
+          .selectFrom('topups')
+          .select('amount')
+          .where('account_id', '=', accountId)
+          .where('reference', '=', reference)
+          .executeTakeFirstOrThrow();
+        if (existing.amount !== amount) {
+          throw new ApiError(
+            'IDEMPOTENCY_CONFLICT',
+            `reference ${reference} was used for another amount`,
+            'reference',
+          );
+        }
+        return true;
+      }
+      await credit(trx, this.effects, {
+        accountId,
+        amount,
+        kind: 'topup',
+        topupId,
+        reason: `top-up ${reference}`,
+      });
+      return false;
+    });
+    return { ...(await this.get(accountId)), replayed };
+  }
+
+  /** Creates a one-time code worth `amount`; the plaintext code is returned once. */
+  async createRedemptionCode(input: {
+    amount: unknown;
+    expires_at?: unknown;
+  }): Promise<{ id: string; code: string; amount: number; expires_at: string | null }> {
+    if (!isPositiveAmount(input.amount))
+      throw invalidInput('amount', 'must be a positive safe integer of micro-yuan');
+    const expiresAt = parseOptionalTime(input.expires_at, 'expires_at');
+    const code = `TGR-${base62(randomBytes(20))}`;
+    const id = this.effects.ids.next('rdm');
+    await this.db
+      .insertInto('redemption_codes')
+      .values({
+        id,
+        code_hash: hashCode(code),
+        amount: input.amount,
+        created_at: this.effects.clock.now(),
+        expires_at: expiresAt,
+        redeemed_by: null,
+        redeemed_at: null,
+      })
+      .execute();
+    return {
+      id,
+      code,
+      amount: input.amount,
+      expires_at: expiresAt === null ? null : new Date(expiresAt).toISOString(),
+    };
+  }
+
+  /** Redeems a code into an account, once: the code is claimed with a guarded update. */
+  async redeem(accountId: string, input: { code: unknown }): Promise<AccountView> {
+    if (typeof input.code !== 'string' || input.code.length > 100)
+      throw invalidInput('code', 'must be a redemption code');
+    const codeHash = hashCode(input.code);
+    await this.get(accountId);
+    await this.db.transaction().execute(async (trx) => {
+      const now = this.effects.clock.now();
+      const claimed = await trx
+        .updateTable('redemption_codes')
+        .set({ redeemed_by: accountId, redeemed_at: now })
+        .where('code_hash', '=', codeHash)
+        .where('redeemed_at', 'is', null)
+        .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
+        .returning(['id', 'amount'])
+        .executeTakeFirst();
+      if (claimed === undefined)
+        throw new ApiError(
+          'NOT_FOUND',
+          'no such redemption code, or it was used or has expired',
+          'code',
+        );
+      const topupId = this.effects.ids.next('top');
+      await trx
+        .insertInto('topups')
+        .values({
+          id: topupId,
+          account_id: accountId,
+          reference: `redemption:${claimed.id}`,
+          amount: claimed.amount,
+          source: 'redemption',
+          created_at: now,
+        })
+        .execute();
+      await credit(trx, this.effects, {
+        accountId,
+        amount: claimed.amount,
+        kind: 'redemption',
+        topupId,
+        reason: `redemption ${claimed.id}`,
+      });
+    });
+    return this.get(accountId);
+  }
+}
+
+function hashCode(code: string): string {
+  return createHash('sha256').update(code.trim()).digest('hex');
+}
+
+/** Accepts an ISO 8601 string or epoch milliseconds; `undefined`/`null` mean none. */
+export function parseOptionalTime(value: unknown, field: string): number | null {
+  if (value === undefined || value === null) return null;
+  const time =
+    typeof value === 'number' ? value : typeof value === 'string' ? Date.parse(value) : Number.NaN;
+  if (!Number.isSafeInteger(time))
+    throw invalidInput(field, 'must be an ISO 8601 time or epoch milliseconds');
+  return time;
+}

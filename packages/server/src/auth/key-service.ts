@@ -1,0 +1,206 @@
+import type { Kysely } from 'kysely';
+import { LRUCache } from 'lru-cache';
+import { ApiError, invalidInput, notFound } from '../errors/api-error.js';
+import type { ApiKeyTable, Database, KeyKind } from '../store/schema.js';
+import type { Clock, IdGenerator } from '../util/effects.js';
+import { parseOptionalTime } from '../accounts/account-service.js';
+import { generateApiKey, hashApiKey, isWellFormedKey } from './key-format.js';
+
+/** What a route knows about the caller after authentication. */
+export interface Principal {
+  readonly keyId: string;
+  readonly accountId: string;
+  readonly kind: KeyKind;
+  /** `null`: every model; otherwise the allowlist. */
+  readonly models: readonly string[] | null;
+}
+
+export interface KeyView {
+  object: 'api_key';
+  id: string;
+  account_id: string;
+  kind: KeyKind;
+  name: string | null;
+  hint: string;
+  models: string[] | null;
+  expires_at: string | null;
+  disabled_at: string | null;
+  last_used_at: string | null;
+  created_at: string;
+}
+
+const iso = (time: number | null) => (time === null ? null : new Date(time).toISOString());
+
+export function keyView(row: ApiKeyTable): KeyView {
+  return {
+    object: 'api_key',
+    id: row.id,
+    account_id: row.account_id,
+    kind: row.kind,
+    name: row.name,
+    hint: `tgk_…${row.key_hint}`,
+    models: row.models === null ? null : (JSON.parse(row.models) as string[]),
+    expires_at: iso(row.expires_at),
+    disabled_at: iso(row.disabled_at),
+    last_used_at: iso(row.last_used_at),
+    created_at: iso(row.created_at) ?? '',
+  };
+}
+
+type CachedKey =
+  | (Pick<ApiKeyTable, 'id' | 'account_id' | 'kind' | 'expires_at' | 'disabled_at'> & {
+      models: readonly string[] | null;
+    })
+  | null;
+
+/** Last-used times are written at most this often per key, off the request path. */
+const LAST_USED_WRITE_INTERVAL_MS = 60_000;
+
+/**
+ * API keys: creation (plaintext returned once, SHA-256 stored), disabling, and authentication.
+ * Authentication is served from an in-memory cache keyed by the key's hash, so the hot path
+ * costs no database round trip. Expiry is checked against the clock on every request (exact
+ * everywhere). A disable takes effect at once on the instance that made it (the entry is
+ * evicted) and within `cacheTtlMs` on every other instance. Unknown keys are cached too
+ * (negative entries), so a flood of made-up but well-formed keys cannot hammer the database.
+ */
+export class KeyService {
+  private readonly cache: LRUCache<string, { value: CachedKey }>;
+  private readonly lastUsedWritten = new Map<string, number>();
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly clock: Clock,
+    private readonly ids: IdGenerator,
+    cacheTtlMs: number,
+    private readonly onBackgroundError: (error: unknown) => void = () => {},
+  ) {
+    this.cache = new LRUCache({ max: 50_000, ttl: Math.max(cacheTtlMs, 1), ttlAutopurge: false });
+  }
+
+  async create(
+    accountId: string,
+    input: { kind?: unknown; models?: unknown; expires_at?: unknown; name?: unknown },
+  ): Promise<KeyView & { key: string }> {
+    const kind = input.kind ?? 'personal';
+    if (kind !== 'personal' && kind !== 'service')
+      throw invalidInput('kind', 'must be personal or service');
+    let models: string[] | null = null;
+    if (input.models !== undefined && input.models !== null) {
+      if (!Array.isArray(input.models) || input.models.some((model) => typeof model !== 'string')) {
+        throw invalidInput('models', 'must be an array of model ids');
+      }
+      models = [...new Set(input.models as string[])];
+    }
+    if (
+      input.name !== undefined &&
+      input.name !== null &&
+      (typeof input.name !== 'string' || input.name.length > 100)
+    ) {
+      throw invalidInput('name', 'must be a string of at most 100 characters');
+    }
+    const expiresAt = parseOptionalTime(input.expires_at, 'expires_at');
+    const account = await this.db
+      .selectFrom('accounts')
+      .select('id')
+      .where('id', '=', accountId)
+      .executeTakeFirst();
+    if (account === undefined) throw notFound('account');
+    const key = generateApiKey();
+    const row: ApiKeyTable = {
+      id: this.ids.next('key'),
+      account_id: accountId,
+      kind,
+      name: typeof input.name === 'string' ? input.name : null,
+      key_hash: hashApiKey(key),
+      key_hint: key.slice(-4),
+      models: models === null ? null : JSON.stringify(models),
+      expires_at: expiresAt,
+      disabled_at: null,
+      last_used_at: null,
+      created_at: this.clock.now(),
+    };
+    await this.db.insertInto('api_keys').values(row).execute();
+    return { ...keyView(row), key };
+  }
+
+  async disable(keyId: string): Promise<KeyView> {
+    const now = this.clock.now();
+    await this.db
+      .updateTable('api_keys')
+      .set({ disabled_at: now })
+      .where('id', '=', keyId)
+      .where('disabled_at', 'is', null)
+      .execute();
+    const row = await this.db
+      .selectFrom('api_keys')
+      .selectAll()
+      .where('id', '=', keyId)
+      .executeTakeFirst();
+    if (row === undefined) throw notFound('api key');
+    this.cache.delete(row.key_hash);
+    return keyView(row);
+  }
+
+  async list(accountId: string): Promise<KeyView[]> {
+    const rows = await this.db
+      .selectFrom('api_keys')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .orderBy('created_at', 'desc')
+      .execute();
+    return rows.map(keyView);
+  }
+
+  /** Resolves a bearer token to a principal, or throws the 401 that says why. */
+  async authenticate(token: string | undefined): Promise<Principal> {
+    if (token === undefined)
+      throw new ApiError(
+        'UNAUTHENTICATED',
+        'missing API key: send Authorization: Bearer <API_KEY>',
+      );
+    if (!isWellFormedKey(token))
+      throw new ApiError('API_KEY_INVALID', 'malformed API key: check that it was copied whole');
+    const hash = hashApiKey(token);
+    let cached = this.cache.get(hash);
+    if (cached === undefined) {
+      const row = await this.db
+        .selectFrom('api_keys')
+        .select(['id', 'account_id', 'kind', 'models', 'expires_at', 'disabled_at'])
+        .where('key_hash', '=', hash)
+        .executeTakeFirst();
+      cached = {
+        value:
+          row === undefined
+            ? null
+            : { ...row, models: row.models === null ? null : (JSON.parse(row.models) as string[]) },
+      };
+      this.cache.set(hash, cached);
+    }
+    const key = cached.value;
+    const now = this.clock.now();
+    if (key === null) throw new ApiError('INVALID_API_KEY', 'unknown API key');
+    if (key.disabled_at !== null) throw new ApiError('INVALID_API_KEY', 'this API key is disabled');
+    if (key.expires_at !== null && key.expires_at <= now)
+      throw new ApiError('INVALID_API_KEY', 'this API key has expired');
+    this.touch(key.id, now);
+    return {
+      keyId: key.id,
+      accountId: key.account_id,
+      kind: key.kind,
+      models: key.models,
+    };
+  }
+
+  private touch(keyId: string, now: number): void {
+    const last = this.lastUsedWritten.get(keyId) ?? 0;
+    if (now - last < LAST_USED_WRITE_INTERVAL_MS) return;
+    this.lastUsedWritten.set(keyId, now);
+    this.db
+      .updateTable('api_keys')
+      .set({ last_used_at: now })
+      .where('id', '=', keyId)
+      .execute()
+      .catch(this.onBackgroundError);
+  }
+}

@@ -1,0 +1,164 @@
+import type { Kysely } from 'kysely';
+import { tokenPricesSchema, type ModelConfig, type TokenPrices } from '../config/schema.js';
+import { ApiError, invalidInput } from '../errors/api-error.js';
+import type { Database } from '../store/schema.js';
+import { canonicalJson } from '../util/canonical-json.js';
+import type { Clock } from '../util/effects.js';
+
+export interface PriceEntry {
+  readonly model: string;
+  readonly version: number;
+  /** `<model>@<version>`: what callers see and echo back. */
+  readonly priceVersion: string;
+  readonly prices: TokenPrices;
+  readonly createdAt: number;
+}
+
+/**
+ * Versioned prices. The database keeps every version forever (records point at the version
+ * that priced them); the newest version of a model is its current price. Config prices seed the
+ * first version; when the config's prices change, start-up adds a new version; an admin change
+ * adds a new version at once. Reads are served from memory and refreshed after `ttlMs`, so
+ * another instance's change is seen within that delay; the instance that made it sees it at once.
+ */
+export class PriceBook {
+  private readonly current = new Map<string, { entry: PriceEntry; fetchedAt: number }>();
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly clock: Clock,
+    private readonly models: readonly ModelConfig[],
+    private readonly ttlMs: number,
+  ) {}
+
+  /** At start: make sure every configured model has a version matching its config prices. */
+  async syncWithConfig(): Promise<void> {
+    for (const model of this.models) {
+      const lastFromConfig = await this.db
+        .selectFrom('model_prices')
+        .select('prices')
+        .where('model', '=', model.id)
+        .where('source', '=', 'config')
+        .orderBy('version', 'desc')
+        .limit(1)
+        .executeTakeFirst();
+      if (lastFromConfig === undefined || lastFromConfig.prices !== canonicalJson(model.prices)) {
+        await this.insertVersion(model.id, model.prices, 'config');
+      }
+    }
+    this.current.clear();
+  }
+
+  async currentFor(model: string): Promise<PriceEntry> {
+    const cached = this.current.get(model);
+    const now = this.clock.now();
+    if (cached !== undefined && now - cached.fetchedAt < this.ttlMs) return cached.entry;
+    const row = await this.db
+      .selectFrom('model_prices')
+      .selectAll()
+      .where('model', '=', model)
+      .orderBy('version', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+    if (row === undefined) throw new ApiError('MODEL_UNAVAILABLE', `model ${model} has no price`);
+    const entry = toEntry(row);
+    this.current.set(model, { entry, fetchedAt: now });
+    return entry;
+  }
+
+  async byVersion(priceVersion: string): Promise<PriceEntry | undefined> {
+    const row = await this.db
+      .selectFrom('model_prices')
+      .selectAll()
+      .where('price_version', '=', priceVersion)
+      .executeTakeFirst();
+    return row === undefined ? undefined : toEntry(row);
+  }
+
+  async history(model: string): Promise<PriceEntry[]> {
+    const rows = await this.db
+      .selectFrom('model_prices')
+      .selectAll()
+      .where('model', '=', model)
+      .orderBy('version', 'desc')
+      .execute();
+    return rows.map(toEntry);
+  }
+
+  /** Admin change: validates the price fields (naming the bad one) and adds a new version. */
+  async set(modelId: string, body: unknown): Promise<PriceEntry> {
+    const model = this.models.find((candidate) => candidate.id === modelId);
+    if (model === undefined)
+      throw new ApiError('MODEL_NOT_FOUND', `no model ${modelId} in the configuration`);
+    const parsed = tokenPricesSchema.safeParse(body);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      const unknownField = issue?.code === 'unrecognized_keys' ? issue.keys[0] : undefined;
+      const field = unknownField ?? (issue?.path.join('.') || 'body');
+      throw invalidInput(
+        field,
+        unknownField === undefined
+          ? (issue?.message ?? 'invalid prices')
+          : 'is not a known price field',
+      );
+    }
+    if (
+      model.families.some((family) => family !== 'images' && family !== 'videos') &&
+      parsed.data.input_per_million_tokens === undefined
+    ) {
+      throw invalidInput('input_per_million_tokens', 'required for this model');
+    }
+    const entry = await this.insertVersion(modelId, parsed.data, 'admin');
+    this.current.set(modelId, { entry, fetchedAt: this.clock.now() });
+    return entry;
+  }
+
+  private async insertVersion(
+    model: string,
+    prices: TokenPrices,
+    source: 'config' | 'admin',
+  ): Promise<PriceEntry> {
+    // Two writers racing for the same version number: the primary key refuses one; retry it.
+    for (let attempt = 0; attempt < 5; attempt += 1) {
+      const last = await this.db
+        .selectFrom('model_prices')
+        .select('version')
+        .where('model', '=', model)
+        .orderBy('version', 'desc')
+        .limit(1)
+        .executeTakeFirst();
+      const version = (last?.version ?? 0) + 1;
+      const row = {
+        model,
+        version,
+        price_version: `${model}@${version}`,
+        prices: canonicalJson(prices),
+        source,
+        created_at: this.clock.now(),
+      };
+      const inserted = await this.db
+        .insertInto('model_prices')
+        .values(row)
+        .onConflict((conflict) => conflict.doNothing())
+        .executeTakeFirst();
+      if (inserted.numInsertedOrUpdatedRows === 1n) return toEntry(row);
+    }
+    throw new Error(`could not add a price version for ${model}`);
+  }
+}
+
+function toEntry(row: {
+  model: string;
+  version: number;
+  price_version: string;
+  prices: string;
+  created_at: number;
+}): PriceEntry {
+  return {
+    model: row.model,
+    version: row.version,
+    priceVersion: row.price_version,
+    prices: JSON.parse(row.prices) as TokenPrices,
+    createdAt: row.created_at,
+  };
+}

@@ -1,0 +1,202 @@
+import { parseArgs } from 'node:util';
+import { checkLedger } from '../billing/ledger-check.js';
+import { ConfigError, loadSettings } from '../config/load.js';
+import { ApiError } from '../errors/api-error.js';
+import { serve } from '../main.js';
+import { recordView } from '../requests/record-view.js';
+import { createServices, defaultDatabaseUrl, type Services } from '../services.js';
+import { startSimulator } from '../simulator/server.js';
+
+const USAGE = `tollgate <command> — every command prints JSON (docs/admin.md)
+
+  serve                                         run the gateway (same as npm start)
+  sim [--port N] [--host H]                     run the simulator upstream alone
+  ledger check                                  verify every ledger invariant; exit 1 on a violation
+  accounts create --email E
+  accounts show ACCOUNT_ID
+  topup ACCOUNT_ID --amount MICRO_YUAN --reference REF
+  keys create ACCOUNT_ID [--kind personal|service] [--models a,b] [--expires-at ISO] [--name N]
+  keys list ACCOUNT_ID
+  keys disable KEY_ID
+  prices set MODEL --json '{"input_per_million_tokens": 500000}'
+  prices history MODEL
+  codes create --amount MICRO_YUAN [--expires-at ISO]
+  codes redeem ACCOUNT_ID --code CODE
+  requests show REQUEST_ID
+  requests resolve REQUEST_ID (--capture MICRO_YUAN | --release) --reason TEXT
+`;
+
+interface Output {
+  write(text: string): void;
+}
+
+/** Runs one CLI command; returns the exit code. Output is JSON on `out`, errors JSON on `err`. */
+export async function runCli(
+  argv: string[],
+  env: NodeJS.ProcessEnv,
+  out: Output,
+  err: Output,
+): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      email: { type: 'string' },
+      amount: { type: 'string' },
+      reference: { type: 'string' },
+      kind: { type: 'string' },
+      models: { type: 'string' },
+      'expires-at': { type: 'string' },
+      name: { type: 'string' },
+      json: { type: 'string' },
+      code: { type: 'string' },
+      capture: { type: 'string' },
+      release: { type: 'boolean' },
+      reason: { type: 'string' },
+      port: { type: 'string' },
+      host: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  const [command, sub, target] = positionals;
+  if (values.help === true || command === undefined) {
+    out.write(USAGE);
+    return command === undefined && values.help !== true ? 2 : 0;
+  }
+  if (command === 'serve') {
+    await serve(env);
+    return -1; // keeps running
+  }
+  if (command === 'sim') {
+    const simulator = await startSimulator({
+      host: values.host ?? '127.0.0.1',
+      port: Number(values.port ?? 18000),
+    });
+    out.write(`${JSON.stringify({ simulator: simulator.url })}\n`);
+    return -1;
+  }
+  const settings = loadSettings(env);
+  const services = await createServices({
+    config: settings.config,
+    databaseUrl: settings.databaseUrl ?? defaultDatabaseUrl(settings.dataDir),
+    upstreams: false,
+  });
+  try {
+    const result = await dispatch(services, command, sub, target, values);
+    out.write(`${JSON.stringify(result.body, null, 2)}\n`);
+    return result.exitCode;
+  } catch (error) {
+    if (error instanceof ApiError) {
+      err.write(`${JSON.stringify({ error: { code: error.code, message: error.message } })}\n`);
+      return 1;
+    }
+    throw error;
+  } finally {
+    await services.close();
+  }
+}
+
+type Values = Record<string, string | boolean | undefined>;
+
+async function dispatch(
+  services: Services,
+  command: string,
+  sub: string | undefined,
+  target: string | undefined,
+  values: Values,
+): Promise<{ body: unknown; exitCode: number }> {
+  const ok = (body: unknown) => ({ body, exitCode: 0 });
+  const amount = values['amount'] === undefined ? undefined : Number(values['amount']);
+  const key = `${command} ${sub ?? ''}`.trim();
+  switch (key) {
+    case 'ledger check': {
+      // A request in flight between two reads can look like a difference: check twice.
+      let report = await checkLedger(services.store.db);
+      if (!report.ok) report = await checkLedger(services.store.db);
+      return { body: report, exitCode: report.ok ? 0 : 1 };
+    }
+    case 'accounts create':
+      return ok(await services.accounts.create({ email: values['email'] }));
+    case 'accounts show':
+      return ok(await services.accounts.get(required(target ?? sub, 'ACCOUNT_ID')));
+    case 'keys create':
+      return ok(
+        await services.keys.create(required(target, 'ACCOUNT_ID'), {
+          kind: values['kind'],
+          models:
+            typeof values['models'] === 'string'
+              ? values['models'].split(',').filter(Boolean)
+              : undefined,
+          expires_at: values['expires-at'],
+          name: values['name'],
+        }),
+      );
+    case 'keys list':
+      return ok(await services.keys.list(required(target, 'ACCOUNT_ID')));
+    case 'keys disable':
+      return ok(await services.keys.disable(required(target, 'KEY_ID')));
+    case 'prices set':
+      return ok(
+        await services.prices.set(
+          required(target, 'MODEL'),
+          JSON.parse(String(values['json'] ?? '{}')) as unknown,
+        ),
+      );
+    case 'prices history':
+      return ok(await services.prices.history(required(target, 'MODEL')));
+    case 'codes create':
+      return ok(
+        await services.accounts.createRedemptionCode({ amount, expires_at: values['expires-at'] }),
+      );
+    case 'codes redeem':
+      return ok(
+        await services.accounts.redeem(required(target, 'ACCOUNT_ID'), { code: values['code'] }),
+      );
+    case 'requests show': {
+      const row = await services.requests.records.byId(required(target, 'REQUEST_ID'));
+      if (row === undefined) throw new ApiError('NOT_FOUND', 'no such request');
+      return ok({ ...recordView(row), key_id: row.key_id, account_id: row.account_id });
+    }
+    case 'requests resolve':
+      return ok(
+        await services.requests.resolve(required(target, 'REQUEST_ID'), {
+          action:
+            values['release'] === true
+              ? 'release'
+              : values['capture'] !== undefined
+                ? 'capture'
+                : undefined,
+          amount: values['capture'] === undefined ? undefined : Number(values['capture']),
+          reason: values['reason'],
+        }),
+      );
+    default:
+      if (command === 'topup') {
+        return ok(
+          await services.accounts.topUp(required(sub, 'ACCOUNT_ID'), {
+            amount,
+            reference: values['reference'],
+          }),
+        );
+      }
+      throw new ApiError('INVALID_INPUT', `unknown command "${key}"; run tollgate --help`);
+  }
+}
+
+function required(value: string | undefined, name: string): string {
+  if (value === undefined || value === '')
+    throw new ApiError('INVALID_INPUT', `${name} is required`, name);
+  return value;
+}
+
+export async function cliMain(): Promise<void> {
+  const stdout = { write: (text: string) => void process.stdout.write(text) };
+  const stderr = { write: (text: string) => void process.stderr.write(text) };
+  try {
+    const code = await runCli(process.argv.slice(2), process.env, stdout, stderr);
+    if (code >= 0) process.exitCode = code;
+  } catch (error) {
+    stderr.write(`${error instanceof ConfigError ? error.message : String(error)}\n`);
+    process.exitCode = 1;
+  }
+}

@@ -1,0 +1,119 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+import { defaultConfig } from './default-config.js';
+import { configSchema, type Config } from './schema.js';
+
+/** Everything the process takes from its environment, read once, validated, frozen. */
+export interface Settings {
+  readonly port: number;
+  readonly host: string;
+  readonly dataDir: string;
+  /** `undefined` means the embedded SQLite file under `dataDir`. */
+  readonly databaseUrl: string | undefined;
+  readonly redisUrl: string | undefined;
+  /** `undefined` disables the admin HTTP API. */
+  readonly adminToken: string | undefined;
+  readonly configSource: string;
+  readonly config: Config;
+  /** Secrets named by upstreams' `api_key_env`, resolved from the environment. */
+  readonly upstreamKeys: Readonly<Record<string, string>>;
+}
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+/** Validates a configuration object; the error names the first bad field as a dotted path. */
+export function parseConfig(raw: unknown, source: string): Config {
+  const result = configSchema.safeParse(raw);
+  if (!result.success) {
+    const lines = result.error.issues.map((issue) => {
+      const field = issue.path.length > 0 ? issue.path.join('.') : '(root)';
+      return `  ${field}: ${issue.message}`;
+    });
+    throw new ConfigError(`invalid configuration in ${source}:\n${lines.join('\n')}`);
+  }
+  return deepFreeze(result.data);
+}
+
+export function readConfigFile(file: string): Config {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new ConfigError(`cannot read configuration file ${file}: ${(error as Error).message}`);
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (error) {
+    throw new ConfigError(
+      `configuration file ${file} is not valid JSON: ${(error as Error).message}`,
+    );
+  }
+  return parseConfig(raw, file);
+}
+
+const envSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65_535).default(8080),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  TOLLGATE_DATA_DIR: z.string().min(1).default('./data'),
+  TOLLGATE_CONFIG: z.string().min(1).optional(),
+  TOLLGATE_DATABASE_URL: z
+    .string()
+    .regex(/^(postgres(ql)?:\/\/|sqlite:)/, 'must be a postgres:// URL or sqlite:PATH')
+    .optional(),
+  TOLLGATE_REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, 'must be a redis:// URL')
+    .optional(),
+  TOLLGATE_ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+});
+
+/** The only place that reads `process.env` (callers pass it in). */
+export function loadSettings(env: NodeJS.ProcessEnv): Settings {
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== ''));
+  const parsed = envSchema.safeParse(cleaned);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new ConfigError(
+      `invalid environment variable ${String(issue?.path[0])}: ${issue?.message}`,
+    );
+  }
+  const values = parsed.data;
+  const config =
+    values.TOLLGATE_CONFIG === undefined
+      ? parseConfig(defaultConfig, 'the built-in default configuration')
+      : readConfigFile(values.TOLLGATE_CONFIG);
+  const upstreamKeys: Record<string, string> = {};
+  for (const [name, upstream] of Object.entries(config.upstreams)) {
+    if (upstream.api_key_env === undefined) continue;
+    const secret = env[upstream.api_key_env];
+    if (secret === undefined || secret === '') {
+      throw new ConfigError(
+        `upstreams.${name}.api_key_env: environment variable ${upstream.api_key_env} is not set`,
+      );
+    }
+    upstreamKeys[name] = secret;
+  }
+  return Object.freeze({
+    port: values.PORT,
+    host: values.HOST,
+    dataDir: path.resolve(values.TOLLGATE_DATA_DIR),
+    databaseUrl: values.TOLLGATE_DATABASE_URL,
+    redisUrl: values.TOLLGATE_REDIS_URL,
+    adminToken: values.TOLLGATE_ADMIN_TOKEN,
+    configSource: values.TOLLGATE_CONFIG ?? 'built-in default',
+    config,
+    upstreamKeys: Object.freeze(upstreamKeys),
+  });
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object') {
+    for (const inner of Object.values(value)) deepFreeze(inner);
+    Object.freeze(value);
+  }
+  return value;
+}

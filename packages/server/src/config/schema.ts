@@ -1,0 +1,161 @@
+import { z } from 'zod';
+
+/**
+ * The configuration file's schema. Every amount is an integer number of micro-yuan; every price
+ * is per unit named in its field (per 1 000 000 tokens). Secrets never appear here: an upstream
+ * names the environment variable that holds its key (`api_key_env`).
+ */
+
+const positiveInt = z.number().int().positive();
+const nonNegativeInt = z.number().int().nonnegative();
+const microYuan = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
+
+export const timeoutsSchema = z
+  .object({
+    connect_ms: positiveInt.default(5_000),
+    /** Time until the upstream's response headers arrive. */
+    first_byte_ms: positiveInt.default(60_000),
+    /** Longest silence between two body chunks. */
+    idle_ms: positiveInt.default(60_000),
+  })
+  .strict();
+
+export const upstreamSchema = z
+  .object({
+    /** `simulator`: the built-in simulator, started in-process on loopback. */
+    kind: z.enum(['simulator', 'openai', 'cohere']),
+    base_url: z.url().optional(),
+    api_key_env: z
+      .string()
+      .regex(/^[A-Z_][A-Z0-9_]*$/)
+      .optional(),
+    timeouts: timeoutsSchema.default({ connect_ms: 5_000, first_byte_ms: 60_000, idle_ms: 60_000 }),
+    connections: positiveInt.default(128),
+  })
+  .strict()
+  .superRefine((upstream, context) => {
+    if (upstream.kind !== 'simulator' && upstream.base_url === undefined) {
+      context.addIssue({
+        code: 'custom',
+        path: ['base_url'],
+        message: 'required unless kind is simulator',
+      });
+    }
+  });
+
+/** Prices per 1 000 000 tokens, in micro-yuan. Which fields a family needs is checked below. */
+export const tokenPricesSchema = z
+  .object({
+    input_per_million_tokens: microYuan.optional(),
+    output_per_million_tokens: microYuan.optional(),
+    reasoning_per_million_tokens: microYuan.optional(),
+    cached_input_per_million_tokens: microYuan.optional(),
+  })
+  .strict();
+
+export const familySchema = z.enum([
+  'chat',
+  'ocr',
+  'embeddings',
+  'rerank',
+  'images',
+  'videos',
+  'h3',
+]);
+export const featureSchema = z.enum([
+  'image_input',
+  'video_input',
+  'tools',
+  'thinking',
+  'structured_output',
+  'streaming',
+]);
+
+export const modelSchema = z
+  .object({
+    id: z
+      .string()
+      .regex(
+        /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$/,
+        'model ids are 1-128 of A-Z a-z 0-9 . _ : / -',
+      ),
+    upstream: z.string(),
+    /** The model name sent upstream; defaults to `id`. */
+    upstream_model: z.string().optional(),
+    families: z.array(familySchema).min(1),
+    /** Chat only: the enabled feature combinations. */
+    combinations: z.array(z.array(featureSchema)).default([]),
+    prices: tokenPricesSchema,
+    owned_by: z.string().default('tollgate'),
+    /** Embeddings: dimension used when the caller gives none, and the largest accepted. */
+    default_dimensions: positiveInt.optional(),
+    max_dimensions: positiveInt.optional(),
+    /** Largest input accepted, in UTF-8 bytes of text (the worst-case token count). */
+    max_input_bytes: positiveInt.default(1_000_000),
+    /** Rerank: most documents in one call. */
+    max_documents: positiveInt.default(1_000),
+  })
+  .strict();
+
+export const limitsSchema = z
+  .object({
+    /** Largest request body accepted, in bytes (413 BODY_TOO_LARGE above it). */
+    body_bytes: positiveInt.default(4 * 1024 * 1024),
+    requests_per_minute: positiveInt.default(600),
+    concurrent_requests: positiveInt.default(32),
+  })
+  .strict();
+
+export const configSchema = z
+  .object({
+    upstreams: z.record(z.string(), upstreamSchema),
+    models: z.array(modelSchema),
+    limits: limitsSchema.default({
+      body_bytes: 4 * 1024 * 1024,
+      requests_per_minute: 600,
+      concurrent_requests: 32,
+    }),
+    /** How long an API key lookup is trusted by other instances (see docs/keys.md). */
+    key_cache_ttl_ms: nonNegativeInt.default(10_000),
+    /** How long request records are kept for idempotent replay and recovery. */
+    request_retention_days: positiveInt.default(30),
+  })
+  .strict()
+  .superRefine((config, context) => {
+    const seen = new Set<string>();
+    config.models.forEach((model, index) => {
+      if (seen.has(model.id)) {
+        context.addIssue({
+          code: 'custom',
+          path: ['models', index, 'id'],
+          message: `duplicate model id ${model.id}`,
+        });
+      }
+      seen.add(model.id);
+      if (!Object.hasOwn(config.upstreams, model.upstream)) {
+        context.addIssue({
+          code: 'custom',
+          path: ['models', index, 'upstream'],
+          message: `unknown upstream ${model.upstream}`,
+        });
+      }
+      const needsInputPrice = model.families.some(
+        (family) => family !== 'images' && family !== 'videos',
+      );
+      if (needsInputPrice && model.prices.input_per_million_tokens === undefined) {
+        context.addIssue({
+          code: 'custom',
+          path: ['models', index, 'prices', 'input_per_million_tokens'],
+          message: 'required',
+        });
+      }
+    });
+  });
+
+export type ConfigFile = z.input<typeof configSchema>;
+export type Config = z.output<typeof configSchema>;
+export type ModelConfig = z.output<typeof modelSchema>;
+export type UpstreamConfig = z.output<typeof upstreamSchema>;
+export type TokenPrices = z.output<typeof tokenPricesSchema>;
+export type Family = z.output<typeof familySchema>;
+export type Feature = z.output<typeof featureSchema>;

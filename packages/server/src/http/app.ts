@@ -1,0 +1,124 @@
+import swagger from '@fastify/swagger';
+import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import type { AppDeps } from './deps.js';
+import { principalOf, requireApiKey } from './plugins/authenticate.js';
+import { registerErrorHandling } from './plugins/error-handler.js';
+import { RateLimits } from './plugins/rate-limit.js';
+import { pathOnly, registerRequestHygiene } from './plugins/request-hygiene.js';
+import { registerAdmin } from './routes/admin.js';
+import { registerEmbeddings } from './routes/embeddings.js';
+import { registerModels } from './routes/models.js';
+import { registerOperations } from './routes/operations.js';
+import { registerRequests } from './routes/requests.js';
+import { registerRerank } from './routes/rerank.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    releaseRateLimit: (() => void) | undefined;
+  }
+}
+
+/**
+ * Builds the HTTP app; never listens (main.ts does, tests use `inject` or listen on port 0).
+ * Order: hygiene and errors, then the OpenAPI generator, then the scopes: operations (no
+ * auth), `/v1` (API key, rate limits), `/admin/v1` (admin token).
+ */
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: deps.logger,
+    // One line per request is written in onResponse (path only, no query string or headers).
+    logController: new LogController({ disableRequestLogging: true }),
+    genReqId: () => deps.ids.next('req'),
+    bodyLimit: deps.config.limits.body_bytes,
+    ajv: {
+      customOptions: {
+        removeAdditional: false,
+        coerceTypes: false,
+        useDefaults: false,
+        allErrors: false,
+      },
+    },
+    routerOptions: { ignoreTrailingSlash: true },
+  });
+  registerRequestHygiene(app);
+  registerErrorHandling(app);
+  allowEmptyJsonBodies(app);
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Tollgate',
+        version: '0.1.0',
+        description: 'Paid API gateway to AI models. Amounts are integer micro-yuan (CNY_MICRO).',
+      },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+      security: [{ bearer: [] }],
+    },
+  });
+
+  app.addHook('onResponse', async (request, reply) => {
+    request.releaseRateLimit?.();
+    const route = request.routeOptions.url ?? 'unmatched';
+    const model = modelLabel(deps, request.body);
+    deps.metrics.requests.inc({ route, model, status: String(reply.statusCode) });
+    deps.metrics.latency.observe({ route, model }, reply.elapsedTime / 1000);
+    request.log.info(
+      {
+        method: request.method,
+        path: pathOnly(request),
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime * 100) / 100,
+      },
+      'request',
+    );
+  });
+  app.addHook('onRequestAbort', async (request) => request.releaseRateLimit?.());
+
+  registerOperations(app, deps);
+  const limits = new RateLimits(
+    {
+      requestsPerMinute: deps.config.limits.requests_per_minute,
+      concurrentRequests: deps.config.limits.concurrent_requests,
+    },
+    deps.redis,
+  );
+  await app.register(async (v1) => {
+    requireApiKey(v1, deps.keys);
+    v1.decorateRequest('releaseRateLimit', undefined);
+    v1.addHook('onRequest', async (request) => {
+      request.releaseRateLimit = await limits.acquire(principalOf(request).keyId);
+    });
+    registerModels(v1, deps);
+    registerEmbeddings(v1, deps);
+    registerRerank(v1, deps);
+    registerRequests(v1, deps);
+  });
+  await app.register(async (admin) => registerAdmin(admin, deps));
+  app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  await app.ready();
+  return app;
+}
+
+/** `POST` with `Content-Type: application/json` and no body (settle) parses to `undefined`; other media types are refused. */
+function allowEmptyJsonBodies(app: FastifyInstance): void {
+  // JSON routes take JSON only: any other Content-Type is 415 (routes with other media types
+  // register their own parsers in their scope).
+  app.removeContentTypeParser('text/plain');
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body === '') {
+      done(null, undefined);
+      return;
+    }
+    void parseJson(request, typeof body === 'string' ? body : body.toString('utf8'), done);
+  });
+}
+
+/** Only configured model ids become metric labels, so callers cannot blow up cardinality. */
+function modelLabel(deps: AppDeps, body: unknown): string {
+  const model = (body as { model?: unknown } | undefined)?.model;
+  return typeof model === 'string' &&
+    deps.catalog.models.some((candidate) => candidate.id === model)
+    ? model
+    : '';
+}

@@ -1,0 +1,106 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError } from '../errors/api-error.js';
+import { UpstreamFailure } from '../providers/upstream-error.js';
+import { fingerprint, readIdempotencyKey } from '../requests/idempotency.js';
+import type { Outcome, Reserve } from '../requests/request-service.js';
+import { principalOf } from './plugins/authenticate.js';
+import type { AppDeps } from './deps.js';
+
+export interface BilledOperation {
+  /** The model id the record names, if any. */
+  readonly model: string | null;
+  /** The worst case to hold before any upstream call; `null` for operations that move no money. */
+  readonly reserve: Reserve | null;
+  /** The upstream work. Throws `UpstreamFailure` for upstream trouble. */
+  execute(): Promise<Outcome>;
+}
+
+/**
+ * The life of one business POST: idempotency claim and hold (one transaction), the upstream
+ * call outside any transaction, then outcome and money movement (one transaction), then the
+ * answer. A replay answers from the record with `Idempotent-Replayed: true` and the original's
+ * `X-Service-Request-Id`. A caller that disconnects does not stop the work: the record keeps
+ * the outcome for it to read.
+ */
+export async function runBilledRequest(
+  deps: Pick<AppDeps, 'requests' | 'metrics' | 'logger'>,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  operation: BilledOperation,
+): Promise<unknown> {
+  const idempotencyKey = readIdempotencyKey(request.headers);
+  const principal = principalOf(request);
+  const path = request.routeOptions.url ?? request.url;
+  const identity = {
+    requestId: request.id,
+    principal,
+    idempotencyKey,
+    fingerprint: fingerprint(request.method, path, request.body),
+    method: request.method,
+    path: request.url.split('?')[0] ?? path,
+    model: operation.model,
+  };
+  const claim = await deps.requests.claim(identity, operation.reserve);
+  if (claim.kind === 'refused') {
+    if (claim.error.code === 'INSUFFICIENT_FUNDS')
+      deps.metrics.holds.inc({ outcome: 'insufficient_funds' });
+    throw claim.error;
+  }
+  if (claim.kind === 'replay') {
+    return reply
+      .code(claim.status)
+      .header('idempotent-replayed', 'true')
+      .header('x-service-request-id', claim.requestId)
+      .send(claim.body);
+  }
+  if (claim.holdId !== null) deps.metrics.holds.inc({ outcome: 'placed' });
+  const outcome = await executeSafely(operation, deps, request.id);
+  const answer = await deps.requests.finish(identity, claim.holdId, outcome);
+  if (claim.holdId !== null) {
+    const resolution =
+      outcome.kind === 'succeeded'
+        ? answer.status === 200
+          ? 'captured'
+          : 'awaiting_funds'
+        : outcome.kind === 'failed'
+          ? 'released'
+          : 'submission_unknown';
+    deps.metrics.resolutions.inc({ outcome: resolution });
+    if (resolution === 'captured' && outcome.kind === 'succeeded')
+      deps.metrics.captured.inc(outcome.amount);
+  }
+  return reply.code(answer.status).send(answer.body);
+}
+
+async function executeSafely(
+  operation: BilledOperation,
+  deps: Pick<AppDeps, 'logger'>,
+  requestId: string,
+): Promise<Outcome> {
+  try {
+    return await operation.execute();
+  } catch (error) {
+    if (error instanceof UpstreamFailure) {
+      deps.logger.warn(
+        { requestId, certainty: error.certainty, detail: error.detail },
+        'upstream call did not succeed',
+      );
+      return {
+        kind: error.certainty,
+        error: error.apiError,
+        upstreamRequestId: error.upstreamRequestId,
+      };
+    }
+    // A fault of ours after the hold: we cannot know whether the upstream did the work, so the
+    // hold is kept and the record says so.
+    deps.logger.error({ requestId, err: error }, 'operation failed unexpectedly');
+    return {
+      kind: 'unknown',
+      error: new ApiError(
+        'INTERNAL_ERROR',
+        'internal error; the outcome is unknown: read the original request',
+      ),
+      upstreamRequestId: null,
+    };
+  }
+}

@@ -1,0 +1,32 @@
+import type { Redis } from 'ioredis';
+import type { FastifyBaseLogger } from 'fastify';
+import type { AccountService } from '../accounts/account-service.js';
+import type { KeyService } from '../auth/key-service.js';
+import type { PriceBook } from '../billing/price-book.js';
+import type { Config } from '../config/schema.js';
+import type { ModelCatalog } from '../models/model-catalog.js';
+import type { ProviderRegistry } from '../providers/registry.js';
+import type { RequestService } from '../requests/request-service.js';
+import type { Store } from '../store/database.js';
+import type { Clock, IdGenerator } from '../util/effects.js';
+import type { Metrics } from './metrics.js';
+
+/** Everything the HTTP app needs, built by `createServices` (or by a test). */
+export interface AppDeps {
+  readonly config: Config;
+  readonly store: Store;
+  readonly clock: Clock;
+  readonly ids: IdGenerator;
+  readonly logger: FastifyBaseLogger;
+  readonly metrics: Metrics;
+  readonly keys: KeyService;
+  readonly accounts: AccountService;
+  readonly prices: PriceBook;
+  readonly catalog: ModelCatalog;
+  readonly requests: RequestService;
+  readonly providers: ProviderRegistry;
+  /** Present when rate limits are shared through Redis. */
+  readonly redis: Redis | undefined;
+  /** `undefined` disables the admin API. */
+  readonly adminToken: string | undefined;
+}

@@ -1,0 +1,42 @@
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** Prometheus metrics, one registry per app (no global state, so tests can build many apps). */
+export class Metrics {
+  readonly registry = new Registry();
+  readonly requests = new Counter({
+    name: 'tollgate_http_requests_total',
+    help: 'HTTP requests by route, model and status',
+    labelNames: ['route', 'model', 'status'] as const,
+    registers: [this.registry],
+  });
+  readonly latency = new Histogram({
+    name: 'tollgate_http_request_duration_seconds',
+    help: 'Time to answer, by route and model',
+    labelNames: ['route', 'model'] as const,
+    buckets: [
+      0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60,
+    ],
+    registers: [this.registry],
+  });
+  readonly holds = new Counter({
+    name: 'tollgate_holds_total',
+    help: 'Holds attempted, by outcome (placed, insufficient_funds)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly resolutions = new Counter({
+    name: 'tollgate_hold_resolutions_total',
+    help: 'How requests with a hold ended: captured, released, awaiting_funds, submission_unknown',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly captured = new Counter({
+    name: 'tollgate_captured_micro_yuan_total',
+    help: 'Micro-yuan captured from accounts',
+    registers: [this.registry],
+  });
+
+  constructor(collectProcessMetrics: boolean) {
+    if (collectProcessMetrics) collectDefaultMetrics({ register: this.registry });
+  }
+}

@@ -1,0 +1,41 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { KeyService, Principal } from '../../auth/key-service.js';
+import { ApiError } from '../../errors/api-error.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal: Principal | undefined;
+  }
+}
+
+/** Reads `Authorization: Bearer <key>`; anything else in that header is malformed. */
+export function bearerToken(request: FastifyRequest): string | undefined {
+  const header = request.headers.authorization;
+  if (header === undefined) return undefined;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  if (match === null)
+    throw new ApiError('API_KEY_INVALID', 'the Authorization header must be "Bearer <API_KEY>"');
+  return match[1];
+}
+
+/** Every route in this scope needs a valid API key. */
+export function requireApiKey(scope: FastifyInstance, keys: KeyService): void {
+  scope.decorateRequest('principal', undefined);
+  scope.addHook('onRequest', async (request) => {
+    request.principal = await keys.authenticate(bearerToken(request));
+  });
+}
+
+export function principalOf(request: FastifyRequest): Principal {
+  if (request.principal === undefined) throw new ApiError('UNAUTHENTICATED', 'missing API key');
+  return request.principal;
+}
+
+/** Personal-key-only routes (assets, account views): service keys get 403. */
+export function requirePersonal(principal: Principal): void {
+  if (principal.kind !== 'personal')
+    throw new ApiError(
+      'PERMISSION_DENIED',
+      'this route needs a personal API key; service keys may not use it',
+    );
+}

@@ -1,0 +1,136 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import { checkLedger } from '../../billing/ledger-check.js';
+import { ApiError } from '../../errors/api-error.js';
+import { recordView } from '../../requests/record-view.js';
+import { bearerTokenOrNothing } from '../plugins/admin-token.js';
+import type { AppDeps } from '../deps.js';
+
+type Body = Record<string, unknown> & { amount?: unknown; reference?: unknown; code?: unknown };
+
+const digest = (text: string) => createHash('sha256').update(text).digest();
+
+/**
+ * The admin HTTP API under `/admin/v1` (docs/admin.md). Bearer `TOLLGATE_ADMIN_TOKEN`; when the
+ * token is unset every admin route answers 404 as if it did not exist. API keys never open it.
+ */
+export function registerAdmin(scope: FastifyInstance, deps: AppDeps): void {
+  const expected = deps.adminToken === undefined ? undefined : digest(deps.adminToken);
+  scope.addHook('onRequest', async (request) => {
+    if (expected === undefined)
+      throw new ApiError(
+        'NOT_FOUND',
+        'the admin API is disabled (TOLLGATE_ADMIN_TOKEN is not set)',
+      );
+    const token = bearerTokenOrNothing(request.headers.authorization);
+    if (token === undefined)
+      throw new ApiError(
+        'UNAUTHENTICATED',
+        'the admin API needs Authorization: Bearer <TOLLGATE_ADMIN_TOKEN>',
+      );
+    if (!timingSafeEqual(digest(token), expected))
+      throw new ApiError('PERMISSION_DENIED', 'this token may not use the admin API');
+  });
+  const object = { type: 'object' } as const;
+
+  scope.post<{ Body: Body }>(
+    '/admin/v1/accounts',
+    { schema: { body: object } },
+    async (request, reply) => {
+      void reply.code(201);
+      return deps.accounts.create({ email: request.body.email });
+    },
+  );
+  scope.get<{ Params: { id: string } }>('/admin/v1/accounts/:id', async (request) =>
+    deps.accounts.get(request.params.id),
+  );
+  scope.post<{ Params: { id: string }; Body: Body }>(
+    '/admin/v1/accounts/:id/topups',
+    { schema: { body: object } },
+    async (request, reply) => {
+      const result = await deps.accounts.topUp(request.params.id, {
+        amount: request.body.amount,
+        reference: request.body.reference,
+      });
+      if (result.replayed) void reply.header('idempotent-replayed', 'true');
+      return result;
+    },
+  );
+  scope.post<{ Params: { id: string }; Body: Body }>(
+    '/admin/v1/accounts/:id/redemptions',
+    { schema: { body: object } },
+    async (request) => deps.accounts.redeem(request.params.id, { code: request.body.code }),
+  );
+  scope.post<{ Params: { id: string }; Body: Body }>(
+    '/admin/v1/accounts/:id/keys',
+    { schema: { body: object } },
+    async (request, reply) => {
+      void reply.code(201);
+      const { kind, models, expires_at, name } = request.body;
+      return deps.keys.create(request.params.id, { kind, models, expires_at, name });
+    },
+  );
+  scope.get<{ Params: { id: string } }>('/admin/v1/accounts/:id/keys', async (request) => ({
+    object: 'list',
+    data: await deps.keys.list(request.params.id),
+  }));
+  scope.post<{ Params: { id: string } }>('/admin/v1/keys/:id/disable', async (request) =>
+    deps.keys.disable(request.params.id),
+  );
+
+  scope.put<{ Params: { model: string }; Body: Body }>(
+    '/admin/v1/models/:model/prices',
+    { schema: { body: object } },
+    async (request) => {
+      const entry = await deps.prices.set(request.params.model, request.body);
+      return {
+        object: 'model_prices',
+        model: entry.model,
+        price_version: entry.priceVersion,
+        prices: entry.prices,
+        created_at: new Date(entry.createdAt).toISOString(),
+      };
+    },
+  );
+  scope.get<{ Params: { model: string } }>('/admin/v1/models/:model/prices', async (request) => {
+    const history = await deps.prices.history(request.params.model);
+    return {
+      object: 'list',
+      data: history.map((entry) => ({
+        price_version: entry.priceVersion,
+        prices: entry.prices,
+        created_at: new Date(entry.createdAt).toISOString(),
+      })),
+    };
+  });
+
+  scope.post<{ Body: Body }>(
+    '/admin/v1/redemption-codes',
+    { schema: { body: object } },
+    async (request, reply) => {
+      void reply.code(201);
+      return deps.accounts.createRedemptionCode({
+        amount: request.body.amount,
+        expires_at: request.body.expires_at,
+      });
+    },
+  );
+
+  scope.get('/admin/v1/ledger/check', async () => checkLedger(deps.store.db));
+
+  scope.get<{ Params: { id: string } }>('/admin/v1/requests/:id', async (request) => {
+    const row = await deps.requests.records.byId(request.params.id);
+    if (row === undefined) throw new ApiError('NOT_FOUND', 'no such request');
+    return { ...recordView(row), key_id: row.key_id, account_id: row.account_id };
+  });
+  scope.post<{ Params: { id: string }; Body: Body }>(
+    '/admin/v1/requests/:id/resolve',
+    { schema: { body: object } },
+    async (request) =>
+      deps.requests.resolve(request.params.id, {
+        action: request.body.action,
+        amount: request.body.amount,
+        reason: request.body.reason,
+      }),
+  );
+}

@@ -1,0 +1,101 @@
+import type { FastifyInstance } from 'fastify';
+import { costPerMillion } from '../../billing/money.js';
+import { invalidInput } from '../../errors/api-error.js';
+import { principalOf } from '../plugins/authenticate.js';
+import { runBilledRequest } from '../billed-request.js';
+import type { AppDeps } from '../deps.js';
+import { worstCaseTokens } from './worst-case.js';
+
+interface EmbeddingsBody {
+  model: string;
+  input: string | string[];
+  dimensions?: number;
+  encoding_format?: 'float' | 'base64';
+  user?: string;
+}
+
+const MAX_INPUTS = 2048;
+
+export const embeddingsBodySchema = {
+  type: 'object',
+  required: ['model', 'input'],
+  additionalProperties: false,
+  properties: {
+    model: { type: 'string', minLength: 1, maxLength: 200 },
+    input: {
+      anyOf: [
+        { type: 'string', minLength: 1 },
+        {
+          type: 'array',
+          minItems: 1,
+          maxItems: MAX_INPUTS,
+          items: { type: 'string', minLength: 1 },
+        },
+      ],
+    },
+    dimensions: { type: 'integer', minimum: 1 },
+    encoding_format: { type: 'string', enum: ['float', 'base64'] },
+    user: { type: 'string', maxLength: 256 },
+  },
+} as const;
+
+/** `POST /v1/embeddings`, OpenAI's shape. Billed on the upstream's reported prompt tokens. */
+export function registerEmbeddings(scope: FastifyInstance, deps: AppDeps): void {
+  scope.post<{ Body: EmbeddingsBody }>(
+    '/v1/embeddings',
+    { schema: { body: embeddingsBodySchema } },
+    async (request, reply) => {
+      const body = request.body;
+      const model = deps.catalog.resolve(principalOf(request), body.model, 'embeddings');
+      const inputs = typeof body.input === 'string' ? [body.input] : body.input;
+      const maxDimensions = model.max_dimensions ?? 4096;
+      if (body.dimensions !== undefined && body.dimensions > maxDimensions)
+        throw invalidInput('dimensions', `must be at most ${maxDimensions} for ${model.id}`);
+      const worst = worstCaseTokens(inputs);
+      if (worst.bytes > model.max_input_bytes)
+        throw invalidInput(
+          'input',
+          `is larger than ${model.max_input_bytes} bytes, the most ${model.id} accepts`,
+        );
+      const price = await deps.prices.currentFor(model.id);
+      const perMillion = price.prices.input_per_million_tokens ?? 0;
+      const dimensions = body.dimensions ?? model.default_dimensions;
+      return runBilledRequest(deps, request, reply, {
+        model: model.id,
+        reserve: {
+          amount: costPerMillion(worst.tokens, perMillion),
+          priceVersion: price.priceVersion,
+        },
+        execute: async () => {
+          const result = await deps.providers
+            .embeddings(model)
+            .embed({ model: model.upstream_model ?? model.id, input: inputs, dimensions });
+          const amount = costPerMillion(result.promptTokens, perMillion);
+          return {
+            kind: 'succeeded',
+            amount,
+            pricingRule: `embeddings: ceil(prompt_tokens ${result.promptTokens} x ${perMillion} / 1e6) = ${amount} micro-yuan`,
+            usage: { prompt_tokens: result.promptTokens, total_tokens: result.promptTokens },
+            upstreamRequestId: result.upstreamRequestId,
+            body: {
+              object: 'list',
+              data: result.vectors.map((vector, index) => ({
+                object: 'embedding',
+                index,
+                embedding: body.encoding_format === 'base64' ? toBase64(vector) : vector,
+              })),
+              model: model.id,
+              usage: { prompt_tokens: result.promptTokens, total_tokens: result.promptTokens },
+            },
+          };
+        },
+      });
+    },
+  );
+}
+
+/** OpenAI's base64 form: little-endian float32 values. */
+function toBase64(vector: readonly number[]): string {
+  const floats = new Float32Array(vector);
+  return Buffer.from(floats.buffer, floats.byteOffset, floats.byteLength).toString('base64');
+}

@@ -1,0 +1,36 @@
+import type { FastifyInstance } from 'fastify';
+import { principalOf, requirePersonal } from '../plugins/authenticate.js';
+import type { AppDeps } from '../deps.js';
+
+/** `GET /v1/models` (exactly what this key may call) and the caller's own account. */
+export function registerModels(scope: FastifyInstance, deps: AppDeps): void {
+  scope.get('/v1/models', async (request) => ({
+    object: 'list',
+    data: await deps.catalog.list(principalOf(request)),
+  }));
+
+  scope.get('/v1/account', async (request) => {
+    const principal = principalOf(request);
+    requirePersonal(principal);
+    return deps.accounts.get(principal.accountId);
+  });
+
+  scope.post<{ Body: { code: string } }>(
+    '/v1/redemptions',
+    {
+      schema: {
+        body: {
+          type: 'object',
+          required: ['code'],
+          additionalProperties: false,
+          properties: { code: { type: 'string', minLength: 1, maxLength: 100 } },
+        },
+      },
+    },
+    async (request) => {
+      const principal = principalOf(request);
+      requirePersonal(principal);
+      return deps.accounts.redeem(principal.accountId, request.body);
+    },
+  );
+}

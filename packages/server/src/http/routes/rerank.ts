@@ -1,0 +1,110 @@
+import type { FastifyInstance } from 'fastify';
+import { costPerMillion } from '../../billing/money.js';
+import { invalidInput } from '../../errors/api-error.js';
+import { principalOf } from '../plugins/authenticate.js';
+import { runBilledRequest } from '../billed-request.js';
+import type { AppDeps } from '../deps.js';
+import { SPECIAL_TOKENS_PER_TEXT } from './worst-case.js';
+
+interface RerankBody {
+  model: string;
+  query: string;
+  documents: (string | { text: string })[];
+  top_n?: number;
+  return_documents?: boolean;
+}
+
+export const rerankBodySchema = {
+  type: 'object',
+  required: ['model', 'query', 'documents'],
+  additionalProperties: false,
+  properties: {
+    model: { type: 'string', minLength: 1, maxLength: 200 },
+    query: { type: 'string', minLength: 1 },
+    documents: {
+      type: 'array',
+      minItems: 1,
+      items: {
+        anyOf: [
+          { type: 'string' },
+          {
+            type: 'object',
+            required: ['text'],
+            additionalProperties: false,
+            properties: { text: { type: 'string' } },
+          },
+        ],
+      },
+    },
+    top_n: { type: 'integer', minimum: 1 },
+    return_documents: { type: 'boolean' },
+  },
+} as const;
+
+/**
+ * `POST /v1/rerank`, Cohere/Jina shape. Billed on the upstream's reported tokens; the worst
+ * case counts the query once per document, as rerankers read (query, document) pairs.
+ */
+export function registerRerank(scope: FastifyInstance, deps: AppDeps): void {
+  scope.post<{ Body: RerankBody }>(
+    '/v1/rerank',
+    { schema: { body: rerankBodySchema } },
+    async (request, reply) => {
+      const body = request.body;
+      const model = deps.catalog.resolve(principalOf(request), body.model, 'rerank');
+      if (body.documents.length > model.max_documents)
+        throw invalidInput('documents', `at most ${model.max_documents} documents for ${model.id}`);
+      const documents = body.documents.map((document) =>
+        typeof document === 'string' ? document : document.text,
+      );
+      const queryBytes = Buffer.byteLength(body.query, 'utf8');
+      let bytes = 0;
+      for (const document of documents) bytes += queryBytes + Buffer.byteLength(document, 'utf8');
+      if (bytes > model.max_input_bytes)
+        throw invalidInput(
+          'documents',
+          `query and documents exceed ${model.max_input_bytes} bytes, the most ${model.id} accepts`,
+        );
+      const worstTokens = bytes + SPECIAL_TOKENS_PER_TEXT * documents.length;
+      const price = await deps.prices.currentFor(model.id);
+      const perMillion = price.prices.input_per_million_tokens ?? 0;
+      const topN = body.top_n === undefined ? undefined : Math.min(body.top_n, documents.length);
+      return runBilledRequest(deps, request, reply, {
+        model: model.id,
+        reserve: {
+          amount: costPerMillion(worstTokens, perMillion),
+          priceVersion: price.priceVersion,
+        },
+        execute: async () => {
+          const result = await deps.providers.rerank(model).rerank({
+            model: model.upstream_model ?? model.id,
+            query: body.query,
+            documents,
+            topN,
+          });
+          const amount = costPerMillion(result.totalTokens, perMillion);
+          return {
+            kind: 'succeeded',
+            amount,
+            pricingRule: `rerank: ceil(total_tokens ${result.totalTokens} x ${perMillion} / 1e6) = ${amount} micro-yuan`,
+            usage: { total_tokens: result.totalTokens },
+            upstreamRequestId: result.upstreamRequestId,
+            body: {
+              id: request.id,
+              object: 'rerank',
+              model: model.id,
+              results: result.results.map((item) => ({
+                index: item.index,
+                relevance_score: item.relevanceScore,
+                ...(body.return_documents === true
+                  ? { document: { text: documents[item.index] ?? '' } }
+                  : {}),
+              })),
+              usage: { total_tokens: result.totalTokens },
+            },
+          };
+        },
+      });
+    },
+  );
+}

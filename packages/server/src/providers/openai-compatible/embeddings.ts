@@ -1,0 +1,64 @@
+import { z } from 'zod';
+import { unverifiableBody } from '../upstream-error.js';
+import type { UpstreamHttp } from '../upstream-http.js';
+import type { EmbeddingsProvider, EmbeddingsRequest, EmbeddingsResult } from '../types.js';
+
+const tokenCount = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
+
+const responseSchema = z.object({
+  data: z.array(
+    z.object({ index: z.number().int().nonnegative(), embedding: z.array(z.number().finite()) }),
+  ),
+  usage: z.object({ prompt_tokens: tokenCount, total_tokens: tokenCount.optional() }),
+});
+
+/** OpenAI-compatible `POST /embeddings` (OpenAI, vLLM, Ollama, ...). Always asks for floats. */
+export class OpenAiEmbeddings implements EmbeddingsProvider {
+  constructor(private readonly http: UpstreamHttp) {}
+
+  async embed(request: EmbeddingsRequest, signal?: AbortSignal): Promise<EmbeddingsResult> {
+    const response = await this.http.postJson(
+      '/embeddings',
+      {
+        model: request.model,
+        input: request.input,
+        encoding_format: 'float',
+        ...(request.dimensions === undefined ? {} : { dimensions: request.dimensions }),
+      },
+      signal,
+    );
+    const parsed = responseSchema.safeParse(response.json);
+    if (!parsed.success)
+      throw unverifiableBody(
+        response.upstreamRequestId,
+        `embeddings body: ${parsed.error.issues[0]?.message ?? ''}`,
+      );
+    const vectors: number[][] = new Array<number[]>(request.input.length);
+    for (const item of parsed.data.data) {
+      if (item.index >= request.input.length || vectors[item.index] !== undefined) {
+        throw unverifiableBody(
+          response.upstreamRequestId,
+          `embedding index ${item.index} out of range or repeated`,
+        );
+      }
+      if (request.dimensions !== undefined && item.embedding.length !== request.dimensions) {
+        throw unverifiableBody(
+          response.upstreamRequestId,
+          `embedding has ${item.embedding.length} dimensions, asked ${request.dimensions}`,
+        );
+      }
+      vectors[item.index] = item.embedding;
+    }
+    if (parsed.data.data.length !== request.input.length) {
+      throw unverifiableBody(
+        response.upstreamRequestId,
+        `${parsed.data.data.length} embeddings for ${request.input.length} inputs`,
+      );
+    }
+    return {
+      vectors,
+      promptTokens: parsed.data.usage.prompt_tokens,
+      upstreamRequestId: response.upstreamRequestId,
+    };
+  }
+}

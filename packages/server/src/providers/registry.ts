@@ -1,0 +1,52 @@
+import type { Config, ModelConfig } from '../config/schema.js';
+import { CohereRerank } from './cohere/rerank.js';
+import { OpenAiEmbeddings } from './openai-compatible/embeddings.js';
+import type { EmbeddingsProvider, RerankProvider } from './types.js';
+import { UpstreamHttp } from './upstream-http.js';
+
+/**
+ * Builds one HTTP pool per upstream and the adapters for each model's families. The simulator
+ * upstream is an ordinary HTTP upstream whose base URL is known only once it listens.
+ */
+export class ProviderRegistry {
+  private readonly pools = new Map<string, UpstreamHttp>();
+
+  constructor(
+    private readonly config: Config,
+    upstreamKeys: Readonly<Record<string, string>>,
+    /** The simulator's URL; `null` when no simulator runs; `undefined` builds no pools at all. */
+    simulatorUrl: string | null | undefined,
+  ) {
+    if (simulatorUrl === undefined) return;
+    for (const [name, upstream] of Object.entries(config.upstreams)) {
+      const baseUrl =
+        upstream.kind === 'simulator'
+          ? simulatorUrl === null
+            ? undefined
+            : `${simulatorUrl}/v1`
+          : upstream.base_url;
+      if (baseUrl === undefined)
+        throw new Error(`upstream ${name} has no base URL (is the simulator running?)`);
+      this.pools.set(name, new UpstreamHttp(baseUrl, upstream, upstreamKeys[name]));
+    }
+  }
+
+  private pool(model: ModelConfig): UpstreamHttp {
+    const pool = this.pools.get(model.upstream);
+    if (pool === undefined)
+      throw new Error(`no upstream pool ${model.upstream} (built without upstreams?)`);
+    return pool;
+  }
+
+  embeddings(model: ModelConfig): EmbeddingsProvider {
+    return new OpenAiEmbeddings(this.pool(model));
+  }
+
+  rerank(model: ModelConfig): RerankProvider {
+    return new CohereRerank(this.pool(model));
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.pools.values()].map((pool) => pool.close()));
+  }
+}

@@ -1,0 +1,53 @@
+import { ApiError } from '../errors/api-error.js';
+
+/**
+ * How an upstream call failed, from the money's point of view:
+ *  - `failed`: the upstream certainly did not do (or bill) the work: nothing was sent, or it
+ *    answered with an error status. The hold is released.
+ *  - `unknown`: the request may have been done: a timeout after sending, a dropped connection,
+ *    a 200 whose body we cannot verify or price. The hold is kept (submission_unknown).
+ * The caller-facing error never carries the upstream's raw body.
+ */
+export class UpstreamFailure extends Error {
+  override readonly name = 'UpstreamFailure';
+  constructor(
+    readonly certainty: 'failed' | 'unknown',
+    readonly apiError: ApiError,
+    readonly upstreamRequestId: string | null,
+    readonly detail: string,
+  ) {
+    super(`${certainty}: ${detail}`);
+  }
+}
+
+export function upstreamStatusFailure(
+  status: number,
+  upstreamRequestId: string | null,
+): UpstreamFailure {
+  const error =
+    status === 429 || status === 503
+      ? new ApiError(
+          'MODEL_UNAVAILABLE',
+          `the model's upstream is unavailable or overloaded (upstream status ${status}); it did not run the request`,
+        )
+      : new ApiError(
+          'UPSTREAM_ERROR',
+          `the model's upstream refused the request (upstream status ${status}); nothing was charged`,
+        );
+  return new UpstreamFailure('failed', error, upstreamRequestId, `upstream status ${status}`);
+}
+
+export function unverifiableBody(
+  upstreamRequestId: string | null,
+  detail: string,
+): UpstreamFailure {
+  return new UpstreamFailure(
+    'unknown',
+    new ApiError(
+      'UPSTREAM_ERROR',
+      'the upstream answered with a result that could not be verified; the outcome is unknown, read the original request before doing anything else',
+    ),
+    upstreamRequestId,
+    detail,
+  );
+}

@@ -1,0 +1,57 @@
+import type { HoldState, RequestTable } from '../store/schema.js';
+
+export type RecordRow = RequestTable & { hold_state: HoldState | null };
+
+/**
+ * The original request record as callers read it (docs/requests.md). The result appears only
+ * once it is confirmed and priced (`succeeded`); while awaiting funds it is kept but not shown.
+ */
+export function recordView(row: RecordRow) {
+  const stored = row.response_body === null ? null : (JSON.parse(row.response_body) as unknown);
+  const isError = row.http_status !== null && row.http_status >= 400;
+  const resultVisible = row.status === 'succeeded' && !isError;
+  return {
+    object: 'request' as const,
+    id: row.id,
+    idempotency_key: row.idempotency_key,
+    method: row.method,
+    path: row.path,
+    model: row.model,
+    status: row.status,
+    http_status: row.status === 'awaiting_funds' ? 402 : row.http_status,
+    result: resultVisible ? stored : null,
+    error: isError && stored !== null ? (stored as { error: unknown }).error : null,
+    usage: row.usage === null ? null : (JSON.parse(row.usage) as unknown),
+    reserve:
+      row.hold_id === null
+        ? null
+        : {
+            id: row.hold_id,
+            amount: row.reserve_amount,
+            state: row.hold_state,
+            currency: 'CNY_MICRO' as const,
+          },
+    bill:
+      row.amount === null
+        ? null
+        : {
+            amount: row.amount,
+            currency: 'CNY_MICRO' as const,
+            price_version: row.price_version,
+            pricing_rule: row.pricing_rule,
+            captured: row.hold_state === 'captured',
+          },
+    canSettle: row.status === 'awaiting_funds',
+    settlement:
+      row.status === 'awaiting_funds'
+        ? { url: `/v1/requests/${row.id}/settle`, method: 'POST' }
+        : null,
+    upstream_request_id: row.upstream_request_id,
+    task_id: null,
+    resolution: row.resolution === null ? null : (JSON.parse(row.resolution) as unknown),
+    created_at: new Date(row.created_at).toISOString(),
+    updated_at: new Date(row.updated_at).toISOString(),
+  };
+}
+
+export type RecordView = ReturnType<typeof recordView>;

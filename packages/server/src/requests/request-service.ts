@@ -1,0 +1,431 @@
+import type { Kysely } from 'kysely';
+import type { ErrorBody } from '@tollgate/protocol';
+import type { Principal } from '../auth/key-service.js';
+import { captureHold, placeHold, releaseHold, type LedgerEffects } from '../billing/ledger.js';
+import { ApiError } from '../errors/api-error.js';
+import type { Database } from '../store/schema.js';
+import { recordView, type RecordRow, type RecordView } from './record-view.js';
+import { RequestStore } from './request-store.js';
+
+/** What the caller asked for, as the record remembers it. */
+export interface RequestIdentity {
+  readonly requestId: string;
+  readonly principal: Principal;
+  readonly idempotencyKey: string;
+  readonly fingerprint: string;
+  readonly method: string;
+  readonly path: string;
+  readonly model: string | null;
+}
+
+export interface Reserve {
+  readonly amount: number;
+  readonly priceVersion: string;
+}
+
+/** How an operation ended, as the provider call reports it. */
+export type Outcome =
+  /** Confirmed result with priced usage. */
+  | {
+      kind: 'succeeded';
+      body: unknown;
+      usage: Record<string, number>;
+      amount: number;
+      pricingRule: string;
+      upstreamRequestId: string | null;
+    }
+  /** Confirmed failure: nothing was delivered, nothing is charged; the hold is released. */
+  | { kind: 'failed'; error: ApiError; upstreamRequestId: string | null }
+  /** Not confirmed either way: the hold is kept for reconciliation or an operator. */
+  | { kind: 'unknown'; error: ApiError; upstreamRequestId: string | null };
+
+export type Claim =
+  | { kind: 'claimed'; holdId: string | null }
+  | { kind: 'replay'; status: number; body: unknown; requestId: string }
+  | { kind: 'refused'; error: ApiError };
+
+/** The answer to send for a finished operation. */
+export interface Answer {
+  status: number;
+  body: unknown;
+}
+
+/**
+ * Idempotent, billed requests. A request is claimed once per (API key, idempotency key) in the
+ * same transaction that takes its hold; a second arrival replays, conflicts or waits; the
+ * outcome is recorded together with the capture or release, so the record and the ledger never
+ * disagree. Provider calls run outside every transaction.
+ */
+export class RequestService {
+  readonly records: RequestStore;
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly effects: LedgerEffects,
+    private readonly retentionMs: number,
+  ) {
+    this.records = new RequestStore(db);
+  }
+
+  async claim(identity: RequestIdentity, reserve: Reserve | null): Promise<Claim> {
+    const now = this.effects.clock.now();
+    try {
+      return await this.db.transaction().execute(async (trx) => {
+        const inserted = await trx
+          .insertInto('requests')
+          .values({
+            id: identity.requestId,
+            key_id: identity.principal.keyId,
+            account_id: identity.principal.accountId,
+            idempotency_key: identity.idempotencyKey,
+            fingerprint: identity.fingerprint,
+            method: identity.method,
+            path: identity.path,
+            model: identity.model,
+            status: 'processing',
+            http_status: null,
+            response_body: null,
+            error_code: null,
+            usage: null,
+            hold_id: null,
+            reserve_amount: reserve?.amount ?? null,
+            amount: null,
+            price_version: reserve?.priceVersion ?? null,
+            pricing_rule: null,
+            upstream_request_id: null,
+            resolution: null,
+            created_at: now,
+            updated_at: now,
+            expires_at: now + this.retentionMs,
+          })
+          .onConflict((conflict) => conflict.columns(['key_id', 'idempotency_key']).doNothing())
+          .executeTakeFirst();
+        if (inserted.numInsertedOrUpdatedRows !== 1n) {
+          const existing = await this.records.byIdempotencyKey(
+            identity.principal.keyId,
+            identity.idempotencyKey,
+            trx,
+          );
+          if (existing === undefined) throw new Error('idempotency conflict without a record');
+          return this.answerExisting(existing, identity.fingerprint);
+        }
+        if (reserve === null) return { kind: 'claimed', holdId: null };
+        const holdId = await placeHold(trx, this.effects, {
+          accountId: identity.principal.accountId,
+          amount: reserve.amount,
+          requestId: identity.requestId,
+          priceVersion: reserve.priceVersion,
+        });
+        // Not enough available: roll the claim back too. Nothing happened, so nothing is
+        // recorded and the same idempotency key may be sent again after a top-up.
+        if (holdId === null) throw insufficientFunds(reserve.amount);
+        await trx
+          .updateTable('requests')
+          .set({ hold_id: holdId })
+          .where('id', '=', identity.requestId)
+          .execute();
+        return { kind: 'claimed', holdId };
+      });
+    } catch (error) {
+      if (error instanceof ApiError) return { kind: 'refused', error };
+      throw error;
+    }
+  }
+
+  private answerExisting(existing: RecordRow, fingerprint: string): Claim {
+    if (existing.fingerprint !== fingerprint) {
+      return {
+        kind: 'refused',
+        error: new ApiError(
+          'IDEMPOTENCY_CONFLICT',
+          `this Idempotency-Key was used for a different request (${existing.id}); use a new key for a new request`,
+          'Idempotency-Key',
+        ),
+      };
+    }
+    if (existing.status === 'processing') {
+      return {
+        kind: 'refused',
+        error: new ApiError(
+          'IDEMPOTENCY_IN_PROGRESS',
+          `the original request ${existing.id} is still running; read GET /v1/requests/${existing.id}`,
+          'Idempotency-Key',
+        ),
+      };
+    }
+    const answer = storedAnswer(existing);
+    return { kind: 'replay', status: answer.status, body: answer.body, requestId: existing.id };
+  }
+
+  /** Records the outcome with its money movement in one transaction, and says what to answer. */
+  async finish(
+    identity: RequestIdentity,
+    holdId: string | null,
+    outcome: Outcome,
+  ): Promise<Answer> {
+    const now = this.effects.clock.now();
+    const upstream = { upstream_request_id: outcome.upstreamRequestId, updated_at: now };
+    if (outcome.kind === 'failed' || outcome.kind === 'unknown') {
+      const body = outcome.error.toBody(identity.requestId);
+      await this.db.transaction().execute(async (trx) => {
+        if (outcome.kind === 'failed' && holdId !== null) {
+          await releaseHold(trx, this.effects, { holdId, reason: `failed: ${outcome.error.code}` });
+        }
+        await this.records.update(
+          identity.requestId,
+          {
+            ...upstream,
+            status: outcome.kind === 'failed' ? 'failed' : 'submission_unknown',
+            http_status: outcome.error.status,
+            response_body: JSON.stringify(body),
+            error_code: outcome.error.code,
+          },
+          trx,
+        );
+      });
+      return { status: outcome.error.status, body };
+    }
+    const bill = {
+      ...upstream,
+      response_body: JSON.stringify(outcome.body),
+      usage: JSON.stringify(outcome.usage),
+      amount: outcome.amount,
+      pricing_rule: outcome.pricingRule,
+    };
+    const captured = await this.db.transaction().execute(async (trx) => {
+      const result =
+        holdId === null
+          ? 'captured'
+          : await captureHold(trx, this.effects, {
+              holdId,
+              amount: outcome.amount,
+              reason: `usage of ${identity.requestId}`,
+            });
+      if (result === 'already_resolved')
+        throw new Error(`hold ${holdId} of ${identity.requestId} resolved twice`);
+      const status = result === 'captured' ? 'succeeded' : 'awaiting_funds';
+      await this.records.update(identity.requestId, { ...bill, status, http_status: 200 }, trx);
+      return result === 'captured';
+    });
+    if (captured) return { status: 200, body: outcome.body };
+    return {
+      status: 402,
+      body: awaitingFundsError(identity.requestId, outcome.amount).toBody(identity.requestId),
+    };
+  }
+
+  /**
+   * A record still `processing` long after any upstream timeout means the instance that ran it
+   * died mid-flight. Its outcome is unknown: move it to `submission_unknown`, hold kept.
+   */
+  async markStaleAsUnknown(olderThan: number): Promise<number> {
+    const body = (id: string) =>
+      JSON.stringify(
+        new ApiError('UPSTREAM_ERROR', `${STALE_PROCESSING_REASON}; the outcome is unknown`).toBody(
+          id,
+        ),
+      );
+    const stale = await this.db
+      .selectFrom('requests')
+      .select('id')
+      .where('status', '=', 'processing')
+      .where('updated_at', '<', olderThan)
+      .execute();
+    for (const { id } of stale) {
+      await this.db
+        .updateTable('requests')
+        .set({
+          status: 'submission_unknown',
+          http_status: 502,
+          error_code: 'UPSTREAM_ERROR',
+          response_body: body(id),
+          updated_at: this.effects.clock.now(),
+        })
+        .where('id', '=', id)
+        .where('status', '=', 'processing')
+        .execute();
+    }
+    return stale.length;
+  }
+
+  /** Reads a record; every other key gets the same 404 as a missing id. */
+  async read(principal: Principal, requestId: string): Promise<RecordView> {
+    const row = await this.records.byId(requestId);
+    if (row === undefined || row.key_id !== principal.keyId) throw recordNotFound();
+    return recordView(row);
+  }
+
+  async readByIdempotencyKey(principal: Principal, idempotencyKey: string): Promise<RecordView> {
+    const row = await this.records.byIdempotencyKey(principal.keyId, idempotencyKey.toLowerCase());
+    if (row === undefined) throw recordNotFound();
+    return recordView(row);
+  }
+
+  /**
+   * Captures a record that awaits funds, without regenerating anything. Settling twice never
+   * charges twice: the hold moves out of `open` once. The settle's own idempotency key is kept
+   * on the record, so a retry with the same key replays the success.
+   */
+  async settle(
+    principal: Principal,
+    requestId: string,
+    idempotencyKey: string,
+  ): Promise<{ view: RecordView; replayed: boolean }> {
+    const row = await this.records.byId(requestId);
+    if (row === undefined || row.key_id !== principal.keyId) throw recordNotFound();
+    if (row.status !== 'awaiting_funds' || row.hold_id === null || row.amount === null) {
+      const settledBy =
+        row.resolution === null
+          ? undefined
+          : (JSON.parse(row.resolution) as { idempotency_key?: string }).idempotency_key;
+      if (row.status === 'succeeded' && settledBy === idempotencyKey)
+        return { view: recordView(row), replayed: true };
+      throw new ApiError(
+        'SETTLEMENT_NOT_ALLOWED',
+        `request ${requestId} cannot be settled: its status is ${row.status} (canSettle is false)`,
+      );
+    }
+    const holdId = row.hold_id;
+    const amount = row.amount;
+    const now = this.effects.clock.now();
+    const outcome = await this.db.transaction().execute(async (trx) => {
+      const result = await captureHold(trx, this.effects, {
+        holdId,
+        amount,
+        reason: `settle ${requestId}`,
+      });
+      if (result === 'captured') {
+        const resolution = JSON.stringify({
+          action: 'settled',
+          idempotency_key: idempotencyKey,
+          at: new Date(now).toISOString(),
+        });
+        await this.records.update(
+          requestId,
+          { status: 'succeeded', resolution, updated_at: now },
+          trx,
+        );
+      }
+      return result;
+    });
+    if (outcome === 'insufficient_funds') throw awaitingFundsError(requestId, amount);
+    if (outcome === 'already_resolved')
+      throw new ApiError('SETTLEMENT_NOT_ALLOWED', `request ${requestId} was settled already`);
+    return { view: await this.read(principal, requestId), replayed: false };
+  }
+
+  /**
+   * Operator resolution of a request whose outcome was never confirmed: capture an amount (the
+   * work was done) or release the hold (it was not), with a reason. Only `submission_unknown`.
+   */
+  async resolve(
+    requestId: string,
+    input: { action: unknown; amount?: unknown; reason: unknown },
+  ): Promise<RecordView> {
+    if (input.action !== 'capture' && input.action !== 'release')
+      throw new ApiError('INVALID_INPUT', 'action must be capture or release', 'action');
+    if (typeof input.reason !== 'string' || input.reason.trim().length === 0)
+      throw new ApiError('INVALID_INPUT', 'reason is required', 'reason');
+    const amount = input.amount;
+    if (
+      input.action === 'capture' &&
+      (typeof amount !== 'number' || !Number.isSafeInteger(amount) || amount < 0)
+    ) {
+      throw new ApiError(
+        'INVALID_INPUT',
+        'amount must be a non-negative safe integer of micro-yuan',
+        'amount',
+      );
+    }
+    const row = await this.records.byId(requestId);
+    if (row === undefined) throw recordNotFound();
+    if (row.status !== 'submission_unknown' || row.hold_id === null) {
+      throw new ApiError(
+        'SETTLEMENT_NOT_ALLOWED',
+        `request ${requestId} is ${row.status}; only submission_unknown requests are resolved by an operator`,
+      );
+    }
+    const holdId = row.hold_id;
+    const now = this.effects.clock.now();
+    const reason = input.reason.trim();
+    await this.db.transaction().execute(async (trx) => {
+      const resolution = JSON.stringify({
+        action: input.action,
+        amount: input.action === 'capture' ? amount : 0,
+        reason,
+        by: 'operator',
+        at: new Date(now).toISOString(),
+      });
+      if (input.action === 'release') {
+        if (!(await releaseHold(trx, this.effects, { holdId, reason: `operator: ${reason}` })))
+          throw new ApiError('SETTLEMENT_NOT_ALLOWED', 'hold already resolved');
+        await this.records.update(
+          requestId,
+          { status: 'resolved', resolution, updated_at: now },
+          trx,
+        );
+        return;
+      }
+      const captured = await captureHold(trx, this.effects, {
+        holdId,
+        amount: amount as number,
+        reason: `operator: ${reason}`,
+      });
+      if (captured === 'insufficient_funds')
+        throw new ApiError(
+          'INSUFFICIENT_FUNDS',
+          'the amount exceeds the hold and the difference is not available',
+        );
+      if (captured === 'already_resolved')
+        throw new ApiError('SETTLEMENT_NOT_ALLOWED', 'hold already resolved');
+      await this.records.update(
+        requestId,
+        {
+          status: 'resolved',
+          resolution,
+          amount: amount as number,
+          pricing_rule: 'operator resolution',
+          updated_at: now,
+        },
+        trx,
+      );
+    });
+    const resolved = await this.records.byId(requestId);
+    if (resolved === undefined) throw recordNotFound();
+    return recordView(resolved);
+  }
+}
+
+export const STALE_PROCESSING_REASON = 'the gateway stopped while the request was running';
+
+/** The answer a finished record gives to a replay: its current state, not a cached guess. */
+function storedAnswer(row: RecordRow): Answer {
+  if (row.status === 'awaiting_funds')
+    return { status: 402, body: awaitingFundsError(row.id, row.amount ?? 0).toBody(row.id) };
+  const body = row.response_body === null ? null : (JSON.parse(row.response_body) as unknown);
+  if (row.status === 'resolved' && row.http_status === 200) return { status: 200, body };
+  return {
+    status: row.http_status ?? 500,
+    body:
+      body ??
+      ({
+        error: { code: 'INTERNAL_ERROR', message: 'no stored answer', request_id: row.id },
+      } satisfies ErrorBody),
+  };
+}
+
+export function insufficientFunds(amount: number): ApiError {
+  return new ApiError(
+    'INSUFFICIENT_FUNDS',
+    `insufficient funds: this request needs ${amount} micro-yuan available; top up and send it again with the same Idempotency-Key`,
+  );
+}
+
+function awaitingFundsError(requestId: string, amount: number): ApiError {
+  return new ApiError(
+    'INSUFFICIENT_FUNDS',
+    `the result is ready but costs ${amount} micro-yuan more than is available; top up, then POST /v1/requests/${requestId}/settle (it will not regenerate)`,
+  );
+}
+
+export const recordNotFound = () => new ApiError('NOT_FOUND', 'no such request');

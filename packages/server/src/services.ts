@@ -1,0 +1,106 @@
+import path from 'node:path';
+import { Redis } from 'ioredis';
+import pino from 'pino';
+import type { FastifyBaseLogger } from 'fastify';
+import { AccountService } from './accounts/account-service.js';
+import { KeyService } from './auth/key-service.js';
+import { PriceBook } from './billing/price-book.js';
+import type { Config } from './config/schema.js';
+import type { AppDeps } from './http/deps.js';
+import { Metrics } from './http/metrics.js';
+import { ModelCatalog } from './models/model-catalog.js';
+import { ProviderRegistry } from './providers/registry.js';
+import { RequestService } from './requests/request-service.js';
+import { startSimulator } from './simulator/server.js';
+import { openStore, type StoreOptions } from './store/database.js';
+import { createIdGenerator, systemClock, type Clock, type IdGenerator } from './util/effects.js';
+
+export interface ServiceOptions {
+  readonly config: Config;
+  /** `postgres://...`, `sqlite:PATH`, or a plain SQLite path. */
+  readonly databaseUrl: string;
+  readonly postgresSchema?: string;
+  readonly redisUrl?: string | undefined;
+  readonly adminToken?: string | undefined;
+  readonly upstreamKeys?: Readonly<Record<string, string>>;
+  readonly clock?: Clock;
+  readonly ids?: IdGenerator;
+  readonly logger?: FastifyBaseLogger;
+  /** Collect process metrics (off in tests that build many apps). */
+  readonly processMetrics?: boolean;
+  /** Start upstream pools and the simulator (the CLI's money commands need neither). */
+  readonly upstreams?: boolean;
+}
+
+export interface Services extends AppDeps {
+  close(): Promise<void>;
+}
+
+/** Where the embedded SQLite file lives when no database URL is given. */
+export function defaultDatabaseUrl(dataDir: string): string {
+  return `sqlite:${path.join(dataDir, 'tollgate.sqlite')}`;
+}
+
+/**
+ * Wires every service from explicit options (nothing here reads the environment). Starts the
+ * built-in simulator when a configured upstream is of kind `simulator`.
+ */
+export async function createServices(options: ServiceOptions): Promise<Services> {
+  const clock = options.clock ?? systemClock;
+  const ids = options.ids ?? createIdGenerator(clock);
+  const logger = options.logger ?? pino({ level: 'silent' });
+  const storeOptions: StoreOptions = {
+    url: options.databaseUrl,
+    ...(options.postgresSchema === undefined ? {} : { postgresSchema: options.postgresSchema }),
+  };
+  const store = await openStore(storeOptions);
+  const closers: (() => Promise<void>)[] = [() => store.close()];
+  try {
+    const config = options.config;
+    const withUpstreams = options.upstreams ?? true;
+    const needsSimulator =
+      withUpstreams &&
+      Object.values(config.upstreams).some((upstream) => upstream.kind === 'simulator');
+    const simulator = needsSimulator ? await startSimulator({ logger }) : undefined;
+    if (simulator !== undefined) closers.push(() => simulator.close());
+    const providers = new ProviderRegistry(
+      config,
+      options.upstreamKeys ?? {},
+      withUpstreams ? (simulator?.url ?? null) : undefined,
+    );
+    closers.push(() => providers.close());
+    const redis =
+      options.redisUrl === undefined
+        ? undefined
+        : new Redis(options.redisUrl, { lazyConnect: false, maxRetriesPerRequest: 2 });
+    if (redis !== undefined) closers.push(async () => void (await redis.quit()));
+    const effects = { clock, ids };
+    const prices = new PriceBook(store.db, clock, config.models, config.key_cache_ttl_ms);
+    await prices.syncWithConfig();
+    const services: Services = {
+      config,
+      store,
+      clock,
+      ids,
+      logger,
+      metrics: new Metrics(options.processMetrics ?? false),
+      keys: new KeyService(store.db, clock, ids, config.key_cache_ttl_ms, (error) =>
+        logger.warn({ err: error }, 'last-used update failed'),
+      ),
+      accounts: new AccountService(store.db, effects),
+      prices,
+      catalog: new ModelCatalog(config.models, prices, clock.now()),
+      requests: new RequestService(store.db, effects, config.request_retention_days * 86_400_000),
+      providers,
+      redis,
+      adminToken: options.adminToken,
+      close: async () => {
+        for (const close of closers.reverse()) await close();
+      },
+    };
+    return services;
+  } catch (error) {
+    for (const close of closers.reverse()) await close();
+    throw error;
+  }
+}

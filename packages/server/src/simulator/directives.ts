@@ -1,0 +1,80 @@
+/**
+ * Fault directives the simulator reads anywhere in the prompt (or the embedding input, or the
+ * rerank query and documents): `[sim:fail=503]`, `[sim:delay=200]`, `[sim:cut_after=3]`,
+ * `[sim:no_usage]`, `[sim:hang]`, `[sim:extra_tokens=50]`, `[sim:task=fail]`,
+ * `[sim:task=unknown]`, `[sim:task_seconds=8]`. Real adapters never read them.
+ */
+export interface Directives {
+  fail?: number;
+  delayMs?: number;
+  cutAfter?: number;
+  noUsage?: boolean;
+  hang?: boolean;
+  extraTokens?: number;
+  task?: 'fail' | 'unknown';
+  taskSeconds?: number;
+}
+
+export class DirectiveError extends Error {
+  override readonly name = 'DirectiveError';
+}
+
+const DIRECTIVE = /\[sim:([a-z_]+)(?:=([^\]\s]*))?\]/g;
+
+function integer(name: string, value: string | undefined, min: number, max: number): number {
+  const parsed = Number(value);
+  if (value === undefined || !Number.isInteger(parsed) || parsed < min || parsed > max) {
+    throw new DirectiveError(`directive [sim:${name}] needs an integer from ${min} to ${max}`);
+  }
+  return parsed;
+}
+
+function apply(directives: Directives, name: string, value: string | undefined): void {
+  switch (name) {
+    case 'fail':
+      directives.fail = integer(name, value, 400, 599);
+      return;
+    case 'delay':
+      directives.delayMs = integer(name, value, 0, 600_000);
+      return;
+    case 'cut_after':
+      directives.cutAfter = integer(name, value, 0, 1_000_000);
+      return;
+    case 'no_usage':
+      directives.noUsage = true;
+      return;
+    case 'hang':
+      directives.hang = true;
+      return;
+    case 'extra_tokens':
+      directives.extraTokens = integer(name, value, 0, 1_000_000_000);
+      return;
+    case 'task':
+      if (value !== 'fail' && value !== 'unknown')
+        throw new DirectiveError('directive [sim:task] takes fail or unknown');
+      directives.task = value;
+      return;
+    case 'task_seconds':
+      directives.taskSeconds = integer(name, value, 1, 3_600);
+      return;
+    default:
+      throw new DirectiveError(`unknown simulator directive [sim:${name}]`);
+  }
+}
+
+/** Merges the directives of every text and returns the texts without them. Throws `DirectiveError`. */
+export function parseDirectives(texts: readonly string[]): {
+  directives: Directives;
+  cleaned: string[];
+} {
+  const directives: Directives = {};
+  const cleaned = texts.map((text) =>
+    text
+      .replace(DIRECTIVE, (_match, name: string, value: string | undefined) => {
+        apply(directives, name, value);
+        return '';
+      })
+      .trim(),
+  );
+  return { directives, cleaned };
+}

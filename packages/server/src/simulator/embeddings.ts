@@ -1,0 +1,83 @@
+import { createHash } from 'node:crypto';
+import type { Directives } from './directives.js';
+import { countTokens, words } from './tokens.js';
+
+export class BadRequest extends Error {
+  override readonly name = 'BadRequest';
+}
+
+/**
+ * Deterministic embeddings by feature hashing: each lower-cased word adds ±1 to one of
+ * `dimensions` buckets (bucket and sign from SHA-256 of the word), and the vector is
+ * L2-normalised. Texts sharing words point in similar directions. A text with no words gets a
+ * unit vector derived from its own hash.
+ */
+export function embed(text: string, dimensions: number): number[] {
+  const vector = new Array<number>(dimensions).fill(0);
+  for (const word of words(text)) {
+    const digest = createHash('sha256').update(word).digest();
+    const bucket = digest.readUInt32LE(0) % dimensions;
+    vector[bucket] = (vector[bucket] ?? 0) + (digest[4] !== undefined && digest[4] & 1 ? 1 : -1);
+  }
+  let norm = Math.hypot(...vector);
+  if (norm === 0) {
+    const digest = createHash('sha256').update(`empty:${text}`).digest();
+    vector[digest.readUInt32LE(0) % dimensions] = 1;
+    norm = 1;
+  }
+  return vector.map((value) => value / norm);
+}
+
+export interface EmbeddingsInput {
+  model: string;
+  texts: string[];
+  dimensions: number;
+  base64: boolean;
+}
+
+export function parseEmbeddingsBody(body: unknown): EmbeddingsInput {
+  if (typeof body !== 'object' || body === null) throw new BadRequest('body must be a JSON object');
+  const { model, input, dimensions, encoding_format: encoding } = body as Record<string, unknown>;
+  if (typeof model !== 'string' || model === '') throw new BadRequest('model is required');
+  const texts = typeof input === 'string' ? [input] : input;
+  if (
+    !Array.isArray(texts) ||
+    texts.length === 0 ||
+    texts.some((text) => typeof text !== 'string')
+  ) {
+    throw new BadRequest('input must be a string or a non-empty array of strings');
+  }
+  const size = dimensions ?? 256;
+  if (typeof size !== 'number' || !Number.isInteger(size) || size < 1 || size > 4096)
+    throw new BadRequest('dimensions must be an integer from 1 to 4096');
+  if (encoding !== undefined && encoding !== 'float' && encoding !== 'base64')
+    throw new BadRequest('encoding_format must be float or base64');
+  return { model, texts: texts as string[], dimensions: size, base64: encoding === 'base64' };
+}
+
+/** The OpenAI embeddings response for already-cleaned texts. */
+export function embeddingsResponse(
+  input: EmbeddingsInput,
+  cleaned: string[],
+  directives: Directives,
+) {
+  const tokens =
+    cleaned.reduce((sum, text) => sum + countTokens(text), 0) + (directives.extraTokens ?? 0);
+  return {
+    object: 'list',
+    data: cleaned.map((text, index) => {
+      const vector = embed(text, input.dimensions);
+      return {
+        object: 'embedding',
+        index,
+        embedding: input.base64
+          ? Buffer.from(new Float32Array(vector).buffer).toString('base64')
+          : vector,
+      };
+    }),
+    model: input.model,
+    ...(directives.noUsage === true
+      ? {}
+      : { usage: { prompt_tokens: tokens, total_tokens: tokens } }),
+  };
+}

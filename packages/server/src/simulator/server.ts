@@ -1,0 +1,132 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { DirectiveError, parseDirectives, type Directives } from './directives.js';
+import { BadRequest, embeddingsResponse, parseEmbeddingsBody } from './embeddings.js';
+import { parseRerankBody, rerankResponse } from './rerank.js';
+
+/** Requests larger than this are refused (the simulator is for tests and demos). */
+const MAX_BODY_BYTES = 32 * 1024 * 1024;
+
+export interface SimulatorOptions {
+  host?: string;
+  port?: number;
+  logger?: { warn(object: unknown, message?: string): void };
+}
+
+export interface Simulator {
+  /** `http://host:port`, without `/v1`. */
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+/** What a route does with a parsed body: its directives and the JSON to answer. */
+type Handler = (body: unknown) => { directives: Directives; answer: () => unknown };
+
+const routes: Record<string, Handler> = {
+  '/v1/embeddings': (body) => {
+    const input = parseEmbeddingsBody(body);
+    const { directives, cleaned } = parseDirectives(input.texts);
+    return { directives, answer: () => embeddingsResponse(input, cleaned, directives) };
+  },
+  '/v1/rerank': (body) => {
+    const input = parseRerankBody(body);
+    const { directives, cleaned } = parseDirectives([input.query, ...input.documents]);
+    const [query = '', ...documents] = cleaned;
+    return { directives, answer: () => rerankResponse(input, query, documents, directives) };
+  },
+};
+
+/**
+ * The built-in upstream: a real HTTP server on loopback that speaks the OpenAI embeddings and
+ * Cohere/Jina rerank protocols with deterministic outputs, and injects faults on request
+ * (docs/simulator.md).
+ */
+export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
+  const server = createServer((request, response) => {
+    handle(request, response).catch((error: unknown) => {
+      options.logger?.warn({ err: error }, 'simulator request failed');
+      if (!response.headersSent)
+        send(response, 500, { error: { message: 'simulator fault', type: 'server_error' } });
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', resolve);
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return {
+    url: `http://${host}:${address.port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+  response.setHeader('x-request-id', `sim-${randomUUID()}`);
+  const path = (request.url ?? '/').split('?')[0] ?? '/';
+  const route = routes[path];
+  if (route === undefined || request.method !== 'POST') {
+    send(response, 404, {
+      error: { message: `no route ${request.method ?? ''} ${path}`, type: 'invalid_request_error' },
+    });
+    return;
+  }
+  let handled;
+  try {
+    handled = route(JSON.parse(await readBody(request)) as unknown);
+  } catch (error) {
+    const known =
+      error instanceof BadRequest ||
+      error instanceof DirectiveError ||
+      error instanceof SyntaxError;
+    if (!known) throw error;
+    send(response, 400, {
+      error: { message: (error as Error).message, type: 'invalid_request_error' },
+    });
+    return;
+  }
+  const { directives } = handled;
+  if (directives.hang === true) return; // never answer; the socket stays open until the client gives up
+  if (directives.delayMs !== undefined)
+    await new Promise((resolve) => setTimeout(resolve, directives.delayMs));
+  if (directives.fail !== undefined) {
+    send(response, directives.fail, {
+      error: { message: `simulated failure ${directives.fail}`, type: 'simulated_error' },
+    });
+    return;
+  }
+  send(response, 200, handled.answer());
+}
+
+function readBody(request: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    request.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) {
+        reject(new BadRequest('body too large'));
+        request.destroy();
+        return;
+      }
+      chunks.push(chunk);
+    });
+    request.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    request.on('error', reject);
+  });
+}
+
+function send(response: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  response.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(text),
+  });
+  response.end(text);
+}

@@ -1,0 +1,112 @@
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import SqliteDatabase from 'better-sqlite3';
+import {
+  CompiledQuery,
+  Kysely,
+  Migrator,
+  PostgresDialect,
+  SqliteDialect,
+  type DatabaseConnection,
+  type Driver,
+  type TransactionSettings,
+} from 'kysely';
+import pg from 'pg';
+import { migrationProvider } from './migrations/index.js';
+import type { Database } from './schema.js';
+
+export type DialectName = 'sqlite' | 'postgres';
+
+export interface Store {
+  readonly db: Kysely<Database>;
+  readonly dialect: DialectName;
+  close(): Promise<void>;
+}
+
+export interface StoreOptions {
+  /** `postgres://...` for PostgreSQL; otherwise the SQLite file path (`:memory:` for tests). */
+  readonly url: string;
+  /** PostgreSQL only: the schema to use (created if missing); tests isolate themselves with it. */
+  readonly postgresSchema?: string;
+  readonly postgresPoolSize?: number;
+}
+
+const INT8_OID = 20;
+
+/** Opens the database and applies every pending migration. */
+export async function openStore(options: StoreOptions): Promise<Store> {
+  const store = options.url.startsWith('postgres')
+    ? await openPostgres(options)
+    : openSqlite(options.url);
+  await migrate(store.db);
+  return store;
+}
+
+async function migrate(db: Kysely<Database>): Promise<void> {
+  const migrator = new Migrator({ db, provider: migrationProvider });
+  const { error, results } = await migrator.migrateToLatest();
+  const failed = results?.find((result) => result.status === 'Error');
+  if (error !== undefined || failed !== undefined) {
+    throw new Error(`database migration ${failed?.migrationName ?? ''} failed: ${String(error)}`);
+  }
+}
+
+function openSqlite(url: string): Store {
+  const file = url.replace(/^sqlite:/, '');
+  if (file !== ':memory:') mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+  const database = new SqliteDatabase(file);
+  database.pragma('journal_mode = WAL');
+  database.pragma('synchronous = NORMAL');
+  database.pragma('busy_timeout = 5000');
+  database.pragma('foreign_keys = ON');
+  const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database }) });
+  return { db, dialect: 'sqlite', close: () => db.destroy() };
+}
+
+async function openPostgres(options: StoreOptions): Promise<Store> {
+  const schema = options.postgresSchema;
+  if (schema !== undefined && !/^[a-z_][a-z0-9_]*$/.test(schema))
+    throw new Error(`bad schema name ${schema}`);
+  if (schema !== undefined) {
+    const client = new pg.Client({ connectionString: options.url });
+    await client.connect();
+    await client.query(`create schema if not exists ${schema}`);
+    await client.end();
+  }
+  const pool = new pg.Pool({
+    connectionString: options.url,
+    max: options.postgresPoolSize ?? 20,
+    ...(schema === undefined ? {} : { options: `-c search_path=${schema}` }),
+    // Amounts are bigint; every one is a safe integer, so parse them as numbers on this pool only.
+    types: { getTypeParser: bigintAsNumber },
+  });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return { db, dialect: 'postgres', close: () => db.destroy() };
+}
+
+const bigintAsNumber = ((oid: number, format?: 'text' | 'binary') =>
+  oid === INT8_OID
+    ? (value: string) => Number(value)
+    : (pg.types.getTypeParser(oid, format ?? 'text') as unknown)) as typeof pg.types.getTypeParser;
+
+/**
+ * SQLite transactions start with BEGIN IMMEDIATE, so a transaction that reads and then writes
+ * never fails with SQLITE_BUSY on upgrade when another process (the CLI) writes at the same time.
+ */
+class ImmediateSqliteDialect extends SqliteDialect {
+  override createDriver(): Driver {
+    const driver = super.createDriver();
+    return {
+      init: () => driver.init(),
+      acquireConnection: () => driver.acquireConnection(),
+      beginTransaction: async (connection: DatabaseConnection, _settings: TransactionSettings) => {
+        await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+      },
+      commitTransaction: (connection: DatabaseConnection) => driver.commitTransaction(connection),
+      rollbackTransaction: (connection: DatabaseConnection) =>
+        driver.rollbackTransaction(connection),
+      releaseConnection: (connection: DatabaseConnection) => driver.releaseConnection(connection),
+      destroy: () => driver.destroy(),
+    };
+  }
+}

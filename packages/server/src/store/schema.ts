@@ -1,0 +1,136 @@
+/**
+ * Table types. Conventions: ids are text made by the injected id generator (time-ordered);
+ * times are epoch milliseconds; amounts are integer micro-yuan (bigint in PostgreSQL, parsed
+ * back to numbers: every amount is a safe integer); JSON is stored as text; booleans do not
+ * appear (states are enums in text columns).
+ */
+export interface Database {
+  accounts: AccountTable;
+  api_keys: ApiKeyTable;
+  topups: TopupTable;
+  redemption_codes: RedemptionCodeTable;
+  holds: HoldTable;
+  journal: JournalTable;
+  model_prices: ModelPriceTable;
+  requests: RequestTable;
+}
+
+export interface AccountTable {
+  id: string;
+  email: string;
+  balance: number;
+  held: number;
+  created_at: number;
+}
+
+export type KeyKind = 'personal' | 'service';
+
+export interface ApiKeyTable {
+  id: string;
+  account_id: string;
+  kind: KeyKind;
+  name: string | null;
+  /** Hex SHA-256 of the whole key; the plaintext is never stored. */
+  key_hash: string;
+  /** The last four characters, so people can tell their keys apart. */
+  key_hint: string;
+  /** JSON array of model ids, or null for every model. */
+  models: string | null;
+  expires_at: number | null;
+  disabled_at: number | null;
+  last_used_at: number | null;
+  created_at: number;
+}
+
+export interface TopupTable {
+  id: string;
+  account_id: string;
+  /** Unique per account: the same reference twice is the same top-up. */
+  reference: string;
+  amount: number;
+  source: 'admin' | 'redemption';
+  created_at: number;
+}
+
+export interface RedemptionCodeTable {
+  id: string;
+  code_hash: string;
+  amount: number;
+  created_at: number;
+  expires_at: number | null;
+  redeemed_by: string | null;
+  redeemed_at: number | null;
+}
+
+export type HoldState = 'open' | 'captured' | 'released';
+
+export interface HoldTable {
+  id: string;
+  account_id: string;
+  request_id: string;
+  amount: number;
+  state: HoldState;
+  captured_amount: number | null;
+  price_version: string;
+  created_at: number;
+  resolved_at: number | null;
+}
+
+export type JournalKind = 'topup' | 'redemption' | 'hold' | 'capture' | 'release';
+
+/** Append-only: rows are inserted, never updated or deleted. */
+export interface JournalTable {
+  id: string;
+  account_id: string;
+  kind: JournalKind;
+  balance_delta: number;
+  held_delta: number;
+  hold_id: string | null;
+  request_id: string | null;
+  topup_id: string | null;
+  reason: string;
+  created_at: number;
+}
+
+export interface ModelPriceTable {
+  model: string;
+  version: number;
+  /** What callers see and echo: `<model>@<version>`. */
+  price_version: string;
+  /** JSON of the model's price fields. */
+  prices: string;
+  source: 'config' | 'admin';
+  created_at: number;
+}
+
+export type RequestStatus =
+  'processing' | 'succeeded' | 'failed' | 'submission_unknown' | 'awaiting_funds' | 'resolved';
+
+export interface RequestTable {
+  id: string;
+  key_id: string;
+  account_id: string;
+  idempotency_key: string;
+  /** SHA-256 over method, route and canonical body. */
+  fingerprint: string;
+  method: string;
+  path: string;
+  model: string | null;
+  status: RequestStatus;
+  http_status: number | null;
+  /** The verified response body (JSON text); kept but not shown while awaiting funds. */
+  response_body: string | null;
+  error_code: string | null;
+  usage: string | null;
+  hold_id: string | null;
+  reserve_amount: number | null;
+  /** The bill: what the usage costs at `price_version`, whether or not captured yet. */
+  amount: number | null;
+  price_version: string | null;
+  pricing_rule: string | null;
+  upstream_request_id: string | null;
+  resolution: string | null;
+  created_at: number;
+  updated_at: number;
+  expires_at: number;
+}

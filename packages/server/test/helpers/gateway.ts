@@ -1,0 +1,148 @@
+import { randomUUID } from 'node:crypto';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { expect } from 'vitest';
+import { checkLedger } from '../../src/billing/ledger-check.js';
+import { defaultConfig } from '../../src/config/default-config.js';
+import { parseConfig } from '../../src/config/load.js';
+import type { ConfigFile } from '../../src/config/schema.js';
+import { buildApp } from '../../src/http/app.js';
+import { createServices, type ServiceOptions, type Services } from '../../src/services.js';
+import type { Clock } from '../../src/util/effects.js';
+import { dropSchema, type TestDialect } from './dialects.js';
+
+export { manualClock } from './clock.js';
+
+export const ADMIN_TOKEN = 'test-admin-token-0123456789';
+
+/** The default configuration with limits high enough for concurrency tests. */
+export function testConfig(overrides: Partial<ConfigFile> = {}): ConfigFile {
+  return {
+    ...defaultConfig,
+    limits: { body_bytes: 1024 * 1024, requests_per_minute: 100_000, concurrent_requests: 10_000 },
+    ...overrides,
+  };
+}
+
+export interface TestGateway {
+  app: FastifyInstance;
+  services: Services;
+  /** Admin API call; throws unless the status is 2xx. */
+  admin(
+    method: 'GET' | 'POST' | 'PUT',
+    url: string,
+    body?: unknown,
+  ): Promise<Record<string, unknown>>;
+  /** A new account with `balance` micro-yuan and one personal key. */
+  account(
+    balance: number,
+    keyOptions?: Record<string, unknown>,
+  ): Promise<{ accountId: string; key: string; keyId: string }>;
+  newKey(
+    accountId: string,
+    options?: Record<string, unknown>,
+  ): Promise<{ key: string; keyId: string }>;
+  balance(accountId: string): Promise<{ balance: number; held: number; available: number }>;
+  /** `/v1` call with a key; business POSTs get a fresh Idempotency-Key unless one is given. */
+  call(
+    method: 'GET' | 'POST' | 'HEAD',
+    url: string,
+    options?: {
+      key?: string;
+      body?: unknown;
+      idempotencyKey?: string | null;
+      headers?: Record<string, string>;
+    },
+  ): Promise<LightMyRequestResponse>;
+  /** Asserts every ledger invariant holds. */
+  expectLedgerClean(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startGateway(
+  dialect: TestDialect,
+  options: {
+    config?: ConfigFile;
+    clock?: Clock;
+    adminToken?: string | undefined;
+    services?: Partial<ServiceOptions>;
+  } = {},
+): Promise<TestGateway> {
+  const database = dialect.fresh();
+  const services = await createServices({
+    config: parseConfig(options.config ?? testConfig(), 'test'),
+    ...database,
+    adminToken: 'adminToken' in options ? options.adminToken : ADMIN_TOKEN,
+    ...(options.clock === undefined ? {} : { clock: options.clock }),
+    ...options.services,
+  });
+  const app = await buildApp(services);
+  const admin: TestGateway['admin'] = async (method, url, body) => {
+    const response = await app.inject({
+      method,
+      url,
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+      ...(body === undefined ? {} : { payload: body as object }),
+    });
+    if (response.statusCode >= 300)
+      throw new Error(`admin ${method} ${url} -> ${response.statusCode} ${response.body}`);
+    return response.json();
+  };
+  const newKey: TestGateway['newKey'] = async (accountId, keyOptions = {}) => {
+    const created = await admin('POST', `/admin/v1/accounts/${accountId}/keys`, {
+      kind: 'personal',
+      ...keyOptions,
+    });
+    return { key: String(created['key']), keyId: String(created['id']) };
+  };
+  return {
+    app,
+    services,
+    admin,
+    newKey,
+    async account(balance, keyOptions) {
+      const account = await admin('POST', '/admin/v1/accounts', {
+        email: `${randomUUID()}@example.test`,
+      });
+      const accountId = String(account['id']);
+      if (balance > 0)
+        await admin('POST', `/admin/v1/accounts/${accountId}/topups`, {
+          amount: balance,
+          reference: randomUUID(),
+        });
+      return { accountId, ...(await newKey(accountId, keyOptions)) };
+    },
+    async balance(accountId) {
+      const account = await services.accounts.get(accountId);
+      return { balance: account.balance, held: account.held, available: account.available };
+    },
+    call(method, url, callOptions = {}) {
+      const headers: Record<string, string> = { ...callOptions.headers };
+      if (callOptions.key !== undefined) headers['authorization'] = `Bearer ${callOptions.key}`;
+      const idempotencyKey =
+        callOptions.idempotencyKey === undefined ? randomUUID() : callOptions.idempotencyKey;
+      if (method === 'POST' && idempotencyKey !== null) headers['idempotency-key'] = idempotencyKey;
+      return app.inject({
+        method,
+        url,
+        headers,
+        ...(callOptions.body === undefined ? {} : { payload: callOptions.body as object }),
+      });
+    },
+    async expectLedgerClean() {
+      const report = await checkLedger(services.store.db);
+      expect(report.violations).toEqual([]);
+    },
+    async close() {
+      await app.close();
+      await services.close();
+      await dropSchema(database.postgresSchema);
+    },
+  };
+}
+
+/** The body of an error response without its per-request id, for "identical to a missing id" checks. */
+export function errorWithoutRequestId(response: LightMyRequestResponse): unknown {
+  const body = response.json<{ error: Record<string, unknown> }>();
+  const { request_id: _requestId, ...rest } = body.error;
+  return { status: response.statusCode, error: rest };
+}
