@@ -94,6 +94,13 @@ export const modelSchema = z
     max_input_bytes: positiveInt.default(1_000_000),
     /** Rerank: most documents in one call. */
     max_documents: positiveInt.default(1_000),
+    /** Chat: the largest output the model may produce; the default output cap held. */
+    max_output_tokens: positiveInt.default(4_096),
+    /** Chat: worst-case input tokens counted for each image and each video. */
+    image_input_tokens: positiveInt.default(1_500),
+    video_input_tokens: positiveInt.default(8_000),
+    /** Chat: accept https image URLs (fetched by the gateway through a guarded fetch). */
+    image_urls: z.boolean().default(false),
   })
   .strict();
 

@@ -6,6 +6,7 @@ import { registerErrorHandling } from './plugins/error-handler.js';
 import { RateLimits } from './plugins/rate-limit.js';
 import { pathOnly, registerRequestHygiene } from './plugins/request-hygiene.js';
 import { registerAdmin } from './routes/admin.js';
+import { registerChat } from './routes/chat.js';
 import { registerEmbeddings } from './routes/embeddings.js';
 import { registerModels } from './routes/models.js';
 import { registerOperations } from './routes/operations.js';
@@ -89,6 +90,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       request.releaseRateLimit = await limits.acquire(principalOf(request).keyId);
     });
     registerModels(v1, deps);
+    registerChat(v1, deps);
     registerEmbeddings(v1, deps);
     registerRerank(v1, deps);
     registerRequests(v1, deps);

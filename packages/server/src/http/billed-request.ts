@@ -2,7 +2,14 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../errors/api-error.js';
 import { UpstreamFailure } from '../providers/upstream-error.js';
 import { fingerprint, readIdempotencyKey } from '../requests/idempotency.js';
-import type { Outcome, Reserve } from '../requests/request-service.js';
+import type {
+  Answer,
+  Outcome,
+  RecordedOutcome,
+  RequestIdentity,
+  Reserve,
+} from '../requests/request-service.js';
+import { replaySse } from './sse.js';
 import { principalOf } from './plugins/authenticate.js';
 import type { AppDeps } from './deps.js';
 
@@ -28,16 +35,37 @@ export async function runBilledRequest(
   reply: FastifyReply,
   operation: BilledOperation,
 ): Promise<unknown> {
+  const claimed = await claimOrReplay(deps, request, reply, operation);
+  if (claimed === undefined) return reply;
+  const outcome = await executeSafely(operation, deps, request.id);
+  const answer = await finishAndCount(deps, claimed, outcome);
+  return reply.code(answer.status).send(answer.body);
+}
+
+export interface ClaimedRequest {
+  readonly identity: RequestIdentity;
+  readonly holdId: string | null;
+}
+
+/**
+ * Claims the idempotency key and takes the hold. Returns `undefined` when the request was
+ * answered from its record (a replay); throws the refusal (409, 402) otherwise.
+ */
+export async function claimOrReplay(
+  deps: Pick<AppDeps, 'requests' | 'metrics'>,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  operation: Pick<BilledOperation, 'model' | 'reserve'>,
+): Promise<ClaimedRequest | undefined> {
   const idempotencyKey = readIdempotencyKey(request.headers);
-  const principal = principalOf(request);
-  const path = request.routeOptions.url ?? request.url;
-  const identity = {
+  const route = request.routeOptions.url ?? request.url;
+  const identity: RequestIdentity = {
     requestId: request.id,
-    principal,
+    principal: principalOf(request),
     idempotencyKey,
-    fingerprint: fingerprint(request.method, path, request.body),
+    fingerprint: fingerprint(request.method, route, request.body),
     method: request.method,
-    path: request.url.split('?')[0] ?? path,
+    path: request.url.split('?')[0] ?? route,
     model: operation.model,
   };
   const claim = await deps.requests.claim(identity, operation.reserve);
@@ -47,16 +75,29 @@ export async function runBilledRequest(
     throw claim.error;
   }
   if (claim.kind === 'replay') {
-    return reply
+    if (claim.transcript !== null) {
+      replaySse(reply, claim.requestId, claim.transcript);
+      return undefined;
+    }
+    void reply
       .code(claim.status)
       .header('idempotent-replayed', 'true')
       .header('x-service-request-id', claim.requestId)
       .send(claim.body);
+    return undefined;
   }
   if (claim.holdId !== null) deps.metrics.holds.inc({ outcome: 'placed' });
-  const outcome = await executeSafely(operation, deps, request.id);
-  const answer = await deps.requests.finish(identity, claim.holdId, outcome);
-  if (claim.holdId !== null) {
+  return { identity, holdId: claim.holdId };
+}
+
+/** Records the outcome with its money movement and counts the resolution. */
+export async function finishAndCount(
+  deps: Pick<AppDeps, 'requests' | 'metrics'>,
+  claimed: ClaimedRequest,
+  outcome: RecordedOutcome,
+): Promise<Answer> {
+  const answer = await deps.requests.finish(claimed.identity, claimed.holdId, outcome);
+  if (claimed.holdId !== null) {
     const resolution =
       outcome.kind === 'succeeded'
         ? answer.status === 200
@@ -69,10 +110,10 @@ export async function runBilledRequest(
     if (resolution === 'captured' && outcome.kind === 'succeeded')
       deps.metrics.captured.inc(outcome.amount);
   }
-  return reply.code(answer.status).send(answer.body);
+  return answer;
 }
 
-async function executeSafely(
+export async function executeSafely(
   operation: BilledOperation,
   deps: Pick<AppDeps, 'logger'>,
   requestId: string,

@@ -1,5 +1,6 @@
 import type { Config, ModelConfig } from '../config/schema.js';
 import { CohereRerank } from './cohere/rerank.js';
+import { OpenAiChat } from './openai-compatible/chat.js';
 import { OpenAiEmbeddings } from './openai-compatible/embeddings.js';
 import type { EmbeddingsProvider, RerankProvider } from './types.js';
 import { UpstreamHttp } from './upstream-http.js';
@@ -40,6 +41,10 @@ export class ProviderRegistry {
 
   embeddings(model: ModelConfig): EmbeddingsProvider {
     return new OpenAiEmbeddings(this.pool(model));
+  }
+
+  chat(model: ModelConfig): OpenAiChat {
+    return new OpenAiChat(this.pool(model));
   }
 
   rerank(model: ModelConfig): RerankProvider {

@@ -36,22 +36,7 @@ export class UpstreamHttp {
   }
 
   async postJson(path: string, body: unknown, signal?: AbortSignal): Promise<UpstreamResponse> {
-    let response;
-    try {
-      response = await this.pool.request({
-        path: `${this.basePath}${path}`,
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          accept: 'application/json',
-          ...(this.apiKey === undefined ? {} : { authorization: `Bearer ${this.apiKey}` }),
-        },
-        body: JSON.stringify(body),
-        ...(signal === undefined ? {} : { signal }),
-      });
-    } catch (error) {
-      throw classifyTransportError(error, null);
-    }
+    const response = await this.send(path, body, 'application/json', signal);
     const upstreamRequestId = headerValue(response.headers['x-request-id']);
     let text: string;
     try {
@@ -67,6 +52,50 @@ export class UpstreamHttp {
       return { json: JSON.parse(text) as unknown, upstreamRequestId };
     } catch {
       throw unverifiableBody(upstreamRequestId, 'body is not JSON');
+    }
+  }
+
+  /**
+   * Posts and returns the open SSE body once the upstream answered 200 with an event stream.
+   * Errors before that point are classified like `postJson`'s; errors while reading the body
+   * are the caller's to classify with `classifyTransportError`.
+   */
+  async postStream(
+    path: string,
+    body: unknown,
+    signal?: AbortSignal,
+  ): Promise<{ body: AsyncIterable<Buffer>; upstreamRequestId: string | null }> {
+    const response = await this.send(path, body, 'text/event-stream', signal);
+    const upstreamRequestId = headerValue(response.headers['x-request-id']);
+    if (response.statusCode !== 200) {
+      await readLimited(response.body).catch(() => '');
+      if (response.statusCode >= 400)
+        throw upstreamStatusFailure(response.statusCode, upstreamRequestId);
+      throw unverifiableBody(upstreamRequestId, `unexpected status ${response.statusCode}`);
+    }
+    const type = headerValue(response.headers['content-type']) ?? '';
+    if (!type.startsWith('text/event-stream')) {
+      await readLimited(response.body).catch(() => '');
+      throw unverifiableBody(upstreamRequestId, `stream answered with ${type}`);
+    }
+    return { body: response.body, upstreamRequestId };
+  }
+
+  private async send(path: string, body: unknown, accept: string, signal: AbortSignal | undefined) {
+    try {
+      return await this.pool.request({
+        path: `${this.basePath}${path}`,
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept,
+          ...(this.apiKey === undefined ? {} : { authorization: `Bearer ${this.apiKey}` }),
+        },
+        body: JSON.stringify(body),
+        ...(signal === undefined ? {} : { signal }),
+      });
+    } catch (error) {
+      throw classifyTransportError(error, null);
     }
   }
 
@@ -97,7 +126,10 @@ function headerValue(value: string | string[] | undefined): string | null {
 }
 
 /** Before the request was sent: `failed`. After (timeouts, resets, oversize): `unknown`. */
-function classifyTransportError(error: unknown, upstreamRequestId: string | null): UpstreamFailure {
+export function classifyTransportError(
+  error: unknown,
+  upstreamRequestId: string | null,
+): UpstreamFailure {
   const code = (error as { code?: string }).code ?? '';
   const notSent =
     error instanceof undiciErrors.ConnectTimeoutError ||

@@ -35,13 +35,22 @@ export type Outcome =
       upstreamRequestId: string | null;
     }
   /** Confirmed failure: nothing was delivered, nothing is charged; the hold is released. */
-  | { kind: 'failed'; error: ApiError; upstreamRequestId: string | null }
+  | { kind: 'failed'; error: ApiError; upstreamRequestId: string | null; rule?: string }
   /** Not confirmed either way: the hold is kept for reconciliation or an operator. */
-  | { kind: 'unknown'; error: ApiError; upstreamRequestId: string | null };
+  | { kind: 'unknown'; error: ApiError; upstreamRequestId: string | null; rule?: string };
+
+/** Streams also record what the caller was sent, to replay it. */
+export type RecordedOutcome = Outcome & { transcript?: readonly string[] };
 
 export type Claim =
   | { kind: 'claimed'; holdId: string | null }
-  | { kind: 'replay'; status: number; body: unknown; requestId: string }
+  | {
+      kind: 'replay';
+      status: number;
+      body: unknown;
+      requestId: string;
+      transcript: string[] | null;
+    }
   | { kind: 'refused'; error: ApiError };
 
 /** The answer to send for a finished operation. */
@@ -94,6 +103,7 @@ export class RequestService {
             pricing_rule: null,
             upstream_request_id: null,
             resolution: null,
+            transcript: null,
             created_at: now,
             updated_at: now,
             expires_at: now + this.retentionMs,
@@ -154,7 +164,15 @@ export class RequestService {
       };
     }
     const answer = storedAnswer(existing);
-    return { kind: 'replay', status: answer.status, body: answer.body, requestId: existing.id };
+    const transcript =
+      existing.transcript === null ? null : (JSON.parse(existing.transcript) as string[]);
+    return {
+      kind: 'replay',
+      status: answer.status,
+      body: answer.body,
+      requestId: existing.id,
+      transcript,
+    };
   }
 
   /** Records the outcome with its money movement in one transaction, and says what to answer. */

@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { DirectiveError, parseDirectives, type Directives } from './directives.js';
+import { answerChat, parseChatBody } from './chat.js';
+import { completionBody, streamChat } from './chat-wire.js';
 import { BadRequest, embeddingsResponse, parseEmbeddingsBody } from './embeddings.js';
 import { parseRerankBody, rerankResponse } from './rerank.js';
 
@@ -20,14 +22,30 @@ export interface Simulator {
   close(): Promise<void>;
 }
 
-/** What a route does with a parsed body: its directives and the JSON to answer. */
-type Handler = (body: unknown) => { directives: Directives; answer: () => unknown };
+/** What a route does with a parsed body: its directives, and the JSON to answer or the stream to write. */
+type Handler = (body: unknown) => {
+  directives: Directives;
+  answer: () => unknown;
+  stream?: (response: ServerResponse) => Promise<void>;
+};
 
 const routes: Record<string, Handler> = {
   '/v1/embeddings': (body) => {
     const input = parseEmbeddingsBody(body);
     const { directives, cleaned } = parseDirectives(input.texts);
     return { directives, answer: () => embeddingsResponse(input, cleaned, directives) };
+  },
+  '/v1/chat/completions': (body) => {
+    const input = parseChatBody(body);
+    const { directives, cleaned } = parseDirectives(input.texts);
+    const answer = () => answerChat(input, cleaned, directives);
+    if (input.stream)
+      return {
+        directives,
+        answer,
+        stream: (response) => streamChat(response, input, answer(), directives),
+      };
+    return { directives, answer: () => completionBody(input, answer()) };
   },
   '/v1/rerank': (body) => {
     const input = parseRerankBody(body);
@@ -38,8 +56,8 @@ const routes: Record<string, Handler> = {
 };
 
 /**
- * The built-in upstream: a real HTTP server on loopback that speaks the OpenAI embeddings and
- * Cohere/Jina rerank protocols with deterministic outputs, and injects faults on request
+ * The built-in upstream: a real HTTP server on loopback that speaks the OpenAI chat (plain and
+ * SSE) and embeddings protocols and the Cohere/Jina rerank protocol with deterministic outputs, and injects faults on request
  * (docs/simulator.md).
  */
 export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
@@ -99,6 +117,10 @@ async function handle(request: IncomingMessage, response: ServerResponse): Promi
     send(response, directives.fail, {
       error: { message: `simulated failure ${directives.fail}`, type: 'simulated_error' },
     });
+    return;
+  }
+  if (handled.stream !== undefined) {
+    await handled.stream(response);
     return;
   }
   send(response, 200, handled.answer());

@@ -13,6 +13,17 @@ export interface Database {
   journal: JournalTable;
   model_prices: ModelPriceTable;
   requests: RequestTable;
+  conversations: ConversationTable;
+}
+
+export interface ConversationTable {
+  id: string;
+  /** The key that opened the conversation; no other key may continue it. */
+  key_id: string;
+  /** The request of the turn in flight; one turn at a time. */
+  pending_request_id: string | null;
+  created_at: number;
+  updated_at: number;
 }
 
 export interface AccountTable {
@@ -130,6 +141,8 @@ export interface RequestTable {
   pricing_rule: string | null;
   upstream_request_id: string | null;
   resolution: string | null;
+  /** Streamed requests: JSON array of the SSE data payloads sent, replayed as they were. */
+  transcript: string | null;
   created_at: number;
   updated_at: number;
   expires_at: number;

@@ -53,6 +53,8 @@ export interface TestGateway {
       headers?: Record<string, string>;
     },
   ): Promise<LightMyRequestResponse>;
+  /** Listens on a random loopback port (for real HTTP clients); returns the `/v1` base URL. */
+  listen(): Promise<string>;
   /** Asserts every ledger invariant holds. */
   expectLedgerClean(): Promise<void>;
   close(): Promise<void>;
@@ -127,6 +129,10 @@ export async function startGateway(
         headers,
         ...(callOptions.body === undefined ? {} : { payload: callOptions.body as object }),
       });
+    },
+    async listen() {
+      const address = await app.listen({ port: 0, host: '127.0.0.1' });
+      return `${address}/v1`;
     },
     async expectLedgerClean() {
       const report = await checkLedger(services.store.db);

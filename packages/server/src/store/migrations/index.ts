@@ -1,5 +1,6 @@
 import type { Migration, MigrationProvider } from 'kysely';
 import * as initial from './001-initial.js';
+import * as chat from './002-chat.js';
 
 /**
  * Versioned migrations, applied in name order at start. Never edit a released migration: add
@@ -7,6 +8,7 @@ import * as initial from './001-initial.js';
  */
 const migrations: Record<string, Migration> = {
   '001-initial': initial,
+  '002-chat': chat,
 };
 
 export const migrationProvider: MigrationProvider = {

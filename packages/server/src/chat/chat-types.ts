@@ -1,0 +1,38 @@
+import type { Feature } from '../config/schema.js';
+
+/** A validated chat request, as received (the upstream gets the caller's messages untouched). */
+export interface ChatRequest {
+  readonly model: string;
+  readonly messages: readonly Record<string, unknown>[];
+  readonly stream: boolean;
+  /** The caller asked for the usage chunk (`stream_options.include_usage`). */
+  readonly includeUsage: boolean;
+  /** The output cap actually sent upstream (caller's, or the model's). */
+  readonly maxOutputTokens: number;
+  /** Which field carried the caller's cap, so the upstream gets the same name. */
+  readonly maxTokensField: 'max_tokens' | 'max_completion_tokens';
+  readonly conversationId: string | undefined;
+  /** Every other field the caller sent, forwarded as is (already validated). */
+  readonly passthrough: Readonly<Record<string, unknown>>;
+  readonly features: ReadonlySet<Feature>;
+  /** Images given as data URIs: media type and decoded bytes (the OCR rules read them). */
+  readonly images: readonly ImagePart[];
+  readonly videoCount: number;
+  /** UTF-8 bytes of every text the model reads: the basis of the worst-case input estimate. */
+  readonly textBytes: number;
+}
+
+export interface ImagePart {
+  /** Where it was in the request, for error messages: `messages.1.content.0`. */
+  readonly path: string;
+  readonly kind: 'data_uri' | 'url';
+  readonly mediaType: string | undefined;
+  readonly bytes: Buffer | undefined;
+}
+
+export interface ChatUsage {
+  promptTokens: number;
+  completionTokens: number;
+  cachedTokens: number;
+  reasoningTokens: number;
+}

@@ -1,0 +1,89 @@
+import type { FastifyInstance } from 'fastify';
+import { checkCapabilities } from '../../chat/capabilities.js';
+import { chatCost, chatReserve } from '../../chat/chat-pricing.js';
+import { Conversations } from '../../chat/conversations.js';
+import { checkOcrRules } from '../../chat/ocr.js';
+import { validateChat } from '../../chat/validate-chat.js';
+import { invalidInput } from '../../errors/api-error.js';
+import { readIdempotencyKey } from '../../requests/idempotency.js';
+import { runBilledRequest } from '../billed-request.js';
+import type { AppDeps } from '../deps.js';
+import { principalOf } from '../plugins/authenticate.js';
+import { openAiUsage, runStreamedChat, usageFields } from '../streamed-chat.js';
+
+/**
+ * `POST /v1/chat/completions`, OpenAI-compatible: validation, enabled combinations, OCR rules,
+ * worst-case hold, then a plain or streamed upstream call billed on reported usage. The upstream
+ * receives the caller's messages untouched, with the output cap that was held.
+ */
+export function registerChat(scope: FastifyInstance, deps: AppDeps): void {
+  const conversations = new Conversations(deps.store.db, deps.clock);
+  scope.post('/v1/chat/completions', async (request, reply) => {
+    readIdempotencyKey(request.headers);
+    const principal = principalOf(request);
+    const body = request.body as Record<string, unknown> | undefined;
+    const modelId = body?.['model'];
+    if (typeof modelId !== 'string' || modelId === '') throw invalidInput('model', 'is required');
+    const model = deps.catalog.resolve(principal, modelId, 'chat');
+    const chat = validateChat(body, model);
+    checkCapabilities(model, chat.features);
+    if (model.families.includes('ocr')) checkOcrRules(chat);
+    const url = chat.images.find((image) => image.kind === 'url');
+    if (url !== undefined && !model.image_urls)
+      throw invalidInput(
+        `${url.path}.url`,
+        `image URLs are not enabled for ${model.id}; send the image as a data URI`,
+      );
+    const price = await deps.prices.currentFor(model.id);
+    const reserve = {
+      amount: chatReserve(chat, model, price.prices),
+      priceVersion: price.priceVersion,
+    };
+    const upstreamBody: Record<string, unknown> = {
+      ...chat.passthrough,
+      model: model.upstream_model ?? model.id,
+      messages: chat.messages,
+      [chat.maxTokensField]: chat.maxOutputTokens,
+    };
+    const provider = deps.providers.chat(model);
+    const conversationId = chat.conversationId;
+    if (conversationId !== undefined)
+      await conversations.beginTurn(conversationId, principal.keyId, request.id);
+    try {
+      if (chat.stream) {
+        return await runStreamedChat(deps, request, reply, {
+          model: model.id,
+          reserve,
+          includeUsage: chat.includeUsage,
+          open: (signal) => provider.stream(upstreamBody, signal),
+          price: (usage) => chatCost(usage, price.prices),
+        });
+      }
+      return await runBilledRequest(deps, request, reply, {
+        model: model.id,
+        reserve,
+        execute: async () => {
+          const result = await provider.complete(upstreamBody);
+          const { amount, rule } = chatCost(result.usage, price.prices);
+          return {
+            kind: 'succeeded',
+            amount,
+            pricingRule: rule,
+            usage: usageFields(result.usage),
+            upstreamRequestId: result.upstreamRequestId,
+            body: {
+              id: `chatcmpl-${request.id}`,
+              object: 'chat.completion',
+              created: Math.floor(deps.clock.now() / 1000),
+              model: model.id,
+              choices: result.completion.choices,
+              usage: openAiUsage(result.usage),
+            },
+          };
+        },
+      });
+    } finally {
+      if (conversationId !== undefined) await conversations.endTurn(conversationId, request.id);
+    }
+  });
+}

@@ -1,0 +1,76 @@
+import { z } from 'zod';
+
+/**
+ * Upstream chat bodies, parsed at the boundary. Zod drops every field not named here, so what
+ * reaches a caller is rebuilt from checked values only.
+ */
+const tokens = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
+
+export const usageSchema = z.object({
+  prompt_tokens: tokens,
+  completion_tokens: tokens,
+  total_tokens: tokens.optional(),
+  prompt_tokens_details: z.object({ cached_tokens: tokens.optional() }).nullish(),
+  completion_tokens_details: z.object({ reasoning_tokens: tokens.optional() }).nullish(),
+});
+
+const toolCallSchema = z.object({
+  id: z.string().max(200),
+  type: z.literal('function'),
+  function: z.object({ name: z.string().max(200), arguments: z.string() }),
+});
+
+export const completionSchema = z.object({
+  id: z.string().max(200).optional(),
+  created: z.number().int().optional(),
+  choices: z
+    .array(
+      z.object({
+        index: z.number().int().nonnegative(),
+        message: z.object({
+          role: z.literal('assistant'),
+          content: z.string().nullable(),
+          reasoning_content: z.string().nullish(),
+          refusal: z.string().nullish(),
+          tool_calls: z.array(toolCallSchema).nullish(),
+        }),
+        finish_reason: z.string().max(40).nullable(),
+      }),
+    )
+    .min(1),
+  usage: usageSchema,
+});
+
+export const chunkSchema = z.object({
+  id: z.string().max(200).optional(),
+  created: z.number().int().optional(),
+  choices: z.array(
+    z.object({
+      index: z.number().int().nonnegative(),
+      delta: z.object({
+        role: z.literal('assistant').nullish(),
+        content: z.string().nullish(),
+        reasoning_content: z.string().nullish(),
+        refusal: z.string().nullish(),
+        tool_calls: z
+          .array(
+            z.object({
+              index: z.number().int().nonnegative(),
+              id: z.string().max(200).optional(),
+              type: z.literal('function').optional(),
+              function: z
+                .object({ name: z.string().max(200).optional(), arguments: z.string().optional() })
+                .optional(),
+            }),
+          )
+          .nullish(),
+      }),
+      finish_reason: z.string().max(40).nullish(),
+    }),
+  ),
+  usage: usageSchema.nullish(),
+});
+
+export type UpstreamUsage = z.output<typeof usageSchema>;
+export type UpstreamCompletion = z.output<typeof completionSchema>;
+export type UpstreamChunk = z.output<typeof chunkSchema>;

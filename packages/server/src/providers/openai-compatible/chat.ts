@@ -1,0 +1,109 @@
+import { createParser } from 'eventsource-parser';
+import type { ChatUsage } from '../../chat/chat-types.js';
+import { unverifiableBody } from '../upstream-error.js';
+import type { UpstreamHttp } from '../upstream-http.js';
+import {
+  chunkSchema,
+  completionSchema,
+  type UpstreamChunk,
+  type UpstreamCompletion,
+  type UpstreamUsage,
+} from './chat-schemas.js';
+
+/** One event of an upstream stream, after the boundary check. */
+export type StreamEvent =
+  | { kind: 'chunk'; chunk: UpstreamChunk }
+  | { kind: 'done' }
+  /** The upstream put an error object into the stream. */
+  | { kind: 'upstream_error' }
+  /** Not JSON, or not a chunk: the stream can no longer be trusted. */
+  | { kind: 'invalid'; detail: string };
+
+export function toChatUsage(usage: UpstreamUsage): ChatUsage | undefined {
+  const cachedTokens = usage.prompt_tokens_details?.cached_tokens ?? 0;
+  const reasoningTokens = usage.completion_tokens_details?.reasoning_tokens ?? 0;
+  if (cachedTokens > usage.prompt_tokens || reasoningTokens > usage.completion_tokens)
+    return undefined;
+  return {
+    promptTokens: usage.prompt_tokens,
+    completionTokens: usage.completion_tokens,
+    cachedTokens,
+    reasoningTokens,
+  };
+}
+
+/** OpenAI-compatible `POST /chat/completions`, plain and streamed. */
+export class OpenAiChat {
+  constructor(private readonly http: UpstreamHttp) {}
+
+  async complete(
+    body: Record<string, unknown>,
+    signal?: AbortSignal,
+  ): Promise<{
+    completion: UpstreamCompletion;
+    usage: ChatUsage;
+    upstreamRequestId: string | null;
+  }> {
+    const response = await this.http.postJson(
+      '/chat/completions',
+      { ...body, stream: false },
+      signal,
+    );
+    const parsed = completionSchema.safeParse(response.json);
+    if (!parsed.success)
+      throw unverifiableBody(
+        response.upstreamRequestId,
+        `chat body: ${parsed.error.issues[0]?.message ?? ''}`,
+      );
+    const usage = toChatUsage(parsed.data.usage);
+    if (usage === undefined)
+      throw unverifiableBody(response.upstreamRequestId, 'usage details exceed their totals');
+    return { completion: parsed.data, usage, upstreamRequestId: response.upstreamRequestId };
+  }
+
+  /** Opens the stream (usage always requested) and yields checked events as they arrive. */
+  async stream(
+    body: Record<string, unknown>,
+    signal: AbortSignal,
+  ): Promise<{ events: AsyncGenerator<StreamEvent>; upstreamRequestId: string | null }> {
+    const opened = await this.http.postStream(
+      '/chat/completions',
+      { ...body, stream: true, stream_options: { include_usage: true } },
+      signal,
+    );
+    return { events: parseEvents(opened.body), upstreamRequestId: opened.upstreamRequestId };
+  }
+}
+
+async function* parseEvents(body: AsyncIterable<Buffer>): AsyncGenerator<StreamEvent> {
+  const pending: string[] = [];
+  const parser = createParser({ onEvent: (event) => void pending.push(event.data) });
+  const decoder = new TextDecoder();
+  for await (const bytes of body) {
+    parser.feed(decoder.decode(bytes, { stream: true }));
+    while (pending.length > 0) {
+      const data = pending.shift() ?? '';
+      if (data === '[DONE]') {
+        yield { kind: 'done' };
+        return;
+      }
+      let json: unknown;
+      try {
+        json = JSON.parse(data);
+      } catch {
+        yield { kind: 'invalid', detail: 'chunk is not JSON' };
+        return;
+      }
+      if (typeof json === 'object' && json !== null && 'error' in json) {
+        yield { kind: 'upstream_error' };
+        return;
+      }
+      const parsed = chunkSchema.safeParse(json);
+      if (!parsed.success) {
+        yield { kind: 'invalid', detail: `chunk: ${parsed.error.issues[0]?.message ?? ''}` };
+        return;
+      }
+      yield { kind: 'chunk', chunk: parsed.data };
+    }
+  }
+}

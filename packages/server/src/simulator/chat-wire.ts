@@ -1,0 +1,89 @@
+import { randomUUID } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
+import type { ChatAnswer, ChatInput } from './chat.js';
+import type { Directives } from './directives.js';
+
+/** The non-streamed OpenAI `chat.completion` body. */
+export function completionBody(input: ChatInput, answer: ChatAnswer) {
+  return {
+    id: `chatcmpl-sim-${randomUUID()}`,
+    object: 'chat.completion',
+    created: Math.floor(Date.now() / 1000),
+    model: input.model,
+    choices: [
+      {
+        index: 0,
+        message: {
+          role: 'assistant',
+          content: answer.content,
+          ...(answer.reasoning === undefined ? {} : { reasoning_content: answer.reasoning }),
+          ...(answer.toolCalls.length === 0 ? {} : { tool_calls: answer.toolCalls }),
+        },
+        finish_reason: answer.finishReason,
+      },
+    ],
+    ...(answer.usage === undefined ? {} : { usage: answer.usage }),
+  };
+}
+
+/**
+ * Streams the answer as OpenAI chunks: role, reasoning words, content words, tool calls, the
+ * finish reason, then the usage chunk when asked for, then `[DONE]`. `[sim:cut_after=N]` drops
+ * the connection after N chunks.
+ */
+export async function streamChat(
+  response: ServerResponse,
+  input: ChatInput,
+  answer: ChatAnswer,
+  directives: Directives,
+): Promise<void> {
+  const id = `chatcmpl-sim-${randomUUID()}`;
+  const created = Math.floor(Date.now() / 1000);
+  const chunk = (delta: Record<string, unknown>, finishReason: string | null = null) => ({
+    id,
+    object: 'chat.completion.chunk',
+    created,
+    model: input.model,
+    choices: [{ index: 0, delta, finish_reason: finishReason }],
+  });
+  const chunks: unknown[] = [chunk({ role: 'assistant', content: '' })];
+  for (const word of words(answer.reasoning)) chunks.push(chunk({ reasoning_content: word }));
+  for (const word of words(answer.content)) chunks.push(chunk({ content: word }));
+  answer.toolCalls.forEach((call, index) =>
+    chunks.push(chunk({ tool_calls: [{ index, ...call }] })),
+  );
+  chunks.push(chunk({}, answer.finishReason));
+  if (input.includeUsage && answer.usage !== undefined)
+    chunks.push({
+      id,
+      object: 'chat.completion.chunk',
+      created,
+      model: input.model,
+      choices: [],
+      usage: answer.usage,
+    });
+
+  response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  let sent = 0;
+  for (const payload of chunks) {
+    if (directives.cutAfter !== undefined && sent >= directives.cutAfter) {
+      response.destroy();
+      return;
+    }
+    response.write(`data: ${JSON.stringify(payload)}\n\n`);
+    sent += 1;
+    // Let each chunk leave as its own write, like a real model producing tokens.
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  if (directives.cutAfter !== undefined && sent >= directives.cutAfter) {
+    response.destroy();
+    return;
+  }
+  response.end('data: [DONE]\n\n');
+}
+
+/** Splits text into word-sized pieces that join back to the same text. */
+function words(text: string | null | undefined): string[] {
+  if (text === null || text === undefined || text === '') return [];
+  return text.match(/\S+\s*/g) ?? [text];
+}
