@@ -41,6 +41,8 @@ export function recordView(row: RecordRow) {
             pricing_rule: row.pricing_rule,
             captured: row.hold_state === 'captured',
           },
+    /** The rule that priced the request, or that decided its ending (stream endings, failures). */
+    rule: row.pricing_rule,
     canSettle: row.status === 'awaiting_funds',
     settlement:
       row.status === 'awaiting_funds'

@@ -179,10 +179,16 @@ export class RequestService {
   async finish(
     identity: RequestIdentity,
     holdId: string | null,
-    outcome: Outcome,
+    outcome: RecordedOutcome,
   ): Promise<Answer> {
     const now = this.effects.clock.now();
-    const upstream = { upstream_request_id: outcome.upstreamRequestId, updated_at: now };
+    const upstream = {
+      upstream_request_id: outcome.upstreamRequestId,
+      updated_at: now,
+      ...(outcome.transcript === undefined
+        ? {}
+        : { transcript: JSON.stringify(outcome.transcript) }),
+    };
     if (outcome.kind === 'failed' || outcome.kind === 'unknown') {
       const body = outcome.error.toBody(identity.requestId);
       await this.db.transaction().execute(async (trx) => {
@@ -197,6 +203,7 @@ export class RequestService {
             http_status: outcome.error.status,
             response_body: JSON.stringify(body),
             error_code: outcome.error.code,
+            pricing_rule: outcome.rule ?? null,
           },
           trx,
         );

@@ -26,8 +26,9 @@ export function registerChat(scope: FastifyInstance, deps: AppDeps): void {
     if (typeof modelId !== 'string' || modelId === '') throw invalidInput('model', 'is required');
     const model = deps.catalog.resolve(principal, modelId, 'chat');
     const chat = validateChat(body, model);
-    checkCapabilities(model, chat.features);
+    // OCR's own rules first: each says exactly which rule the input broke.
     if (model.families.includes('ocr')) checkOcrRules(chat);
+    checkCapabilities(model, chat.features);
     const url = chat.images.find((image) => image.kind === 'url');
     if (url !== undefined && !model.image_urls)
       throw invalidInput(

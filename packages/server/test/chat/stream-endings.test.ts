@@ -1,0 +1,270 @@
+import { randomUUID } from 'node:crypto';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { OpenAiChat } from '../../src/providers/openai-compatible/chat.js';
+import { dialects } from '../helpers/dialects.js';
+import { startGateway, testConfig, type TestGateway } from '../helpers/gateway.js';
+
+/** Short timeouts so a stalled stream ends quickly. */
+const config = testConfig({
+  upstreams: {
+    simulator: {
+      kind: 'simulator',
+      timeouts: { connect_ms: 1_000, first_byte_ms: 1_000, idle_ms: 400 },
+    },
+  },
+});
+
+interface Parsed {
+  events: unknown[];
+  done: boolean;
+  error: { code: string } | undefined;
+  text: string;
+}
+
+function parseSse(body: string): Parsed {
+  const events: unknown[] = [];
+  let done = false;
+  let error: { code: string } | undefined;
+  let text = '';
+  for (const block of body.split('\n\n')) {
+    if (!block.startsWith('data: ')) continue;
+    const data = block.slice(6);
+    if (data === '[DONE]') {
+      done = true;
+      continue;
+    }
+    const json = JSON.parse(data) as {
+      error?: { code: string };
+      choices?: { delta: { content?: string } }[];
+    };
+    if (json.error !== undefined) error = json.error;
+    else text += json.choices?.map((choice) => choice.delta.content ?? '').join('') ?? '';
+    events.push(json);
+  }
+  return { events, done, error, text };
+}
+
+describe.each(dialects)('stream endings on $name', (dialect) => {
+  let gateway: TestGateway | undefined;
+  afterEach(async () => {
+    vi.restoreAllMocks();
+    await gateway?.expectLedgerClean();
+    await gateway?.close();
+    gateway = undefined;
+  });
+
+  async function stream(
+    content: string,
+    extra: Record<string, unknown> = {},
+    idempotencyKey = randomUUID(),
+  ) {
+    gateway = gateway ?? (await startGateway(dialect, { config }));
+    const { accountId, key } = await gateway.account(100_000_000);
+    const response = await gateway.call('POST', '/v1/chat/completions', {
+      key,
+      idempotencyKey,
+      body: {
+        model: 'sim-chat',
+        stream: true,
+        messages: [{ role: 'user', content }],
+        max_tokens: 100,
+        ...extra,
+      },
+    });
+    const requestId = String(response.headers['x-service-request-id']);
+    const record = (await gateway.call('GET', `/v1/requests/${requestId}`, { key })).json<
+      Record<string, unknown> & { bill: { amount: number } | null; reserve: { state: string } }
+    >();
+    return {
+      response,
+      parsed: parseSse(response.body),
+      record,
+      balance: await gateway.balance(accountId),
+      key,
+      accountId,
+    };
+  }
+
+  it('usage reported: relays every chunk as SSE, bills the usage, ends with [DONE]', async () => {
+    const { response, parsed, record, balance } = await stream('tell me a short story');
+    expect(response.statusCode).toBe(200);
+    expect(response.headers['content-type']).toContain('text/event-stream');
+    expect(parsed.done).toBe(true);
+    expect(parsed.text).toBe('Simulated reply to: tell me a short story');
+    expect(parsed.events.some((event) => (event as { usage?: unknown }).usage !== undefined)).toBe(
+      false,
+    );
+    expect(record).toMatchObject({ status: 'succeeded', reserve: { state: 'captured' } });
+    expect(String(record['rule'])).toContain('stream completed with usage');
+    expect(record['bill']).toMatchObject({ captured: true });
+    expect(balance.balance).toBe(100_000_000 - (record.bill?.amount ?? 0));
+    expect(balance.held).toBe(0);
+  });
+
+  it('passes the usage chunk on only when the caller asked for it', async () => {
+    const { parsed } = await stream('count my tokens', { stream_options: { include_usage: true } });
+    const usageChunk = parsed.events.find(
+      (event) => (event as { choices: unknown[] }).choices.length === 0,
+    ) as { usage: { prompt_tokens: number } } | undefined;
+    expect(usageChunk?.usage.prompt_tokens).toBeGreaterThan(0);
+    expect(parsed.done).toBe(true);
+  });
+
+  it('upstream error status before the first byte: a JSON error, hold released, nothing charged', async () => {
+    const { response, record, balance } = await stream('fail now [sim:fail=500]');
+    expect(response.statusCode).toBe(502);
+    expect(response.headers['content-type']).toContain('application/json');
+    expect(record).toMatchObject({ status: 'failed', reserve: { state: 'released' } });
+    expect(balance).toEqual({ balance: 100_000_000, held: 0, available: 100_000_000 });
+  });
+
+  it('stream cut after k chunks: final error event, record submission_unknown with its hold', async () => {
+    const { response, parsed, record, balance } = await stream(
+      'one two three four five six [sim:cut_after=3]',
+    );
+    expect(response.statusCode).toBe(200);
+    expect(parsed.done).toBe(false);
+    expect(parsed.error).toMatchObject({
+      code: 'UPSTREAM_ERROR',
+      request_id: response.headers['x-service-request-id'],
+    });
+    expect(parsed.events.length).toBe(4);
+    expect(record).toMatchObject({
+      status: 'submission_unknown',
+      reserve: { state: 'open' },
+      bill: null,
+    });
+    expect(String(record['error'] === null ? '' : JSON.stringify(record))).toContain('dropped');
+    expect(balance.held).toBeGreaterThan(0);
+    await gateway?.admin('POST', `/admin/v1/requests/${String(record['id'])}/resolve`, {
+      action: 'release',
+      reason: 'test cleanup',
+    });
+  });
+
+  it('stream ended without usage: final error event, record submission_unknown', async () => {
+    const { parsed, record } = await stream('no meter here [sim:no_usage]');
+    expect(parsed.text).toBe('Simulated reply to: no meter here');
+    expect(parsed.done).toBe(false);
+    expect(parsed.error).toMatchObject({ code: 'UPSTREAM_ERROR' });
+    expect(record).toMatchObject({ status: 'submission_unknown', reserve: { state: 'open' } });
+    expect(JSON.stringify(record)).toContain('ended without usage');
+    await gateway?.admin('POST', `/admin/v1/requests/${String(record['id'])}/resolve`, {
+      action: 'capture',
+      amount: 10,
+      reason: 'provider invoice',
+    });
+  });
+
+  it('upstream hangs before the first byte: 504 JSON error, submission_unknown', async () => {
+    const { response, record } = await stream('wait forever [sim:hang]');
+    expect(response.statusCode).toBe(504);
+    expect(response.json()).toMatchObject({ error: { code: 'UPSTREAM_TIMEOUT' } });
+    expect(record).toMatchObject({ status: 'submission_unknown', reserve: { state: 'open' } });
+    await gateway?.admin('POST', `/admin/v1/requests/${String(record['id'])}/resolve`, {
+      action: 'release',
+      reason: 'test cleanup',
+    });
+  });
+
+  it('usage above the hold mid-stream: text delivered, record awaiting funds, settle later', async () => {
+    gateway = await startGateway(dialect, { config });
+    const small = await gateway.account(0);
+    const body = {
+      model: 'sim-chat',
+      stream: true,
+      max_tokens: 10,
+      messages: [{ role: 'user', content: 'hi [sim:extra_tokens=100000]' }],
+    };
+    // Fund exactly the hold this request takes.
+    const probe = await gateway.call('POST', '/v1/chat/completions', { key: small.key, body });
+    expect(probe.statusCode).toBe(402);
+    const needed = Number(
+      /needs (\d+) micro-yuan/.exec(
+        probe.json<{ error: { message: string } }>().error.message,
+      )?.[1],
+    );
+    await gateway.admin('POST', `/admin/v1/accounts/${small.accountId}/topups`, {
+      amount: needed,
+      reference: 'exact',
+    });
+    const response = await gateway.call('POST', '/v1/chat/completions', { key: small.key, body });
+    const parsed = parseSse(response.body);
+    expect(parsed.text).toBe('Simulated reply to: hi');
+    expect(parsed.error).toMatchObject({ code: 'INSUFFICIENT_FUNDS' });
+    const requestId = String(response.headers['x-service-request-id']);
+    const record = (
+      await gateway.call('GET', `/v1/requests/${requestId}`, { key: small.key })
+    ).json<{ status: string; canSettle: boolean; bill: { amount: number } }>();
+    expect(record).toMatchObject({ status: 'awaiting_funds', canSettle: true });
+    await gateway.admin('POST', `/admin/v1/accounts/${small.accountId}/topups`, {
+      amount: record.bill.amount,
+      reference: 'settle',
+    });
+    const settled = await gateway.call('POST', `/v1/requests/${requestId}/settle`, {
+      key: small.key,
+    });
+    expect(settled.json()).toMatchObject({
+      status: 'succeeded',
+      result: { choices: [{ message: { content: 'Simulated reply to: hi' } }] },
+    });
+  });
+
+  it('a client disconnect aborts the upstream request and leaves the record submission_unknown', async () => {
+    gateway = await startGateway(dialect, { config });
+    const { key } = await gateway.account(100_000_000);
+    const base = await gateway.listen();
+    const abort = new AbortController();
+    const response = await fetch(`${base}/chat/completions`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${key}`,
+        'idempotency-key': randomUUID(),
+        'content-type': 'application/json',
+      },
+      body: JSON.stringify({
+        model: 'sim-chat',
+        stream: true,
+        messages: [{ role: 'user', content: `${'many words '.repeat(400)}` }],
+        max_tokens: 2000,
+      }),
+      signal: abort.signal,
+    });
+    const requestId = String(response.headers.get('x-service-request-id'));
+    const reader = response.body?.getReader();
+    await reader?.read();
+    abort.abort();
+    let record: { status: string } = { status: 'processing' };
+    for (let attempt = 0; attempt < 50 && record.status === 'processing'; attempt += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      record = (await gateway.call('GET', `/v1/requests/${requestId}`, { key })).json();
+    }
+    expect(record).toMatchObject({ status: 'submission_unknown' });
+    expect(JSON.stringify(record)).toContain('client disconnected');
+    await gateway.admin('POST', `/admin/v1/requests/${requestId}/resolve`, {
+      action: 'release',
+      reason: 'test cleanup',
+    });
+  });
+
+  it('sends a duplicate streamed request upstream once and replays the stored transcript', async () => {
+    const upstreamCalls = vi.spyOn(OpenAiChat.prototype, 'stream');
+    const idempotencyKey = randomUUID();
+    const first = await stream('replay me please', {}, idempotencyKey);
+    const key = first.key;
+    const replay = await gateway?.call('POST', '/v1/chat/completions', {
+      key,
+      idempotencyKey,
+      body: {
+        model: 'sim-chat',
+        stream: true,
+        messages: [{ role: 'user', content: 'replay me please' }],
+        max_tokens: 100,
+      },
+    });
+    expect(replay?.headers['idempotent-replayed']).toBe('true');
+    expect(replay?.headers['content-type']).toContain('text/event-stream');
+    expect(replay?.body).toBe(first.response.body);
+    expect(upstreamCalls).toHaveBeenCalledTimes(1);
+  });
+});
