@@ -9,6 +9,7 @@ import type { Config } from './config/schema.js';
 import type { AppDeps } from './http/deps.js';
 import { Metrics } from './http/metrics.js';
 import { ModelCatalog } from './models/model-catalog.js';
+import type { GuardedFetchDeps } from './providers/guarded-fetch.js';
 import { ProviderRegistry } from './providers/registry.js';
 import { RequestService } from './requests/request-service.js';
 import { startSimulator } from './simulator/server.js';
@@ -28,6 +29,8 @@ export interface ServiceOptions {
   readonly logger?: FastifyBaseLogger;
   /** Collect process metrics (off in tests that build many apps). */
   readonly processMetrics?: boolean;
+  /** The guarded fetch's network (tests replace it; default: DNS and undici). */
+  readonly fetchDeps?: GuardedFetchDeps;
   /** Start upstream pools and the simulator (the CLI's money commands need neither). */
   readonly upstreams?: boolean;
 }
@@ -94,6 +97,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       providers,
       redis,
       adminToken: options.adminToken,
+      ...(options.fetchDeps === undefined ? {} : { fetchDeps: options.fetchDeps }),
       close: async () => {
         for (const close of closers.reverse()) await close();
       },

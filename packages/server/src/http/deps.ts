@@ -5,6 +5,7 @@ import type { KeyService } from '../auth/key-service.js';
 import type { PriceBook } from '../billing/price-book.js';
 import type { Config } from '../config/schema.js';
 import type { ModelCatalog } from '../models/model-catalog.js';
+import type { GuardedFetchDeps } from '../providers/guarded-fetch.js';
 import type { ProviderRegistry } from '../providers/registry.js';
 import type { RequestService } from '../requests/request-service.js';
 import type { Store } from '../store/database.js';
@@ -27,6 +28,8 @@ export interface AppDeps {
   readonly providers: ProviderRegistry;
   /** Present when rate limits are shared through Redis. */
   readonly redis: Redis | undefined;
+  /** How caller-given URLs are fetched (the guarded fetch's network; tests replace it). */
+  readonly fetchDeps?: GuardedFetchDeps;
   /** `undefined` disables the admin API. */
   readonly adminToken: string | undefined;
 }

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { checkCapabilities } from '../../chat/capabilities.js';
 import { chatCost, chatReserve } from '../../chat/chat-pricing.js';
 import { Conversations } from '../../chat/conversations.js';
+import { inlineImageUrls } from '../../chat/inline-image-urls.js';
 import { checkOcrRules } from '../../chat/ocr.js';
 import { validateChat } from '../../chat/validate-chat.js';
 import { invalidInput } from '../../errors/api-error.js';
@@ -43,7 +44,8 @@ export function registerChat(scope: FastifyInstance, deps: AppDeps): void {
     const upstreamBody: Record<string, unknown> = {
       ...chat.passthrough,
       model: model.upstream_model ?? model.id,
-      messages: chat.messages,
+      messages:
+        url === undefined ? chat.messages : await inlineImageUrls(chat.messages, deps.fetchDeps),
       [chat.maxTokensField]: chat.maxOutputTokens,
     };
     const provider = deps.providers.chat(model);

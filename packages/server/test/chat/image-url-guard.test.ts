@@ -1,0 +1,181 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  guardedFetch,
+  isPublicAddress,
+  type GuardedFetchDeps,
+} from '../../src/providers/guarded-fetch.js';
+import { dialects } from '../helpers/dialects.js';
+import { startGateway, testConfig, type TestGateway } from '../helpers/gateway.js';
+
+const png = Buffer.concat([
+  Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+  Buffer.alloc(30),
+]);
+
+/** A fake network: DNS answers from a table, servers from a table; nothing leaves the process. */
+function fakeNetwork(
+  dns: Record<string, string[]>,
+  pages: Record<string, { status: number; location?: string; body?: Buffer }>,
+): GuardedFetchDeps & { fetched: string[] } {
+  const fetched: string[] = [];
+  return {
+    fetched,
+    resolve: (host) => Promise.resolve(dns[host] ?? []),
+    get: (url, address) => {
+      fetched.push(`${url.href} @ ${address}`);
+      const page = pages[url.href] ?? { status: 404 };
+      return Promise.resolve({
+        status: page.status,
+        location: page.location,
+        contentType: 'image/png',
+        body: (async function* () {
+          if (page.body !== undefined) yield page.body;
+        })(),
+      });
+    },
+  };
+}
+
+describe('guarded fetch of caller-given image URLs', () => {
+  it('classifies private, loopback, link-local, mapped and reserved addresses as not public', () => {
+    for (const address of [
+      '127.0.0.1',
+      '10.1.2.3',
+      '172.16.0.1',
+      '192.168.1.1',
+      '169.254.169.254',
+      '100.64.0.1',
+      '0.0.0.0',
+      '::1',
+      'fe80::1',
+      'fc00::1',
+      '::ffff:127.0.0.1',
+      '::ffff:10.0.0.1',
+      'not-an-ip',
+    ]) {
+      expect(isPublicAddress(address), address).toBe(false);
+    }
+    for (const address of ['93.184.216.34', '8.8.8.8', '2606:4700:4700::1111'])
+      expect(isPublicAddress(address), address).toBe(true);
+  });
+
+  it('refuses a host that resolves to a private address, before connecting', async () => {
+    const network = fakeNetwork({ 'intranet.example': ['10.0.0.7'] }, {});
+    await expect(
+      guardedFetch('https://intranet.example/a.png', { maxBytes: 1000 }, network),
+    ).rejects.toThrow(/private or reserved/);
+    expect(network.fetched).toEqual([]);
+  });
+
+  it('checks every redirect: a public page that redirects to a loopback address is refused', async () => {
+    const network = fakeNetwork(
+      { 'cdn.example': ['93.184.216.34'], 'sneaky.example': ['127.0.0.1'] },
+      { 'https://cdn.example/a.png': { status: 302, location: 'https://sneaky.example/admin' } },
+    );
+    await expect(
+      guardedFetch('https://cdn.example/a.png', { maxBytes: 1000 }, network),
+    ).rejects.toThrow(/private or reserved/);
+    expect(network.fetched).toEqual(['https://cdn.example/a.png @ 93.184.216.34']);
+  });
+
+  it('refuses http, credentials in the URL, too many redirects and oversized bodies', async () => {
+    const loop = fakeNetwork(
+      { 'a.example': ['93.184.216.34'] },
+      { 'https://a.example/x': { status: 301, location: '/x' } },
+    );
+    await expect(guardedFetch('http://a.example/x', { maxBytes: 10 }, loop)).rejects.toThrow(
+      /only https/,
+    );
+    await expect(guardedFetch('https://u:p@a.example/x', { maxBytes: 10 }, loop)).rejects.toThrow(
+      /credentials/,
+    );
+    await expect(guardedFetch('https://a.example/x', { maxBytes: 10 }, loop)).rejects.toThrow(
+      /too many redirects/,
+    );
+    const big = fakeNetwork(
+      { 'a.example': ['93.184.216.34'] },
+      { 'https://a.example/big': { status: 200, body: Buffer.alloc(100) } },
+    );
+    await expect(guardedFetch('https://a.example/big', { maxBytes: 10 }, big)).rejects.toThrow(
+      /larger than/,
+    );
+  });
+});
+
+describe('image URLs in chat, where a model enables them', () => {
+  let gateway: TestGateway;
+  let key: string;
+  const network = fakeNetwork(
+    { 'images.example': ['93.184.216.34'], 'internal.example': ['192.168.0.10'] },
+    {
+      'https://images.example/cat.png': { status: 200, body: png },
+      'https://images.example/moved.png': {
+        status: 302,
+        location: 'https://internal.example/secret.png',
+      },
+    },
+  );
+  beforeAll(async () => {
+    const [sqlite] = dialects;
+    if (sqlite === undefined) throw new Error('no sqlite');
+    const config = testConfig({
+      models: [
+        {
+          id: 'sim-vision',
+          upstream: 'simulator',
+          families: ['chat'],
+          combinations: [['image_input']],
+          prices: { input_per_million_tokens: 1, output_per_million_tokens: 1 },
+          image_urls: true,
+        },
+      ],
+    });
+    gateway = await startGateway(sqlite, { config, services: { fetchDeps: network } });
+    ({ key } = await gateway.account(1_000_000));
+  });
+  afterAll(async () => {
+    await gateway.expectLedgerClean();
+    await gateway.close();
+  });
+
+  it('fetches the image through the guard and hands the upstream a data URI of its bytes', async () => {
+    const response = await gateway.call('POST', '/v1/chat/completions', {
+      key,
+      body: {
+        model: 'sim-vision',
+        messages: [
+          {
+            role: 'user',
+            content: [{ type: 'image_url', image_url: { url: 'https://images.example/cat.png' } }],
+          },
+        ],
+      },
+    });
+    expect(response.statusCode).toBe(200);
+    expect(
+      response.json<{ choices: { message: { content: string } }[] }>().choices[0]?.message.content,
+    ).toContain(`image/png ${png.length} bytes`);
+  });
+
+  it('refuses a URL that redirects into the private network, with a 400 naming the part', async () => {
+    const response = await gateway.call('POST', '/v1/chat/completions', {
+      key,
+      body: {
+        model: 'sim-vision',
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'image_url', image_url: { url: 'https://images.example/moved.png' } },
+            ],
+          },
+        ],
+      },
+    });
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toMatchObject({
+      error: { code: 'INVALID_INPUT', param: 'messages.0.content.0.image_url.url' },
+    });
+    expect(network.fetched).not.toContain('https://internal.example/secret.png @ 192.168.0.10');
+  });
+});
