@@ -82,7 +82,7 @@ export async function credit(
 export async function placeHold(
   trx: Executor,
   effects: LedgerEffects,
-  input: { accountId: string; amount: number; requestId: string; priceVersion: string },
+  input: { accountId: string; amount: number; requestId: string; priceVersion: string; holdId?: string },
 ): Promise<string | null> {
   const updated = await trx
     .updateTable('accounts')
@@ -91,7 +91,7 @@ export async function placeHold(
     .where(sql<boolean>`balance - held >= ${input.amount}`)
     .executeTakeFirst();
   if (updated.numUpdatedRows !== 1n) return null;
-  const holdId = effects.ids.next('hold');
+  const holdId = input.holdId ?? effects.ids.next('hold');
   await trx
     .insertInto('holds')
     .values({

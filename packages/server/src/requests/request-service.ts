@@ -78,6 +78,8 @@ export class RequestService {
 
   async claim(identity: RequestIdentity, reserve: Reserve | null): Promise<Claim> {
     const now = this.effects.clock.now();
+    // The hold's id is known up front so the record names it in its first write.
+    const holdId = reserve === null ? null : this.effects.ids.next('hold');
     try {
       return await this.db.transaction().execute(async (trx) => {
         const inserted = await trx
@@ -96,7 +98,7 @@ export class RequestService {
             response_body: null,
             error_code: null,
             usage: null,
-            hold_id: null,
+            hold_id: holdId,
             reserve_amount: reserve?.amount ?? null,
             amount: null,
             price_version: reserve?.priceVersion ?? null,
@@ -119,21 +121,17 @@ export class RequestService {
           if (existing === undefined) throw new Error('idempotency conflict without a record');
           return this.answerExisting(existing, identity.fingerprint);
         }
-        if (reserve === null) return { kind: 'claimed', holdId: null };
-        const holdId = await placeHold(trx, this.effects, {
+        if (reserve === null || holdId === null) return { kind: 'claimed', holdId: null };
+        const placed = await placeHold(trx, this.effects, {
           accountId: identity.principal.accountId,
           amount: reserve.amount,
           requestId: identity.requestId,
           priceVersion: reserve.priceVersion,
+          holdId,
         });
         // Not enough available: roll the claim back too. Nothing happened, so nothing is
         // recorded and the same idempotency key may be sent again after a top-up.
-        if (holdId === null) throw insufficientFunds(reserve.amount);
-        await trx
-          .updateTable('requests')
-          .set({ hold_id: holdId })
-          .where('id', '=', identity.requestId)
-          .execute();
+        if (placed === null) throw insufficientFunds(reserve.amount);
         return { kind: 'claimed', holdId };
       });
     } catch (error) {

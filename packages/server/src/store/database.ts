@@ -1,6 +1,5 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import SqliteDatabase from 'better-sqlite3';
 import {
   CompiledQuery,
   Kysely,
@@ -13,6 +12,7 @@ import {
 } from 'kysely';
 import pg from 'pg';
 import { migrationProvider } from './migrations/index.js';
+import { SqliteDatabase } from './sqlite-binding.js';
 import type { Database } from './schema.js';
 
 export type DialectName = 'sqlite' | 'postgres';
