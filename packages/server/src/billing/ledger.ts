@@ -82,7 +82,13 @@ export async function credit(
 export async function placeHold(
   trx: Executor,
   effects: LedgerEffects,
-  input: { accountId: string; amount: number; requestId: string; priceVersion: string; holdId?: string },
+  input: {
+    accountId: string;
+    amount: number;
+    requestId: string;
+    priceVersion: string;
+    holdId?: string;
+  },
 ): Promise<string | null> {
   const updated = await trx
     .updateTable('accounts')

@@ -12,5 +12,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 const require = createRequire(import.meta.url);
 const major = Number(process.versions.node.split('.')[0]);
 
-export const SqliteDatabase = (major >= 22 ? require('better-sqlite3-napi') : require('better-sqlite3')) as typeof BetterSqlite3;
+export const SqliteDatabase = (
+  major >= 22 ? require('better-sqlite3-napi') : require('better-sqlite3')
+) as typeof BetterSqlite3;
 export type SqliteDatabase = BetterSqlite3.Database;
