@@ -34,6 +34,16 @@ const SAMPLING_RULES: Record<string, string> = {
   user: 'must be a string of at most 256 characters',
   parallel_tool_calls: 'must be a boolean',
 };
+/** Fields the gateway rebuilds for the upstream (the rest pass through as validated). */
+const REBUILT = new Set([
+  'model',
+  'messages',
+  'stream',
+  'stream_options',
+  'max_tokens',
+  'max_completion_tokens',
+  'conversation_id',
+]);
 const OWN = new Set([
   'model',
   'messages',
@@ -108,18 +118,7 @@ export function validateChat(body: unknown, model: ModelConfig): ChatRequest {
   }
   const passthrough: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(body)) {
-    if (
-      ![
-        'model',
-        'messages',
-        'stream',
-        'stream_options',
-        'max_tokens',
-        'max_completion_tokens',
-        'conversation_id',
-      ].includes(key)
-    )
-      passthrough[key] = value;
+    if (!REBUILT.has(key)) passthrough[key] = value;
   }
   return {
     model: model.id,

@@ -51,3 +51,20 @@ export function unverifiableBody(
     detail,
   );
 }
+
+/** Parses an upstream body with its boundary schema; a mismatch is an unverifiable result. */
+export function parseUpstream<T>(
+  schema: {
+    safeParse(
+      value: unknown,
+    ): { success: true; data: T } | { success: false; error: { issues: { message: string }[] } };
+  },
+  json: unknown,
+  upstreamRequestId: string | null,
+  what: string,
+): T {
+  const parsed = schema.safeParse(json);
+  if (!parsed.success)
+    throw unverifiableBody(upstreamRequestId, `${what}: ${parsed.error.issues[0]?.message ?? ''}`);
+  return parsed.data;
+}

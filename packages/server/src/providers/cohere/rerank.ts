@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { unverifiableBody } from '../upstream-error.js';
+import { parseUpstream, unverifiableBody } from '../upstream-error.js';
 import type { UpstreamHttp } from '../upstream-http.js';
 import type { RerankProvider, RerankRequest, RerankResult } from '../types.js';
 
@@ -27,14 +27,14 @@ export class CohereRerank implements RerankProvider {
       },
       signal,
     );
-    const parsed = responseSchema.safeParse(response.json);
-    if (!parsed.success)
-      throw unverifiableBody(
-        response.upstreamRequestId,
-        `rerank body: ${parsed.error.issues[0]?.message ?? ''}`,
-      );
+    const data = parseUpstream(
+      responseSchema,
+      response.json,
+      response.upstreamRequestId,
+      'rerank body',
+    );
     const seen = new Set<number>();
-    for (const result of parsed.data.results) {
+    for (const result of data.results) {
       if (result.index >= request.documents.length || seen.has(result.index)) {
         throw unverifiableBody(
           response.upstreamRequestId,
@@ -44,14 +44,14 @@ export class CohereRerank implements RerankProvider {
       seen.add(result.index);
     }
     const limit = request.topN ?? request.documents.length;
-    if (parsed.data.results.length > limit)
+    if (data.results.length > limit)
       throw unverifiableBody(response.upstreamRequestId, 'more results than asked');
     return {
-      results: parsed.data.results.map((result) => ({
+      results: data.results.map((result) => ({
         index: result.index,
         relevanceScore: result.relevance_score,
       })),
-      totalTokens: parsed.data.usage.total_tokens,
+      totalTokens: data.usage.total_tokens,
       upstreamRequestId: response.upstreamRequestId,
     };
   }

@@ -1,6 +1,6 @@
 import { createParser } from 'eventsource-parser';
 import type { ChatUsage } from '../../chat/chat-types.js';
-import { unverifiableBody } from '../upstream-error.js';
+import { parseUpstream, unverifiableBody } from '../upstream-error.js';
 import type { UpstreamHttp } from '../upstream-http.js';
 import {
   chunkSchema,
@@ -49,16 +49,16 @@ export class OpenAiChat {
       { ...body, stream: false },
       signal,
     );
-    const parsed = completionSchema.safeParse(response.json);
-    if (!parsed.success)
-      throw unverifiableBody(
-        response.upstreamRequestId,
-        `chat body: ${parsed.error.issues[0]?.message ?? ''}`,
-      );
-    const usage = toChatUsage(parsed.data.usage);
+    const data = parseUpstream(
+      completionSchema,
+      response.json,
+      response.upstreamRequestId,
+      'chat body',
+    );
+    const usage = toChatUsage(data.usage);
     if (usage === undefined)
       throw unverifiableBody(response.upstreamRequestId, 'usage details exceed their totals');
-    return { completion: parsed.data, usage, upstreamRequestId: response.upstreamRequestId };
+    return { completion: data, usage, upstreamRequestId: response.upstreamRequestId };
   }
 
   /** Opens the stream (usage always requested) and yields checked events as they arrive. */

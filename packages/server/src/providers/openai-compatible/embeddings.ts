@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { unverifiableBody } from '../upstream-error.js';
+import { parseUpstream, unverifiableBody } from '../upstream-error.js';
 import type { UpstreamHttp } from '../upstream-http.js';
 import type { EmbeddingsProvider, EmbeddingsRequest, EmbeddingsResult } from '../types.js';
 
@@ -27,14 +27,14 @@ export class OpenAiEmbeddings implements EmbeddingsProvider {
       },
       signal,
     );
-    const parsed = responseSchema.safeParse(response.json);
-    if (!parsed.success)
-      throw unverifiableBody(
-        response.upstreamRequestId,
-        `embeddings body: ${parsed.error.issues[0]?.message ?? ''}`,
-      );
+    const data = parseUpstream(
+      responseSchema,
+      response.json,
+      response.upstreamRequestId,
+      'embeddings body',
+    );
     const vectors: number[][] = new Array<number[]>(request.input.length);
-    for (const item of parsed.data.data) {
+    for (const item of data.data) {
       if (item.index >= request.input.length || vectors[item.index] !== undefined) {
         throw unverifiableBody(
           response.upstreamRequestId,
@@ -49,15 +49,15 @@ export class OpenAiEmbeddings implements EmbeddingsProvider {
       }
       vectors[item.index] = item.embedding;
     }
-    if (parsed.data.data.length !== request.input.length) {
+    if (data.data.length !== request.input.length) {
       throw unverifiableBody(
         response.upstreamRequestId,
-        `${parsed.data.data.length} embeddings for ${request.input.length} inputs`,
+        `${data.data.length} embeddings for ${request.input.length} inputs`,
       );
     }
     return {
       vectors,
-      promptTokens: parsed.data.usage.prompt_tokens,
+      promptTokens: data.usage.prompt_tokens,
       upstreamRequestId: response.upstreamRequestId,
     };
   }
