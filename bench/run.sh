@@ -45,5 +45,24 @@ cat > "$WORK/target.json" <<JSON
 } ] }
 JSON
 "$HARNESS/run.sh" --targets "anchors,$WORK/target.json" --only direct,node-passthrough,tollgate --out "$WORK/results" "${@:---quick}"
+
+# Memory with 1,000 concurrent open streams: a slow mock (100 chunks, 100 ms apart), the gateway
+# and the bare Node passthrough each pinned to CPU 0, the load client on CPU 1.
+sed 's#127.0.0.1:18000#127.0.0.1:18001#' "$WORK/config.json" > "$WORK/config-slow.json"
+UPSTREAM_PORT=18001 STREAM_CHUNKS=100 STREAM_CHUNK_DELAY_MS=100 taskset -c 1 node "$HARNESS/mock-upstream.mjs" > "$WORK/mock-slow.log" 2>&1 &
+MOCK=$!
+trap 'kill $MOCK 2>/dev/null || true' EXIT
+TOLLGATE_CONFIG=$WORK/config-slow.json PORT=18291 LOG_LEVEL=warn NODE_ENV=production taskset -c 0 node packages/server/dist/main.js > "$WORK/gateway-slow.log" 2>&1 &
+GATEWAY=$!
+PROXY_PORT=18292 UPSTREAM_URL=http://127.0.0.1:18001 PROXY_MODE=passthrough taskset -c 0 node "$HARNESS/anchors/node-proxy.mjs" > "$WORK/proxy-slow.log" 2>&1 &
+PROXY=$!
+sleep 2
+echo "streams memory, tollgate:"
+taskset -c 1 node bench/streams-memory.mjs --url http://127.0.0.1:18291/v1 --key "$KEY" --pid "$GATEWAY" --streams 1000 | tee "$WORK/streams-tollgate.json"
+echo "streams memory, node-passthrough:"
+taskset -c 1 node bench/streams-memory.mjs --url http://127.0.0.1:18292/v1 --key "$KEY" --pid "$PROXY" --streams 1000 | tee "$WORK/streams-passthrough.json"
+kill $GATEWAY $PROXY 2>/dev/null || true
+wait $GATEWAY 2>/dev/null || true
+
 echo "ledger after the run:"; tollgate ledger check | head -5
 echo "results: $WORK/results"

@@ -12,7 +12,8 @@ import {
 } from 'kysely';
 import pg from 'pg';
 import { migrationProvider } from './migrations/index.js';
-import { SqliteDatabase } from './sqlite-binding.js';
+import { SqliteDatabase, sqliteBindingPath } from './sqlite-binding.js';
+import { startCheckpointer } from './sqlite-checkpointer.js';
 import type { Database } from './schema.js';
 
 export type DialectName = 'sqlite' | 'postgres';
@@ -59,8 +60,23 @@ function openSqlite(url: string): Store {
   database.pragma('synchronous = NORMAL');
   database.pragma('busy_timeout = 5000');
   database.pragma('foreign_keys = ON');
+  // The default 2 MiB page cache makes every lookup in a grown database a read syscall.
+  database.pragma('cache_size = -65536');
+  database.pragma('mmap_size = 268435456');
+  database.pragma('temp_store = MEMORY');
+  const checkpointer =
+    file === ':memory:' ? undefined : startCheckpointer(path.resolve(file), sqliteBindingPath);
+  if (checkpointer !== undefined) database.pragma('wal_autocheckpoint = 20000');
+  cachePreparedStatements(database);
   const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database }) });
-  return { db, dialect: 'sqlite', close: () => db.destroy() };
+  return {
+    db,
+    dialect: 'sqlite',
+    close: async () => {
+      await checkpointer?.stop();
+      await db.destroy();
+    },
+  };
 }
 
 async function openPostgres(options: StoreOptions): Promise<Store> {
@@ -88,6 +104,25 @@ const bigintAsNumber = ((oid: number, format?: 'text' | 'binary') =>
   oid === INT8_OID
     ? (value: string) => Number(value)
     : (pg.types.getTypeParser(oid, format ?? 'text') as unknown)) as typeof pg.types.getTypeParser;
+
+/**
+ * Kysely prepares every query anew; preparing costs about as much as running a small statement.
+ * The hot path uses a few dozen distinct SQL texts, so keep their statements (bounded, in case
+ * some caller builds SQL with inlined values). A statement runs to completion synchronously
+ * before the next one starts, so sharing one is safe.
+ */
+function cachePreparedStatements(database: SqliteDatabase): void {
+  const prepare = database.prepare.bind(database);
+  const cache = new Map<string, ReturnType<typeof prepare>>();
+  database.prepare = ((source: string) => {
+    let statement = cache.get(source);
+    if (statement === undefined) {
+      statement = prepare(source);
+      if (cache.size < 1_000) cache.set(source, statement);
+    }
+    return statement;
+  }) as typeof database.prepare;
+}
 
 /**
  * SQLite transactions start with BEGIN IMMEDIATE, so a transaction that reads and then writes

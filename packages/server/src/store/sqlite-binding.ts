@@ -12,7 +12,9 @@ import type BetterSqlite3 from 'better-sqlite3';
 const require = createRequire(import.meta.url);
 const major = Number(process.versions.node.split('.')[0]);
 
-export const SqliteDatabase = (
-  major >= 22 ? require('better-sqlite3-napi') : require('better-sqlite3')
-) as typeof BetterSqlite3;
+/** The resolved module of the binding in use (the checkpoint worker loads the same one). */
+export const sqliteBindingPath = require.resolve(
+  major >= 22 ? 'better-sqlite3-napi' : 'better-sqlite3',
+);
+export const SqliteDatabase = require(sqliteBindingPath) as typeof BetterSqlite3;
 export type SqliteDatabase = BetterSqlite3.Database;

@@ -1,0 +1,39 @@
+import { Worker } from 'node:worker_threads';
+
+/**
+ * WAL checkpoints off the request path. SQLite's automatic checkpoint runs inside whichever
+ * commit crosses the threshold and fsyncs there, on the event loop; on this project's VM disks
+ * that cost more than the commits themselves. A worker thread with its own connection runs a
+ * PASSIVE checkpoint (never blocks writers) every `intervalMs` instead. The main connection keeps
+ * a high automatic threshold as a backstop should the worker stop.
+ */
+const WORKER_SOURCE = `
+const { workerData, parentPort } = require('node:worker_threads');
+const Database = require(workerData.binding);
+const db = new Database(workerData.file);
+db.pragma('busy_timeout = 5000');
+const timer = setInterval(() => {
+  try { db.pragma('wal_checkpoint(PASSIVE)'); } catch {}
+}, workerData.intervalMs);
+parentPort.on('message', () => { clearInterval(timer); db.close(); parentPort.close(); });
+`;
+
+export interface Checkpointer {
+  stop(): Promise<void>;
+}
+
+export function startCheckpointer(file: string, binding: string, intervalMs = 250): Checkpointer {
+  const worker = new Worker(WORKER_SOURCE, {
+    eval: true,
+    workerData: { file, binding, intervalMs },
+  });
+  worker.unref();
+  return {
+    stop: () =>
+      new Promise<void>((resolve) => {
+        worker.once('exit', () => resolve());
+        worker.postMessage('stop');
+        setTimeout(() => void worker.terminate().then(() => resolve()), 2_000).unref();
+      }),
+  };
+}
