@@ -27,7 +27,9 @@ cat > "$WORK/config.json" <<JSON
 }
 JSON
 export TOLLGATE_CONFIG=$WORK/config.json TOLLGATE_DATA_DIR=$WORK/data
-[ -n "${TOLLGATE_DATABASE_URL:-}" ] && echo "store: $TOLLGATE_DATABASE_URL" || echo "store: SQLite in $WORK/data"
+STORE_NAME=SQLite
+[ -n "${TOLLGATE_DATABASE_URL:-}" ] && STORE_NAME=PostgreSQL
+echo "store: $STORE_NAME"
 tollgate() { node packages/server/bin/tollgate.mjs "$@"; }
 ACCOUNT=$(tollgate accounts create --email "bench-$(date +%s)@example.test" | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).id))')
 tollgate topup "$ACCOUNT" --amount 900000000000000 --reference bench >/dev/null
@@ -36,7 +38,7 @@ KEY=$(tollgate keys create "$ACCOUNT" --kind service --name bench | node -e 'let
 cat > "$WORK/target.json" <<JSON
 { "targets": [ {
   "name": "tollgate", "kind": "gateway",
-  "description": "Tollgate, full accounting (auth, record, hold, capture), ${TOLLGATE_DATABASE_URL:+PostgreSQL}${TOLLGATE_DATABASE_URL:-SQLite}",
+  "description": "Tollgate, full accounting (auth, record, hold, capture), $STORE_NAME",
   "port": 18290, "baseUrl": "http://127.0.0.1:{{PORT}}/v1",
   "headers": { "authorization": "Bearer $KEY", "idempotency-key": "{{uuid}}" },
   "env": { "NODE_ENV": "production", "PORT": "{{PORT}}", "LOG_LEVEL": "warn",
@@ -48,13 +50,14 @@ JSON
 
 # Memory with 1,000 concurrent open streams: a slow mock (100 chunks, 100 ms apart), the gateway
 # and the bare Node passthrough each pinned to CPU 0, the load client on CPU 1.
-sed 's#127.0.0.1:18000#127.0.0.1:18001#' "$WORK/config.json" > "$WORK/config-slow.json"
+# Both proxies get 1,100 upstream connections, so no stream waits for a free one.
+sed -e 's#127.0.0.1:18000#127.0.0.1:18001#' -e 's#"connections": 256#"connections": 1100#' "$WORK/config.json" > "$WORK/config-slow.json"
 UPSTREAM_PORT=18001 STREAM_CHUNKS=100 STREAM_CHUNK_DELAY_MS=100 taskset -c 1 node "$HARNESS/mock-upstream.mjs" > "$WORK/mock-slow.log" 2>&1 &
 MOCK=$!
 trap 'kill $MOCK 2>/dev/null || true' EXIT
 TOLLGATE_CONFIG=$WORK/config-slow.json PORT=18291 LOG_LEVEL=warn NODE_ENV=production taskset -c 0 node packages/server/dist/main.js > "$WORK/gateway-slow.log" 2>&1 &
 GATEWAY=$!
-PROXY_PORT=18292 UPSTREAM_URL=http://127.0.0.1:18001 PROXY_MODE=passthrough taskset -c 0 node "$HARNESS/anchors/node-proxy.mjs" > "$WORK/proxy-slow.log" 2>&1 &
+PROXY_PORT=18292 PROXY_CONNECTIONS=1100 UPSTREAM_URL=http://127.0.0.1:18001 PROXY_MODE=passthrough taskset -c 0 node "$HARNESS/anchors/node-proxy.mjs" > "$WORK/proxy-slow.log" 2>&1 &
 PROXY=$!
 sleep 2
 echo "streams memory, tollgate:"

@@ -32,6 +32,8 @@ export function startCheckpointer(file: string, binding: string, intervalMs = 25
     stop: () =>
       new Promise<void>((resolve) => {
         worker.once('exit', () => resolve());
+        // Keep the process alive until the worker has closed its connection.
+        worker.ref();
         worker.postMessage('stop');
         setTimeout(() => void worker.terminate().then(() => resolve()), 2_000).unref();
       }),

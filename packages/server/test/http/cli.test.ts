@@ -1,4 +1,5 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -72,5 +73,17 @@ describe('tollgate CLI', () => {
     const wrong = await cli('topup', 'acct_missing', '--amount=-5', '--reference', 'r');
     expect(wrong.code).toBe(1);
     expect(wrong.json).toMatchObject({ error: { code: 'INVALID_INPUT' } });
+  });
+
+  it('runs as the installed `tollgate` binary and exits when done', () => {
+    const bin = new URL('../../bin/tollgate.mjs', import.meta.url).pathname;
+    if (!existsSync(new URL('../../dist/cli/main.js', import.meta.url)))
+      throw new Error('build first: npm test builds dist/');
+    const output = execFileSync(
+      process.execPath,
+      [bin, 'accounts', 'create', '--email', 'binary@example.test'],
+      { env: { ...process.env, ...env }, timeout: 20_000 },
+    );
+    expect(JSON.parse(output.toString())).toMatchObject({ email: 'binary@example.test' });
   });
 });
