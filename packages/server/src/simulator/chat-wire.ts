@@ -29,7 +29,8 @@ export function completionBody(input: ChatInput, answer: ChatAnswer) {
 /**
  * Streams the answer as OpenAI chunks: role, reasoning words, content words, tool calls, the
  * finish reason, then the usage chunk when asked for, then `[DONE]`. `[sim:cut_after=N]` drops
- * the connection after N chunks.
+ * the connection after N chunks, `[sim:stall_after=N]` goes silent after N chunks (connection
+ * open), `[sim:error_after=N]` sends an error event after N chunks and ends the stream.
  */
 export async function streamChat(
   response: ServerResponse,
@@ -68,6 +69,14 @@ export async function streamChat(
   for (const payload of chunks) {
     if (directives.cutAfter !== undefined && sent >= directives.cutAfter) {
       response.destroy();
+      return;
+    }
+    // Stop sending but keep the connection open: the client's idle timeout must end it.
+    if (directives.stallAfter !== undefined && sent >= directives.stallAfter) return;
+    if (directives.errorAfter !== undefined && sent >= directives.errorAfter) {
+      response.end(
+        `data: ${JSON.stringify({ error: { message: 'simulated failure mid-stream', type: 'server_error' } })}\n\n`,
+      );
       return;
     }
     response.write(`data: ${JSON.stringify(payload)}\n\n`);

@@ -8,6 +8,8 @@ export interface Directives {
   fail?: number;
   delayMs?: number;
   cutAfter?: number;
+  stallAfter?: number;
+  errorAfter?: number;
   noUsage?: boolean;
   hang?: boolean;
   extraTokens?: number;
@@ -39,6 +41,12 @@ function apply(directives: Directives, name: string, value: string | undefined):
       return;
     case 'cut_after':
       directives.cutAfter = integer(name, value, 0, 1_000_000);
+      return;
+    case 'stall_after':
+      directives.stallAfter = integer(name, value, 0, 1_000_000);
+      return;
+    case 'error_after':
+      directives.errorAfter = integer(name, value, 0, 1_000_000);
       return;
     case 'no_usage':
       directives.noUsage = true;

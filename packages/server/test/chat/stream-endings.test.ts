@@ -142,6 +142,43 @@ describe.each(dialects)('stream endings on $name', (dialect) => {
     });
   });
 
+  it('upstream stalls mid-stream past idle_ms: final UPSTREAM_TIMEOUT event, submission_unknown', async () => {
+    const { parsed, record, balance } = await stream(
+      'slow words here and there [sim:stall_after=3]',
+    );
+    expect(parsed.events.length).toBe(4);
+    expect(parsed.done).toBe(false);
+    expect(parsed.error).toMatchObject({ code: 'UPSTREAM_TIMEOUT' });
+    expect(record).toMatchObject({ status: 'submission_unknown', reserve: { state: 'open' } });
+    expect(String(record['rule'])).toContain('stalled');
+    expect(balance.held).toBeGreaterThan(0);
+    await gateway?.admin('POST', `/admin/v1/requests/${String(record['id'])}/resolve`, {
+      action: 'release',
+      reason: 'test cleanup',
+    });
+  });
+
+  it('upstream error event after k chunks: final error event, submission_unknown', async () => {
+    const { parsed, record } = await stream('one two three four [sim:error_after=3]');
+    expect(parsed.events.length).toBe(4);
+    expect(parsed.error).toMatchObject({ code: 'UPSTREAM_ERROR' });
+    expect(record).toMatchObject({ status: 'submission_unknown', reserve: { state: 'open' } });
+    expect(String(record['rule'])).toContain('upstream error after 3 chunk(s)');
+    await gateway?.admin('POST', `/admin/v1/requests/${String(record['id'])}/resolve`, {
+      action: 'capture',
+      amount: 1,
+      reason: 'provider billed the partial output',
+    });
+  });
+
+  it('upstream error event before any chunk: error event, failed, hold released', async () => {
+    const { parsed, record, balance } = await stream('nothing at all [sim:error_after=0]');
+    expect(parsed.events).toHaveLength(1);
+    expect(parsed.error).toMatchObject({ code: 'UPSTREAM_ERROR' });
+    expect(record).toMatchObject({ status: 'failed', reserve: { state: 'released' } });
+    expect(balance).toEqual({ balance: 100_000_000, held: 0, available: 100_000_000 });
+  });
+
   it('stream ended without usage: final error event, record submission_unknown', async () => {
     const { parsed, record } = await stream('no meter here [sim:no_usage]');
     expect(parsed.text).toBe('Simulated reply to: no meter here');
