@@ -4,6 +4,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/main.js';
+import { parseConfig } from '../../src/config/load.js';
+import { defaultConfig } from '../../src/config/default-config.js';
+import { ApiError } from '../../src/errors/api-error.js';
+import { createServices } from '../../src/services.js';
 import { openStore } from '../../src/store/database.js';
 
 const dataDir = mkdtempSync(path.join(tmpdir(), 'tollgate-cli-'));
@@ -85,5 +89,69 @@ describe('tollgate CLI', () => {
       { env: { ...process.env, ...env }, timeout: 20_000 },
     );
     expect(JSON.parse(output.toString())).toMatchObject({ email: 'binary@example.test' });
+  });
+
+  it('lets an operator resolve an unknown outcome from the CLI, with a reason, once', async () => {
+    const services = await createServices({
+      config: parseConfig(defaultConfig, 'test'),
+      databaseUrl: `sqlite:${path.join(dataDir, 'tollgate.sqlite')}`,
+      upstreams: false,
+    });
+    let requestId = '';
+    try {
+      const account = await services.accounts.create({ email: 'operator-case@example.test' });
+      await services.accounts.topUp(account.id, { amount: 1_000, reference: 'op' });
+      const key = await services.keys.create(account.id, {});
+      const principal = await services.keys.authenticate(key.key);
+      requestId = services.ids.next('req');
+      const identity = {
+        requestId,
+        principal,
+        idempotencyKey: crypto.randomUUID(),
+        fingerprint: 'f',
+        method: 'POST',
+        path: '/v1/embeddings',
+        model: 'sim-embed',
+      };
+      const claim = await services.requests.claim(identity, {
+        amount: 400,
+        priceVersion: 'sim-embed@1',
+      });
+      if (claim.kind !== 'claimed') throw new Error('not claimed');
+      await services.requests.finish(identity, claim.holdId, {
+        kind: 'unknown',
+        error: new ApiError('UPSTREAM_TIMEOUT', 'timeout'),
+        upstreamRequestId: null,
+      });
+    } finally {
+      await services.close();
+    }
+    const withoutReason = await cli('requests', 'resolve', requestId, '--release');
+    expect(withoutReason).toMatchObject({ code: 1, json: { error: { code: 'INVALID_INPUT' } } });
+    const resolved = await cli(
+      'requests',
+      'resolve',
+      requestId,
+      '--capture',
+      '250',
+      '--reason',
+      'provider invoice 7',
+    );
+    expect(resolved).toMatchObject({
+      code: 0,
+      json: {
+        status: 'resolved',
+        bill: { amount: 250, captured: true },
+        resolution: { action: 'capture', amount: 250, reason: 'provider invoice 7' },
+      },
+    });
+    const again = await cli('requests', 'resolve', requestId, '--release', '--reason', 'twice');
+    expect(again).toMatchObject({ code: 1, json: { error: { code: 'SETTLEMENT_NOT_ALLOWED' } } });
+    const shown = await cli(
+      'accounts',
+      'show',
+      String((await cli('requests', 'show', requestId)).json['account_id']),
+    );
+    expect(shown.json).toMatchObject({ balance: 750, held: 0 });
   });
 });
