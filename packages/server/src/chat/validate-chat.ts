@@ -44,19 +44,14 @@ const REBUILT = new Set([
   'max_completion_tokens',
   'conversation_id',
 ]);
+/** Every field this module reads itself (the sampling fields are checked from SAMPLING). */
 const OWN = new Set([
-  'model',
-  'messages',
-  'stream',
-  'stream_options',
-  'max_tokens',
-  'max_completion_tokens',
+  ...REBUILT,
   'tools',
   'tool_choice',
   'response_format',
   'reasoning_effort',
   'thinking',
-  'conversation_id',
 ]);
 
 /** Validates a chat body against the spec and the model; returns what the gateway needs. */
