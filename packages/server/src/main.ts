@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { buildApp } from './http/app.js';
 import { ConfigError, loadSettings } from './config/load.js';
 import { createLogger } from './logger.js';
@@ -14,6 +15,7 @@ export async function serve(env: NodeJS.ProcessEnv): Promise<void> {
     config: settings.config,
     databaseUrl: settings.databaseUrl ?? defaultDatabaseUrl(settings.dataDir),
     redisUrl: settings.redisUrl,
+    assetsDir: path.join(settings.dataDir, 'assets'),
     adminToken: settings.adminToken,
     upstreamKeys: settings.upstreamKeys,
     logger,

@@ -3,6 +3,7 @@ import { Redis } from 'ioredis';
 import pino from 'pino';
 import type { FastifyBaseLogger } from 'fastify';
 import { AccountService } from './accounts/account-service.js';
+import { LocalAssetStorage } from './assets/local-storage.js';
 import { KeyService } from './auth/key-service.js';
 import { PriceBook } from './billing/price-book.js';
 import type { Config } from './config/schema.js';
@@ -29,6 +30,8 @@ export interface ServiceOptions {
   readonly logger?: FastifyBaseLogger;
   /** Collect process metrics (off in tests that build many apps). */
   readonly processMetrics?: boolean;
+  /** Where asset bytes live (`<dir>/objects`, `<dir>/tmp`). */
+  readonly assetsDir: string;
   /** The guarded fetch's network (tests replace it; default: DNS and undici). */
   readonly fetchDeps?: GuardedFetchDeps;
   /** Start upstream pools and the simulator (the CLI's money commands need neither). */
@@ -97,6 +100,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       providers,
       redis,
       adminToken: options.adminToken,
+      assets: new LocalAssetStorage(options.assetsDir),
       ...(options.fetchDeps === undefined ? {} : { fetchDeps: options.fetchDeps }),
       close: async () => {
         for (const close of closers.reverse()) await close();

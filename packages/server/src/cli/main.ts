@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { checkLedger } from '../billing/ledger-check.js';
 import { ConfigError, loadSettings } from '../config/load.js';
@@ -79,6 +80,7 @@ export async function runCli(
   const services = await createServices({
     config: settings.config,
     databaseUrl: settings.databaseUrl ?? defaultDatabaseUrl(settings.dataDir),
+    assetsDir: path.join(settings.dataDir, 'assets'),
     upstreams: false,
   });
   try {

@@ -101,6 +101,17 @@ export const modelSchema = z
     video_input_tokens: positiveInt.default(8_000),
     /** Chat: accept https image URLs (fetched by the gateway through a guarded fetch). */
     image_urls: z.boolean().default(false),
+    /** What an asset uploaded for this model (`X-Tollgate-Model`) must be. */
+    asset_requirements: z
+      .object({
+        media_types: z.array(z.string()).optional(),
+        max_bytes: positiveInt.optional(),
+        max_width: positiveInt.optional(),
+        max_height: positiveInt.optional(),
+        max_duration_seconds: z.number().positive().optional(),
+      })
+      .strict()
+      .optional(),
   })
   .strict();
 
@@ -110,6 +121,8 @@ export const limitsSchema = z
     body_bytes: positiveInt.default(4 * 1024 * 1024),
     requests_per_minute: positiveInt.default(600),
     concurrent_requests: positiveInt.default(32),
+    /** Largest asset upload, in bytes (413 BODY_TOO_LARGE above it). */
+    asset_bytes: positiveInt.default(1024 * 1024 * 1024),
   })
   .strict();
 
@@ -121,6 +134,7 @@ export const configSchema = z
       body_bytes: 4 * 1024 * 1024,
       requests_per_minute: 600,
       concurrent_requests: 32,
+      asset_bytes: 1024 * 1024 * 1024,
     }),
     /** How long an API key lookup is trusted by other instances (see docs/keys.md). */
     key_cache_ttl_ms: nonNegativeInt.default(10_000),

@@ -6,6 +6,7 @@ import { registerErrorHandling } from './plugins/error-handler.js';
 import { RateLimits } from './plugins/rate-limit.js';
 import { pathOnly, registerRequestHygiene } from './plugins/request-hygiene.js';
 import { registerAdmin } from './routes/admin.js';
+import { registerAssets } from './routes/assets.js';
 import { registerChat } from './routes/chat.js';
 import { registerEmbeddings } from './routes/embeddings.js';
 import { registerModels } from './routes/models.js';
@@ -94,6 +95,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     registerEmbeddings(v1, deps);
     registerRerank(v1, deps);
     registerRequests(v1, deps);
+    registerAssets(v1, deps, deps.assets);
   });
   await app.register(async (admin) => registerAdmin(admin, deps));
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());

@@ -100,7 +100,7 @@ export async function finishAndCount(
   if (claimed.holdId !== null) {
     const resolution =
       outcome.kind === 'succeeded'
-        ? answer.status === 200
+        ? answer.status < 300
           ? 'captured'
           : 'awaiting_funds'
         : outcome.kind === 'failed'

@@ -39,6 +39,22 @@ export class ModelCatalog {
     return model;
   }
 
+  /** A model this key may call, whatever its family (asset uploads name their target model). */
+  resolveAny(principal: Principal, modelId: string): ModelConfig {
+    const model = this.byId.get(modelId);
+    if (
+      model === undefined ||
+      (principal.models !== null && !principal.models.includes(model.id))
+    ) {
+      throw new ApiError(
+        'MODEL_NOT_FOUND',
+        `model ${JSON.stringify(modelId).slice(0, 140)} does not exist or this key may not call it`,
+        'X-Tollgate-Model',
+      );
+    }
+    return model;
+  }
+
   /** `GET /v1/models` entries: OpenAI's fields plus capabilities and current pricing. */
   async list(principal: Principal) {
     const models = this.callableBy(principal);

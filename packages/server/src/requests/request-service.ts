@@ -33,6 +33,8 @@ export type Outcome =
       amount: number;
       pricingRule: string;
       upstreamRequestId: string | null;
+      /** The success status to answer and replay (default 200; uploads 201). */
+      status?: number;
     }
   /** Confirmed failure: nothing was delivered, nothing is charged; the hold is released. */
   | { kind: 'failed'; error: ApiError; upstreamRequestId: string | null; rule?: string }
@@ -227,10 +229,14 @@ export class RequestService {
       if (result === 'already_resolved')
         throw new Error(`hold ${holdId} of ${identity.requestId} resolved twice`);
       const status = result === 'captured' ? 'succeeded' : 'awaiting_funds';
-      await this.records.update(identity.requestId, { ...bill, status, http_status: 200 }, trx);
+      await this.records.update(
+        identity.requestId,
+        { ...bill, status, http_status: outcome.status ?? 200 },
+        trx,
+      );
       return result === 'captured';
     });
-    if (captured) return { status: 200, body: outcome.body };
+    if (captured) return { status: outcome.status ?? 200, body: outcome.body };
     return {
       status: 402,
       body: awaitingFundsError(identity.requestId, outcome.amount).toBody(identity.requestId),

@@ -14,6 +14,26 @@ export interface Database {
   model_prices: ModelPriceTable;
   requests: RequestTable;
   conversations: ConversationTable;
+  assets: AssetTable;
+}
+
+export interface AssetTable {
+  id: string;
+  account_id: string;
+  /** The key that uploaded it (assets belong to the account; this is for audit). */
+  key_id: string;
+  /** Content address of the bytes in asset storage. */
+  sha256: string;
+  media_type: string;
+  bytes: number;
+  width: number | null;
+  height: number | null;
+  /** Audio and video duration in milliseconds. */
+  duration_ms: number | null;
+  file_name: string | null;
+  model: string | null;
+  created_at: number;
+  deleted_at: number | null;
 }
 
 export interface ConversationTable {

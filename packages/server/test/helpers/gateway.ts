@@ -1,4 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { expect } from 'vitest';
 import { checkLedger } from '../../src/billing/ledger-check.js';
@@ -70,7 +73,9 @@ export async function startGateway(
   } = {},
 ): Promise<TestGateway> {
   const database = dialect.fresh();
+  const assetsDir = mkdtempSync(path.join(tmpdir(), 'tollgate-assets-'));
   const services = await createServices({
+    assetsDir,
     config: parseConfig(options.config ?? testConfig(), 'test'),
     ...database,
     adminToken: 'adminToken' in options ? options.adminToken : ADMIN_TOKEN,
@@ -142,6 +147,7 @@ export async function startGateway(
       await app.close();
       await services.close();
       await dropSchema(database.postgresSchema);
+      rmSync(assetsDir, { recursive: true, force: true });
     },
   };
 }

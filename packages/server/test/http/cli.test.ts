@@ -95,6 +95,7 @@ describe('tollgate CLI', () => {
     const services = await createServices({
       config: parseConfig(defaultConfig, 'test'),
       databaseUrl: `sqlite:${path.join(dataDir, 'tollgate.sqlite')}`,
+      assetsDir: path.join(dataDir, 'assets'),
       upstreams: false,
     });
     let requestId = '';

@@ -1,0 +1,94 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { Transform } from 'node:stream';
+
+export class TooLarge extends Error {
+  override readonly name = 'TooLarge';
+}
+
+/** A body streamed to a temporary file: nothing is visible until `commit`. */
+export interface StagedUpload {
+  readonly tempPath: string;
+  readonly sha256: string;
+  readonly bytes: number;
+}
+
+/**
+ * Local, content-addressed asset storage under `<dataDir>/assets`. Uploads stream to a temporary
+ * file (hashed on the way, capped at `maxBytes`) and are renamed into `objects/<aa>/<sha256>`
+ * only when accepted, so a half-written file is never visible and an aborted or refused upload
+ * leaves nothing behind. Same bytes, same object: uploads of one file share it.
+ */
+export class LocalAssetStorage {
+  private readonly tempDir: string;
+  private readonly objectsDir: string;
+
+  constructor(root: string) {
+    this.tempDir = path.join(root, 'tmp');
+    this.objectsDir = path.join(root, 'objects');
+  }
+
+  async stage(body: Readable, maxBytes: number): Promise<StagedUpload> {
+    await mkdir(this.tempDir, { recursive: true });
+    const tempPath = path.join(this.tempDir, `${randomUUID()}.part`);
+    const hash = createHash('sha256');
+    let bytes = 0;
+    const meter = new Transform({
+      transform(chunk: Buffer, _encoding, done) {
+        bytes += chunk.length;
+        if (bytes > maxBytes) {
+          done(new TooLarge(`the upload is larger than ${maxBytes} bytes`));
+          return;
+        }
+        hash.update(chunk);
+        done(null, chunk);
+      },
+    });
+    const out = createWriteStream(tempPath, { flags: 'wx' });
+    try {
+      await pipeline(body, meter, out);
+    } catch (error) {
+      // Wait until the file is really closed (it may still be opening) before removing it.
+      if (!out.closed) {
+        out.destroy();
+        await once(out, 'close');
+      }
+      await rm(tempPath, { force: true });
+      throw error;
+    }
+    return { tempPath, sha256: hash.digest('hex'), bytes };
+  }
+
+  /** Moves a staged upload to its content address (atomic rename on one file system). */
+  async commit(staged: StagedUpload): Promise<void> {
+    const target = this.objectPath(staged.sha256);
+    await mkdir(path.dirname(target), { recursive: true });
+    await rename(staged.tempPath, target);
+  }
+
+  discard(staged: StagedUpload): Promise<void> {
+    return rm(staged.tempPath, { force: true });
+  }
+
+  objectPath(sha256: string): string {
+    if (!/^[0-9a-f]{64}$/.test(sha256)) throw new Error('bad content address');
+    return path.join(this.objectsDir, sha256.slice(0, 2), sha256);
+  }
+
+  async size(sha256: string): Promise<number> {
+    return (await stat(this.objectPath(sha256))).size;
+  }
+
+  /** Reads `start..end` inclusive (or the whole object). */
+  read(sha256: string, range?: { start: number; end: number }): Readable {
+    return createReadStream(
+      this.objectPath(sha256),
+      range === undefined ? {} : { start: range.start, end: range.end },
+    );
+  }
+}
