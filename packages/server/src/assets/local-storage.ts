@@ -1,7 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { once } from 'node:events';
-import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -33,7 +32,8 @@ export class LocalAssetStorage {
     this.objectsDir = path.join(root, 'objects');
   }
 
-  async stage(body: Readable, maxBytes: number): Promise<StagedUpload> {
+  /** `signal` aborts the upload (the caller went away mid-body); the temporary file is removed. */
+  async stage(body: Readable, maxBytes: number, signal?: AbortSignal): Promise<StagedUpload> {
     await mkdir(this.tempDir, { recursive: true });
     const tempPath = path.join(this.tempDir, `${randomUUID()}.part`);
     const hash = createHash('sha256');
@@ -49,15 +49,17 @@ export class LocalAssetStorage {
         done(null, chunk);
       },
     });
-    const out = createWriteStream(tempPath, { flags: 'wx' });
+    // Open the file first, so it exists (and can be removed) whatever happens to the stream.
+    const handle = await open(tempPath, 'wx');
     try {
-      await pipeline(body, meter, out);
+      await pipeline(
+        body,
+        meter,
+        handle.createWriteStream(),
+        signal === undefined ? {} : { signal },
+      );
     } catch (error) {
-      // Wait until the file is really closed (it may still be opening) before removing it.
-      if (!out.closed) {
-        out.destroy();
-        await once(out, 'close');
-      }
+      await handle.close().catch(() => {});
       await rm(tempPath, { force: true });
       throw error;
     }

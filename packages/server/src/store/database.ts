@@ -39,12 +39,18 @@ export async function openStore(options: StoreOptions): Promise<Store> {
   const store = options.url.startsWith('postgres')
     ? await openPostgres(options)
     : openSqlite(options.url);
-  await migrate(store.db);
+  await migrate(store.db, options.postgresSchema);
   return store;
 }
 
-async function migrate(db: Kysely<Database>): Promise<void> {
-  const migrator = new Migrator({ db, provider: migrationProvider });
+async function migrate(db: Kysely<Database>, schema: string | undefined): Promise<void> {
+  // With a schema named, Kysely looks for its own tables there only; otherwise it may find
+  // another schema's migration tables and skip creating its own.
+  const migrator = new Migrator({
+    db,
+    provider: migrationProvider,
+    ...(schema === undefined ? {} : { migrationTableSchema: schema }),
+  });
   const { error, results } = await migrator.migrateToLatest();
   const failed = results?.find((result) => result.status === 'Error');
   if (error !== undefined || failed !== undefined) {

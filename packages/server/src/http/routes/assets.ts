@@ -182,7 +182,12 @@ async function upload(
   try {
     // An empty request body is not parsed at all: stage an empty stream, refused below.
     const body = request.body instanceof Readable ? request.body : Readable.from([]);
-    staged = await storage.stage(body, deps.config.limits.asset_bytes);
+    // A caller that disconnects mid-body does not always make the request stream fail.
+    const aborted = new AbortController();
+    request.raw.once('close', () => {
+      if (!request.raw.complete) aborted.abort();
+    });
+    staged = await storage.stage(body, deps.config.limits.asset_bytes, aborted.signal);
   } catch (error) {
     if (error instanceof TooLarge) throw new ApiError('BODY_TOO_LARGE', error.message);
     throw error;

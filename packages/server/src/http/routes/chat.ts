@@ -3,6 +3,7 @@ import { checkCapabilities } from '../../chat/capabilities.js';
 import { chatCost, chatReserve } from '../../chat/chat-pricing.js';
 import { Conversations } from '../../chat/conversations.js';
 import { inlineImageUrls } from '../../chat/inline-image-urls.js';
+import { resolveAssets } from '../../chat/resolve-assets.js';
 import { checkOcrRules } from '../../chat/ocr.js';
 import { validateChat } from '../../chat/validate-chat.js';
 import { invalidInput } from '../../errors/api-error.js';
@@ -26,7 +27,12 @@ export function registerChat(scope: FastifyInstance, deps: AppDeps): void {
     const modelId = body?.['model'];
     if (typeof modelId !== 'string' || modelId === '') throw invalidInput('model', 'is required');
     const model = deps.catalog.resolve(principal, modelId, 'chat');
-    const chat = validateChat(body, model);
+    // Asset references become ordinary image/video parts before validation (docs/assets.md).
+    const withAssets =
+      body === undefined
+        ? body
+        : await resolveAssets(body, principal, model, { db: deps.store.db, storage: deps.assets });
+    const chat = validateChat(withAssets, model);
     // OCR's own rules first: each says exactly which rule the input broke.
     if (model.families.includes('ocr')) checkOcrRules(chat);
     checkCapabilities(model, chat.features);
