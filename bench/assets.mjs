@@ -5,21 +5,13 @@
 //   node bench/assets.mjs --url http://127.0.0.1:18293/v1 --key tgk_... --pid PID [--size 1024] [--readers 100]
 // The uploaded file is a WAV (a header and silence), generated on the fly, never held in memory.
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { Buffer } from 'node:buffer';
 import { Readable } from 'node:stream';
 import { clearInterval, setInterval } from 'node:timers';
 import { Agent, request } from 'undici';
+import { parseFlags, rssMiB } from './lib.mjs';
 
-const args = Object.fromEntries(
-  process.argv
-    .slice(2)
-    .reduce(
-      (pairs, value, index, all) =>
-        index % 2 === 0 ? [...pairs, [value.replace(/^--/, ''), all[index + 1]]] : pairs,
-      [],
-    ),
-);
+const args = parseFlags();
 const size = Number(args.size ?? 1024) * 1024 * 1024;
 const readers = Number(args.readers ?? 100);
 const dispatcher = new Agent({
@@ -27,12 +19,9 @@ const dispatcher = new Agent({
   headersTimeout: 600_000,
   bodyTimeout: 600_000,
 });
-const rssMiB = () =>
-  Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${args.pid}/status`, 'utf8'))?.[1] ?? 0) /
-  1024;
 let peak = 0;
-const sampler = setInterval(() => (peak = Math.max(peak, rssMiB())), 50);
-const idle = rssMiB();
+const sampler = setInterval(() => (peak = Math.max(peak, rssMiB(args.pid))), 50);
+const idle = rssMiB(args.pid);
 
 function* wavChunks() {
   const dataBytes = size - 44;
@@ -75,7 +64,7 @@ if (uploaded.statusCode !== 201)
   throw new Error(`upload failed: ${uploaded.statusCode} ${JSON.stringify(asset)}`);
 const id = asset.data.id;
 
-peak = rssMiB();
+peak = rssMiB(args.pid);
 started = process.hrtime.bigint();
 const download = await request(`${args.url}/assets/${id}/content`, { dispatcher, headers });
 let received = 0;
@@ -83,7 +72,7 @@ for await (const chunk of download.body) received += chunk.length;
 const downloadSeconds = Number(process.hrtime.bigint() - started) / 1e9;
 const downloadPeak = peak;
 
-peak = rssMiB();
+peak = rssMiB(args.pid);
 started = process.hrtime.bigint();
 const latencies = await Promise.all(
   Array.from({ length: readers }, async (_, index) => {

@@ -5,21 +5,11 @@
 // The upstream must stream slowly enough that every stream is still open when RSS is read
 // (run.sh starts the reference mock with 100 chunks 100 ms apart: ~10 s per stream).
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { Agent, request } from 'undici';
+import { parseFlags, rssMiB } from './lib.mjs';
 
-const args = Object.fromEntries(
-  process.argv
-    .slice(2)
-    .reduce(
-      (pairs, value, index, all) =>
-        index % 2 === 0 ? [...pairs, [value.replace(/^--/, ''), all[index + 1]]] : pairs,
-      [],
-    ),
-);
+const args = parseFlags();
 const streams = Number(args.streams ?? 1000);
-const rss = (pid) =>
-  Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
 const dispatcher = new Agent({
   connections: streams + 10,
   pipelining: 0,
@@ -27,7 +17,7 @@ const dispatcher = new Agent({
   bodyTimeout: 60_000,
 });
 
-const idle = rss(args.pid);
+const idle = rssMiB(args.pid);
 let firstBytes = 0;
 let completed = 0;
 let failed = 0;
@@ -70,7 +60,7 @@ while (firstBytes + failed < streams && Date.now() - started < 30_000)
   await new Promise((resolve) => setTimeout(resolve, 50));
 const openAt = Date.now() - started;
 for (let sample = 0; sample < 10; sample += 1) {
-  peak = Math.max(peak, rss(args.pid));
+  peak = Math.max(peak, rssMiB(args.pid));
   await new Promise((resolve) => setTimeout(resolve, 200));
 }
 await Promise.all(all);

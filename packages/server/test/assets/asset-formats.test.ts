@@ -21,17 +21,7 @@ describe('asset upload: the format matrix', () => {
   });
 
   const upload = (body: Buffer, type: string, headers: Record<string, string> = {}) =>
-    gateway.app.inject({
-      method: 'POST',
-      url: '/v1/assets',
-      headers: {
-        authorization: `Bearer ${key}`,
-        'idempotency-key': crypto.randomUUID(),
-        'content-type': type,
-        ...headers,
-      },
-      payload: body,
-    });
+    gateway.upload(key, body, type, headers);
 
   it.each([
     ['PNG', png(32, 16), 'image/png', { width: 32, height: 16, duration_seconds: null }],

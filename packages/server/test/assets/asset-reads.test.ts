@@ -25,17 +25,7 @@ describe.each(dialects)('asset reads on $name', (dialect) => {
     await gateway.close();
   });
 
-  const upload = (key: string, body: Buffer, type: string) =>
-    gateway.app.inject({
-      method: 'POST',
-      url: '/v1/assets',
-      headers: {
-        authorization: `Bearer ${key}`,
-        'idempotency-key': crypto.randomUUID(),
-        'content-type': type,
-      },
-      payload: body,
-    });
+  const upload = (key: string, body: Buffer, type: string) => gateway.upload(key, body, type);
   const get = (
     headers: Record<string, string> = {},
     key = owner.key,

@@ -26,16 +26,7 @@ describe('assets as chat inputs', () => {
   });
 
   async function upload(key: string, body: Buffer, type: string): Promise<string> {
-    const response = await gateway.app.inject({
-      method: 'POST',
-      url: '/v1/assets',
-      headers: {
-        authorization: `Bearer ${key}`,
-        'idempotency-key': crypto.randomUUID(),
-        'content-type': type,
-      },
-      payload: body,
-    });
+    const response = await gateway.upload(key, body, type);
     return response.json<{ data: { id: string } }>().data.id;
   }
   const chat = (body: Record<string, unknown>, key = owner.key) =>

@@ -56,6 +56,13 @@ export interface TestGateway {
       headers?: Record<string, string>;
     },
   ): Promise<LightMyRequestResponse>;
+  /** `POST /v1/assets` with a raw body. */
+  upload(
+    key: string,
+    body: Buffer,
+    type: string,
+    headers?: Record<string, string>,
+  ): Promise<LightMyRequestResponse>;
   /** Listens on a random loopback port (for real HTTP clients); returns the `/v1` base URL. */
   listen(): Promise<string>;
   /** Asserts every ledger invariant holds. */
@@ -133,6 +140,19 @@ export async function startGateway(
         url,
         headers,
         ...(callOptions.body === undefined ? {} : { payload: callOptions.body as object }),
+      });
+    },
+    upload(key, body, type, headers = {}) {
+      return app.inject({
+        method: 'POST',
+        url: '/v1/assets',
+        headers: {
+          authorization: `Bearer ${key}`,
+          'idempotency-key': randomUUID(),
+          'content-type': type,
+          ...headers,
+        },
+        payload: body,
       });
     },
     async listen() {
