@@ -114,34 +114,45 @@ export async function finishAndCount(
 }
 
 export async function executeSafely(
-  operation: BilledOperation,
+  operation: Pick<BilledOperation, 'execute'>,
   deps: Pick<AppDeps, 'logger'>,
   requestId: string,
 ): Promise<Outcome> {
   try {
     return await operation.execute();
   } catch (error) {
-    if (error instanceof UpstreamFailure) {
-      deps.logger.warn(
-        { requestId, certainty: error.certainty, detail: error.detail },
-        'upstream call did not succeed',
-      );
-      return {
-        kind: error.certainty,
-        error: error.apiError,
-        upstreamRequestId: error.upstreamRequestId,
-      };
-    }
-    // A fault of ours after the hold: we cannot know whether the upstream did the work, so the
-    // hold is kept and the record says so.
-    deps.logger.error({ requestId, err: error }, 'operation failed unexpectedly');
+    return failureOutcome(error, deps, requestId);
+  }
+}
+
+/**
+ * The outcome of an operation that threw: an upstream failure keeps its certainty; any other
+ * fault of ours after the hold is `unknown` (we cannot know whether the upstream did the work),
+ * so the hold is kept and the record says so.
+ */
+export function failureOutcome(
+  error: unknown,
+  deps: Pick<AppDeps, 'logger'>,
+  requestId: string,
+): Outcome {
+  if (error instanceof UpstreamFailure) {
+    deps.logger.warn(
+      { requestId, certainty: error.certainty, detail: error.detail },
+      'upstream call did not succeed',
+    );
     return {
-      kind: 'unknown',
-      error: new ApiError(
-        'INTERNAL_ERROR',
-        'internal error; the outcome is unknown: read the original request',
-      ),
-      upstreamRequestId: null,
+      kind: error.certainty,
+      error: error.apiError,
+      upstreamRequestId: error.upstreamRequestId,
     };
   }
+  deps.logger.error({ requestId, err: error }, 'operation failed unexpectedly');
+  return {
+    kind: 'unknown',
+    error: new ApiError(
+      'INTERNAL_ERROR',
+      'internal error; the outcome is unknown: read the original request',
+    ),
+    upstreamRequestId: null,
+  };
 }

@@ -6,7 +6,7 @@ import type { StreamEvent } from '../providers/openai-compatible/chat.js';
 import { toChatUsage } from '../providers/openai-compatible/chat.js';
 import type { UpstreamChunk } from '../providers/openai-compatible/chat-schemas.js';
 import type { RecordedOutcome, Reserve } from '../requests/request-service.js';
-import { claimOrReplay, executeSafely, finishAndCount } from './billed-request.js';
+import { claimOrReplay, failureOutcome, finishAndCount } from './billed-request.js';
 import type { AppDeps } from './deps.js';
 import { openSse, type SseWriter } from './sse.js';
 
@@ -51,29 +51,12 @@ export async function runStreamedChat(
     if (!reply.raw.writableFinished) abort.abort();
   };
   reply.raw.on('close', onClose);
-  let opened: Awaited<ReturnType<StreamedChat['open']>> | undefined;
-  const failure = await executeSafely(
-    {
-      model: chat.model,
-      reserve: chat.reserve,
-      execute: async () => {
-        opened = await chat.open(abort.signal);
-        return {
-          kind: 'succeeded',
-          body: null,
-          usage: {},
-          amount: 0,
-          pricingRule: '',
-          upstreamRequestId: opened.upstreamRequestId,
-        };
-      },
-    },
-    deps,
-    request.id,
-  );
-  if (opened === undefined) {
+  let opened: Awaited<ReturnType<StreamedChat['open']>>;
+  try {
+    opened = await chat.open(abort.signal);
+  } catch (error) {
     // Nothing streamed yet: answer like a plain request.
-    const answer = await finishAndCount(deps, claimed, failure);
+    const answer = await finishAndCount(deps, claimed, failureOutcome(error, deps, request.id));
     reply.raw.off('close', onClose);
     return reply.code(answer.status).send(answer.body);
   }
