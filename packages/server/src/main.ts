@@ -16,6 +16,7 @@ export async function serve(env: NodeJS.ProcessEnv): Promise<void> {
     databaseUrl: settings.databaseUrl ?? defaultDatabaseUrl(settings.dataDir),
     redisUrl: settings.redisUrl,
     assetsDir: path.join(settings.dataDir, 'assets'),
+    storageSecrets: settings.storageSecrets,
     adminToken: settings.adminToken,
     upstreamKeys: settings.upstreamKeys,
     logger,

@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import pino from 'pino';
 import type { FastifyBaseLogger } from 'fastify';
 import { AccountService } from './accounts/account-service.js';
-import { LocalAssetStorage } from './assets/local-storage.js';
+import { createAssetStorage, type StorageSecrets } from './assets/create-storage.js';
 import { KeyService } from './auth/key-service.js';
 import { PriceBook } from './billing/price-book.js';
 import type { Config } from './config/schema.js';
@@ -30,8 +30,10 @@ export interface ServiceOptions {
   readonly logger?: FastifyBaseLogger;
   /** Collect process metrics (off in tests that build many apps). */
   readonly processMetrics?: boolean;
-  /** Where asset bytes live (`<dir>/objects`, `<dir>/tmp`). */
+  /** Where asset bytes live (`<dir>/objects`, `<dir>/tmp`), or are staged for S3. */
   readonly assetsDir: string;
+  /** S3 credentials, when `storage.kind` is `s3` (from the environment, never the file). */
+  readonly storageSecrets?: StorageSecrets | undefined;
   /** The guarded fetch's network (tests replace it; default: DNS and undici). */
   readonly fetchDeps?: GuardedFetchDeps;
   /** Start upstream pools and the simulator (the CLI's money commands need neither). */
@@ -81,6 +83,8 @@ export async function createServices(options: ServiceOptions): Promise<Services>
         : new Redis(options.redisUrl, { lazyConnect: false, maxRetriesPerRequest: 2 });
     if (redis !== undefined) closers.push(async () => void (await redis.quit()));
     const effects = { clock, ids };
+    const assets = createAssetStorage(config.storage, options.assetsDir, options.storageSecrets);
+    if (assets.close !== undefined) closers.push(async () => assets.close?.());
     const prices = new PriceBook(store.db, clock, config.models, config.key_cache_ttl_ms);
     await prices.syncWithConfig();
     const services: Services = {
@@ -100,7 +104,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       providers,
       redis,
       adminToken: options.adminToken,
-      assets: new LocalAssetStorage(options.assetsDir),
+      assets,
       ...(options.fetchDeps === undefined ? {} : { fetchDeps: options.fetchDeps }),
       close: async () => {
         for (const close of closers.reverse()) await close();

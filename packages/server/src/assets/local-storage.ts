@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -8,6 +8,17 @@ import { Transform } from 'node:stream';
 
 export class TooLarge extends Error {
   override readonly name = 'TooLarge';
+}
+
+/** Where asset bytes live. Uploads are staged locally (hashed and probed) before `commit`. */
+export interface AssetStorage {
+  stage(body: Readable, maxBytes: number, signal?: AbortSignal): Promise<StagedUpload>;
+  /** Makes a staged upload visible at its content address. */
+  commit(staged: StagedUpload): Promise<void>;
+  discard(staged: StagedUpload): Promise<void>;
+  /** The object's bytes `start..end` inclusive, or all of them. */
+  open(sha256: string, range?: { start: number; end: number }): Promise<Readable>;
+  readAll(sha256: string): Promise<Buffer>;
 }
 
 /** A body streamed to a temporary file: nothing is visible until `commit`. */
@@ -23,7 +34,7 @@ export interface StagedUpload {
  * only when accepted, so a half-written file is never visible and an aborted or refused upload
  * leaves nothing behind. Same bytes, same object: uploads of one file share it.
  */
-export class LocalAssetStorage {
+export class LocalAssetStorage implements AssetStorage {
   private readonly tempDir: string;
   private readonly objectsDir: string;
 
@@ -82,15 +93,16 @@ export class LocalAssetStorage {
     return path.join(this.objectsDir, sha256.slice(0, 2), sha256);
   }
 
-  async size(sha256: string): Promise<number> {
-    return (await stat(this.objectPath(sha256))).size;
+  open(sha256: string, range?: { start: number; end: number }): Promise<Readable> {
+    return Promise.resolve(
+      createReadStream(
+        this.objectPath(sha256),
+        range === undefined ? {} : { start: range.start, end: range.end },
+      ),
+    );
   }
 
-  /** Reads `start..end` inclusive (or the whole object). */
-  read(sha256: string, range?: { start: number; end: number }): Readable {
-    return createReadStream(
-      this.objectPath(sha256),
-      range === undefined ? {} : { start: range.start, end: range.end },
-    );
+  readAll(sha256: string): Promise<Buffer> {
+    return readFile(this.objectPath(sha256));
   }
 }

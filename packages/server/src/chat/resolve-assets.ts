@@ -1,6 +1,5 @@
-import { readFile } from 'node:fs/promises';
 import type { Kysely } from 'kysely';
-import type { LocalAssetStorage } from '../assets/local-storage.js';
+import type { AssetStorage } from '../assets/local-storage.js';
 import type { Probe } from '../assets/probe.js';
 import { checkRequirements } from '../assets/requirements.js';
 import type { Principal } from '../auth/key-service.js';
@@ -25,7 +24,7 @@ export async function resolveAssets(
   body: Record<string, unknown>,
   principal: Principal,
   model: ModelConfig,
-  deps: { db: Kysely<Database>; storage: LocalAssetStorage },
+  deps: { db: Kysely<Database>; storage: AssetStorage },
 ): Promise<Record<string, unknown>> {
   const topLevel = body['assetIds'];
   const messages = body['messages'];
@@ -98,7 +97,7 @@ async function inlinePart(
   row: AssetTable,
   model: ModelConfig,
   param: string,
-  storage: LocalAssetStorage,
+  storage: AssetStorage,
 ) {
   const probe: Probe = {
     mediaType: row.media_type as Probe['mediaType'],
@@ -118,7 +117,7 @@ async function inlinePart(
       param,
       `assets sent to a model are at most ${MAX_INLINE_BYTES} bytes; this one has ${row.bytes}`,
     );
-  const url = `data:${row.media_type};base64,${(await readFile(storage.objectPath(row.sha256))).toString('base64')}`;
+  const url = `data:${row.media_type};base64,${(await storage.readAll(row.sha256)).toString('base64')}`;
   if (row.media_type.startsWith('image/')) return { type: 'image_url', image_url: { url } };
   if (row.media_type.startsWith('video/')) return { type: 'video_url', video_url: { url } };
   throw invalidInput(param, `${row.media_type} assets cannot be chat input`);

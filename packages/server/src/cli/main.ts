@@ -81,6 +81,7 @@ export async function runCli(
     config: settings.config,
     databaseUrl: settings.databaseUrl ?? defaultDatabaseUrl(settings.dataDir),
     assetsDir: path.join(settings.dataDir, 'assets'),
+    storageSecrets: settings.storageSecrets,
     upstreams: false,
   });
   try {

@@ -18,6 +18,8 @@ export interface Settings {
   readonly config: Config;
   /** Secrets named by upstreams' `api_key_env`, resolved from the environment. */
   readonly upstreamKeys: Readonly<Record<string, string>>;
+  /** S3 credentials named by `storage.*_env`, when the storage is S3. */
+  readonly storageSecrets: { accessKeyId: string; secretAccessKey: string } | undefined;
 }
 
 export class ConfigError extends Error {
@@ -97,6 +99,20 @@ export function loadSettings(env: NodeJS.ProcessEnv): Settings {
     }
     upstreamKeys[name] = secret;
   }
+  let storageSecrets: Settings['storageSecrets'];
+  if (config.storage.kind === 's3') {
+    const accessKeyId = env[config.storage.access_key_id_env];
+    const secretAccessKey = env[config.storage.secret_access_key_env];
+    if (accessKeyId === undefined || accessKeyId === '')
+      throw new ConfigError(
+        `storage.access_key_id_env: environment variable ${config.storage.access_key_id_env} is not set`,
+      );
+    if (secretAccessKey === undefined || secretAccessKey === '')
+      throw new ConfigError(
+        `storage.secret_access_key_env: environment variable ${config.storage.secret_access_key_env} is not set`,
+      );
+    storageSecrets = { accessKeyId, secretAccessKey };
+  }
   return Object.freeze({
     port: values.PORT,
     host: values.HOST,
@@ -107,6 +123,7 @@ export function loadSettings(env: NodeJS.ProcessEnv): Settings {
     configSource: values.TOLLGATE_CONFIG ?? 'built-in default',
     config,
     upstreamKeys: Object.freeze(upstreamKeys),
+    storageSecrets,
   });
 }
 

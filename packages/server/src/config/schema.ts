@@ -126,6 +126,23 @@ export const limitsSchema = z
   })
   .strict();
 
+/** Where asset bytes live: local files (one instance) or an S3-compatible bucket (shared). */
+export const storageSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('local') }).strict(),
+  z
+    .object({
+      kind: z.literal('s3'),
+      endpoint: z.url().optional(),
+      region: z.string().min(1).default('us-east-1'),
+      bucket: z.string().min(3),
+      prefix: z.string().default(''),
+      force_path_style: z.boolean().default(false),
+      access_key_id_env: z.string().regex(/^[A-Z_][A-Z0-9_]*$/),
+      secret_access_key_env: z.string().regex(/^[A-Z_][A-Z0-9_]*$/),
+    })
+    .strict(),
+]);
+
 export const configSchema = z
   .object({
     upstreams: z.record(z.string(), upstreamSchema),
@@ -136,6 +153,7 @@ export const configSchema = z
       concurrent_requests: 32,
       asset_bytes: 1024 * 1024 * 1024,
     }),
+    storage: storageSchema.default({ kind: 'local' }),
     /** How long an API key lookup is trusted by other instances (see docs/keys.md). */
     key_cache_ttl_ms: nonNegativeInt.default(10_000),
     /** How long request records are kept for idempotent replay and recovery. */
@@ -178,5 +196,6 @@ export type Config = z.output<typeof configSchema>;
 export type ModelConfig = z.output<typeof modelSchema>;
 export type UpstreamConfig = z.output<typeof upstreamSchema>;
 export type TokenPrices = z.output<typeof tokenPricesSchema>;
+export type StorageConfig = z.output<typeof storageSchema>;
 export type Family = z.output<typeof familySchema>;
 export type Feature = z.output<typeof featureSchema>;

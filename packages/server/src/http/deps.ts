@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { FastifyBaseLogger } from 'fastify';
 import type { AccountService } from '../accounts/account-service.js';
-import type { LocalAssetStorage } from '../assets/local-storage.js';
+import type { AssetStorage } from '../assets/local-storage.js';
 import type { KeyService } from '../auth/key-service.js';
 import type { PriceBook } from '../billing/price-book.js';
 import type { Config } from '../config/schema.js';
@@ -29,7 +29,7 @@ export interface AppDeps {
   readonly providers: ProviderRegistry;
   /** Present when rate limits are shared through Redis. */
   readonly redis: Redis | undefined;
-  readonly assets: LocalAssetStorage;
+  readonly assets: AssetStorage;
   /** How caller-given URLs are fetched (the guarded fetch's network; tests replace it). */
   readonly fetchDeps?: GuardedFetchDeps;
   /** `undefined` disables the admin API. */

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Readable } from 'node:stream';
 import { assetView } from '../../assets/asset-view.js';
-import { LocalAssetStorage, TooLarge } from '../../assets/local-storage.js';
+import { TooLarge, type AssetStorage } from '../../assets/local-storage.js';
 import { normaliseLabel, probeFile, ProbeError } from '../../assets/probe.js';
 import { parseRange } from '../../assets/range.js';
 import { checkRequirements } from '../../assets/requirements.js';
@@ -18,11 +18,7 @@ const assetNotFound = () => new ApiError('NOT_FOUND', 'no such asset');
  * bytes, the account's list, Range downloads, deletion. Reads need a personal key; another
  * account's asset is the same 404 as a missing one.
  */
-export function registerAssets(
-  v1: FastifyInstance,
-  deps: AppDeps,
-  storage: LocalAssetStorage,
-): void {
+export function registerAssets(v1: FastifyInstance, deps: AppDeps, storage: AssetStorage): void {
   void v1.register(async (scope) => {
     // Uploads take any media type as a raw stream; the route checks the bytes itself.
     scope.removeAllContentTypeParsers();
@@ -121,10 +117,10 @@ export function registerAssets(
           .header('content-length', range.end - range.start + 1);
         return request.method === 'HEAD'
           ? reply.send()
-          : reply.send(storage.read(row.sha256, range));
+          : reply.send(await storage.open(row.sha256, range));
       }
       void reply.header('content-length', row.bytes);
-      return request.method === 'HEAD' ? reply.send() : reply.send(storage.read(row.sha256));
+      return request.method === 'HEAD' ? reply.send() : reply.send(await storage.open(row.sha256));
     };
     scope.get<{ Params: { id: string } }>(
       '/v1/assets/:id/content',
@@ -166,7 +162,7 @@ async function ownAsset(deps: AppDeps, accountId: string, id: string) {
  */
 async function upload(
   deps: AppDeps,
-  storage: LocalAssetStorage,
+  storage: AssetStorage,
   request: FastifyRequest,
   reply: FastifyReply,
 ): Promise<{ status: number; body: unknown }> {
