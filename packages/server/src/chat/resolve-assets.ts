@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { AssetStorage } from '../assets/local-storage.js';
 import type { Probe } from '../assets/probe.js';
+import { assetNotFound } from '../assets/asset-uses.js';
 import { checkRequirements } from '../assets/requirements.js';
 import type { Principal } from '../auth/key-service.js';
 import type { ModelConfig } from '../config/schema.js';
@@ -13,19 +14,26 @@ const MAX_INLINE_BYTES = 20 * 1024 * 1024;
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
+/** A chat body with its asset references replaced, and the ids of the assets it used. */
+export interface ResolvedAssets {
+  readonly body: Record<string, unknown>;
+  readonly assetIds: readonly string[];
+}
+
 /**
  * Replaces asset references in a chat body with the content parts an upstream accepts:
  * `{"type": "asset", "asset_id"}` parts in user messages, and top-level `assetIds` (appended to
  * the last user message). Each id must be an asset of the caller's account (else the 404 of a
  * missing asset), meet the model's asset requirements, and be an image (→ `image_url`) or a
  * video (→ `video_url`), sent as a data URI. Returns the body unchanged when it names no asset.
+ * The request claim then records the ids as in use (assets/asset-uses.ts).
  */
 export async function resolveAssets(
   body: Record<string, unknown>,
   principal: Principal,
   model: ModelConfig,
   deps: { db: Kysely<Database>; storage: AssetStorage },
-): Promise<Record<string, unknown>> {
+): Promise<ResolvedAssets> {
   const topLevel = body['assetIds'];
   const messages = body['messages'];
   const hasParts =
@@ -36,7 +44,7 @@ export async function resolveAssets(
         Array.isArray(message['content']) &&
         message['content'].some((part) => isObject(part) && part['type'] === 'asset'),
     );
-  if (topLevel === undefined && !hasParts) return body;
+  if (topLevel === undefined && !hasParts) return { body, assetIds: [] };
   if (
     topLevel !== undefined &&
     (!Array.isArray(topLevel) ||
@@ -46,7 +54,8 @@ export async function resolveAssets(
   ) {
     throw invalidInput('assetIds', 'must be an array of 1 to 16 asset ids');
   }
-  if (!Array.isArray(messages)) return body;
+  if (!Array.isArray(messages)) return { body, assetIds: [] };
+  const used: string[] = [];
   const toPart = async (id: unknown, param: string) => {
     if (typeof id !== 'string') throw invalidInput(param, 'must be an asset id');
     const row = await deps.db
@@ -55,8 +64,8 @@ export async function resolveAssets(
       .where('id', '=', id)
       .where('deleted_at', 'is', null)
       .executeTakeFirst();
-    if (row === undefined || row.account_id !== principal.accountId)
-      throw new ApiError('NOT_FOUND', `no such asset ${id.slice(0, 64)}`, param);
+    if (row === undefined || row.account_id !== principal.accountId) throw assetNotFound(id, param);
+    used.push(row.id);
     return inlinePart(row, model, param, deps.storage);
   };
   const resolved: unknown[] = [];
@@ -90,7 +99,7 @@ export async function resolveAssets(
     resolved[lastUser] = { ...target, content: [...content, ...extra] };
   }
   const { assetIds: _ignored, ...rest } = body;
-  return { ...rest, messages: resolved };
+  return { body: { ...rest, messages: resolved }, assetIds: used };
 }
 
 async function inlinePart(

@@ -18,6 +18,8 @@ export interface BilledOperation {
   readonly model: string | null;
   /** The worst case to hold before any upstream call; `null` for operations that move no money. */
   readonly reserve: Reserve | null;
+  /** Assets the request uses: they cannot be deleted until it is finished. */
+  readonly assetIds?: readonly string[];
   /** The upstream work. Throws `UpstreamFailure` for upstream trouble. */
   execute(): Promise<Outcome>;
 }
@@ -55,7 +57,7 @@ export async function claimOrReplay(
   deps: Pick<AppDeps, 'requests' | 'metrics'>,
   request: FastifyRequest,
   reply: FastifyReply,
-  operation: Pick<BilledOperation, 'model' | 'reserve'>,
+  operation: Pick<BilledOperation, 'model' | 'reserve' | 'assetIds'>,
 ): Promise<ClaimedRequest | undefined> {
   const idempotencyKey = readIdempotencyKey(request.headers);
   const route = request.routeOptions.url ?? request.url;
@@ -68,7 +70,7 @@ export async function claimOrReplay(
     path: request.url.split('?')[0] ?? route,
     model: operation.model,
   };
-  const claim = await deps.requests.claim(identity, operation.reserve);
+  const claim = await deps.requests.claim(identity, operation.reserve, operation.assetIds);
   if (claim.kind === 'refused') {
     if (claim.error.code === 'INSUFFICIENT_FUNDS')
       deps.metrics.holds.inc({ outcome: 'insufficient_funds' });

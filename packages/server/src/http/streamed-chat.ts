@@ -13,6 +13,8 @@ import { openSse, type SseWriter } from './sse.js';
 export interface StreamedChat {
   readonly model: string;
   readonly reserve: Reserve;
+  /** Assets the request uses (kept from deletion until it is finished). */
+  readonly assetIds?: readonly string[];
   /** Whether the caller asked for the usage chunk. */
   readonly includeUsage: boolean;
   open(

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { ErrorBody } from '@tollgate/protocol';
 import type { Principal } from '../auth/key-service.js';
+import { recordAssetUses } from '../assets/asset-uses.js';
 import { captureHold, placeHold, releaseHold, type LedgerEffects } from '../billing/ledger.js';
 import { ApiError } from '../errors/api-error.js';
 import type { Database } from '../store/schema.js';
@@ -78,7 +79,15 @@ export class RequestService {
     this.records = new RequestStore(db);
   }
 
-  async claim(identity: RequestIdentity, reserve: Reserve | null): Promise<Claim> {
+  /**
+   * Claims the idempotency key, takes the hold and records the assets the request uses, all in
+   * one transaction: a refusal of any of them (402, an asset deleted meanwhile) leaves nothing.
+   */
+  async claim(
+    identity: RequestIdentity,
+    reserve: Reserve | null,
+    assetIds: readonly string[] = [],
+  ): Promise<Claim> {
     const now = this.effects.clock.now();
     // The hold's id is known up front so the record names it in its first write.
     const holdId = reserve === null ? null : this.effects.ids.next('hold');
@@ -123,6 +132,12 @@ export class RequestService {
           if (existing === undefined) throw new Error('idempotency conflict without a record');
           return this.answerExisting(existing, identity.fingerprint);
         }
+        await recordAssetUses(trx, {
+          accountId: identity.principal.accountId,
+          requestId: identity.requestId,
+          assetIds,
+          now,
+        });
         if (reserve === null || holdId === null) return { kind: 'claimed', holdId: null };
         const placed = await placeHold(trx, this.effects, {
           accountId: identity.principal.accountId,

@@ -15,6 +15,14 @@ export interface Database {
   requests: RequestTable;
   conversations: ConversationTable;
   assets: AssetTable;
+  asset_uses: AssetUseTable;
+}
+
+/** An asset named by a business request; see migrations/004-asset-uses.ts. */
+export interface AssetUseTable {
+  asset_id: string;
+  request_id: string;
+  created_at: number;
 }
 
 export interface AssetTable {

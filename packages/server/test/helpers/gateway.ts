@@ -47,7 +47,7 @@ export interface TestGateway {
   balance(accountId: string): Promise<{ balance: number; held: number; available: number }>;
   /** `/v1` call with a key; business POSTs get a fresh Idempotency-Key unless one is given. */
   call(
-    method: 'GET' | 'POST' | 'HEAD',
+    method: 'GET' | 'POST' | 'HEAD' | 'DELETE',
     url: string,
     options?: {
       key?: string;

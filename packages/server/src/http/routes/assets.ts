@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Readable } from 'node:stream';
+import { assetNotFound, deleteAsset } from '../../assets/asset-uses.js';
 import { assetView } from '../../assets/asset-view.js';
 import { TooLarge, type AssetStorage } from '../../assets/local-storage.js';
 import { normaliseLabel, probeFile, ProbeError } from '../../assets/probe.js';
@@ -10,8 +11,6 @@ import { fingerprint, readIdempotencyKey } from '../../requests/idempotency.js';
 import { principalOf, requirePersonal } from '../plugins/authenticate.js';
 import type { AppDeps } from '../deps.js';
 import { finishAndCount } from '../billed-request.js';
-
-const assetNotFound = () => new ApiError('NOT_FOUND', 'no such asset');
 
 /**
  * Personal assets (docs/assets.md): raw-body uploads streamed to storage and checked by their
@@ -132,14 +131,12 @@ export function registerAssets(v1: FastifyInstance, deps: AppDeps, storage: Asse
     scope.delete<{ Params: { id: string } }>('/v1/assets/:id', async (request) => {
       const principal = principalOf(request);
       requirePersonal(principal);
-      const row = await ownAsset(deps, principal.accountId, request.params.id);
-      await deps.store.db
-        .updateTable('assets')
-        .set({ deleted_at: deps.clock.now() })
-        .where('id', '=', row.id)
-        .where('deleted_at', 'is', null)
-        .execute();
-      return { object: 'asset', id: row.id, deleted: true };
+      await deleteAsset(deps.store.db, {
+        accountId: principal.accountId,
+        assetId: request.params.id,
+        now: deps.clock.now(),
+      });
+      return { object: 'asset', id: request.params.id, deleted: true };
     });
   });
 }
@@ -151,7 +148,7 @@ async function ownAsset(deps: AppDeps, accountId: string, id: string) {
     .where('id', '=', id)
     .where('deleted_at', 'is', null)
     .executeTakeFirst();
-  if (row === undefined || row.account_id !== accountId) throw assetNotFound();
+  if (row === undefined || row.account_id !== accountId) throw assetNotFound(id);
   return row;
 }
 

@@ -30,9 +30,9 @@ export function registerChat(scope: FastifyInstance, deps: AppDeps): void {
     // Asset references become ordinary image/video parts before validation (docs/assets.md).
     const withAssets =
       body === undefined
-        ? body
+        ? { body, assetIds: [] }
         : await resolveAssets(body, principal, model, { db: deps.store.db, storage: deps.assets });
-    const chat = validateChat(withAssets, model);
+    const chat = validateChat(withAssets.body, model);
     // OCR's own rules first: each says exactly which rule the input broke.
     if (model.families.includes('ocr')) checkOcrRules(chat);
     checkCapabilities(model, chat.features);
@@ -63,6 +63,7 @@ export function registerChat(scope: FastifyInstance, deps: AppDeps): void {
         return await runStreamedChat(deps, request, reply, {
           model: model.id,
           reserve,
+          assetIds: withAssets.assetIds,
           includeUsage: chat.includeUsage,
           open: (signal) => provider.stream(upstreamBody, signal),
           price: (usage) => chatCost(usage, price.prices),
@@ -71,6 +72,7 @@ export function registerChat(scope: FastifyInstance, deps: AppDeps): void {
       return await runBilledRequest(deps, request, reply, {
         model: model.id,
         reserve,
+        assetIds: withAssets.assetIds,
         execute: async () => {
           const result = await provider.complete(upstreamBody);
           const { amount, rule } = chatCost(result.usage, price.prices);

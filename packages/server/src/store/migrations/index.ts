@@ -2,6 +2,7 @@ import type { Migration, MigrationProvider } from 'kysely';
 import * as initial from './001-initial.js';
 import * as chat from './002-chat.js';
 import * as assets from './003-assets.js';
+import * as assetUses from './004-asset-uses.js';
 
 /**
  * Versioned migrations, applied in name order at start. Never edit a released migration: add
@@ -11,6 +12,7 @@ const migrations: Record<string, Migration> = {
   '001-initial': initial,
   '002-chat': chat,
   '003-assets': assets,
+  '004-asset-uses': assetUses,
 };
 
 export const migrationProvider: MigrationProvider = {
