@@ -1,19 +1,11 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import {
-  CompiledQuery,
-  Kysely,
-  Migrator,
-  PostgresDialect,
-  SqliteDialect,
-  type DatabaseConnection,
-  type Driver,
-  type TransactionSettings,
-} from 'kysely';
+import { Kysely, Migrator, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { migrationProvider } from './migrations/index.js';
 import { SqliteDatabase, sqliteBindingPath } from './sqlite-binding.js';
 import { startCheckpointer } from './sqlite-checkpointer.js';
+import { GroupCommitSqliteDialect } from './sqlite-group-commit.js';
 import type { Database } from './schema.js';
 
 export type DialectName = 'sqlite' | 'postgres';
@@ -74,7 +66,7 @@ function openSqlite(url: string): Store {
     file === ':memory:' ? undefined : startCheckpointer(path.resolve(file), sqliteBindingPath);
   if (checkpointer !== undefined) database.pragma('wal_autocheckpoint = 20000');
   cachePreparedStatements(database);
-  const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database }) });
+  const db = new Kysely<Database>({ dialect: new GroupCommitSqliteDialect(database) });
   return {
     db,
     dialect: 'sqlite',
@@ -128,26 +120,4 @@ function cachePreparedStatements(database: SqliteDatabase): void {
     }
     return statement;
   }) as typeof database.prepare;
-}
-
-/**
- * SQLite transactions start with BEGIN IMMEDIATE, so a transaction that reads and then writes
- * never fails with SQLITE_BUSY on upgrade when another process (the CLI) writes at the same time.
- */
-class ImmediateSqliteDialect extends SqliteDialect {
-  override createDriver(): Driver {
-    const driver = super.createDriver();
-    return {
-      init: () => driver.init(),
-      acquireConnection: () => driver.acquireConnection(),
-      beginTransaction: async (connection: DatabaseConnection, _settings: TransactionSettings) => {
-        await connection.executeQuery(CompiledQuery.raw('begin immediate'));
-      },
-      commitTransaction: (connection: DatabaseConnection) => driver.commitTransaction(connection),
-      rollbackTransaction: (connection: DatabaseConnection) =>
-        driver.rollbackTransaction(connection),
-      releaseConnection: (connection: DatabaseConnection) => driver.releaseConnection(connection),
-      destroy: () => driver.destroy(),
-    };
-  }
 }
