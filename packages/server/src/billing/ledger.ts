@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
-import type { Database, JournalKind } from '../store/schema.js';
+import { preparedQuery } from '../store/prepared-query.js';
+import type { Database, JournalKind, JournalTable } from '../store/schema.js';
 import type { Clock, IdGenerator } from '../util/effects.js';
 
 /**
@@ -26,26 +27,109 @@ export interface JournalEntry {
   topupId?: string;
 }
 
+// The statements of every request's hold and capture, compiled once (store/prepared-query.ts).
+const insertJournal = preparedQuery<JournalTable>((db, slot) =>
+  db.insertInto('journal').values({
+    id: slot.id,
+    account_id: slot.account_id,
+    kind: slot.kind,
+    balance_delta: slot.balance_delta,
+    held_delta: slot.held_delta,
+    hold_id: slot.hold_id,
+    request_id: slot.request_id,
+    topup_id: slot.topup_id,
+    reason: slot.reason,
+    created_at: slot.created_at,
+  }),
+);
+const reserveAvailable = preparedQuery<{ accountId: string; amount: number }>((db, slot) =>
+  db
+    .updateTable('accounts')
+    .set({ held: sql`held + ${slot.amount}` })
+    .where('id', '=', slot.accountId)
+    .where(sql<boolean>`balance - held >= ${slot.amount}`),
+);
+const insertOpenHold = preparedQuery<{
+  id: string;
+  accountId: string;
+  requestId: string;
+  amount: number;
+  priceVersion: string;
+  createdAt: number;
+}>((db, slot) =>
+  db.insertInto('holds').values({
+    id: slot.id,
+    account_id: slot.accountId,
+    request_id: slot.requestId,
+    amount: slot.amount,
+    state: 'open',
+    captured_amount: null,
+    price_version: slot.priceVersion,
+    created_at: slot.createdAt,
+    resolved_at: null,
+  }),
+);
+interface ResolvedHold {
+  account_id: string;
+  amount: number;
+  request_id: string;
+}
+const claimOpenHoldAsCaptured = preparedQuery<
+  { holdId: string; amount: number; now: number },
+  ResolvedHold
+>((db, slot) =>
+  db
+    .updateTable('holds')
+    .set({ state: 'captured', captured_amount: slot.amount, resolved_at: slot.now })
+    .where('id', '=', slot.holdId)
+    .where('state', '=', 'open')
+    .returning(['account_id', 'amount', 'request_id']),
+);
+const chargeHeld = preparedQuery<{
+  accountId: string;
+  amount: number;
+  held: number;
+  extra: number;
+}>((db, slot) =>
+  db
+    .updateTable('accounts')
+    .set({ balance: sql`balance - ${slot.amount}`, held: sql`held - ${slot.held}` })
+    .where('id', '=', slot.accountId)
+    .where(sql<boolean>`balance - held >= ${slot.extra}`),
+);
+const claimOpenHoldAsReleased = preparedQuery<{ holdId: string; now: number }, ResolvedHold>(
+  (db, slot) =>
+    db
+      .updateTable('holds')
+      .set({ state: 'released', resolved_at: slot.now })
+      .where('id', '=', slot.holdId)
+      .where('state', '=', 'open')
+      .returning(['account_id', 'amount', 'request_id']),
+);
+const unholdAmount = preparedQuery<{ accountId: string; amount: number }>((db, slot) =>
+  db
+    .updateTable('accounts')
+    .set({ held: sql`held - ${slot.amount}` })
+    .where('id', '=', slot.accountId),
+);
+
 export async function appendJournal(
   executor: Executor,
   effects: LedgerEffects,
   entry: JournalEntry,
 ): Promise<void> {
-  await executor
-    .insertInto('journal')
-    .values({
-      id: effects.ids.next('jrn'),
-      account_id: entry.accountId,
-      kind: entry.kind,
-      balance_delta: entry.balanceDelta,
-      held_delta: entry.heldDelta,
-      hold_id: entry.holdId ?? null,
-      request_id: entry.requestId ?? null,
-      topup_id: entry.topupId ?? null,
-      reason: entry.reason,
-      created_at: effects.clock.now(),
-    })
-    .execute();
+  await insertJournal(executor, {
+    id: effects.ids.next('jrn'),
+    account_id: entry.accountId,
+    kind: entry.kind,
+    balance_delta: entry.balanceDelta,
+    held_delta: entry.heldDelta,
+    hold_id: entry.holdId ?? null,
+    request_id: entry.requestId ?? null,
+    topup_id: entry.topupId ?? null,
+    reason: entry.reason,
+    created_at: effects.clock.now(),
+  });
 }
 
 /** Adds `amount` to the balance. Call inside the transaction that records the top-up row. */
@@ -90,28 +174,20 @@ export async function placeHold(
     holdId?: string;
   },
 ): Promise<string | null> {
-  const updated = await trx
-    .updateTable('accounts')
-    .set({ held: sql`held + ${input.amount}` })
-    .where('id', '=', input.accountId)
-    .where(sql<boolean>`balance - held >= ${input.amount}`)
-    .executeTakeFirst();
-  if (updated.numUpdatedRows !== 1n) return null;
+  const updated = await reserveAvailable(trx, {
+    accountId: input.accountId,
+    amount: input.amount,
+  });
+  if (updated.numAffectedRows !== 1n) return null;
   const holdId = input.holdId ?? effects.ids.next('hold');
-  await trx
-    .insertInto('holds')
-    .values({
-      id: holdId,
-      account_id: input.accountId,
-      request_id: input.requestId,
-      amount: input.amount,
-      state: 'open',
-      captured_amount: null,
-      price_version: input.priceVersion,
-      created_at: effects.clock.now(),
-      resolved_at: null,
-    })
-    .execute();
+  await insertOpenHold(trx, {
+    id: holdId,
+    accountId: input.accountId,
+    requestId: input.requestId,
+    amount: input.amount,
+    priceVersion: input.priceVersion,
+    createdAt: effects.clock.now(),
+  });
   await appendJournal(trx, effects, {
     accountId: input.accountId,
     kind: 'hold',
@@ -139,22 +215,21 @@ export async function captureHold(
 ): Promise<CaptureOutcome> {
   // Claim the hold first: of two concurrent captures, the second blocks on this row and then
   // finds it no longer open.
-  const hold = await trx
-    .updateTable('holds')
-    .set({ state: 'captured', captured_amount: input.amount, resolved_at: effects.clock.now() })
-    .where('id', '=', input.holdId)
-    .where('state', '=', 'open')
-    .returning(['account_id', 'amount', 'request_id'])
-    .executeTakeFirst();
+  const [hold] = (
+    await claimOpenHoldAsCaptured(trx, {
+      holdId: input.holdId,
+      amount: input.amount,
+      now: effects.clock.now(),
+    })
+  ).rows;
   if (hold === undefined) return 'already_resolved';
-  const extra = Math.max(0, input.amount - hold.amount);
-  const charged = await trx
-    .updateTable('accounts')
-    .set({ balance: sql`balance - ${input.amount}`, held: sql`held - ${hold.amount}` })
-    .where('id', '=', hold.account_id)
-    .where(sql<boolean>`balance - held >= ${extra}`)
-    .executeTakeFirst();
-  if (charged.numUpdatedRows !== 1n) {
+  const charged = await chargeHeld(trx, {
+    accountId: hold.account_id,
+    amount: input.amount,
+    held: hold.amount,
+    extra: Math.max(0, input.amount - hold.amount),
+  });
+  if (charged.numAffectedRows !== 1n) {
     // Undo the claim inside this transaction; no other transaction ever saw it.
     await trx
       .updateTable('holds')
@@ -181,19 +256,11 @@ export async function releaseHold(
   effects: LedgerEffects,
   input: { holdId: string; reason: string },
 ): Promise<boolean> {
-  const resolved = await trx
-    .updateTable('holds')
-    .set({ state: 'released', resolved_at: effects.clock.now() })
-    .where('id', '=', input.holdId)
-    .where('state', '=', 'open')
-    .returning(['account_id', 'amount', 'request_id'])
-    .executeTakeFirst();
+  const [resolved] = (
+    await claimOpenHoldAsReleased(trx, { holdId: input.holdId, now: effects.clock.now() })
+  ).rows;
   if (resolved === undefined) return false;
-  await trx
-    .updateTable('accounts')
-    .set({ held: sql`held - ${resolved.amount}` })
-    .where('id', '=', resolved.account_id)
-    .execute();
+  await unholdAmount(trx, { accountId: resolved.account_id, amount: resolved.amount });
   await appendJournal(trx, effects, {
     accountId: resolved.account_id,
     kind: 'release',

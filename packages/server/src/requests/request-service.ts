@@ -93,37 +93,33 @@ export class RequestService {
     const holdId = reserve === null ? null : this.effects.ids.next('hold');
     try {
       return await this.db.transaction().execute(async (trx) => {
-        const inserted = await trx
-          .insertInto('requests')
-          .values({
-            id: identity.requestId,
-            key_id: identity.principal.keyId,
-            account_id: identity.principal.accountId,
-            idempotency_key: identity.idempotencyKey,
-            fingerprint: identity.fingerprint,
-            method: identity.method,
-            path: identity.path,
-            model: identity.model,
-            status: 'processing',
-            http_status: null,
-            response_body: null,
-            error_code: null,
-            usage: null,
-            hold_id: holdId,
-            reserve_amount: reserve?.amount ?? null,
-            amount: null,
-            price_version: reserve?.priceVersion ?? null,
-            pricing_rule: null,
-            upstream_request_id: null,
-            resolution: null,
-            transcript: null,
-            created_at: now,
-            updated_at: now,
-            expires_at: now + this.retentionMs,
-          })
-          .onConflict((conflict) => conflict.columns(['key_id', 'idempotency_key']).doNothing())
-          .executeTakeFirst();
-        if (inserted.numInsertedOrUpdatedRows !== 1n) {
+        const inserted = await this.records.insertUnlessKeyUsed(trx, {
+          id: identity.requestId,
+          key_id: identity.principal.keyId,
+          account_id: identity.principal.accountId,
+          idempotency_key: identity.idempotencyKey,
+          fingerprint: identity.fingerprint,
+          method: identity.method,
+          path: identity.path,
+          model: identity.model,
+          status: 'processing',
+          http_status: null,
+          response_body: null,
+          error_code: null,
+          usage: null,
+          hold_id: holdId,
+          reserve_amount: reserve?.amount ?? null,
+          amount: null,
+          price_version: reserve?.priceVersion ?? null,
+          pricing_rule: null,
+          upstream_request_id: null,
+          resolution: null,
+          transcript: null,
+          created_at: now,
+          updated_at: now,
+          expires_at: now + this.retentionMs,
+        });
+        if (!inserted) {
           const existing = await this.records.byIdempotencyKey(
             identity.principal.keyId,
             identity.idempotencyKey,
@@ -198,11 +194,10 @@ export class RequestService {
   ): Promise<Answer> {
     const now = this.effects.clock.now();
     const upstream = {
+      id: identity.requestId,
       upstream_request_id: outcome.upstreamRequestId,
       updated_at: now,
-      ...(outcome.transcript === undefined
-        ? {}
-        : { transcript: JSON.stringify(outcome.transcript) }),
+      transcript: outcome.transcript === undefined ? null : JSON.stringify(outcome.transcript),
     };
     if (outcome.kind === 'failed' || outcome.kind === 'unknown') {
       const body = outcome.error.toBody(identity.requestId);
@@ -210,24 +205,23 @@ export class RequestService {
         if (outcome.kind === 'failed' && holdId !== null) {
           await releaseHold(trx, this.effects, { holdId, reason: `failed: ${outcome.error.code}` });
         }
-        await this.records.update(
-          identity.requestId,
-          {
-            ...upstream,
-            status: outcome.kind === 'failed' ? 'failed' : 'submission_unknown',
-            http_status: outcome.error.status,
-            response_body: JSON.stringify(body),
-            error_code: outcome.error.code,
-            pricing_rule: outcome.rule ?? null,
-          },
-          trx,
-        );
+        await this.records.recordOutcome(trx, {
+          ...upstream,
+          status: outcome.kind === 'failed' ? 'failed' : 'submission_unknown',
+          http_status: outcome.error.status,
+          response_body: JSON.stringify(body),
+          error_code: outcome.error.code,
+          usage: null,
+          amount: null,
+          pricing_rule: outcome.rule ?? null,
+        });
       });
       return { status: outcome.error.status, body };
     }
     const bill = {
       ...upstream,
       response_body: JSON.stringify(outcome.body),
+      error_code: null,
       usage: JSON.stringify(outcome.usage),
       amount: outcome.amount,
       pricing_rule: outcome.pricingRule,
@@ -244,11 +238,11 @@ export class RequestService {
       if (result === 'already_resolved')
         throw new Error(`hold ${holdId} of ${identity.requestId} resolved twice`);
       const status = result === 'captured' ? 'succeeded' : 'awaiting_funds';
-      await this.records.update(
-        identity.requestId,
-        { ...bill, status, http_status: outcome.status ?? 200 },
-        trx,
-      );
+      await this.records.recordOutcome(trx, {
+        ...bill,
+        status,
+        http_status: outcome.status ?? 200,
+      });
       return result === 'captured';
     });
     if (captured) return { status: outcome.status ?? 200, body: outcome.body };

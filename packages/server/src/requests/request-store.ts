@@ -1,6 +1,73 @@
 import type { Kysely } from 'kysely';
+import { preparedQuery } from '../store/prepared-query.js';
 import type { Database, RequestTable } from '../store/schema.js';
 import type { RecordRow } from './record-view.js';
+
+/** What finishing a request writes into its record (every column given, `null` for none). */
+export type RecordedOutcomeColumns = Pick<
+  RequestTable,
+  | 'id'
+  | 'upstream_request_id'
+  | 'updated_at'
+  | 'transcript'
+  | 'status'
+  | 'http_status'
+  | 'response_body'
+  | 'error_code'
+  | 'usage'
+  | 'amount'
+  | 'pricing_rule'
+>;
+
+// The two writes every request makes to its record, compiled once (store/prepared-query.ts).
+const insertUnlessKeyUsed = preparedQuery<RequestTable>((db, slot) =>
+  db
+    .insertInto('requests')
+    .values({
+      id: slot.id,
+      key_id: slot.key_id,
+      account_id: slot.account_id,
+      idempotency_key: slot.idempotency_key,
+      fingerprint: slot.fingerprint,
+      method: slot.method,
+      path: slot.path,
+      model: slot.model,
+      status: slot.status,
+      http_status: slot.http_status,
+      response_body: slot.response_body,
+      error_code: slot.error_code,
+      usage: slot.usage,
+      hold_id: slot.hold_id,
+      reserve_amount: slot.reserve_amount,
+      amount: slot.amount,
+      price_version: slot.price_version,
+      pricing_rule: slot.pricing_rule,
+      upstream_request_id: slot.upstream_request_id,
+      resolution: slot.resolution,
+      transcript: slot.transcript,
+      created_at: slot.created_at,
+      updated_at: slot.updated_at,
+      expires_at: slot.expires_at,
+    })
+    .onConflict((conflict) => conflict.columns(['key_id', 'idempotency_key']).doNothing()),
+);
+const recordOutcome = preparedQuery<RecordedOutcomeColumns>((db, slot) =>
+  db
+    .updateTable('requests')
+    .set({
+      upstream_request_id: slot.upstream_request_id,
+      updated_at: slot.updated_at,
+      transcript: slot.transcript,
+      status: slot.status,
+      http_status: slot.http_status,
+      response_body: slot.response_body,
+      error_code: slot.error_code,
+      usage: slot.usage,
+      amount: slot.amount,
+      pricing_rule: slot.pricing_rule,
+    })
+    .where('id', '=', slot.id),
+);
 
 /** Reads of request records joined with their hold's state (one round trip). */
 export class RequestStore {
@@ -27,6 +94,17 @@ export class RequestStore {
       .where('requests.key_id', '=', keyId)
       .where('requests.idempotency_key', '=', idempotencyKey)
       .executeTakeFirst();
+  }
+
+  /** Inserts a new record; `false` when the key already has a record with this idempotency key. */
+  async insertUnlessKeyUsed(executor: Kysely<Database>, row: RequestTable): Promise<boolean> {
+    const inserted = await insertUnlessKeyUsed(executor, row);
+    return inserted.numAffectedRows === 1n;
+  }
+
+  /** Writes a request's outcome into its record (inside the transaction that moves its money). */
+  async recordOutcome(executor: Kysely<Database>, columns: RecordedOutcomeColumns): Promise<void> {
+    await recordOutcome(executor, columns);
   }
 
   async update(

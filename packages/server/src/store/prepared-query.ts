@@ -1,0 +1,71 @@
+import type { Compilable, Kysely, QueryResult, RootOperationNode } from 'kysely';
+import type { Database } from './schema.js';
+
+/** Stands for a value in a query template; replaced by the caller's value at each run. */
+class Slot {
+  constructor(readonly name: string) {}
+}
+
+/** What a template's builder receives: one stand-in per value, typed as the value itself. */
+export type Slots<Values> = { readonly [Name in keyof Values]: Values[Name] };
+
+interface Template {
+  readonly sql: string;
+  readonly query: RootOperationNode;
+  /** Per SQL parameter: the name of the caller's value, or a constant of the query itself. */
+  readonly parameters: readonly ({ readonly slot: string } | { readonly constant: unknown })[];
+}
+
+/** A query that runs with new values; `executor` is the database or a transaction. */
+export type PreparedQuery<Values, Row> = (
+  executor: Kysely<Database>,
+  values: Values,
+) => Promise<QueryResult<Row>>;
+
+/**
+ * A hot-path query built and compiled by Kysely once per database (dialect), then run with new
+ * values: building and compiling a query tree costs more than SQLite takes to run the statement
+ * (bench/RESULTS.md). `build` describes the query with `slots` in place of the values; the
+ * compiled SQL (and on SQLite the prepared statement, cached by its text) is reused. Every value
+ * must be given (`null` where SQL NULL is meant): unlike Kysely's builders, an `undefined`
+ * value is not left out, it is an error; so is a value the query does not use.
+ */
+export function preparedQuery<Values extends object, Row = never>(
+  build: (db: Kysely<Database>, slots: Slots<Values>) => Compilable<Row>,
+): PreparedQuery<Values, Row> {
+  const templates = new WeakMap<object, Template>();
+  const slots = new Proxy({}, { get: (_target, name) => new Slot(String(name)) }) as Slots<Values>;
+  return async (executor, values) => {
+    const adapter = executor.getExecutor().adapter;
+    let template = templates.get(adapter);
+    if (template === undefined) {
+      const compiled = build(executor, slots).compile();
+      template = {
+        sql: compiled.sql,
+        query: compiled.query,
+        parameters: compiled.parameters.map((parameter) =>
+          parameter instanceof Slot ? { slot: parameter.name } : { constant: parameter },
+        ),
+      };
+      // Name every value in the builder (`slot.x`): spreading `slots` yields nothing.
+      const used = new Set(
+        template.parameters.map((parameter) => 'slot' in parameter && parameter.slot),
+      );
+      const unused = Object.keys(values).filter((name) => !used.has(name));
+      if (unused.length > 0) throw new Error(`prepared query does not use ${unused.join(', ')}`);
+      templates.set(adapter, template);
+    }
+    const parameters = template.parameters.map((parameter) => {
+      if (!('slot' in parameter)) return parameter.constant;
+      const value = (values as Record<string, unknown>)[parameter.slot];
+      if (value === undefined) throw new Error(`prepared query: no value for ${parameter.slot}`);
+      return value;
+    });
+    return executor.executeQuery<Row>({
+      sql: template.sql,
+      query: template.query,
+      queryId: { queryId: 'prepared' },
+      parameters,
+    });
+  };
+}

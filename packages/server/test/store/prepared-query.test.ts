@@ -1,0 +1,81 @@
+import { sql } from 'kysely';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openStore, type Store } from '../../src/store/database.js';
+import { preparedQuery } from '../../src/store/prepared-query.js';
+import { dialects, dropSchema } from '../helpers/dialects.js';
+
+const insertAccount = preparedQuery<{ id: string; email: string; balance: number }>((db, slot) =>
+  db.insertInto('accounts').values({
+    id: slot.id,
+    email: slot.email,
+    balance: slot.balance,
+    held: 0,
+    created_at: 1,
+  }),
+);
+const holdIfAvailable = preparedQuery<{ id: string; amount: number }, { held: number }>(
+  (db, slot) =>
+    db
+      .updateTable('accounts')
+      .set({ held: sql`held + ${slot.amount}` })
+      .where('id', '=', slot.id)
+      .where(sql<boolean>`balance - held >= ${slot.amount}`)
+      .returning('held'),
+);
+const spreadsItsSlots = preparedQuery<{ id: string; email: string; balance: number }>((db, slot) =>
+  db.insertInto('accounts').values({ ...slot, held: 0, created_at: 1 }),
+);
+
+describe.each(dialects)('prepared queries on $name', (dialect) => {
+  let store: Store;
+  let schema: string | undefined;
+
+  beforeEach(async () => {
+    const fresh = dialect.fresh();
+    schema = fresh.postgresSchema;
+    store = await openStore({
+      url: fresh.databaseUrl,
+      ...(schema === undefined ? {} : { postgresSchema: schema }),
+    });
+  });
+  afterEach(async () => {
+    await store.close();
+    await dropSchema(schema);
+  });
+
+  it('runs with each call’s own values, inside and outside transactions', async () => {
+    await insertAccount(store.db, { id: 'a1', email: 'a1@example.test', balance: 100 });
+    await store.db
+      .transaction()
+      .execute((trx) => insertAccount(trx, { id: 'a2', email: 'a2@example.test', balance: 5 }));
+    const first = await holdIfAvailable(store.db, { id: 'a1', amount: 60 });
+    const refused = await holdIfAvailable(store.db, { id: 'a1', amount: 41 });
+    const other = await holdIfAvailable(store.db, { id: 'a2', amount: 5 });
+    expect(first.rows).toEqual([{ held: 60 }]);
+    expect(refused.rows).toEqual([]);
+    expect(other.rows).toEqual([{ held: 5 }]);
+    const rows = await store.db
+      .selectFrom('accounts')
+      .select(['id', 'email', 'balance', 'held'])
+      .orderBy('id')
+      .execute();
+    expect(rows).toEqual([
+      { id: 'a1', email: 'a1@example.test', balance: 100, held: 60 },
+      { id: 'a2', email: 'a2@example.test', balance: 5, held: 5 },
+    ]);
+  });
+
+  it('refuses a missing value instead of binding it as NULL, and changes nothing', async () => {
+    await expect(
+      insertAccount(store.db, { id: 'a3', email: undefined as unknown as string, balance: 1 }),
+    ).rejects.toThrow(/no value for email/);
+    expect(await store.db.selectFrom('accounts').selectAll().execute()).toEqual([]);
+  });
+
+  it('refuses a template that does not use every value (slots spread instead of named)', async () => {
+    await expect(
+      spreadsItsSlots(store.db, { id: 'a4', email: 'a4@example.test', balance: 1 }),
+    ).rejects.toThrow(/does not use id, email, balance/);
+    expect(await store.db.selectFrom('accounts').selectAll().execute()).toEqual([]);
+  });
+});
