@@ -16,6 +16,18 @@ interface Template {
   readonly parameters: readonly ({ readonly slot: string } | { readonly constant: unknown })[];
 }
 
+/**
+ * The SQL of every compiled template, with a statement name. PostgreSQL connections prepare these
+ * by name, once per connection (database.ts), so the server skips parsing and planning them on
+ * each run. Append-only, so a text keeps its name for the life of the process.
+ */
+const statementNames = new Map<string, string>();
+
+/** The statement name of a prepared query's SQL, or `undefined` for any other SQL. */
+export function statementNameOf(sql: string): string | undefined {
+  return statementNames.get(sql);
+}
+
 /** A query that runs with new values; `executor` is the database or a transaction. */
 export type PreparedQuery<Values, Row> = (
   executor: Kysely<Database>,
@@ -54,6 +66,8 @@ export function preparedQuery<Values extends object, Row = never>(
       const unused = Object.keys(values).filter((name) => !used.has(name));
       if (unused.length > 0) throw new Error(`prepared query does not use ${unused.join(', ')}`);
       templates.set(adapter, template);
+      if (!statementNames.has(template.sql))
+        statementNames.set(template.sql, `tollgate_${statementNames.size + 1}`);
     }
     const parameters = template.parameters.map((parameter) => {
       if (!('slot' in parameter)) return parameter.constant;

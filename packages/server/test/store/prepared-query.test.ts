@@ -79,3 +79,43 @@ describe.each(dialects)('prepared queries on $name', (dialect) => {
     expect(await store.db.selectFrom('accounts').selectAll().execute()).toEqual([]);
   });
 });
+
+describe.each(dialects.filter((dialect) => dialect.name === 'postgres'))(
+  'prepared queries on $name connections',
+  (dialect) => {
+    let store: Store;
+    let schema: string | undefined;
+
+    beforeEach(async () => {
+      const fresh = dialect.fresh();
+      schema = fresh.postgresSchema;
+      store = await openStore({
+        url: fresh.databaseUrl,
+        ...(schema === undefined ? {} : { postgresSchema: schema }),
+      });
+    });
+    afterEach(async () => {
+      await store.close();
+      await dropSchema(schema);
+    });
+
+    it('is prepared by name once per PostgreSQL connection, and only the hot statements are', async () => {
+      await store.db.transaction().execute(async (trx) => {
+        await insertAccount(trx, { id: 'p1', email: 'p1@example.test', balance: 10 });
+        await insertAccount(trx, { id: 'p2', email: 'p2@example.test', balance: 10 });
+        await trx.selectFrom('accounts').select('id').where('id', '=', 'p1').execute();
+        const prepared = await sql<{
+          name: string;
+          statement: string;
+        }>`select name, statement from pg_prepared_statements`.execute(trx);
+        const statements = prepared.rows.map((row) => row.statement);
+        expect(statements.filter((text) => text.startsWith('insert into "accounts"'))).toHaveLength(
+          1,
+        );
+        expect(statements.some((text) => text.startsWith('select "id" from "accounts"'))).toBe(
+          false,
+        );
+      });
+    });
+  },
+);
