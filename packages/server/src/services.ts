@@ -13,6 +13,7 @@ import { ModelCatalog } from './models/model-catalog.js';
 import type { GuardedFetchDeps } from './providers/guarded-fetch.js';
 import { ProviderRegistry } from './providers/registry.js';
 import { RequestService } from './requests/request-service.js';
+import { SettlementService } from './requests/settlement-service.js';
 import { startSimulator } from './simulator/server.js';
 import { openStore, type StoreOptions } from './store/database.js';
 import { createIdGenerator, systemClock, type Clock, type IdGenerator } from './util/effects.js';
@@ -86,6 +87,11 @@ export async function createServices(options: ServiceOptions): Promise<Services>
     const assets = createAssetStorage(config.storage, options.assetsDir, options.storageSecrets);
     if (assets.close !== undefined) closers.push(async () => assets.close?.());
     const prices = new PriceBook(store.db, clock, config.models, config.key_cache_ttl_ms);
+    const requests = new RequestService(
+      store.db,
+      effects,
+      config.request_retention_days * 86_400_000,
+    );
     await prices.syncWithConfig();
     const services: Services = {
       config,
@@ -100,7 +106,8 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       accounts: new AccountService(store.db, effects),
       prices,
       catalog: new ModelCatalog(config.models, prices, clock.now()),
-      requests: new RequestService(store.db, effects, config.request_retention_days * 86_400_000),
+      requests,
+      settlements: new SettlementService(store.db, effects, requests.records),
       providers,
       redis,
       adminToken: options.adminToken,

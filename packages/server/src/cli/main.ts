@@ -162,7 +162,7 @@ async function dispatch(
     }
     case 'requests resolve':
       return ok(
-        await services.requests.resolve(required(target, 'REQUEST_ID'), {
+        await services.settlements.resolve(required(target, 'REQUEST_ID'), {
           action:
             values['release'] === true
               ? 'release'

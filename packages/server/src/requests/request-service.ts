@@ -6,6 +6,7 @@ import { captureHold, placeHold, releaseHold, type LedgerEffects } from '../bill
 import { ApiError } from '../errors/api-error.js';
 import type { Database } from '../store/schema.js';
 import { recordView, type RecordRow, type RecordView } from './record-view.js';
+import { awaitingFundsError, insufficientFunds, recordNotFound } from './request-errors.js';
 import { RequestStore } from './request-store.js';
 
 /** What the caller asked for, as the record remembers it. */
@@ -298,140 +299,6 @@ export class RequestService {
     if (row === undefined) throw recordNotFound();
     return recordView(row);
   }
-
-  /**
-   * Captures a record that awaits funds, without regenerating anything. Settling twice never
-   * charges twice: the hold moves out of `open` once. The settle's own idempotency key is kept
-   * on the record, so a retry with the same key replays the success.
-   */
-  async settle(
-    principal: Principal,
-    requestId: string,
-    idempotencyKey: string,
-  ): Promise<{ view: RecordView; replayed: boolean }> {
-    const row = await this.records.byId(requestId);
-    if (row === undefined || row.key_id !== principal.keyId) throw recordNotFound();
-    if (row.status !== 'awaiting_funds' || row.hold_id === null || row.amount === null) {
-      const settledBy =
-        row.resolution === null
-          ? undefined
-          : (JSON.parse(row.resolution) as { idempotency_key?: string }).idempotency_key;
-      if (row.status === 'succeeded' && settledBy === idempotencyKey)
-        return { view: recordView(row), replayed: true };
-      throw new ApiError(
-        'SETTLEMENT_NOT_ALLOWED',
-        `request ${requestId} cannot be settled: its status is ${row.status} (canSettle is false)`,
-      );
-    }
-    const holdId = row.hold_id;
-    const amount = row.amount;
-    const now = this.effects.clock.now();
-    const outcome = await this.db.transaction().execute(async (trx) => {
-      const result = await captureHold(trx, this.effects, {
-        holdId,
-        amount,
-        reason: `settle ${requestId}`,
-      });
-      if (result === 'captured') {
-        const resolution = JSON.stringify({
-          action: 'settled',
-          idempotency_key: idempotencyKey,
-          at: new Date(now).toISOString(),
-        });
-        await this.records.update(
-          requestId,
-          { status: 'succeeded', resolution, updated_at: now },
-          trx,
-        );
-      }
-      return result;
-    });
-    if (outcome === 'insufficient_funds') throw awaitingFundsError(requestId, amount);
-    if (outcome === 'already_resolved')
-      throw new ApiError('SETTLEMENT_NOT_ALLOWED', `request ${requestId} was settled already`);
-    return { view: await this.read(principal, requestId), replayed: false };
-  }
-
-  /**
-   * Operator resolution of a request whose outcome was never confirmed: capture an amount (the
-   * work was done) or release the hold (it was not), with a reason. Only `submission_unknown`.
-   */
-  async resolve(
-    requestId: string,
-    input: { action: unknown; amount?: unknown; reason: unknown },
-  ): Promise<RecordView> {
-    if (input.action !== 'capture' && input.action !== 'release')
-      throw new ApiError('INVALID_INPUT', 'action must be capture or release', 'action');
-    if (typeof input.reason !== 'string' || input.reason.trim().length === 0)
-      throw new ApiError('INVALID_INPUT', 'reason is required', 'reason');
-    const amount = input.amount;
-    if (
-      input.action === 'capture' &&
-      (typeof amount !== 'number' || !Number.isSafeInteger(amount) || amount < 0)
-    ) {
-      throw new ApiError(
-        'INVALID_INPUT',
-        'amount must be a non-negative safe integer of micro-yuan',
-        'amount',
-      );
-    }
-    const row = await this.records.byId(requestId);
-    if (row === undefined) throw recordNotFound();
-    if (row.status !== 'submission_unknown' || row.hold_id === null) {
-      throw new ApiError(
-        'SETTLEMENT_NOT_ALLOWED',
-        `request ${requestId} is ${row.status}; only submission_unknown requests are resolved by an operator`,
-      );
-    }
-    const holdId = row.hold_id;
-    const now = this.effects.clock.now();
-    const reason = input.reason.trim();
-    await this.db.transaction().execute(async (trx) => {
-      const resolution = JSON.stringify({
-        action: input.action,
-        amount: input.action === 'capture' ? amount : 0,
-        reason,
-        by: 'operator',
-        at: new Date(now).toISOString(),
-      });
-      if (input.action === 'release') {
-        if (!(await releaseHold(trx, this.effects, { holdId, reason: `operator: ${reason}` })))
-          throw new ApiError('SETTLEMENT_NOT_ALLOWED', 'hold already resolved');
-        await this.records.update(
-          requestId,
-          { status: 'resolved', resolution, updated_at: now },
-          trx,
-        );
-        return;
-      }
-      const captured = await captureHold(trx, this.effects, {
-        holdId,
-        amount: amount as number,
-        reason: `operator: ${reason}`,
-      });
-      if (captured === 'insufficient_funds')
-        throw new ApiError(
-          'INSUFFICIENT_FUNDS',
-          'the amount exceeds the hold and the difference is not available',
-        );
-      if (captured === 'already_resolved')
-        throw new ApiError('SETTLEMENT_NOT_ALLOWED', 'hold already resolved');
-      await this.records.update(
-        requestId,
-        {
-          status: 'resolved',
-          resolution,
-          amount: amount as number,
-          pricing_rule: 'operator resolution',
-          updated_at: now,
-        },
-        trx,
-      );
-    });
-    const resolved = await this.records.byId(requestId);
-    if (resolved === undefined) throw recordNotFound();
-    return recordView(resolved);
-  }
 }
 
 export const STALE_PROCESSING_REASON = 'the gateway stopped while the request was running';
@@ -451,19 +318,3 @@ function storedAnswer(row: RecordRow): Answer {
       } satisfies ErrorBody),
   };
 }
-
-export function insufficientFunds(amount: number): ApiError {
-  return new ApiError(
-    'INSUFFICIENT_FUNDS',
-    `insufficient funds: this request needs ${amount} micro-yuan available; top up and send it again with the same Idempotency-Key`,
-  );
-}
-
-function awaitingFundsError(requestId: string, amount: number): ApiError {
-  return new ApiError(
-    'INSUFFICIENT_FUNDS',
-    `the result is ready but costs ${amount} micro-yuan more than is available; top up, then POST /v1/requests/${requestId}/settle (it will not regenerate)`,
-  );
-}
-
-export const recordNotFound = () => new ApiError('NOT_FOUND', 'no such request');

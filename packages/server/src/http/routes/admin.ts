@@ -127,7 +127,7 @@ export function registerAdmin(scope: FastifyInstance, deps: AppDeps): void {
     '/admin/v1/requests/:id/resolve',
     { schema: { body: object } },
     async (request) =>
-      deps.requests.resolve(request.params.id, {
+      deps.settlements.resolve(request.params.id, {
         action: request.body.action,
         amount: request.body.amount,
         reason: request.body.reason,

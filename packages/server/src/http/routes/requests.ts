@@ -38,7 +38,7 @@ export function registerRequests(scope: FastifyInstance, deps: AppDeps): void {
         'body',
       );
     }
-    const { view, replayed } = await deps.requests.settle(
+    const { view, replayed } = await deps.settlements.settle(
       principalOf(request),
       request.params.id,
       idempotencyKey,

@@ -1,0 +1,19 @@
+import { ApiError } from '../errors/api-error.js';
+
+/** The errors a request record's life can answer with, shared by claim, finish and settlement. */
+
+export function insufficientFunds(amount: number): ApiError {
+  return new ApiError(
+    'INSUFFICIENT_FUNDS',
+    `insufficient funds: this request needs ${amount} micro-yuan available; top up and send it again with the same Idempotency-Key`,
+  );
+}
+
+export function awaitingFundsError(requestId: string, amount: number): ApiError {
+  return new ApiError(
+    'INSUFFICIENT_FUNDS',
+    `the result is ready but costs ${amount} micro-yuan more than is available; top up, then POST /v1/requests/${requestId}/settle (it will not regenerate)`,
+  );
+}
+
+export const recordNotFound = () => new ApiError('NOT_FOUND', 'no such request');
