@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { reclaimUnusedObjects } from './assets/asset-objects.js';
 import { buildApp } from './http/app.js';
 import { ConfigError, loadSettings } from './config/load.js';
 import { createLogger } from './logger.js';
@@ -32,16 +33,23 @@ export async function serve(env: NodeJS.ProcessEnv): Promise<void> {
           upstream.timeouts.idle_ms,
       ),
     ) * 2;
+  let sweeping = false;
   const sweep = setInterval(() => {
+    // One sweep at a time: a slow storage must not pile sweeps up.
+    if (sweeping) return;
+    sweeping = true;
     const now = services.clock.now();
     Promise.all([
       services.requests.markStaleAsUnknown(now - staleAfterMs),
       services.requests.records.purgeExpired(now),
+      reclaimUnusedObjects(services.store.db, services.assets, { now }),
     ])
-      .then(([stale, purged]) => {
-        if (stale > 0 || purged > 0) logger.info({ stale, purged }, 'swept request records');
+      .then(([stale, purged, objects]) => {
+        if (stale > 0 || purged > 0 || objects.reclaimed > 0)
+          logger.info({ stale, purged, reclaimedObjects: objects.reclaimed }, 'swept');
       })
-      .catch((error: unknown) => logger.error({ err: error }, 'sweep failed'));
+      .catch((error: unknown) => logger.error({ err: error }, 'sweep failed'))
+      .finally(() => (sweeping = false));
   }, SWEEP_INTERVAL_MS);
   sweep.unref();
 

@@ -19,6 +19,8 @@ export interface AssetStorage {
   /** The object's bytes `start..end` inclusive, or all of them. */
   open(sha256: string, range?: { start: number; end: number }): Promise<Readable>;
   readAll(sha256: string): Promise<Buffer>;
+  /** Deletes an object's bytes; a missing object is not an error. Only assets/asset-objects.ts calls it. */
+  remove(sha256: string): Promise<void>;
 }
 
 /** A body streamed to a temporary file: nothing is visible until `commit`. */
@@ -104,5 +106,9 @@ export class LocalAssetStorage implements AssetStorage {
 
   readAll(sha256: string): Promise<Buffer> {
     return readFile(this.objectPath(sha256));
+  }
+
+  remove(sha256: string): Promise<void> {
+    return rm(this.objectPath(sha256), { force: true });
   }
 }

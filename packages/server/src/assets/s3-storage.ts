@@ -1,5 +1,10 @@
 import { createReadStream } from 'node:fs';
-import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import {
+  DeleteObjectCommand,
+  GetObjectCommand,
+  PutObjectCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
 import type { Readable } from 'node:stream';
 import { LocalAssetStorage, type AssetStorage, type StagedUpload } from './local-storage.js';
 
@@ -76,6 +81,13 @@ export class S3AssetStorage implements AssetStorage {
     for await (const chunk of await this.open(sha256))
       chunks.push(Buffer.from(chunk as Uint8Array));
     return Buffer.concat(chunks);
+  }
+
+  async remove(sha256: string): Promise<void> {
+    // DeleteObject of a missing key succeeds: removing twice is harmless.
+    await this.client.send(
+      new DeleteObjectCommand({ Bucket: this.settings.bucket, Key: this.key(sha256) }),
+    );
   }
 
   private key(sha256: string): string {

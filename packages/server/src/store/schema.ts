@@ -16,6 +16,16 @@ export interface Database {
   conversations: ConversationTable;
   assets: AssetTable;
   asset_uses: AssetUseTable;
+  asset_objects: AssetObjectTable;
+}
+
+/** A stored object (content address) and whether it may still be used; migrations/005. */
+export interface AssetObjectTable {
+  sha256: string;
+  /** `live`: usable; `reclaiming`: its bytes are being deleted, uploads of it wait. */
+  state: 'live' | 'reclaiming';
+  /** When an upload last claimed it: recent claims keep it from being reclaimed. */
+  claimed_at: number;
 }
 
 /** An asset named by a business request; see migrations/004-asset-uses.ts. */

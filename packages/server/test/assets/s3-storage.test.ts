@@ -2,6 +2,7 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import S3rver from 's3rver';
+import { RECLAIM_GRACE_MS, reclaimUnusedObjects } from '../../src/assets/asset-objects.js';
 import { CreateBucketCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultConfig } from '../../src/config/default-config.js';
@@ -102,6 +103,22 @@ describe('assets on S3-compatible storage', () => {
     const staging = (gateway.services.assets as unknown as { staging: { tempDir: string } }).staging
       .tempDir;
     expect(readdirSync(staging)).toEqual([]);
+  });
+
+  it('deletes an unused object from the bucket when the sweeper reclaims it', async () => {
+    const image = png(13, 7);
+    const asset = (await gateway.upload(key, image, 'image/png')).json<{
+      data: { id: string; sha256: string };
+    }>().data;
+    const objectKey = `test/objects/${asset.sha256.slice(0, 2)}/${asset.sha256}`;
+    expect(await objects()).toContain(objectKey);
+    const deleted = await gateway.call('DELETE', `/v1/assets/${asset.id}`, { key });
+    expect(deleted.statusCode).toBe(200);
+    const report = await reclaimUnusedObjects(gateway.services.store.db, gateway.services.assets, {
+      now: Date.now() + RECLAIM_GRACE_MS + 60_000,
+    });
+    expect(report.reclaimed).toBeGreaterThanOrEqual(1);
+    expect(await objects()).not.toContain(objectKey);
   });
 
   it('reads an asset back from the bucket as a chat input', async () => {

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Readable } from 'node:stream';
+import { claimObject } from '../../assets/asset-objects.js';
 import { assetNotFound, deleteAsset } from '../../assets/asset-uses.js';
 import { assetView } from '../../assets/asset-view.js';
 import { TooLarge, type AssetStorage } from '../../assets/local-storage.js';
@@ -224,6 +225,8 @@ async function upload(
           `the file is labelled ${normaliseLabel(label)} but its bytes are ${probe.mediaType}`,
         );
       if (model !== undefined) checkRequirements(model, probe, staged.bytes);
+      // Claimed before the bytes are placed, so the sweeper cannot reclaim them under us.
+      await claimObject(deps.store.db, staged.sha256, () => deps.clock.now());
       await storage.commit(staged);
       const row = {
         id: deps.ids.next('asset'),

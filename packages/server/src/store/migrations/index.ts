@@ -3,6 +3,7 @@ import * as initial from './001-initial.js';
 import * as chat from './002-chat.js';
 import * as assets from './003-assets.js';
 import * as assetUses from './004-asset-uses.js';
+import * as assetObjects from './005-asset-objects.js';
 
 /**
  * Versioned migrations, applied in name order at start. Never edit a released migration: add
@@ -13,6 +14,7 @@ const migrations: Record<string, Migration> = {
   '002-chat': chat,
   '003-assets': assets,
   '004-asset-uses': assetUses,
+  '005-asset-objects': assetObjects,
 };
 
 export const migrationProvider: MigrationProvider = {
