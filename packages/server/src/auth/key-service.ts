@@ -27,6 +27,8 @@ export interface KeyView {
   disabled_at: string | null;
   last_used_at: string | null;
   created_at: string;
+  /** The key that replaced this one by rotation, or `null`. */
+  replaced_by: string | null;
 }
 
 const iso = (time: number | null) => (time === null ? null : new Date(time).toISOString());
@@ -44,6 +46,7 @@ export function keyView(row: ApiKeyTable): KeyView {
     disabled_at: iso(row.disabled_at),
     last_used_at: iso(row.last_used_at),
     created_at: iso(row.created_at) ?? '',
+    replaced_by: row.replaced_by,
   };
 }
 
@@ -52,6 +55,9 @@ type CachedKey =
       models: readonly string[] | null;
     })
   | null;
+
+/** The longest an old key keeps working after a rotation. */
+const MAX_ROTATION_OVERLAP_SECONDS = 7 * 24 * 3600;
 
 /** Last-used times are written at most this often per key, off the request path. */
 const LAST_USED_WRITE_INTERVAL_MS = 60_000;
@@ -119,9 +125,85 @@ export class KeyService {
       disabled_at: null,
       last_used_at: null,
       created_at: this.clock.now(),
+      replaced_by: null,
     };
     await this.db.insertInto('api_keys').values(row).execute();
     return { ...keyView(row), key };
+  }
+
+  /**
+   * Rotation: a new key with the old one's account, kind, name, model allowlist and expiry, and
+   * the old key retired — at once, or after `expire_old_in_seconds` (at most 7 days) so callers
+   * can switch without downtime. One transaction: only an active key that was never rotated can
+   * be rotated (else 409 `KEY_NOT_ROTATABLE`, and no key is created). Records and tasks stay with
+   * the key that created them (spec 5.5): read them with the old key while it still works.
+   */
+  async rotate(
+    keyId: string,
+    input: { expire_old_in_seconds?: unknown },
+  ): Promise<KeyView & { key: string; replaces: KeyView }> {
+    const overlap = input.expire_old_in_seconds === undefined ? 0 : input.expire_old_in_seconds;
+    if (
+      typeof overlap !== 'number' ||
+      !Number.isSafeInteger(overlap) ||
+      overlap < 0 ||
+      overlap > MAX_ROTATION_OVERLAP_SECONDS
+    )
+      throw invalidInput(
+        'expire_old_in_seconds',
+        `must be an integer from 0 to ${MAX_ROTATION_OVERLAP_SECONDS} (7 days)`,
+      );
+    const now = this.clock.now();
+    const key = generateApiKey();
+    const rotated = await this.db.transaction().execute(async (trx) => {
+      const old = await trx
+        .selectFrom('api_keys')
+        .selectAll()
+        .where('id', '=', keyId)
+        .executeTakeFirst();
+      if (old === undefined) throw notFound('api key');
+      const row: ApiKeyTable = {
+        ...old,
+        id: this.ids.next('key'),
+        key_hash: hashApiKey(key),
+        key_hint: key.slice(-4),
+        disabled_at: null,
+        last_used_at: null,
+        created_at: now,
+        replaced_by: null,
+      };
+      await trx.insertInto('api_keys').values(row).execute();
+      const retireAt = now + overlap * 1000;
+      const retired = await trx
+        .updateTable('api_keys')
+        .set(
+          overlap === 0
+            ? { disabled_at: now, replaced_by: row.id }
+            : {
+                expires_at: old.expires_at === null ? retireAt : Math.min(old.expires_at, retireAt),
+                replaced_by: row.id,
+              },
+        )
+        .where('id', '=', keyId)
+        .where('replaced_by', 'is', null)
+        .where('disabled_at', 'is', null)
+        .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
+        .executeTakeFirst();
+      if (retired.numUpdatedRows !== 1n)
+        throw new ApiError(
+          'KEY_NOT_ROTATABLE',
+          `key ${keyId} is disabled, expired or already rotated; create a new key instead`,
+        );
+      const after = await trx
+        .selectFrom('api_keys')
+        .selectAll()
+        .where('id', '=', keyId)
+        .executeTakeFirstOrThrow();
+      return { row, old: after };
+    });
+    // The old key's cached entry knows neither the disable nor the new expiry.
+    this.cache.delete(rotated.old.key_hash);
+    return { ...keyView(rotated.row), key, replaces: keyView(rotated.old) };
   }
 
   async disable(keyId: string): Promise<KeyView> {

@@ -19,6 +19,7 @@ const USAGE = `tollgate <command> — every command prints JSON (docs/admin.md)
   keys create ACCOUNT_ID [--kind personal|service] [--models a,b] [--expires-at ISO] [--name N]
   keys list ACCOUNT_ID
   keys disable KEY_ID
+  keys rotate KEY_ID [--expire-old-in SECONDS]
   prices set MODEL --json '{"input_per_million_tokens": 500000}'
   prices history MODEL
   codes create --amount MICRO_YUAN [--expires-at ISO]
@@ -48,6 +49,7 @@ export async function runCli(
       kind: { type: 'string' },
       models: { type: 'string' },
       'expires-at': { type: 'string' },
+      'expire-old-in': { type: 'string' },
       name: { type: 'string' },
       json: { type: 'string' },
       code: { type: 'string' },
@@ -138,6 +140,14 @@ async function dispatch(
       return ok(await services.keys.list(required(target, 'ACCOUNT_ID')));
     case 'keys disable':
       return ok(await services.keys.disable(required(target, 'KEY_ID')));
+    case 'keys rotate':
+      return ok(
+        await services.keys.rotate(required(target, 'KEY_ID'), {
+          ...(values['expire-old-in'] === undefined
+            ? {}
+            : { expire_old_in_seconds: Number(values['expire-old-in']) }),
+        }),
+      );
     case 'prices set':
       return ok(
         await services.prices.set(

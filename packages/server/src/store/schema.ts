@@ -89,6 +89,8 @@ export interface ApiKeyTable {
   disabled_at: number | null;
   last_used_at: number | null;
   created_at: number;
+  /** The key that replaced this one by rotation. */
+  replaced_by: string | null;
 }
 
 export interface TopupTable {

@@ -73,6 +73,28 @@ describe('tollgate CLI', () => {
     expect(check.json['ok']).toBe(false);
   });
 
+  it('rotates a key once, with an overlap, and refuses a second rotation', async () => {
+    const account = await cli('accounts', 'create', '--email', 'rotate@example.test');
+    const accountId = String(account.json['id']);
+    const old = await cli('keys', 'create', accountId, '--name', 'to-rotate');
+    const oldId = String(old.json['id']);
+    const rotated = await cli('keys', 'rotate', oldId, '--expire-old-in', '120');
+    expect(rotated.code).toBe(0);
+    expect(rotated.json).toMatchObject({
+      name: 'to-rotate',
+      key: expect.stringMatching(/^tgk_/),
+      replaces: { id: oldId, replaced_by: rotated.json['id'], disabled_at: null },
+    });
+    const again = await cli('keys', 'rotate', oldId);
+    expect(again.code).toBe(1);
+    expect(again.json).toMatchObject({ error: { code: 'KEY_NOT_ROTATABLE' } });
+    const bad = await cli('keys', 'rotate', String(rotated.json['id']), '--expire-old-in', 'soon');
+    expect(bad.code).toBe(1);
+    expect(bad.json).toMatchObject({
+      error: { code: 'INVALID_INPUT', message: expect.stringContaining('expire_old_in_seconds') },
+    });
+  });
+
   it('answers a wrong command with a JSON error and exit 1', async () => {
     const wrong = await cli('topup', 'acct_missing', '--amount=-5', '--reference', 'r');
     expect(wrong.code).toBe(1);

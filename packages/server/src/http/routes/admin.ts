@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { checkLedger } from '../../billing/ledger-check.js';
-import { ApiError } from '../../errors/api-error.js';
+import { ApiError, invalidInput } from '../../errors/api-error.js';
 import { recordView } from '../../requests/record-view.js';
 import { bearerTokenOrNothing } from '../plugins/admin-token.js';
 import type { AppDeps } from '../deps.js';
@@ -76,6 +76,18 @@ export function registerAdmin(scope: FastifyInstance, deps: AppDeps): void {
   }));
   scope.post<{ Params: { id: string } }>('/admin/v1/keys/:id/disable', async (request) =>
     deps.keys.disable(request.params.id),
+  );
+  scope.post<{ Params: { id: string }; Body: Body | undefined }>(
+    '/admin/v1/keys/:id/rotate',
+    async (request, reply) => {
+      const body = request.body ?? {};
+      if (typeof body !== 'object' || Array.isArray(body))
+        throw invalidInput('body', 'must be a JSON object');
+      void reply.code(201);
+      return deps.keys.rotate(request.params.id, {
+        expire_old_in_seconds: body.expire_old_in_seconds,
+      });
+    },
   );
 
   scope.put<{ Params: { model: string }; Body: Body }>(

@@ -4,6 +4,7 @@ import * as chat from './002-chat.js';
 import * as assets from './003-assets.js';
 import * as assetUses from './004-asset-uses.js';
 import * as assetObjects from './005-asset-objects.js';
+import * as keyRotation from './006-key-rotation.js';
 
 /**
  * Versioned migrations, applied in name order at start. Never edit a released migration: add
@@ -15,6 +16,7 @@ const migrations: Record<string, Migration> = {
   '003-assets': assets,
   '004-asset-uses': assetUses,
   '005-asset-objects': assetObjects,
+  '006-key-rotation': keyRotation,
 };
 
 export const migrationProvider: MigrationProvider = {
