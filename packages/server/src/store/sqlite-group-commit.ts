@@ -168,7 +168,11 @@ export class GroupCommitSqliteDriver implements Driver {
       this.#outerOpen = false;
       for (const waiter of waiters) waiter.resolve();
     } catch (error) {
-      if (this.#database.inTransaction) this.#database.prepare('rollback').run();
+      try {
+        if (this.#database.inTransaction) this.#database.prepare('rollback').run();
+      } catch {
+        // The connection is broken beyond a rollback; the callers still hear the COMMIT error.
+      }
       this.#outerOpen = false;
       for (const waiter of waiters) waiter.reject(error);
     }
