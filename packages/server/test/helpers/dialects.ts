@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { openStore, type Store } from '../../src/store/database.js';
 
 /**
  * The databases every store and money test runs on. SQLite always; PostgreSQL when
@@ -40,4 +41,23 @@ export async function dropSchema(schema: string | undefined): Promise<void> {
   await client.connect();
   await client.query(`drop schema if exists ${schema} cascade`);
   await client.end();
+}
+
+/** A migrated store on a fresh database of `dialect`; `close` also drops its PostgreSQL schema. */
+export async function openTestStore(
+  dialect: TestDialect,
+): Promise<{ store: Store; close: () => Promise<void> }> {
+  const fresh = dialect.fresh();
+  const schema = fresh.postgresSchema;
+  const store = await openStore({
+    url: fresh.databaseUrl,
+    ...(schema === undefined ? {} : { postgresSchema: schema }),
+  });
+  return {
+    store,
+    close: async () => {
+      await store.close();
+      await dropSchema(schema);
+    },
+  };
 }

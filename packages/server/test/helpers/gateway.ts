@@ -26,6 +26,24 @@ export function testConfig(overrides: Partial<ConfigFile> = {}): ConfigFile {
   };
 }
 
+/**
+ * Only `sim-embed`, at 1 micro-yuan per million tokens: every small request holds and costs
+ * exactly 1, so balances count requests.
+ */
+export function oneMicroYuanEmbeddingsConfig(): ConfigFile {
+  return testConfig({
+    models: [
+      {
+        id: 'sim-embed',
+        upstream: 'simulator',
+        families: ['embeddings'],
+        prices: { input_per_million_tokens: 1 },
+        default_dimensions: 8,
+      },
+    ],
+  });
+}
+
 export interface TestGateway {
   app: FastifyInstance;
   services: Services;

@@ -1,23 +1,17 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { dialects } from '../helpers/dialects.js';
-import { startGateway, testConfig, type TestGateway } from '../helpers/gateway.js';
+import {
+  oneMicroYuanEmbeddingsConfig,
+  startGateway,
+  type TestGateway,
+} from '../helpers/gateway.js';
 
 /**
  * The complaint we exist to fix: concurrent requests that overdraw a balance. With a price of
  * 1 micro-yuan per million tokens every small request holds and costs exactly 1, so a balance
  * of 10 covers exactly 10 requests however they interleave.
  */
-const config = testConfig({
-  models: [
-    {
-      id: 'sim-embed',
-      upstream: 'simulator',
-      families: ['embeddings'],
-      prices: { input_per_million_tokens: 1 },
-      default_dimensions: 8,
-    },
-  ],
-});
+const config = oneMicroYuanEmbeddingsConfig();
 
 describe.each(dialects)('overdraft race on $name', (dialect) => {
   let gateway: TestGateway | undefined;

@@ -4,7 +4,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startGateway, testConfig, type TestGateway } from '../helpers/gateway.js';
+import {
+  oneMicroYuanEmbeddingsConfig,
+  startGateway,
+  type TestGateway,
+} from '../helpers/gateway.js';
 
 const run = promisify(execFile);
 const bin = new URL('../../bin/tollgate.mjs', import.meta.url).pathname;
@@ -15,17 +19,7 @@ const bin = new URL('../../bin/tollgate.mjs', import.meta.url).pathname;
  * its shared transaction must neither lose the CLI's writes nor make the CLI fail, and the CLI
  * must not make accounted requests fail or be billed wrongly. Every request here costs exactly 1.
  */
-const config = testConfig({
-  models: [
-    {
-      id: 'sim-embed',
-      upstream: 'simulator',
-      families: ['embeddings'],
-      prices: { input_per_million_tokens: 1 },
-      default_dimensions: 8,
-    },
-  ],
-});
+const config = oneMicroYuanEmbeddingsConfig();
 
 describe('one SQLite file, two processes', () => {
   let gateway: TestGateway | undefined;

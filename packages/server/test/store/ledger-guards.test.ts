@@ -2,30 +2,22 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AccountService } from '../../src/accounts/account-service.js';
 import { checkLedger } from '../../src/billing/ledger-check.js';
 import { captureHold, placeHold, releaseHold } from '../../src/billing/ledger.js';
-import { openStore, type Store } from '../../src/store/database.js';
+import type { Store } from '../../src/store/database.js';
 import { createIdGenerator } from '../../src/util/effects.js';
-import { dialects, dropSchema } from '../helpers/dialects.js';
+import { dialects, openTestStore } from '../helpers/dialects.js';
 import { manualClock } from '../helpers/clock.js';
 
 describe.each(dialects)('ledger guards on $name', (dialect) => {
   let store: Store;
-  let schema: string | undefined;
+  let close: () => Promise<void>;
   const clock = manualClock();
   const effects = { clock, ids: createIdGenerator(clock) };
 
-  beforeEach(async () => {
-    const fresh = dialect.fresh();
-    schema = fresh.postgresSchema;
-    store = await openStore({
-      url: fresh.databaseUrl,
-      ...(schema === undefined ? {} : { postgresSchema: schema }),
-    });
-  });
+  beforeEach(async () => ({ store, close } = await openTestStore(dialect)));
   afterEach(async () => {
     const report = await checkLedger(store.db);
     expect(report.violations).toEqual([]);
-    await store.close();
-    await dropSchema(schema);
+    await close();
   });
 
   async function fundedAccount(amount: number): Promise<string> {

@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openStore, type Store } from '../../src/store/database.js';
+import type { Store } from '../../src/store/database.js';
 import { preparedQuery } from '../../src/store/prepared-query.js';
-import { dialects, dropSchema } from '../helpers/dialects.js';
+import { dialects, openTestStore } from '../helpers/dialects.js';
 
 const insertAccount = preparedQuery<{ id: string; email: string; balance: number }>((db, slot) =>
   db.insertInto('accounts').values({
@@ -28,20 +28,9 @@ const spreadsItsSlots = preparedQuery<{ id: string; email: string; balance: numb
 
 describe.each(dialects)('prepared queries on $name', (dialect) => {
   let store: Store;
-  let schema: string | undefined;
-
-  beforeEach(async () => {
-    const fresh = dialect.fresh();
-    schema = fresh.postgresSchema;
-    store = await openStore({
-      url: fresh.databaseUrl,
-      ...(schema === undefined ? {} : { postgresSchema: schema }),
-    });
-  });
-  afterEach(async () => {
-    await store.close();
-    await dropSchema(schema);
-  });
+  let close: () => Promise<void>;
+  beforeEach(async () => ({ store, close } = await openTestStore(dialect)));
+  afterEach(() => close());
 
   it('runs with each call’s own values, inside and outside transactions', async () => {
     await insertAccount(store.db, { id: 'a1', email: 'a1@example.test', balance: 100 });
@@ -84,20 +73,9 @@ describe.each(dialects.filter((dialect) => dialect.name === 'postgres'))(
   'prepared queries on $name connections',
   (dialect) => {
     let store: Store;
-    let schema: string | undefined;
-
-    beforeEach(async () => {
-      const fresh = dialect.fresh();
-      schema = fresh.postgresSchema;
-      store = await openStore({
-        url: fresh.databaseUrl,
-        ...(schema === undefined ? {} : { postgresSchema: schema }),
-      });
-    });
-    afterEach(async () => {
-      await store.close();
-      await dropSchema(schema);
-    });
+    let close: () => Promise<void>;
+    beforeEach(async () => ({ store, close } = await openTestStore(dialect)));
+    afterEach(() => close());
 
     it('is prepared by name once per PostgreSQL connection, and only the hot statements are', async () => {
       await store.db.transaction().execute(async (trx) => {
