@@ -134,11 +134,10 @@ export class GroupCommitSqliteDriver implements Driver {
 
   /** A promise for the commit of the outer transaction the lease worked in. */
   #commitOf(lease: Lease): Promise<void> {
-    if (!this.#outerOpen || lease.generation !== this.#generation) {
-      // Worked outside any outer transaction (autocommit): already durable.
-      if (!lease.touchedOuter) return Promise.resolve();
+    // Callers only ask for leases that worked inside an outer transaction; if that transaction is
+    // gone, it was rolled back with everything in it.
+    if (!this.#outerOpen || lease.generation !== this.#generation)
       return Promise.reject(new Error('the group commit this work belonged to failed'));
-    }
     const committed = new Promise<void>((resolve, reject) => {
       this.#waiters.push({ resolve, reject });
     });
@@ -161,21 +160,21 @@ export class GroupCommitSqliteDriver implements Driver {
   }
 
   #commitOuter(): void {
-    const waiters = this.#waiters;
-    this.#waiters = [];
     try {
       this.#database.prepare('commit').run();
-      this.#outerOpen = false;
-      for (const waiter of waiters) waiter.resolve();
     } catch (error) {
       try {
         if (this.#database.inTransaction) this.#database.prepare('rollback').run();
       } catch {
         // The connection is broken beyond a rollback; the callers still hear the COMMIT error.
       }
-      this.#outerOpen = false;
-      for (const waiter of waiters) waiter.reject(error);
+      this.#failOuter(error);
+      return;
     }
+    const waiters = this.#waiters;
+    this.#waiters = [];
+    this.#outerOpen = false;
+    for (const waiter of waiters) waiter.resolve();
   }
 
   #failOuter(error: unknown): void {

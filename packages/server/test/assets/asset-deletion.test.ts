@@ -4,20 +4,12 @@ import { dialects } from '../helpers/dialects.js';
 import {
   errorWithoutRequestId,
   startGateway,
-  testConfig,
+  shortTimeoutsConfig,
   type TestGateway,
 } from '../helpers/gateway.js';
 import { png } from '../helpers/media.js';
 
-/** A short first-byte timeout so `[sim:hang]` becomes `submission_unknown` quickly. */
-const config = testConfig({
-  upstreams: {
-    simulator: {
-      kind: 'simulator',
-      timeouts: { connect_ms: 1_000, first_byte_ms: 300, idle_ms: 300 },
-    },
-  },
-});
+const config = shortTimeoutsConfig();
 
 describe.each(dialects)('asset deletion on $name', (dialect) => {
   let gateway: TestGateway;

@@ -26,6 +26,18 @@ export function testConfig(overrides: Partial<ConfigFile> = {}): ConfigFile {
   };
 }
 
+/** Short simulator timeouts, so `[sim:hang]` becomes an unconfirmed outcome quickly. */
+export function shortTimeoutsConfig(): ConfigFile {
+  return testConfig({
+    upstreams: {
+      simulator: {
+        kind: 'simulator',
+        timeouts: { connect_ms: 1_000, first_byte_ms: 300, idle_ms: 300 },
+      },
+    },
+  });
+}
+
 /**
  * Only `sim-embed`, at 1 micro-yuan per million tokens: every small request holds and costs
  * exactly 1, so balances count requests.

@@ -1,16 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { dialects } from '../helpers/dialects.js';
-import { startGateway, testConfig, type TestGateway } from '../helpers/gateway.js';
+import { shortTimeoutsConfig, startGateway, type TestGateway } from '../helpers/gateway.js';
 
-/** A short first-byte timeout so `[sim:hang]` becomes an unconfirmed outcome quickly. */
-const config = testConfig({
-  upstreams: {
-    simulator: {
-      kind: 'simulator',
-      timeouts: { connect_ms: 1_000, first_byte_ms: 300, idle_ms: 300 },
-    },
-  },
-});
+const config = shortTimeoutsConfig();
 
 describe.each(dialects)('upstream failures on $name', (dialect) => {
   let gateway: TestGateway | undefined;
