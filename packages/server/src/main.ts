@@ -1,12 +1,9 @@
 import path from 'node:path';
-import { reclaimUnusedObjects } from './assets/asset-objects.js';
 import { buildApp } from './http/app.js';
 import { ConfigError, loadSettings } from './config/load.js';
 import { createLogger } from './logger.js';
+import { startSweeper } from './maintenance/sweeper.js';
 import { createServices, defaultDatabaseUrl } from './services.js';
-
-/** How often stale work is swept, and how old a `processing` record must be to count as stale. */
-const SWEEP_INTERVAL_MS = 60_000;
 
 /** The gateway process: read settings once, wire services, listen, shut down gracefully. */
 export async function serve(env: NodeJS.ProcessEnv): Promise<void> {
@@ -24,34 +21,7 @@ export async function serve(env: NodeJS.ProcessEnv): Promise<void> {
     processMetrics: true,
   });
   const app = await buildApp(services);
-  const staleAfterMs =
-    Math.max(
-      ...Object.values(settings.config.upstreams).map(
-        (upstream) =>
-          upstream.timeouts.connect_ms +
-          upstream.timeouts.first_byte_ms +
-          upstream.timeouts.idle_ms,
-      ),
-    ) * 2;
-  let sweeping = false;
-  const sweep = setInterval(() => {
-    // One sweep at a time: a slow storage must not pile sweeps up.
-    if (sweeping) return;
-    sweeping = true;
-    const now = services.clock.now();
-    Promise.all([
-      services.requests.markStaleAsUnknown(now - staleAfterMs),
-      services.requests.records.purgeExpired(now),
-      reclaimUnusedObjects(services.store.db, services.assets, { now }),
-    ])
-      .then(([stale, purged, objects]) => {
-        if (stale > 0 || purged > 0 || objects.reclaimed > 0)
-          logger.info({ stale, purged, reclaimedObjects: objects.reclaimed }, 'swept');
-      })
-      .catch((error: unknown) => logger.error({ err: error }, 'sweep failed'))
-      .finally(() => (sweeping = false));
-  }, SWEEP_INTERVAL_MS);
-  sweep.unref();
+  const sweeper = startSweeper(services, { config: settings.config, logger });
 
   await app.listen({ port: settings.port, host: settings.host });
   logger.info(
@@ -68,7 +38,7 @@ export async function serve(env: NodeJS.ProcessEnv): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down');
-    clearInterval(sweep);
+    sweeper.stop();
     app
       .close()
       .then(() => services.close())

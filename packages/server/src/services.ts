@@ -12,8 +12,10 @@ import { Metrics } from './http/metrics.js';
 import { ModelCatalog } from './models/model-catalog.js';
 import type { GuardedFetchDeps } from './providers/guarded-fetch.js';
 import { ProviderRegistry } from './providers/registry.js';
+import type { UpstreamConnector } from './providers/upstream-http.js';
 import { RequestService } from './requests/request-service.js';
 import { SettlementService } from './requests/settlement-service.js';
+import { UsageReviewService } from './requests/usage-review-service.js';
 import { startSimulator } from './simulator/server.js';
 import { openStore, type StoreOptions } from './store/database.js';
 import { createIdGenerator, systemClock, type Clock, type IdGenerator } from './util/effects.js';
@@ -39,6 +41,8 @@ export interface ServiceOptions {
   readonly fetchDeps?: GuardedFetchDeps;
   /** Start upstream pools and the simulator (the CLI's money commands need neither). */
   readonly upstreams?: boolean;
+  /** How upstream sockets are opened (tests inject failures; default: undici's connector). */
+  readonly upstreamConnector?: UpstreamConnector;
 }
 
 export interface Services extends AppDeps {
@@ -76,6 +80,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       config,
       options.upstreamKeys ?? {},
       withUpstreams ? (simulator?.url ?? null) : undefined,
+      options.upstreamConnector,
     );
     closers.push(() => providers.close());
     const redis =
@@ -100,14 +105,20 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       ids,
       logger,
       metrics: new Metrics(options.processMetrics ?? false),
-      keys: new KeyService(store.db, clock, ids, config.key_cache_ttl_ms, (error) =>
-        logger.warn({ err: error }, 'last-used update failed'),
+      keys: new KeyService(
+        store.db,
+        clock,
+        ids,
+        config.models.map((model) => model.id),
+        config.key_cache_ttl_ms,
+        (error) => logger.warn({ err: error }, 'last-used update failed'),
       ),
       accounts: new AccountService(store.db, effects),
       prices,
       catalog: new ModelCatalog(config.models, prices, clock.now()),
       requests,
       settlements: new SettlementService(store.db, effects, requests.records),
+      usageReviews: new UsageReviewService(store.db, clock, requests.records),
       providers,
       redis,
       adminToken: options.adminToken,

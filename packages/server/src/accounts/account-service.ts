@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { ApiError, invalidInput, notFound } from '../errors/api-error.js';
 import { credit, type LedgerEffects } from '../billing/ledger.js';
-import { isPositiveAmount } from '../billing/money.js';
+import { balanceLimitError, parseMovementAmount } from '../billing/money.js';
 import type { AccountTable, Database } from '../store/schema.js';
 import { base62 } from '../util/effects.js';
 
@@ -32,6 +32,8 @@ export function accountView(row: AccountTable): AccountView {
 }
 
 const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
+/** C0 and C1 control characters (NUL included): never part of an address, and they break logs. */
+const CONTROL_CHARACTER = /\p{Cc}/u;
 
 /** Accounts, top-ups and redemption codes: the operator's side of money coming in. */
 export class AccountService {
@@ -43,6 +45,8 @@ export class AccountService {
   async create(input: { email: unknown }): Promise<AccountView> {
     if (typeof input.email !== 'string' || !EMAIL.test(input.email))
       throw invalidInput('email', 'must be an email address');
+    if (CONTROL_CHARACTER.test(input.email))
+      throw invalidInput('email', 'must not contain control characters');
     const row: AccountTable = {
       id: this.effects.ids.next('acct'),
       email: input.email.toLowerCase(),
@@ -76,14 +80,15 @@ export class AccountService {
 
   /**
    * Credits `amount` once per `reference`: the same reference again with the same amount is a
-   * replay (no second credit); with another amount it is a conflict.
+   * replay (no second credit); with another amount it is a conflict. `amount` is at most one
+   * movement's maximum, and a top-up that would take the balance above the maximum balance is
+   * refused whole (400 naming `amount`; no top-up row, no journal entry).
    */
   async topUp(
     accountId: string,
     input: { amount: unknown; reference: unknown },
   ): Promise<AccountView & { replayed: boolean }> {
-    if (!isPositiveAmount(input.amount))
-      throw invalidInput('amount', 'must be a positive safe integer of micro-yuan');
+    const amount = parseMovementAmount(input.amount, 'amount');
     if (
       typeof input.reference !== 'string' ||
       input.reference.length < 1 ||
@@ -91,7 +96,6 @@ export class AccountService {
     ) {
       throw invalidInput('reference', 'must be a string of 1 to 200 characters');
     }
-    const amount = input.amount;
     const reference = input.reference;
     await this.get(accountId);
     const replayed = await this.db.transaction().execute(async (trx) => {
@@ -124,26 +128,31 @@ export class AccountService {
         }
         return true;
       }
-      await credit(trx, this.effects, {
+      const credited = await credit(trx, this.effects, {
         accountId,
         amount,
         kind: 'topup',
         topupId,
         reason: `top-up ${reference}`,
       });
+      // Throwing rolls the top-up row back with it: the same reference stays free.
+      if (credited.kind === 'balance_limit')
+        throw balanceLimitError('amount', amount, credited.balance);
       return false;
     });
     return { ...(await this.get(accountId)), replayed };
   }
 
-  /** Creates a one-time code worth `amount`; the plaintext code is returned once. */
+  /**
+   * Creates a one-time code worth `amount` (at most one movement's maximum) that expires at
+   * `expires_at` (in the future) or never; the plaintext code is returned once.
+   */
   async createRedemptionCode(input: {
     amount: unknown;
     expires_at?: unknown;
   }): Promise<{ id: string; code: string; amount: number; expires_at: string | null }> {
-    if (!isPositiveAmount(input.amount))
-      throw invalidInput('amount', 'must be a positive safe integer of micro-yuan');
-    const expiresAt = parseOptionalTime(input.expires_at, 'expires_at');
+    const amount = parseMovementAmount(input.amount, 'amount');
+    const expiresAt = parseOptionalFutureTime(input.expires_at, 'expires_at', this.effects.clock);
     const code = `TGR-${base62(randomBytes(20))}`;
     const id = this.effects.ids.next('rdm');
     await this.db
@@ -151,7 +160,7 @@ export class AccountService {
       .values({
         id,
         code_hash: hashCode(code),
-        amount: input.amount,
+        amount,
         created_at: this.effects.clock.now(),
         expires_at: expiresAt,
         redeemed_by: null,
@@ -161,12 +170,16 @@ export class AccountService {
     return {
       id,
       code,
-      amount: input.amount,
+      amount,
       expires_at: expiresAt === null ? null : new Date(expiresAt).toISOString(),
     };
   }
 
-  /** Redeems a code into an account, once: the code is claimed with a guarded update. */
+  /**
+   * Redeems a code into an account, once: the code is claimed with a guarded update. A code that
+   * would take the balance above the maximum balance is refused (400 naming `code`) and stays
+   * unredeemed.
+   */
   async redeem(accountId: string, input: { code: unknown }): Promise<AccountView> {
     if (typeof input.code !== 'string' || input.code.length > 100)
       throw invalidInput('code', 'must be a redemption code');
@@ -200,13 +213,16 @@ export class AccountService {
           created_at: now,
         })
         .execute();
-      await credit(trx, this.effects, {
+      const credited = await credit(trx, this.effects, {
         accountId,
         amount: claimed.amount,
         kind: 'redemption',
         topupId,
         reason: `redemption ${claimed.id}`,
       });
+      // Throwing rolls back the claim and the top-up row: the code can be redeemed elsewhere.
+      if (credited.kind === 'balance_limit')
+        throw balanceLimitError('code', claimed.amount, credited.balance);
     });
     return this.get(accountId);
   }
@@ -221,7 +237,23 @@ export function parseOptionalTime(value: unknown, field: string): number | null 
   if (value === undefined || value === null) return null;
   const time =
     typeof value === 'number' ? value : typeof value === 'string' ? Date.parse(value) : Number.NaN;
-  if (!Number.isSafeInteger(time))
+  // A Date holds at most ±8.64e15 ms; beyond that the time could not be shown back as ISO 8601.
+  if (!Number.isSafeInteger(time) || Number.isNaN(new Date(time).getTime()))
     throw invalidInput(field, 'must be an ISO 8601 time or epoch milliseconds');
+  return time;
+}
+
+/** As `parseOptionalTime`, and the time must be after now: a past expiry is refused. */
+export function parseOptionalFutureTime(
+  value: unknown,
+  field: string,
+  clock: { now(): number },
+): number | null {
+  const time = parseOptionalTime(value, field);
+  if (time !== null && time <= clock.now())
+    throw invalidInput(
+      field,
+      `is in the past (${new Date(time).toISOString()}); give a future time or none`,
+    );
   return time;
 }

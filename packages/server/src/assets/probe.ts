@@ -1,7 +1,8 @@
+import { createReadStream } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
-import { fileTypeFromFile } from 'file-type';
+import { fileTypeFromBuffer, fileTypeFromFile } from 'file-type';
 import { imageSizeFromFile } from 'image-size/fromFile';
-import { parseFile } from 'music-metadata';
+import { parseStream } from 'music-metadata';
 import { mp4Duration } from './mp4-duration.js';
 
 /** The media types an asset may have, by what its bytes are (never by its label). */
@@ -48,22 +49,48 @@ export class ProbeError extends Error {
 }
 
 /**
+ * How many first bytes of an upload are judged before anything is written to disk: file-type's
+ * own detection window (its `reasonableDetectionSizeInBytes`). Every signature of the supported
+ * formats lies in it; only an ID3v2 tag (MP3) can push the real signature further (below).
+ */
+export const SNIFF_WINDOW_BYTES = 4100;
+
+/**
+ * Judges an upload by its first bytes, before it is staged: the refusal `probeFile` would give
+ * when the prefix already shows a format we do not take (random bytes, text, PDF, ...), or
+ * `undefined` when the upload may go on (`probeFile` on the whole file still decides). `whole`:
+ * the prefix is the entire body. A prefix that opens with an ID3v2 tag is never refused early
+ * unless whole: the tag may end near the window's edge and hide the MP3 frames behind it.
+ */
+export async function sniffPrefix(prefix: Buffer, whole: boolean): Promise<ProbeError | undefined> {
+  const sniffed = await fileTypeFromBuffer(prefix);
+  if (isSupported(sniffed?.mime)) return undefined;
+  if (!whole && prefix.subarray(0, 3).toString('latin1') === 'ID3') return undefined;
+  return unsupported(sniffed);
+}
+
+function isSupported(mime: string | undefined): boolean {
+  return (SUPPORTED_MEDIA_TYPES as readonly string[]).includes(normaliseLabel(mime ?? ''));
+}
+
+function unsupported(sniffed: { mime: string } | undefined): ProbeError {
+  return new ProbeError(
+    'unsupported',
+    sniffed === undefined
+      ? 'the bytes are not a recognised media format'
+      : `${sniffed.mime} is not a supported asset format`,
+  );
+}
+
+/**
  * Sniffs a stored file's real format (file-type), checks that it is whole (format trailers,
  * RIFF size, a parseable duration) and reads its dimensions (image-size) or duration
  * (music-metadata).
  */
 export async function probeFile(file: string): Promise<Probe> {
   const sniffed = await fileTypeFromFile(file);
-  const mime = normaliseLabel(sniffed?.mime ?? '');
-  if (!(SUPPORTED_MEDIA_TYPES as readonly string[]).includes(mime)) {
-    throw new ProbeError(
-      'unsupported',
-      sniffed === undefined
-        ? 'the bytes are not a recognised media format'
-        : `${sniffed.mime} is not a supported asset format`,
-    );
-  }
-  const mediaType = mime as AssetMediaType;
+  if (!isSupported(sniffed?.mime)) throw unsupported(sniffed);
+  const mediaType = normaliseLabel(sniffed?.mime ?? '') as AssetMediaType;
   await checkWhole(file, mediaType);
   if (mediaType.startsWith('image/')) {
     const size = await imageSizeFromFile(file).catch(() => undefined);
@@ -74,7 +101,7 @@ export async function probeFile(file: string): Promise<Probe> {
   const duration =
     mediaType === 'video/mp4'
       ? await mp4Duration(file).catch(() => undefined)
-      : (await parseFile(file, { duration: true }).catch(() => undefined))?.format.duration;
+      : await audioDuration(file, mediaType);
   if (duration === undefined || !Number.isFinite(duration) || duration <= 0)
     throw new ProbeError('damaged', 'the duration cannot be read; the file may be truncated');
   return {
@@ -83,6 +110,24 @@ export async function probeFile(file: string): Promise<Probe> {
     height: null,
     durationSeconds: Math.round(duration * 1000) / 1000,
   };
+}
+
+/**
+ * An audio file's duration by music-metadata, told the format we sniffed: a staged file has no
+ * telling extension, and music-metadata's own guess from the first bytes misses an MP3 whose
+ * ID3 tag ends right at its detection window.
+ */
+async function audioDuration(file: string, mediaType: AssetMediaType): Promise<number | undefined> {
+  const stream = createReadStream(file);
+  try {
+    const { size } = await stat(file);
+    const metadata = await parseStream(stream, { mimeType: mediaType, size }, { duration: true });
+    return metadata.format.duration;
+  } catch {
+    return undefined;
+  } finally {
+    stream.destroy();
+  }
 }
 
 /** A truncated upload must not pass as an asset: check each format's end marker or size field. */

@@ -1,3 +1,5 @@
+import { ApiError } from '../errors/api-error.js';
+
 /** The answer a `Range` header asks for, per RFC 9110 section 14. */
 export type RangeRequest =
   { kind: 'whole' } | { kind: 'single'; start: number; end: number } | { kind: 'unsatisfiable' };
@@ -33,4 +35,18 @@ export function parseRange(header: string | undefined, size: number): RangeReque
   if (parts.length > 1) return { kind: 'whole' };
   const [range] = ranges;
   return range === undefined ? { kind: 'whole' } : { kind: 'single', ...range };
+}
+
+/**
+ * The 416 for an unsatisfiable range: its own code (a 416 must not carry a 400 code) and a
+ * `Content-Range` with the unsatisfied-range star and the current length, as RFC 9110 sections
+ * 14.4 and 15.5.17 ask, so the caller learns the size.
+ */
+export function rangeNotSatisfiable(size: number): ApiError {
+  return new ApiError(
+    'RANGE_NOT_SATISFIABLE',
+    `the requested range is outside the content (${size} bytes)`,
+    'Range',
+    { 'content-range': `bytes */${size}` },
+  );
 }

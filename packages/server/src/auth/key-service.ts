@@ -3,7 +3,7 @@ import { LRUCache } from 'lru-cache';
 import { ApiError, invalidInput, notFound } from '../errors/api-error.js';
 import type { ApiKeyTable, Database, KeyKind } from '../store/schema.js';
 import type { Clock, IdGenerator } from '../util/effects.js';
-import { parseOptionalTime } from '../accounts/account-service.js';
+import { parseOptionalFutureTime } from '../accounts/account-service.js';
 import { generateApiKey, hashApiKey, isWellFormedKey } from './key-format.js';
 
 /** What a route knows about the caller after authentication. */
@@ -73,17 +73,26 @@ const LAST_USED_WRITE_INTERVAL_MS = 60_000;
 export class KeyService {
   private readonly cache: LRUCache<string, { value: CachedKey }>;
   private readonly lastUsedWritten = new Map<string, number>();
+  private readonly knownModels: ReadonlySet<string>;
 
+  /** `modelIds`: the configured models, the only ids an allowlist (`models`) may name. */
   constructor(
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,
     private readonly ids: IdGenerator,
+    modelIds: readonly string[],
     cacheTtlMs: number,
     private readonly onBackgroundError: (error: unknown) => void = () => {},
   ) {
+    this.knownModels = new Set(modelIds);
     this.cache = new LRUCache({ max: 50_000, ttl: Math.max(cacheTtlMs, 1), ttlAutopurge: false });
   }
 
+  /**
+   * A new key for an account. `models` (an allowlist) may name configured models only, and
+   * `expires_at` must be in the future: a key born expired or allowed nothing that exists is an
+   * operator's mistake, refused with a 400 naming the field.
+   */
   async create(
     accountId: string,
     input: { kind?: unknown; models?: unknown; expires_at?: unknown; name?: unknown },
@@ -97,6 +106,12 @@ export class KeyService {
         throw invalidInput('models', 'must be an array of model ids');
       }
       models = [...new Set(input.models as string[])];
+      const unknown = models.find((model) => !this.knownModels.has(model));
+      if (unknown !== undefined)
+        throw invalidInput(
+          'models',
+          `names ${JSON.stringify(unknown).slice(0, 140)}, which is not a configured model`,
+        );
     }
     if (
       input.name !== undefined &&
@@ -105,7 +120,7 @@ export class KeyService {
     ) {
       throw invalidInput('name', 'must be a string of at most 100 characters');
     }
-    const expiresAt = parseOptionalTime(input.expires_at, 'expires_at');
+    const expiresAt = parseOptionalFutureTime(input.expires_at, 'expires_at', this.clock);
     const account = await this.db
       .selectFrom('accounts')
       .select('id')

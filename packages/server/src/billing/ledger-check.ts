@@ -1,5 +1,6 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { Database } from '../store/schema.js';
+import { MAX_BALANCE_MICRO_YUAN } from './money.js';
 
 export interface LedgerViolation {
   invariant: string;
@@ -24,7 +25,11 @@ export interface LedgerReport {
  *     has exactly one `capture` or `release` entry matching its state and captured amount;
  *  5. one capture per request, and the request's bill equals the capture and carries the
  *     hold's price version;
- *  6. conservation: the sum of balances equals top-ups minus captures.
+ *  6. conservation: the sum of balances equals top-ups minus captures;
+ *  7. bounds: no balance or held above MAX_BALANCE_MICRO_YUAN, every amount an integer.
+ * Arithmetic is exact: every amount and every SQL sum is read as text (`cast(... as text)`;
+ * `pg` would hand sums over as strings anyway, better-sqlite3 as lossy numbers past 2^53) and
+ * compared as BigInt, so a one-micro-yuan difference is found at any magnitude, whatever wrote it.
  * Reads are done in one pass per table; run it on a quiet database or accept that a request in
  * flight between two reads may show up as a transient difference (the CLI retries once).
  */
@@ -32,75 +37,137 @@ export async function checkLedger(db: Kysely<Database>): Promise<LedgerReport> {
   const violations: LedgerViolation[] = [];
   const add = (invariant: string, subject: string, detail: string) =>
     violations.push({ invariant, subject, detail });
+  /** An amount read as text; anything but an integer is itself a violation (counted as 0). */
+  const exact = (text: string | null, subject: string, column: string): bigint => {
+    if (text !== null && INTEGER.test(text)) return BigInt(text);
+    add('integer_amounts', subject, `${column} is ${String(text)}`);
+    return 0n;
+  };
+  const exactOrNull = (text: string | null, subject: string, column: string) =>
+    text === null ? null : exact(text, subject, column);
 
-  const accounts = await db.selectFrom('accounts').select(['id', 'balance', 'held']).execute();
+  const accounts = await db
+    .selectFrom('accounts')
+    .select(['id', asText('balance').as('balance'), asText('held').as('held')])
+    .execute();
   const sums = await db
     .selectFrom('journal')
-    .select((eb) => [
+    .select([
       'account_id',
-      eb.fn.sum<number>('balance_delta').as('balance'),
-      eb.fn.sum<number>('held_delta').as('held'),
+      sql<string>`cast(coalesce(sum(balance_delta), 0) as text)`.as('balance'),
+      sql<string>`cast(coalesce(sum(held_delta), 0) as text)`.as('held'),
     ])
     .groupBy('account_id')
     .execute();
-  const holds = await db.selectFrom('holds').selectAll().execute();
+  const holds = await db
+    .selectFrom('holds')
+    .select([
+      'id',
+      'account_id',
+      'request_id',
+      'state',
+      'price_version',
+      asText('amount').as('amount'),
+      asText('captured_amount').as('captured_amount'),
+    ])
+    .execute();
   const entries = await db
     .selectFrom('journal')
-    .select(['hold_id', 'kind', 'balance_delta', 'held_delta'])
+    .select([
+      'id',
+      'hold_id',
+      'kind',
+      asText('balance_delta').as('balance_delta'),
+      asText('held_delta').as('held_delta'),
+    ])
     .where('hold_id', 'is not', null)
     .execute();
   const topups = await db
     .selectFrom('topups')
-    .select((eb) => eb.fn.sum<number>('amount').as('total'))
+    .select(sql<string>`cast(coalesce(sum(amount), 0) as text)`.as('total'))
     .executeTakeFirst();
   const requests = await db
     .selectFrom('requests')
-    .select(['id', 'hold_id', 'amount', 'price_version', 'status'])
+    .select(['id', 'hold_id', asText('amount').as('amount'), 'price_version', 'status'])
     .where('hold_id', 'is not', null)
     .execute();
 
   const journalByAccount = new Map(
-    sums.map((row) => [row.account_id, { balance: Number(row.balance), held: Number(row.held) }]),
+    sums.map((row) => [
+      row.account_id,
+      {
+        balance: exact(row.balance, row.account_id, 'journal balance sum'),
+        held: exact(row.held, row.account_id, 'journal held sum'),
+      },
+    ]),
   );
-  const openHeld = new Map<string, number>();
+  const holdAmounts = new Map(
+    holds.map((hold) => [
+      hold.id,
+      {
+        amount: exact(hold.amount, hold.id, 'hold amount'),
+        captured: exactOrNull(hold.captured_amount, hold.id, 'captured amount'),
+      },
+    ]),
+  );
+  const openHeld = new Map<string, bigint>();
   for (const hold of holds) {
     if (hold.state === 'open')
-      openHeld.set(hold.account_id, (openHeld.get(hold.account_id) ?? 0) + hold.amount);
+      openHeld.set(
+        hold.account_id,
+        (openHeld.get(hold.account_id) ?? 0n) + (holdAmounts.get(hold.id)?.amount ?? 0n),
+      );
   }
-  let balances = 0;
+  let balances = 0n;
   for (const account of accounts) {
-    balances += account.balance;
-    const replay = journalByAccount.get(account.id) ?? { balance: 0, held: 0 };
-    if (replay.balance !== account.balance || replay.held !== account.held) {
+    const balance = exact(account.balance, account.id, 'balance');
+    const held = exact(account.held, account.id, 'held');
+    balances += balance;
+    const replay = journalByAccount.get(account.id) ?? { balance: 0n, held: 0n };
+    if (replay.balance !== balance || replay.held !== held) {
       add(
         'journal_replay',
         account.id,
-        `columns ${account.balance}/${account.held}, journal ${replay.balance}/${replay.held}`,
+        `columns ${balance}/${held}, journal ${replay.balance}/${replay.held}`,
       );
     }
-    if (account.balance < 0 || account.held < 0 || account.balance - account.held < 0) {
-      add('non_negative', account.id, `balance ${account.balance}, held ${account.held}`);
-    }
-    const open = openHeld.get(account.id) ?? 0;
-    if (open !== account.held)
-      add('held_matches_open_holds', account.id, `held ${account.held}, open holds ${open}`);
+    if (balance < 0n || held < 0n || balance - held < 0n)
+      add('non_negative', account.id, `balance ${balance}, held ${held}`);
+    if (balance > MAX_BALANCE || held > MAX_BALANCE)
+      add('within_bounds', account.id, `balance ${balance}, held ${held}, maximum ${MAX_BALANCE}`);
+    const open = openHeld.get(account.id) ?? 0n;
+    if (open !== held)
+      add('held_matches_open_holds', account.id, `held ${held}, open holds ${open}`);
   }
 
-  const entriesByHold = new Map<string, typeof entries>();
+  interface Entry {
+    kind: string;
+    balanceDelta: bigint;
+    heldDelta: bigint;
+  }
+  const entriesByHold = new Map<string, Entry[]>();
   for (const entry of entries) {
     const list = entriesByHold.get(entry.hold_id ?? '') ?? [];
-    list.push(entry);
+    list.push({
+      kind: entry.kind,
+      balanceDelta: exact(entry.balance_delta, entry.id, 'balance_delta'),
+      heldDelta: exact(entry.held_delta, entry.id, 'held_delta'),
+    });
     entriesByHold.set(entry.hold_id ?? '', list);
   }
   const holdById = new Map(holds.map((hold) => [hold.id, hold]));
-  let captured = 0;
+  let captured = 0n;
   for (const hold of holds) {
+    const { amount, captured: capturedAmount } = holdAmounts.get(hold.id) ?? {
+      amount: 0n,
+      captured: null,
+    };
     const list = entriesByHold.get(hold.id) ?? [];
     const placed = list.filter((entry) => entry.kind === 'hold');
     const resolutions = list.filter(
       (entry) => entry.kind === 'capture' || entry.kind === 'release',
     );
-    if (placed.length !== 1 || placed[0]?.held_delta !== hold.amount)
+    if (placed.length !== 1 || placed[0]?.heldDelta !== amount)
       add('one_hold_entry', hold.id, `${placed.length} hold entries`);
     const expected = hold.state === 'open' ? 0 : 1;
     if (resolutions.length !== expected) {
@@ -113,15 +180,14 @@ export async function checkLedger(db: Kysely<Database>): Promise<LedgerReport> {
     }
     const resolution = resolutions[0];
     if (resolution === undefined) continue;
-    if (resolution.kind === 'capture') captured += -resolution.balance_delta;
+    if (resolution.kind === 'capture') captured += -resolution.balanceDelta;
     const kindMatches = (hold.state === 'captured') === (resolution.kind === 'capture');
-    const amountMatches =
-      hold.state !== 'captured' || -resolution.balance_delta === hold.captured_amount;
-    if (!kindMatches || !amountMatches || resolution.held_delta !== -hold.amount) {
+    const amountMatches = hold.state !== 'captured' || -resolution.balanceDelta === capturedAmount;
+    if (!kindMatches || !amountMatches || resolution.heldDelta !== -amount) {
       add(
         'resolution_matches_hold',
         hold.id,
-        `state ${hold.state}, entry ${resolution.kind} ${resolution.balance_delta}`,
+        `state ${hold.state}, entry ${resolution.kind} ${resolution.balanceDelta}`,
       );
     }
   }
@@ -142,19 +208,21 @@ export async function checkLedger(db: Kysely<Database>): Promise<LedgerReport> {
     }
     if (hold.request_id !== request.id)
       add('request_hold_exists', request.id, `hold belongs to ${hold.request_id}`);
+    const bill = exactOrNull(request.amount, request.id, 'request amount');
+    const capturedAmount = holdAmounts.get(hold.id)?.captured ?? null;
     if (
       hold.state === 'captured' &&
-      (request.amount !== hold.captured_amount || request.price_version !== hold.price_version)
+      (bill !== capturedAmount || request.price_version !== hold.price_version)
     ) {
       add(
         'capture_matches_bill',
         request.id,
-        `bill ${request.amount} @ ${request.price_version}, capture ${hold.captured_amount} @ ${hold.price_version}`,
+        `bill ${bill} @ ${request.price_version}, capture ${capturedAmount} @ ${hold.price_version}`,
       );
     }
   }
 
-  const credited = Number(topups?.total ?? 0);
+  const credited = exact(topups?.total ?? '0', 'all accounts', 'top-up sum');
   if (balances !== credited - captured)
     add(
       'conservation',
@@ -169,4 +237,12 @@ export async function checkLedger(db: Kysely<Database>): Promise<LedgerReport> {
     hold_journal_entries: entries.length,
     violations,
   };
+}
+
+const INTEGER = /^-?[0-9]+$/;
+const MAX_BALANCE = BigInt(MAX_BALANCE_MICRO_YUAN);
+
+/** A column as exact decimal text, on both dialects (NULL stays NULL). */
+function asText(column: string): RawBuilder<string | null> {
+  return sql<string | null>`cast(${sql.ref(column)} as text)`;
 }

@@ -2,6 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import { preparedQuery } from '../store/prepared-query.js';
 import type { Database, JournalKind, JournalTable } from '../store/schema.js';
 import type { Clock, IdGenerator } from '../util/effects.js';
+import { MAX_BALANCE_MICRO_YUAN } from './money.js';
 
 /**
  * The ledger, after TigerBeetle's two-phase transfers. An account has `balance` and `held`;
@@ -132,7 +133,17 @@ export async function appendJournal(
   });
 }
 
-/** Adds `amount` to the balance. Call inside the transaction that records the top-up row. */
+export type CreditOutcome =
+  | { readonly kind: 'credited' }
+  /** The balance would pass MAX_BALANCE_MICRO_YUAN: nothing changed; `balance` is the current one. */
+  | { readonly kind: 'balance_limit'; readonly balance: number };
+
+/**
+ * Adds `amount` to the balance, unless the result would exceed MAX_BALANCE_MICRO_YUAN (one
+ * guarded update: `balance <= MAX - amount`, computed exactly in JavaScript, so the database
+ * never adds past the bound). Call inside the transaction that records the top-up row, and roll
+ * it back on `balance_limit`.
+ */
 export async function credit(
   trx: Executor,
   effects: LedgerEffects,
@@ -143,12 +154,21 @@ export async function credit(
     topupId: string;
     reason: string;
   },
-): Promise<void> {
-  await trx
+): Promise<CreditOutcome> {
+  const updated = await trx
     .updateTable('accounts')
     .set({ balance: sql`balance + ${input.amount}` })
     .where('id', '=', input.accountId)
-    .execute();
+    .where('balance', '<=', MAX_BALANCE_MICRO_YUAN - input.amount)
+    .executeTakeFirst();
+  if (updated.numUpdatedRows !== 1n) {
+    const account = await trx
+      .selectFrom('accounts')
+      .select('balance')
+      .where('id', '=', input.accountId)
+      .executeTakeFirstOrThrow();
+    return { kind: 'balance_limit', balance: account.balance };
+  }
   await appendJournal(trx, effects, {
     accountId: input.accountId,
     kind: input.kind,
@@ -157,6 +177,7 @@ export async function credit(
     topupId: input.topupId,
     reason: input.reason,
   });
+  return { kind: 'credited' };
 }
 
 /**

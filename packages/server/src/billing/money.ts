@@ -1,3 +1,8 @@
+import { MAX_BALANCE_MICRO_YUAN, MAX_MOVEMENT_MICRO_YUAN } from '@tollgate/protocol';
+import { invalidInput } from '../errors/api-error.js';
+
+export { MAX_BALANCE_MICRO_YUAN, MAX_MOVEMENT_MICRO_YUAN };
+
 /**
  * Money arithmetic. Amounts are integer micro-yuan. A line item is `units × price-per-million`
  * divided by one million and rounded UP to the next micro-yuan (we never give away a fraction,
@@ -23,4 +28,27 @@ export function assertSafeNonNegative(value: number, name: string): void {
 /** True for a positive safe integer: the only shape an amount takes on the wire. */
 export function isPositiveAmount(value: unknown): value is number {
   return typeof value === 'number' && Number.isSafeInteger(value) && value > 0;
+}
+
+/**
+ * An amount one movement may move (a top-up, a redemption code, an operator capture): a positive
+ * safe integer of at most MAX_MOVEMENT_MICRO_YUAN. Anything else is the 400 naming `field`.
+ */
+export function parseMovementAmount(value: unknown, field: string): number {
+  if (!isPositiveAmount(value))
+    throw invalidInput(field, 'must be a positive integer of micro-yuan');
+  if (value > MAX_MOVEMENT_MICRO_YUAN)
+    throw invalidInput(
+      field,
+      `must be at most ${MAX_MOVEMENT_MICRO_YUAN} micro-yuan (10 million yuan) per movement`,
+    );
+  return value;
+}
+
+/** The 400 for a credit that would take a balance above MAX_BALANCE_MICRO_YUAN. */
+export function balanceLimitError(field: string, amount: number, balance: number) {
+  return invalidInput(
+    field,
+    `crediting ${amount} would bring the balance (${balance}) above the maximum balance of ${MAX_BALANCE_MICRO_YUAN} micro-yuan (1 billion yuan); nothing was credited`,
+  );
 }

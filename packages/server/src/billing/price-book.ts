@@ -1,5 +1,10 @@
 import type { Kysely } from 'kysely';
-import { tokenPricesSchema, type ModelConfig, type TokenPrices } from '../config/schema.js';
+import {
+  tokenPricesSchema,
+  type Family,
+  type ModelConfig,
+  type TokenPrices,
+} from '../config/schema.js';
 import { ApiError, invalidInput } from '../errors/api-error.js';
 import type { Database } from '../store/schema.js';
 import { canonicalJson } from '../util/canonical-json.js';
@@ -85,12 +90,18 @@ export class PriceBook {
     return rows.map(toEntry);
   }
 
-  /** Admin change: validates the price fields (naming the bad one) and adds a new version. */
+  /**
+   * Admin change: validates the price fields (naming the bad one) and adds a new version. A price
+   * of 0 makes the model free (a 0 hold), so it is taken only with `"free": true` in the same
+   * body (not stored: it only confirms the zeros). Models whose every family bills input tokens
+   * alone (embeddings, rerank) take no output, reasoning or cached-input price.
+   */
   async set(modelId: string, body: unknown): Promise<PriceEntry> {
     const model = this.models.find((candidate) => candidate.id === modelId);
     if (model === undefined)
       throw new ApiError('MODEL_NOT_FOUND', `no model ${modelId} in the configuration`);
-    const parsed = tokenPricesSchema.safeParse(body);
+    const { free, prices } = splitFreeFlag(body);
+    const parsed = tokenPricesSchema.safeParse(prices);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
       const unknownField = issue?.code === 'unrecognized_keys' ? issue.keys[0] : undefined;
@@ -108,6 +119,22 @@ export class PriceBook {
     ) {
       throw invalidInput('input_per_million_tokens', 'required for this model');
     }
+    if (model.families.every((family) => INPUT_ONLY_FAMILIES.has(family))) {
+      const extra = NOT_INPUT_FIELDS.find((field) => parsed.data[field] !== undefined);
+      if (extra !== undefined)
+        throw invalidInput(
+          extra,
+          `${model.id} (${model.families.join(', ')}) bills input tokens only; give input_per_million_tokens alone`,
+        );
+    }
+    const zero = PRICE_FIELDS.find((field) => parsed.data[field] === 0);
+    if (zero !== undefined && free !== true)
+      throw invalidInput(
+        zero,
+        'is 0, which makes the model free of charge; send "free": true with it if that is meant',
+      );
+    if (zero === undefined && free === true)
+      throw invalidInput('free', 'is true but no price is 0');
     const entry = await this.insertVersion(modelId, parsed.data, 'admin');
     this.current.set(modelId, { entry, fetchedAt: this.clock.now() });
     return entry;
@@ -145,6 +172,25 @@ export class PriceBook {
     }
     throw new Error(`could not add a price version for ${model}`);
   }
+}
+
+const PRICE_FIELDS = [
+  'input_per_million_tokens',
+  'output_per_million_tokens',
+  'reasoning_per_million_tokens',
+  'cached_input_per_million_tokens',
+] as const satisfies readonly (keyof TokenPrices)[];
+const NOT_INPUT_FIELDS = PRICE_FIELDS.filter((field) => field !== 'input_per_million_tokens');
+/** Families billed on input tokens alone (docs/billing.md, "Text family"). */
+const INPUT_ONLY_FAMILIES: ReadonlySet<Family> = new Set<Family>(['embeddings', 'rerank']);
+
+/** Takes `free` (a boolean confirming zero prices) out of an admin price body. */
+function splitFreeFlag(body: unknown): { free: boolean | undefined; prices: unknown } {
+  if (typeof body !== 'object' || body === null || Array.isArray(body) || !('free' in body))
+    return { free: undefined, prices: body };
+  const { free, ...prices } = body as Record<string, unknown>;
+  if (typeof free !== 'boolean') throw invalidInput('free', 'must be true or false');
+  return { free, prices };
 }
 
 function toEntry(row: {

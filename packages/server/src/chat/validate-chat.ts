@@ -1,6 +1,8 @@
 import type { Feature, ModelConfig } from '../config/schema.js';
 import { ApiError, invalidInput } from '../errors/api-error.js';
+import { checkInputBytes } from '../models/input-bytes.js';
 import type { ChatRequest } from './chat-types.js';
+import { checkSchemaLimits } from './schema-limits.js';
 import { checkToolContinuation } from './tool-continuation.js';
 import { scanMessages } from './validate-messages.js';
 
@@ -102,6 +104,8 @@ export function validateChat(body: unknown, model: ModelConfig): ChatRequest {
     textBytes += Buffer.byteLength(JSON.stringify(responseFormat));
   }
   if (checkThinking(body['reasoning_effort'], body['thinking'])) features.add('thinking');
+  // The model's max_input_bytes counts all text it reads; images and videos have their own caps.
+  checkInputBytes(model, textBytes, 'messages');
 
   const { maxOutputTokens, field } = checkMaxTokens(body, model);
   const conversationId = body['conversation_id'];
@@ -150,8 +154,11 @@ function checkTools(tools: unknown): number {
     names.add(fn['name']);
     if (fn['description'] !== undefined && typeof fn['description'] !== 'string')
       throw invalidInput(`${at}.function.description`, 'must be a string');
-    if (fn['parameters'] !== undefined && !isObject(fn['parameters']))
-      throw invalidInput(`${at}.function.parameters`, 'must be a JSON Schema object');
+    if (fn['parameters'] !== undefined) {
+      if (!isObject(fn['parameters']))
+        throw invalidInput(`${at}.function.parameters`, 'must be a JSON Schema object');
+      checkSchemaLimits(fn['parameters'], `${at}.function.parameters`);
+    }
     if (fn['strict'] !== undefined && typeof fn['strict'] !== 'boolean')
       throw invalidInput(`${at}.function.strict`, 'must be a boolean');
   });
@@ -197,6 +204,7 @@ function checkResponseFormat(format: unknown): boolean {
   }
   if (!isObject(schema['schema']))
     throw invalidInput('response_format.json_schema.schema', 'must be a JSON Schema object');
+  checkSchemaLimits(schema['schema'], 'response_format.json_schema.schema');
   return true;
 }
 

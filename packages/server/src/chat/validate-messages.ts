@@ -11,6 +11,11 @@ export interface MessageScan {
   textBytes: number;
 }
 
+/**
+ * Most messages in one request. Far above real conversations; it keeps the per-message work
+ * (validation, fingerprint, worst-case count) of one request short however small each message.
+ */
+export const MAX_MESSAGES = 2_048;
 const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool']);
 const DATA_URI = /^data:([a-z]+\/[a-z0-9.+-]+);base64,([A-Za-z0-9+/=\s]*)$/i;
 
@@ -20,6 +25,11 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
 export function scanMessages(messages: unknown): MessageScan {
   if (!Array.isArray(messages) || messages.length === 0)
     throw invalidInput('messages', 'must be a non-empty array');
+  if (messages.length > MAX_MESSAGES)
+    throw invalidInput(
+      'messages',
+      `has ${messages.length} messages; at most ${MAX_MESSAGES} are accepted in one request`,
+    );
   const scan: MessageScan = { images: [], videoCount: 0, textBytes: 0 };
   messages.forEach((message: unknown, index) => scanMessage(message, `messages.${index}`, scan));
   return scan;

@@ -4,7 +4,7 @@ import { checkLedger } from '../billing/ledger-check.js';
 import { ConfigError, loadSettings } from '../config/load.js';
 import { ApiError } from '../errors/api-error.js';
 import { serve } from '../main.js';
-import { recordView } from '../requests/record-view.js';
+import { operatorRecordView } from '../requests/record-view.js';
 import { createServices, defaultDatabaseUrl, type Services } from '../services.js';
 import { startSimulator } from '../simulator/server.js';
 
@@ -26,6 +26,8 @@ const USAGE = `tollgate <command> — every command prints JSON (docs/admin.md)
   codes redeem ACCOUNT_ID --code CODE
   requests show REQUEST_ID
   requests resolve REQUEST_ID (--capture MICRO_YUAN | --release) --reason TEXT
+  requests flagged [--all]                      usage beyond the cap, not yet reviewed (--all: also reviewed)
+  requests review-usage REQUEST_ID --reason TEXT
 `;
 
 interface Output {
@@ -55,6 +57,7 @@ export async function runCli(
       code: { type: 'string' },
       capture: { type: 'string' },
       release: { type: 'boolean' },
+      all: { type: 'boolean' },
       reason: { type: 'string' },
       port: { type: 'string' },
       host: { type: 'string' },
@@ -168,8 +171,19 @@ async function dispatch(
     case 'requests show': {
       const row = await services.requests.records.byId(required(target, 'REQUEST_ID'));
       if (row === undefined) throw new ApiError('NOT_FOUND', 'no such request');
-      return ok({ ...recordView(row), key_id: row.key_id, account_id: row.account_id });
+      return ok(operatorRecordView(row));
     }
+    case 'requests flagged':
+      return ok({
+        object: 'list',
+        data: await services.usageReviews.listFlagged({ includeReviewed: values['all'] === true }),
+      });
+    case 'requests review-usage':
+      return ok(
+        await services.usageReviews.review(required(target, 'REQUEST_ID'), {
+          reason: values['reason'],
+        }),
+      );
     case 'requests resolve':
       return ok(
         await services.settlements.resolve(required(target, 'REQUEST_ID'), {

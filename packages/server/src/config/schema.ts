@@ -31,6 +31,14 @@ export const upstreamSchema = z
       .optional(),
     timeouts: timeoutsSchema.default({ connect_ms: 5_000, first_byte_ms: 60_000, idle_ms: 60_000 }),
     connections: positiveInt.default(128),
+    /**
+     * Most of this upstream's connections one account may use at once; its further requests
+     * wait in that account's queue (default: a quarter of `connections`, at least 1). See
+     * docs/security.md.
+     */
+    connections_per_account: positiveInt.optional(),
+    /** Longest wait for an upstream connection before the request fails unsent (503). */
+    queue_timeout_ms: positiveInt.default(30_000),
   })
   .strict()
   .superRefine((upstream, context) => {
@@ -123,6 +131,38 @@ export const limitsSchema = z
     concurrent_requests: positiveInt.default(32),
     /** Largest asset upload, in bytes (413 BODY_TOO_LARGE above it). */
     asset_bytes: positiveInt.default(1024 * 1024 * 1024),
+    /**
+     * Upload bytes one account may have in staging at once, per instance, all its keys together
+     * (429 RATE_LIMITED above it; an upload larger than this alone is 413). See docs/assets.md.
+     */
+    staged_upload_bytes_per_account: positiveInt.default(2 * 1024 * 1024 * 1024),
+    /** Uploads one account may have in progress at once, per instance (429 above it). */
+    concurrent_uploads_per_account: positiveInt.default(8),
+    /** Requests in flight at once for all keys of one account together (429 above it). */
+    concurrent_requests_per_account: positiveInt.default(64),
+  })
+  .strict();
+
+/**
+ * What one client connection may cost the process. The threats each answers are in
+ * docs/security.md; all times are milliseconds.
+ */
+export const serverSchema = z
+  .object({
+    /** Open client connections in all; more are closed at once (keep it below the fd limit). */
+    max_connections: positiveInt.default(4_096),
+    /** Open connections from one client address (behind a proxy, raise it to max_connections). */
+    max_connections_per_address: positiveInt.default(256),
+    /** From connection (or the previous response) until the next request's headers are complete. */
+    headers_timeout_ms: positiveInt.default(10_000),
+    /** Longest silence while a request body arrives. */
+    body_idle_timeout_ms: positiveInt.default(30_000),
+    /** From the request's first byte until its whole body has arrived. */
+    request_timeout_ms: positiveInt.default(600_000),
+    /** Idle time of a kept-alive connection between two requests. */
+    keep_alive_timeout_ms: positiveInt.default(5_000),
+    /** Requests served on one connection before it is closed. */
+    max_requests_per_socket: positiveInt.default(1_000),
   })
   .strict();
 
@@ -147,12 +187,9 @@ export const configSchema = z
   .object({
     upstreams: z.record(z.string(), upstreamSchema),
     models: z.array(modelSchema),
-    limits: limitsSchema.default({
-      body_bytes: 4 * 1024 * 1024,
-      requests_per_minute: 600,
-      concurrent_requests: 32,
-      asset_bytes: 1024 * 1024 * 1024,
-    }),
+    // `prefault` parses the empty object, so every field default above applies (zod 4).
+    limits: limitsSchema.prefault({}),
+    server: serverSchema.prefault({}),
     storage: storageSchema.default({ kind: 'local' }),
     /** How long an API key lookup is trusted by other instances (see docs/keys.md). */
     key_cache_ttl_ms: nonNegativeInt.default(10_000),
@@ -196,6 +233,7 @@ export type Config = z.output<typeof configSchema>;
 export type ModelConfig = z.output<typeof modelSchema>;
 export type UpstreamConfig = z.output<typeof upstreamSchema>;
 export type TokenPrices = z.output<typeof tokenPricesSchema>;
+export type ServerLimits = z.output<typeof serverSchema>;
 export type StorageConfig = z.output<typeof storageSchema>;
 export type Family = z.output<typeof familySchema>;
 export type Feature = z.output<typeof featureSchema>;

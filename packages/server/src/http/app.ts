@@ -1,8 +1,15 @@
 import swagger from '@fastify/swagger';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import { guardConnections, serverOptions } from './connection-guard.js';
 import type { AppDeps } from './deps.js';
 import { principalOf, requireApiKey } from './plugins/authenticate.js';
-import { registerErrorHandling } from './plugins/error-handler.js';
+import { AdminTokenThrottle, guardAdminToken } from './plugins/admin-token.js';
+import {
+  answerClientError,
+  answerFrameworkError,
+  registerErrorHandling,
+} from './plugins/error-handler.js';
+import { registerJsonBody } from './plugins/json-body.js';
 import { RateLimits } from './plugins/rate-limit.js';
 import { pathOnly, registerRequestHygiene } from './plugins/request-hygiene.js';
 import { registerAdmin } from './routes/admin.js';
@@ -41,10 +48,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       },
     },
     routerOptions: { ignoreTrailingSlash: true },
+    // Refusals that happen before any hook (a bad URL; bytes that never became a request) in
+    // our error shape too.
+    frameworkErrors: answerFrameworkError,
+    clientErrorHandler: answerClientError(deps.ids, deps.logger),
+    ...serverOptions(deps.config.server),
   });
+  guardConnections(app.server, deps.config.server);
   registerRequestHygiene(app);
   registerErrorHandling(app);
-  allowEmptyJsonBodies(app);
+  registerJsonBody(app);
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -75,12 +88,18 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     );
   });
   app.addHook('onRequestAbort', async (request) => request.releaseRateLimit?.());
+  // An answer given before the body arrived (401, 413, 415, 429) closes the connection: the rest
+  // of the body would otherwise keep trickling in for as long as the client likes.
+  app.addHook('onSend', async (request, reply) => {
+    if (!request.raw.complete) void reply.header('connection', 'close');
+  });
 
   registerOperations(app, deps);
   const limits = new RateLimits(
     {
       requestsPerMinute: deps.config.limits.requests_per_minute,
       concurrentRequests: deps.config.limits.concurrent_requests,
+      concurrentRequestsPerAccount: deps.config.limits.concurrent_requests_per_account,
     },
     deps.redis,
   );
@@ -88,7 +107,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     requireApiKey(v1, deps.keys);
     v1.decorateRequest('releaseRateLimit', undefined);
     v1.addHook('onRequest', async (request) => {
-      request.releaseRateLimit = await limits.acquire(principalOf(request).keyId);
+      request.releaseRateLimit = await limits.acquire(principalOf(request));
     });
     registerModels(v1, deps);
     registerChat(v1, deps);
@@ -97,25 +116,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     registerRequests(v1, deps);
     registerAssets(v1, deps, deps.assets);
   });
-  await app.register(async (admin) => registerAdmin(admin, deps));
+  await app.register(async (admin) => {
+    guardAdminToken(admin, deps.adminToken, new AdminTokenThrottle(deps.redis));
+    registerAdmin(admin, deps);
+  });
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   await app.ready();
   return app;
-}
-
-/** `POST` with `Content-Type: application/json` and no body (settle) parses to `undefined`; other media types are refused. */
-function allowEmptyJsonBodies(app: FastifyInstance): void {
-  // JSON routes take JSON only: any other Content-Type is 415 (routes with other media types
-  // register their own parsers in their scope).
-  app.removeContentTypeParser('text/plain');
-  const parseJson = app.getDefaultJsonParser('error', 'error');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    if (body === '') {
-      done(null, undefined);
-      return;
-    }
-    void parseJson(request, typeof body === 'string' ? body : body.toString('utf8'), done);
-  });
 }
 
 /** Only configured model ids become metric labels, so callers cannot blow up cardinality. */

@@ -112,6 +112,8 @@ export async function finishAndCount(
     if (resolution === 'captured' && outcome.kind === 'succeeded')
       deps.metrics.captured.inc(outcome.amount);
   }
+  if (outcome.kind === 'succeeded' && outcome.usageFlag !== undefined)
+    deps.metrics.usageExceededCap.inc();
   return answer;
 }
 

@@ -10,6 +10,7 @@ import type { GuardedFetchDeps } from '../providers/guarded-fetch.js';
 import type { ProviderRegistry } from '../providers/registry.js';
 import type { RequestService } from '../requests/request-service.js';
 import type { SettlementService } from '../requests/settlement-service.js';
+import type { UsageReviewService } from '../requests/usage-review-service.js';
 import type { Store } from '../store/database.js';
 import type { Clock, IdGenerator } from '../util/effects.js';
 import type { Metrics } from './metrics.js';
@@ -28,6 +29,7 @@ export interface AppDeps {
   readonly catalog: ModelCatalog;
   readonly requests: RequestService;
   readonly settlements: SettlementService;
+  readonly usageReviews: UsageReviewService;
   readonly providers: ProviderRegistry;
   /** Present when rate limits are shared through Redis. */
   readonly redis: Redis | undefined;

@@ -36,6 +36,12 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly usageExceededCap = new Counter({
+    name: 'tollgate_usage_exceeded_cap_total',
+    help: 'Requests whose upstream reported usage beyond the gateway cap (billed at the cap, flagged for review)',
+    registers: [this.registry],
+  });
+
   constructor(collectProcessMetrics: boolean) {
     if (collectProcessMetrics) collectDefaultMetrics({ register: this.registry });
   }

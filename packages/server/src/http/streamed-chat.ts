@@ -20,7 +20,8 @@ export interface StreamedChat {
   open(
     signal: AbortSignal,
   ): Promise<{ events: AsyncGenerator<StreamEvent>; upstreamRequestId: string | null }>;
-  price(usage: ChatUsage): { amount: number; rule: string };
+  /** The bill for reported usage; `flag` when usage beyond the gateway's cap was cut (billing/credible-usage.ts). */
+  price(usage: ChatUsage): { amount: number; rule: string; flag: string | undefined };
 }
 
 /** How a stream ended; each has one rule in docs/billing.md ("Stream endings"). */
@@ -155,7 +156,7 @@ function decide(
   });
   switch (ending.kind) {
     case 'completed': {
-      const { amount, rule } = chat.price(ending.usage);
+      const { amount, rule, flag } = chat.price(ending.usage);
       return {
         kind: 'succeeded',
         body: relay.assembled(ending.usage),
@@ -163,6 +164,7 @@ function decide(
         amount,
         pricingRule: `stream completed with usage; ${rule}`,
         upstreamRequestId,
+        ...(flag === undefined ? {} : { usageFlag: flag }),
       };
     }
     case 'upstream_error':

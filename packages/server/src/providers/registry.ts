@@ -3,7 +3,7 @@ import { CohereRerank } from './cohere/rerank.js';
 import { OpenAiChat } from './openai-compatible/chat.js';
 import { OpenAiEmbeddings } from './openai-compatible/embeddings.js';
 import type { EmbeddingsProvider, RerankProvider } from './types.js';
-import { UpstreamHttp } from './upstream-http.js';
+import { UpstreamHttp, type UpstreamCaller, type UpstreamConnector } from './upstream-http.js';
 
 /**
  * Builds one HTTP pool per upstream and the adapters for each model's families. The simulator
@@ -17,6 +17,7 @@ export class ProviderRegistry {
     upstreamKeys: Readonly<Record<string, string>>,
     /** The simulator's URL; `null` when no simulator runs; `undefined` builds no pools at all. */
     simulatorUrl: string | null | undefined,
+    connector?: UpstreamConnector,
   ) {
     if (simulatorUrl === undefined) return;
     for (const [name, upstream] of Object.entries(config.upstreams)) {
@@ -28,7 +29,7 @@ export class ProviderRegistry {
           : upstream.base_url;
       if (baseUrl === undefined)
         throw new Error(`upstream ${name} has no base URL (is the simulator running?)`);
-      this.pools.set(name, new UpstreamHttp(baseUrl, upstream, upstreamKeys[name]));
+      this.pools.set(name, new UpstreamHttp(baseUrl, upstream, upstreamKeys[name], connector));
     }
   }
 
@@ -39,16 +40,21 @@ export class ProviderRegistry {
     return pool;
   }
 
-  embeddings(model: ModelConfig): EmbeddingsProvider {
-    return new OpenAiEmbeddings(this.pool(model));
+  embeddings(model: ModelConfig, caller: UpstreamCaller): EmbeddingsProvider {
+    return new OpenAiEmbeddings(this.pool(model).for(caller));
   }
 
-  chat(model: ModelConfig): OpenAiChat {
-    return new OpenAiChat(this.pool(model));
+  chat(model: ModelConfig, caller: UpstreamCaller): OpenAiChat {
+    return new OpenAiChat(this.pool(model).for(caller));
   }
 
-  rerank(model: ModelConfig): RerankProvider {
-    return new CohereRerank(this.pool(model));
+  rerank(model: ModelConfig, caller: UpstreamCaller): RerankProvider {
+    return new CohereRerank(this.pool(model).for(caller));
+  }
+
+  /** Requests in flight and waiting per upstream, for metrics. */
+  load(): Record<string, { inFlight: number; waiting: number }> {
+    return Object.fromEntries([...this.pools].map(([name, pool]) => [name, pool.load()]));
   }
 
   async close(): Promise<void> {

@@ -43,6 +43,19 @@ export function recordView(row: RecordRow) {
           },
     /** The rule that priced the request, or that decided its ending (stream endings, failures). */
     rule: row.pricing_rule,
+    /**
+     * Set when the upstream reported usage beyond what the gateway allowed: the bound was billed
+     * instead (docs/billing.md "Usage beyond the cap"); `reviewed_at` once an operator looked.
+     */
+    usage_exceeded_cap:
+      row.usage_flag === null
+        ? null
+        : {
+            detail: row.usage_flag,
+            reviewed_at:
+              row.usage_reviewed_at === null ? null : new Date(row.usage_reviewed_at).toISOString(),
+            review: row.usage_review,
+          },
     canSettle: row.status === 'awaiting_funds',
     settlement:
       row.status === 'awaiting_funds'
@@ -57,3 +70,10 @@ export function recordView(row: RecordRow) {
 }
 
 export type RecordView = ReturnType<typeof recordView>;
+
+/** What an operator sees (admin API, CLI): the caller's view plus whose request it is. */
+export function operatorRecordView(row: RecordRow) {
+  return { ...recordView(row), key_id: row.key_id, account_id: row.account_id };
+}
+
+export type OperatorRecordView = ReturnType<typeof operatorRecordView>;

@@ -37,6 +37,8 @@ export type Outcome =
       upstreamRequestId: string | null;
       /** The success status to answer and replay (default 200; uploads 201). */
       status?: number;
+      /** Set when the upstream reported usage beyond the gateway's cap and the cap was billed instead. */
+      usageFlag?: string;
     }
   /** Confirmed failure: nothing was delivered, nothing is charged; the hold is released. */
   | { kind: 'failed'; error: ApiError; upstreamRequestId: string | null; rule?: string }
@@ -215,6 +217,7 @@ export class RequestService {
           usage: null,
           amount: null,
           pricing_rule: outcome.rule ?? null,
+          usage_flag: null,
         });
       });
       return { status: outcome.error.status, body };
@@ -226,6 +229,7 @@ export class RequestService {
       usage: JSON.stringify(outcome.usage),
       amount: outcome.amount,
       pricing_rule: outcome.pricingRule,
+      usage_flag: outcome.usageFlag ?? null,
     };
     const captured = await this.db.transaction().execute(async (trx) => {
       const result =

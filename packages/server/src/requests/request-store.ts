@@ -17,10 +17,14 @@ export type RecordedOutcomeColumns = Pick<
   | 'usage'
   | 'amount'
   | 'pricing_rule'
+  | 'usage_flag'
 >;
 
+/** A new record: the review columns start empty (they belong to an operator). */
+export type NewRecord = Omit<RequestTable, 'usage_flag' | 'usage_reviewed_at' | 'usage_review'>;
+
 // The two writes every request makes to its record, compiled once (store/prepared-query.ts).
-const insertUnlessKeyUsed = preparedQuery<RequestTable>((db, slot) =>
+const insertUnlessKeyUsed = preparedQuery<NewRecord>((db, slot) =>
   db
     .insertInto('requests')
     .values({
@@ -65,6 +69,7 @@ const recordOutcome = preparedQuery<RecordedOutcomeColumns>((db, slot) =>
       usage: slot.usage,
       amount: slot.amount,
       pricing_rule: slot.pricing_rule,
+      usage_flag: slot.usage_flag,
     })
     .where('id', '=', slot.id),
 );
@@ -97,7 +102,7 @@ export class RequestStore {
   }
 
   /** Inserts a new record; `false` when the key already has a record with this idempotency key. */
-  async insertUnlessKeyUsed(executor: Kysely<Database>, row: RequestTable): Promise<boolean> {
+  async insertUnlessKeyUsed(executor: Kysely<Database>, row: NewRecord): Promise<boolean> {
     const inserted = await insertUnlessKeyUsed(executor, row);
     return inserted.numAffectedRows === 1n;
   }

@@ -1,7 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { Principal } from '../auth/key-service.js';
 import { captureHold, releaseHold, type LedgerEffects } from '../billing/ledger.js';
-import { ApiError } from '../errors/api-error.js';
+import { parseMovementAmount } from '../billing/money.js';
+import { ApiError, invalidInput } from '../errors/api-error.js';
 import type { Database } from '../store/schema.js';
 import { recordView, type RecordView } from './record-view.js';
 import { awaitingFundsError, recordNotFound } from './request-errors.js';
@@ -77,26 +78,22 @@ export class SettlementService {
   /**
    * Operator resolution of a request whose outcome was never confirmed: capture an amount (the
    * work was done) or release the hold (it was not), with a reason. Only `submission_unknown`.
+   * A capture takes a positive amount of at most one movement's maximum (capturing nothing is a
+   * release); a release takes no amount (it always frees the whole hold).
    */
   async resolve(
     requestId: string,
     input: { action: unknown; amount?: unknown; reason: unknown },
   ): Promise<RecordView> {
     if (input.action !== 'capture' && input.action !== 'release')
-      throw new ApiError('INVALID_INPUT', 'action must be capture or release', 'action');
+      throw invalidInput('action', 'must be capture or release');
     if (typeof input.reason !== 'string' || input.reason.trim().length === 0)
-      throw new ApiError('INVALID_INPUT', 'reason is required', 'reason');
-    const amount = input.amount;
-    if (
-      input.action === 'capture' &&
-      (typeof amount !== 'number' || !Number.isSafeInteger(amount) || amount < 0)
-    ) {
-      throw new ApiError(
-        'INVALID_INPUT',
-        'amount must be a non-negative safe integer of micro-yuan',
-        'amount',
-      );
-    }
+      throw invalidInput('reason', 'is required');
+    if (input.action === 'release' && input.amount !== undefined)
+      throw invalidInput('amount', 'a release frees the whole hold and takes no amount');
+    if (input.action === 'capture' && input.amount === 0)
+      throw invalidInput('amount', 'must be positive: to charge nothing, release the hold');
+    const amount = input.action === 'capture' ? parseMovementAmount(input.amount, 'amount') : 0;
     const row = await this.records.byId(requestId);
     if (row === undefined) throw recordNotFound();
     if (row.status !== 'submission_unknown' || row.hold_id === null) {
@@ -111,7 +108,7 @@ export class SettlementService {
     await this.db.transaction().execute(async (trx) => {
       const resolution = JSON.stringify({
         action: input.action,
-        amount: input.action === 'capture' ? amount : 0,
+        amount,
         reason,
         by: 'operator',
         at: new Date(now).toISOString(),
@@ -128,7 +125,7 @@ export class SettlementService {
       }
       const captured = await captureHold(trx, this.effects, {
         holdId,
-        amount: amount as number,
+        amount,
         reason: `operator: ${reason}`,
       });
       if (captured === 'insufficient_funds')
@@ -143,7 +140,7 @@ export class SettlementService {
         {
           status: 'resolved',
           resolution,
-          amount: amount as number,
+          amount,
           pricing_rule: 'operator resolution',
           updated_at: now,
         },

@@ -47,26 +47,28 @@ export async function streamChat(
     model: input.model,
     choices: [{ index: 0, delta, finish_reason: finishReason }],
   });
-  const chunks: unknown[] = [chunk({ role: 'assistant', content: '' })];
-  for (const word of words(answer.reasoning)) chunks.push(chunk({ reasoning_content: word }));
-  for (const word of words(answer.content)) chunks.push(chunk({ content: word }));
-  answer.toolCalls.forEach((call, index) =>
-    chunks.push(chunk({ tool_calls: [{ index, ...call }] })),
-  );
-  chunks.push(chunk({}, answer.finishReason));
-  if (input.includeUsage && answer.usage !== undefined)
-    chunks.push({
-      id,
-      object: 'chat.completion.chunk',
-      created,
-      model: input.model,
-      choices: [],
-      usage: answer.usage,
-    });
+  // Built one at a time as they are sent: a long answer never holds all its chunks at once.
+  function* chunks(): Generator<unknown> {
+    yield chunk({ role: 'assistant', content: '' });
+    for (const word of words(answer.reasoning)) yield chunk({ reasoning_content: word });
+    for (const word of words(answer.content)) yield chunk({ content: word });
+    for (const [index, call] of answer.toolCalls.entries())
+      yield chunk({ tool_calls: [{ index, ...call }] });
+    yield chunk({}, answer.finishReason);
+    if (input.includeUsage && answer.usage !== undefined)
+      yield {
+        id,
+        object: 'chat.completion.chunk',
+        created,
+        model: input.model,
+        choices: [],
+        usage: answer.usage,
+      };
+  }
 
   response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
   let sent = 0;
-  for (const payload of chunks) {
+  for (const payload of chunks()) {
     if (directives.cutAfter !== undefined && sent >= directives.cutAfter) {
       response.destroy();
       return;
@@ -91,8 +93,14 @@ export async function streamChat(
   response.end('data: [DONE]\n\n');
 }
 
-/** Splits text into word-sized pieces that join back to the same text. */
-function words(text: string | null | undefined): string[] {
-  if (text === null || text === undefined || text === '') return [];
-  return text.match(/\S+\s*/g) ?? [text];
+/** Word-sized pieces (a word and the spaces after it), one at a time; all-space text is one piece. */
+function* words(text: string | null | undefined): Generator<string> {
+  if (text === null || text === undefined || text === '') return;
+  const piece = /\S+\s*/g;
+  let found = false;
+  for (let match = piece.exec(text); match !== null; match = piece.exec(text)) {
+    found = true;
+    yield match[0];
+  }
+  if (!found) yield text;
 }

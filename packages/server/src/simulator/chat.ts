@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { Directives } from './directives.js';
 import { BadRequest } from './embeddings.js';
-import { sampleFromSchema } from './schema-sample.js';
+import { SIMULATOR_LIMITS } from './limits.js';
+import { sampleFromSchema, type SampleBudget } from './schema-sample.js';
 import { countTokens, tokenize } from './tokens.js';
 
 /** Tokens the simulator reports for each image and each video (below the gateway's worst case). */
@@ -25,6 +26,8 @@ export interface ChatInput {
   includeUsage: boolean;
   /** Every text the model reads, for directives and token counts. */
   texts: string[];
+  /** For each message, the indexes in `texts` of its content texts. */
+  messageTexts: number[][];
   images: { mediaType: string; bytes: Buffer }[];
   videos: number;
 }
@@ -35,15 +38,21 @@ export function parseChatBody(body: unknown): ChatInput {
   if (typeof model !== 'string') throw new BadRequest('model is required');
   if (!Array.isArray(messages) || messages.length === 0 || !messages.every(isObject))
     throw new BadRequest('messages must be a non-empty array of objects');
+  if (Array.isArray(tools) && tools.length > SIMULATOR_LIMITS.tools)
+    throw new BadRequest(`at most ${SIMULATOR_LIMITS.tools} tools`);
   const texts: string[] = [];
+  const messageTexts: number[][] = [];
   const images: ChatInput['images'] = [];
   let videos = 0;
   for (const message of messages) {
     const content = message['content'];
-    if (typeof content === 'string') texts.push(content);
+    const own: number[] = [];
+    messageTexts.push(own);
+    if (typeof content === 'string') own.push(texts.push(content) - 1);
     if (Array.isArray(content)) {
       for (const part of content.filter(isObject)) {
-        if (part['type'] === 'text' && typeof part['text'] === 'string') texts.push(part['text']);
+        if (part['type'] === 'text' && typeof part['text'] === 'string')
+          own.push(texts.push(part['text']) - 1);
         const url = isObject(part['image_url']) ? part['image_url']['url'] : undefined;
         if (typeof url === 'string') {
           const match = /^data:([^;]+);base64,(.*)$/s.exec(url);
@@ -82,6 +91,7 @@ export function parseChatBody(body: unknown): ChatInput {
     stream: body['stream'] === true,
     includeUsage: streamOptions['include_usage'] === true,
     texts,
+    messageTexts,
     images,
     videos,
   };
@@ -110,26 +120,38 @@ export function answerChat(
   directives: Directives,
 ): ChatAnswer {
   const last = input.messages[input.messages.length - 1] ?? {};
-  const lastUser = [...input.messages].reverse().find((message) => message['role'] === 'user');
-  const lastUserText = cleanedTextOf(lastUser, input, cleaned);
+  const lastUserText = lastUserTextOf(input, cleaned);
   const reasoning = input.thinking ? `Thinking about: ${lastUserText.slice(0, 80)}` : undefined;
-  const toolCall = chooseTool(input, last, lastUserText);
+  // What this answer may generate: the caller's output cap, within the simulator's own limits.
+  const outputCap = Math.min(input.maxTokens, SIMULATOR_LIMITS.outputTokens);
+  const budget: SampleBudget = {
+    values: Math.min(SIMULATOR_LIMITS.sampleValues, outputCap),
+    characters: Math.min(
+      SIMULATOR_LIMITS.outputCharacters,
+      outputCap * SIMULATOR_LIMITS.charactersPerToken,
+    ),
+    depth: SIMULATOR_LIMITS.sampleDepth,
+  };
+  const tool = chooseTool(input, last, lastUserText, budget);
+  const toolCall = tool?.call;
+  let truncated = tool?.truncated ?? false;
   let content: string | null;
   if (toolCall !== undefined) content = null;
   else if (last['role'] === 'tool')
     content = `Based on the tool results: ${input.messages
       .filter((message) => message['role'] === 'tool')
-      .map((message) => String(message['content']))
+      .map((message) => String(message['content']).slice(0, SIMULATOR_LIMITS.outputCharacters))
       .join('; ')}`;
-  else if (input.responseFormat?.['type'] === 'json_schema')
-    content = JSON.stringify(
-      sampleFromSchema(
-        isObject(input.responseFormat['json_schema'])
-          ? input.responseFormat['json_schema']['schema']
-          : {},
-      ),
+  else if (input.responseFormat?.['type'] === 'json_schema') {
+    const sample = sampleFromSchema(
+      isObject(input.responseFormat['json_schema'])
+        ? input.responseFormat['json_schema']['schema']
+        : {},
+      budget,
     );
-  else if (input.responseFormat?.['type'] === 'json_object')
+    content = JSON.stringify(sample.value);
+    truncated = sample.truncated;
+  } else if (input.responseFormat?.['type'] === 'json_object')
     content = JSON.stringify({ reply: lastUserText });
   else if (/ocr/i.test(input.model)) content = ocrText(input.images[0]);
   else if (input.images.length > 0 || input.videos > 0)
@@ -138,13 +160,15 @@ export function answerChat(
   else content = `Simulated reply to: ${lastUserText}`;
 
   // Respect the output cap: reasoning first, then as much content as fits.
-  const reasoningTokens = Math.min(
-    reasoning === undefined ? 0 : countTokens(reasoning),
-    input.maxTokens,
-  );
-  let finishReason: ChatAnswer['finishReason'] = toolCall === undefined ? 'stop' : 'tool_calls';
+  const reasoningTokens = Math.min(reasoning === undefined ? 0 : countTokens(reasoning), outputCap);
+  let finishReason: ChatAnswer['finishReason'] =
+    toolCall === undefined ? 'stop' : truncated ? 'length' : 'tool_calls';
   if (content !== null) {
-    const room = input.maxTokens - reasoningTokens;
+    if (truncated || content.length > SIMULATOR_LIMITS.outputCharacters) {
+      content = content.slice(0, SIMULATOR_LIMITS.outputCharacters);
+      finishReason = 'length';
+    }
+    const room = outputCap - reasoningTokens;
     const tokens = tokenize(content);
     if (tokens.length > room) {
       content = tokens.slice(0, Math.max(room, 0)).join(' ');
@@ -158,7 +182,8 @@ export function answerChat(
   const prompt =
     cleaned.reduce((sum, text) => sum + countTokens(text), 0) +
     IMAGE_TOKENS * input.images.length +
-    VIDEO_TOKENS * input.videos;
+    VIDEO_TOKENS * input.videos +
+    (directives.extraPromptTokens ?? 0);
   return {
     content,
     reasoning:
@@ -178,21 +203,17 @@ export function answerChat(
   };
 }
 
-function cleanedTextOf(message: Json | undefined, input: ChatInput, cleaned: string[]): string {
-  if (message === undefined) return '';
-  const content = message['content'];
-  const raw =
-    typeof content === 'string'
-      ? [content]
-      : Array.isArray(content)
-        ? content
-            .filter(isObject)
-            .map((part) => (typeof part['text'] === 'string' ? part['text'] : ''))
-        : [];
-  return raw
-    .map((text) => cleaned[input.texts.lastIndexOf(text)] ?? text)
-    .join(' ')
-    .trim();
+/** The last user message's texts, cleaned of directives and cut to what an answer may hold. */
+function lastUserTextOf(input: ChatInput, cleaned: string[]): string {
+  for (let index = input.messages.length - 1; index >= 0; index -= 1) {
+    if (input.messages[index]?.['role'] !== 'user') continue;
+    return (input.messageTexts[index] ?? [])
+      .map((textIndex) => cleaned[textIndex] ?? '')
+      .join(' ')
+      .trim()
+      .slice(0, SIMULATOR_LIMITS.outputCharacters);
+  }
+  return '';
 }
 
 /** A tool call when tools are offered, allowed, and the prompt asks for one (or the choice forces it). */
@@ -200,7 +221,8 @@ function chooseTool(
   input: ChatInput,
   last: Json,
   lastUserText: string,
-): ChatAnswer['toolCalls'][number] | undefined {
+  budget: SampleBudget,
+): { call: ChatAnswer['toolCalls'][number]; truncated: boolean } | undefined {
   if (input.tools.length === 0 || input.toolChoice === 'none' || last['role'] === 'tool')
     return undefined;
   const names = input.tools.map((tool) =>
@@ -220,13 +242,10 @@ function chooseTool(
   );
   const parameters = isObject(tool?.['function']) ? tool['function']['parameters'] : undefined;
   const id = `call_${createHash('sha256').update(`${name}:${lastUserText}`).digest('hex').slice(0, 16)}`;
+  const sample = sampleFromSchema(parameters ?? { type: 'object' }, budget);
   return {
-    id,
-    type: 'function',
-    function: {
-      name,
-      arguments: JSON.stringify(sampleFromSchema(parameters ?? { type: 'object' })),
-    },
+    call: { id, type: 'function', function: { name, arguments: JSON.stringify(sample.value) } },
+    truncated: sample.truncated,
   };
 }
 

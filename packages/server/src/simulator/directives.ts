@@ -1,7 +1,8 @@
 /**
  * Fault directives the simulator reads anywhere in the prompt (or the embedding input, or the
  * rerank query and documents): `[sim:fail=503]`, `[sim:delay=200]`, `[sim:cut_after=3]`,
- * `[sim:no_usage]`, `[sim:hang]`, `[sim:extra_tokens=50]`, `[sim:task=fail]`,
+ * `[sim:no_usage]`, `[sim:hang]`, `[sim:extra_tokens=50]`, `[sim:extra_prompt_tokens=50]`,
+ * `[sim:task=fail]`,
  * `[sim:task=unknown]`, `[sim:task_seconds=8]`. Real adapters never read them.
  */
 export interface Directives {
@@ -13,6 +14,8 @@ export interface Directives {
   noUsage?: boolean;
   hang?: boolean;
   extraTokens?: number;
+  /** Chat: prompt tokens reported beyond those read (input above the hold, within the credible bound). */
+  extraPromptTokens?: number;
   task?: 'fail' | 'unknown';
   taskSeconds?: number;
 }
@@ -56,6 +59,9 @@ function apply(directives: Directives, name: string, value: string | undefined):
       return;
     case 'extra_tokens':
       directives.extraTokens = integer(name, value, 0, 1_000_000_000);
+      return;
+    case 'extra_prompt_tokens':
+      directives.extraPromptTokens = integer(name, value, 0, 1_000_000_000);
       return;
     case 'task':
       if (value !== 'fail' && value !== 'unknown')

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Directives } from './directives.js';
+import { SIMULATOR_LIMITS } from './limits.js';
 import { countTokens, words } from './tokens.js';
 
 export class BadRequest extends Error {
@@ -47,9 +48,17 @@ export function parseEmbeddingsBody(body: unknown): EmbeddingsInput {
   ) {
     throw new BadRequest('input must be a string or a non-empty array of strings');
   }
+  if (texts.length > SIMULATOR_LIMITS.embeddingInputs)
+    throw new BadRequest(`input must hold at most ${SIMULATOR_LIMITS.embeddingInputs} strings`);
   const size = dimensions ?? 256;
-  if (typeof size !== 'number' || !Number.isInteger(size) || size < 1 || size > 4096)
-    throw new BadRequest('dimensions must be an integer from 1 to 4096');
+  const most = SIMULATOR_LIMITS.embeddingDimensions;
+  if (typeof size !== 'number' || !Number.isInteger(size) || size < 1 || size > most)
+    throw new BadRequest(`dimensions must be an integer from 1 to ${most}`);
+  // The answer holds inputs × dimensions floats: bounded, whatever the two ask together.
+  if (texts.length * size > SIMULATOR_LIMITS.embeddingValues)
+    throw new BadRequest(
+      `inputs × dimensions must be at most ${SIMULATOR_LIMITS.embeddingValues} (asked ${texts.length} × ${size})`,
+    );
   if (encoding !== undefined && encoding !== 'float' && encoding !== 'base64')
     throw new BadRequest('encoding_format must be float or base64');
   return { model, texts: texts as string[], dimensions: size, base64: encoding === 'base64' };

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Directives } from './directives.js';
 import { BadRequest } from './embeddings.js';
+import { SIMULATOR_LIMITS } from './limits.js';
 import { countTokens, words } from './tokens.js';
 
 const K1 = 1.2;
@@ -9,24 +10,32 @@ const B = 0.75;
 /**
  * Okapi BM25 of `query` against each document, the documents being the corpus:
  * idf = ln(1 + (N − n + 0.5) / (n + 0.5)), score = Σ idf · tf·(k1+1) / (tf + k1·(1 − b + b·len/avglen)).
+ * Linear in the total number of words: each document's term counts are built once, and only
+ * its terms that are query terms are scored (no query-terms × documents scan).
  */
 export function bm25(query: string, documents: readonly string[]): number[] {
-  const tokenized = documents.map(words);
-  const count = tokenized.length;
+  // Query terms in query order: scores sum in that order, whatever order documents use.
+  const queryTerms = new Map([...new Set(words(query))].map((term, index) => [term, index]));
+  const counted = documents.map((document) => {
+    const terms = words(document);
+    const frequencies = new Map<string, number>();
+    for (const term of terms)
+      if (queryTerms.has(term)) frequencies.set(term, (frequencies.get(term) ?? 0) + 1);
+    return { length: terms.length, frequencies };
+  });
+  const count = counted.length;
   const averageLength =
-    tokenized.reduce((sum, document) => sum + document.length, 0) / Math.max(count, 1) || 1;
-  const queryTerms = [...new Set(words(query))];
-  const documentFrequency = new Map(
-    queryTerms.map((term) => [
-      term,
-      tokenized.filter((document) => document.includes(term)).length,
-    ]),
-  );
-  return tokenized.map((document) => {
+    counted.reduce((sum, document) => sum + document.length, 0) / Math.max(count, 1) || 1;
+  const documentFrequency = new Map<string, number>();
+  for (const { frequencies } of counted)
+    for (const term of frequencies.keys())
+      documentFrequency.set(term, (documentFrequency.get(term) ?? 0) + 1);
+  return counted.map((document) => {
     let score = 0;
-    for (const term of queryTerms) {
-      const frequency = document.filter((token) => token === term).length;
-      if (frequency === 0) continue;
+    const matched = [...document.frequencies].sort(
+      ([a], [b]) => (queryTerms.get(a) ?? 0) - (queryTerms.get(b) ?? 0),
+    );
+    for (const [term, frequency] of matched) {
       const containing = documentFrequency.get(term) ?? 0;
       const idf = Math.log(1 + (count - containing + 0.5) / (containing + 0.5));
       score +=
@@ -58,6 +67,8 @@ export function parseRerankBody(body: unknown): RerankInput {
   if (typeof query !== 'string') throw new BadRequest('query must be a string');
   if (!Array.isArray(documents) || documents.length === 0)
     throw new BadRequest('documents must be a non-empty array');
+  if (documents.length > SIMULATOR_LIMITS.rerankDocuments)
+    throw new BadRequest(`documents must hold at most ${SIMULATOR_LIMITS.rerankDocuments} items`);
   const texts = documents.map((document: unknown) => {
     if (typeof document === 'string') return document;
     const text = (document as { text?: unknown } | null)?.text;

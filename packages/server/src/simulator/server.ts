@@ -5,10 +5,9 @@ import { DirectiveError, parseDirectives, type Directives } from './directives.j
 import { answerChat, parseChatBody } from './chat.js';
 import { completionBody, streamChat } from './chat-wire.js';
 import { BadRequest, embeddingsResponse, parseEmbeddingsBody } from './embeddings.js';
+import { SIMULATOR_LIMITS } from './limits.js';
 import { parseRerankBody, rerankResponse } from './rerank.js';
-
-/** Requests larger than this are refused (the simulator is for tests and demos). */
-const MAX_BODY_BYTES = 32 * 1024 * 1024;
+import { checkJsonShape } from '../util/json-shape.js';
 
 export interface SimulatorOptions {
   host?: string;
@@ -97,7 +96,7 @@ async function handle(request: IncomingMessage, response: ServerResponse): Promi
   }
   let handled;
   try {
-    handled = route(JSON.parse(await readBody(request)) as unknown);
+    handled = route(parseBody(await readBody(request)));
   } catch (error) {
     const known =
       error instanceof BadRequest ||
@@ -111,8 +110,10 @@ async function handle(request: IncomingMessage, response: ServerResponse): Promi
   }
   const { directives } = handled;
   if (directives.hang === true) return; // never answer; the socket stays open until the client gives up
-  if (directives.delayMs !== undefined)
-    await new Promise((resolve) => setTimeout(resolve, directives.delayMs));
+  if (directives.delayMs !== undefined) {
+    // The client left during the delay: nothing to answer.
+    if (!(await delay(directives.delayMs, response))) return;
+  }
   if (directives.fail !== undefined) {
     send(response, directives.fail, {
       error: { message: `simulated failure ${directives.fail}`, type: 'simulated_error' },
@@ -126,13 +127,43 @@ async function handle(request: IncomingMessage, response: ServerResponse): Promi
   send(response, 200, handled.answer());
 }
 
+/** JSON within the simulator's depth and item limits (beyond them, later work overflows or drags). */
+function parseBody(text: string): unknown {
+  const problem = checkJsonShape(text, {
+    maxDepth: SIMULATOR_LIMITS.jsonDepth,
+    maxItems: SIMULATOR_LIMITS.jsonItems,
+  });
+  if (problem?.kind === 'depth')
+    throw new BadRequest(`body nests deeper than ${SIMULATOR_LIMITS.jsonDepth} levels`);
+  if (problem?.kind === 'items')
+    throw new BadRequest(`body holds more than ${SIMULATOR_LIMITS.jsonItems} JSON items`);
+  return JSON.parse(text) as unknown;
+}
+
+/**
+ * Waits `ms`; true when the time passed, false as soon as the client goes away (so a parsed
+ * body is not kept for minutes for nobody).
+ */
+function delay(ms: number, response: ServerResponse): Promise<boolean> {
+  return new Promise((resolve) => {
+    const finish = (elapsed: boolean) => {
+      clearTimeout(timer);
+      response.off('close', left);
+      resolve(elapsed);
+    };
+    const left = () => finish(false);
+    const timer = setTimeout(() => finish(true), ms);
+    response.once('close', left);
+  });
+}
+
 function readBody(request: IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     request.on('data', (chunk: Buffer) => {
       size += chunk.length;
-      if (size > MAX_BODY_BYTES) {
+      if (size > SIMULATOR_LIMITS.bodyBytes) {
         reject(new BadRequest('body too large'));
         request.destroy();
         return;

@@ -10,8 +10,12 @@ export function tokenize(text: string): string[] {
   return text.match(TOKEN) ?? [];
 }
 
+/** Same count as `tokenize(text).length`, without holding every token (prompts can be MiBs). */
 export function countTokens(text: string): number {
-  return tokenize(text).length;
+  const pattern = new RegExp(TOKEN.source, 'gu');
+  let count = 0;
+  while (pattern.exec(text) !== null) count += 1;
+  return count;
 }
 
 /** Lower-cased word tokens (punctuation dropped), for embeddings and BM25. */

@@ -183,6 +183,11 @@ export interface RequestTable {
   resolution: string | null;
   /** Streamed requests: JSON array of the SSE data payloads sent, replayed as they were. */
   transcript: string | null;
+  /** Usage the upstream reported beyond the gateway's cap, and what was billed instead; null when credible. */
+  usage_flag: string | null;
+  /** When and why an operator reviewed a flagged usage. */
+  usage_reviewed_at: number | null;
+  usage_review: string | null;
   created_at: number;
   updated_at: number;
   expires_at: number;

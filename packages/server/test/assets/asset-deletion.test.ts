@@ -27,13 +27,20 @@ describe.each(dialects)('asset deletion on $name', (dialect) => {
   }
   const remove = (key: string, assetId: string) =>
     gateway.call('DELETE', `/v1/assets/${assetId}`, { key });
-  const chatWith = (key: string, assetId: string, text: string, idempotencyKey?: string) =>
+  const chatWith = (
+    key: string,
+    assetId: string,
+    text: string,
+    idempotencyKey?: string,
+    maxTokens?: number,
+  ) =>
     gateway.call('POST', '/v1/chat/completions', {
       key,
       body: {
         model: 'sim-vision',
         messages: [{ role: 'user', content: text }],
         assetIds: [assetId],
+        ...(maxTokens === undefined ? {} : { max_tokens: maxTokens }),
       },
       ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
     });
@@ -121,12 +128,16 @@ describe.each(dialects)('asset deletion on $name', (dialect) => {
   it('keeps an asset of a result awaiting funds until the original is settled', async () => {
     gateway = await startGateway(dialect, { config });
     const rich = await gateway.account(1_000_000_000);
-    const text = 'long answer [sim:extra_tokens=100000]';
+    // Input reported above the hold (the image's configured tokens plus text) but within the
+    // credible bound: billed in full, so the small output cap leaves it awaiting funds.
+    const text = 'long answer [sim:extra_prompt_tokens=2900]';
     const richAsset = await gateway.upload(rich.key, png(4, 4), 'image/png');
     const probe = await chatWith(
       rich.key,
       richAsset.json<{ data: { id: string } }>().data.id,
       text,
+      undefined,
+      5,
     );
     const reserve = (
       await gateway.call('GET', `/v1/requests/${String(probe.headers['x-service-request-id'])}`, {
@@ -137,7 +148,7 @@ describe.each(dialects)('asset deletion on $name', (dialect) => {
     const owner = await gateway.account(reserve);
     const uploaded = await gateway.upload(owner.key, png(4, 4), 'image/png');
     const assetId = uploaded.json<{ data: { id: string } }>().data.id;
-    const waiting = await chatWith(owner.key, assetId, text);
+    const waiting = await chatWith(owner.key, assetId, text, undefined, 5);
     expect(waiting.statusCode).toBe(402);
     expect(await statusOf(owner.key, waiting)).toBe('awaiting_funds');
     expect((await remove(owner.key, assetId)).statusCode).toBe(409);

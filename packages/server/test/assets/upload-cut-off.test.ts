@@ -3,6 +3,7 @@ import { readdirSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dialects } from '../helpers/dialects.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import { png } from '../helpers/media.js';
 
 const [sqlite] = dialects;
 
@@ -34,7 +35,9 @@ describe('an upload cut off mid-body', () => {
             '',
           ].join('\r\n'),
         );
-        socket.write(Buffer.alloc(20_000, 7), () => setTimeout(() => socket.destroy(), 100));
+        // A real PNG start (signature and IHDR), so the first bytes pass and staging begins.
+        const start = Buffer.concat([png(64, 64).subarray(0, 33), Buffer.alloc(20_000 - 33, 7)]);
+        socket.write(start, () => setTimeout(() => socket.destroy(), 100));
       });
       socket.on('close', () => resolve());
       socket.on('error', reject);

@@ -211,7 +211,8 @@ describe.each(dialects)('stream endings on $name', (dialect) => {
       model: 'sim-chat',
       stream: true,
       max_tokens: 10,
-      messages: [{ role: 'user', content: 'hi [sim:extra_tokens=100000]' }],
+      // Prompt tokens above the hold's estimate, within the credible bound (twice it).
+      messages: [{ role: 'user', content: 'hi [sim:extra_prompt_tokens=75]' }],
     };
     // Fund exactly the hold this request takes.
     const probe = await gateway.call('POST', '/v1/chat/completions', { key: small.key, body });

@@ -21,7 +21,12 @@ export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 export function testConfig(overrides: Partial<ConfigFile> = {}): ConfigFile {
   return {
     ...defaultConfig,
-    limits: { body_bytes: 1024 * 1024, requests_per_minute: 100_000, concurrent_requests: 10_000 },
+    limits: {
+      body_bytes: 1024 * 1024,
+      requests_per_minute: 100_000,
+      concurrent_requests: 10_000,
+      concurrent_requests_per_account: 10_000,
+    },
     ...overrides,
   };
 }

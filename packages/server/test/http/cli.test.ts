@@ -6,9 +6,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/main.js';
 import { parseConfig } from '../../src/config/load.js';
 import { defaultConfig } from '../../src/config/default-config.js';
-import { ApiError } from '../../src/errors/api-error.js';
 import { createServices } from '../../src/services.js';
 import { openStore } from '../../src/store/database.js';
+import { finishedRequest, unknownOutcome } from '../helpers/records.js';
 
 const dataDir = mkdtempSync(path.join(tmpdir(), 'tollgate-cli-'));
 const env = { TOLLGATE_DATA_DIR: dataDir };
@@ -23,6 +23,30 @@ async function cli(...args: string[]): Promise<{ code: number; json: Record<stri
     { write: (text) => void (err += text) },
   );
   return { code, json: JSON.parse(out === '' ? err : out) as Record<string, unknown> };
+}
+
+/**
+ * A new account topped up with 1,000 and one key, and a request of that key that held 400 and
+ * ended with `outcome` (written through the services on the CLI's database).
+ */
+async function requestOfNewAccount(
+  name: string,
+  options: Omit<Parameters<typeof finishedRequest>[1], 'key' | 'hold'>,
+): Promise<string> {
+  const services = await createServices({
+    config: parseConfig(defaultConfig, 'test'),
+    databaseUrl: `sqlite:${path.join(dataDir, 'tollgate.sqlite')}`,
+    assetsDir: path.join(dataDir, 'assets'),
+    upstreams: false,
+  });
+  try {
+    const account = await services.accounts.create({ email: `${name}@example.test` });
+    await services.accounts.topUp(account.id, { amount: 1_000, reference: name });
+    const key = await services.keys.create(account.id, {});
+    return await finishedRequest(services, { key: key.key, hold: 400, ...options });
+  } finally {
+    await services.close();
+  }
 }
 
 describe('tollgate CLI', () => {
@@ -114,41 +138,7 @@ describe('tollgate CLI', () => {
   });
 
   it('lets an operator resolve an unknown outcome from the CLI, with a reason, once', async () => {
-    const services = await createServices({
-      config: parseConfig(defaultConfig, 'test'),
-      databaseUrl: `sqlite:${path.join(dataDir, 'tollgate.sqlite')}`,
-      assetsDir: path.join(dataDir, 'assets'),
-      upstreams: false,
-    });
-    let requestId = '';
-    try {
-      const account = await services.accounts.create({ email: 'operator-case@example.test' });
-      await services.accounts.topUp(account.id, { amount: 1_000, reference: 'op' });
-      const key = await services.keys.create(account.id, {});
-      const principal = await services.keys.authenticate(key.key);
-      requestId = services.ids.next('req');
-      const identity = {
-        requestId,
-        principal,
-        idempotencyKey: crypto.randomUUID(),
-        fingerprint: 'f',
-        method: 'POST',
-        path: '/v1/embeddings',
-        model: 'sim-embed',
-      };
-      const claim = await services.requests.claim(identity, {
-        amount: 400,
-        priceVersion: 'sim-embed@1',
-      });
-      if (claim.kind !== 'claimed') throw new Error('not claimed');
-      await services.requests.finish(identity, claim.holdId, {
-        kind: 'unknown',
-        error: new ApiError('UPSTREAM_TIMEOUT', 'timeout'),
-        upstreamRequestId: null,
-      });
-    } finally {
-      await services.close();
-    }
+    const requestId = await requestOfNewAccount('operator-case', { outcome: unknownOutcome });
     const withoutReason = await cli('requests', 'resolve', requestId, '--release');
     expect(withoutReason).toMatchObject({ code: 1, json: { error: { code: 'INVALID_INPUT' } } });
     const resolved = await cli(
@@ -176,5 +166,39 @@ describe('tollgate CLI', () => {
       String((await cli('requests', 'show', requestId)).json['account_id']),
     );
     expect(shown.json).toMatchObject({ balance: 750, held: 0 });
+  });
+
+  it('lists usage beyond the cap and records an operator review once, moving no money', async () => {
+    const requestId = await requestOfNewAccount('flagged-case', {
+      model: 'sim-chat',
+      path: '/v1/chat/completions',
+      outcome: {
+        kind: 'succeeded',
+        body: {},
+        usage: { completion_tokens: 100_000 },
+        amount: 300,
+        pricingRule: 'capped',
+        upstreamRequestId: null,
+        usageFlag:
+          'usage_exceeded_cap: completion_tokens: upstream reported 100000, billed the bound 5',
+      },
+    });
+    const flagged = await cli('requests', 'flagged');
+    expect((flagged.json['data'] as { id: string }[]).map((row) => row.id)).toContain(requestId);
+    const withoutReason = await cli('requests', 'review-usage', requestId);
+    expect(withoutReason).toMatchObject({ code: 1, json: { error: { code: 'INVALID_INPUT' } } });
+    const reviewed = await cli('requests', 'review-usage', requestId, '--reason', 'known bug');
+    expect(reviewed).toMatchObject({
+      code: 0,
+      json: { usage_exceeded_cap: { review: 'known bug' }, bill: { amount: 300 } },
+    });
+    const again = await cli('requests', 'review-usage', requestId, '--reason', 'twice');
+    expect(again).toMatchObject({ code: 1, json: { error: { code: 'USAGE_REVIEW_NOT_ALLOWED' } } });
+    const unreviewed = await cli('requests', 'flagged');
+    expect((unreviewed.json['data'] as { id: string }[]).map((row) => row.id)).not.toContain(
+      requestId,
+    );
+    const all = await cli('requests', 'flagged', '--all');
+    expect((all.json['data'] as { id: string }[]).map((row) => row.id)).toContain(requestId);
   });
 });

@@ -8,9 +8,29 @@ declare module 'fastify' {
   }
 }
 
+/**
+ * The one `Authorization` header of a request. Several are refused: which one counts is
+ * ambiguous (Node keeps the first and drops the rest, a proxy in front may keep the last), and
+ * a credential check must never depend on that. Counted on the raw headers, since
+ * `request.headers` has already dropped the duplicates.
+ */
+export function soleAuthorizationHeader(request: FastifyRequest): string | undefined {
+  const raw = request.raw.rawHeaders;
+  let count = 0;
+  for (let index = 0; index < raw.length; index += 2)
+    if (raw[index]?.toLowerCase() === 'authorization') count += 1;
+  if (count > 1)
+    throw new ApiError(
+      'API_KEY_INVALID',
+      `send exactly one Authorization header; this request has ${count}`,
+      'Authorization',
+    );
+  return request.headers.authorization;
+}
+
 /** Reads `Authorization: Bearer <key>`; anything else in that header is malformed. */
 export function bearerToken(request: FastifyRequest): string | undefined {
-  const header = request.headers.authorization;
+  const header = soleAuthorizationHeader(request);
   if (header === undefined) return undefined;
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
   if (match === null)

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { KEY_LIKE } from '../../auth/key-format.js';
 import { ApiError } from '../../errors/api-error.js';
+import { decodeEscapes, pathForLog } from '../../log-redaction.js';
 
 /** Query parameters that people (and some SDKs) use to carry keys. */
 const KEY_PARAMETERS = new Set([
@@ -12,25 +13,30 @@ const KEY_PARAMETERS = new Set([
   'authorization',
 ]);
 
-/** The path without the query string: the only form of a URL we ever log. */
+/**
+ * The only form of a URL we ever log: the path without query string or fragment, with any
+ * segment that holds something secret-shaped replaced by `[redacted]` (log-redaction.ts).
+ */
 export function pathOnly(request: Pick<FastifyRequest, 'url'>): string {
-  const index = request.url.indexOf('?');
-  return index === -1 ? request.url : request.url.slice(0, index);
+  return pathForLog(request.url);
 }
 
 /**
  * Runs first on every request: stamps `X-Service-Request-Id` (so errors carry it too) and
  * refuses any URL that carries a key. Such a request is never authenticated and its query string
- * is never logged.
+ * is never logged. Before a body is parsed, refuses a JSON body declared in another charset than
+ * UTF-8 (the parser would read it as UTF-8 and see something else than the caller sent).
  */
 export function registerRequestHygiene(app: FastifyInstance): void {
   app.addHook('onRequest', async (request, reply) => {
     void reply.header('x-service-request-id', request.id);
     const index = request.url.indexOf('?');
-    if (index === -1 && !KEY_LIKE.test(request.url)) return;
+    // The common case costs one scan: no query, no escape, nothing key-like.
+    if (index === -1 && !request.url.includes('%') && !KEY_LIKE.test(request.url)) return;
     const query = index === -1 ? '' : request.url.slice(index + 1);
     const names = new URLSearchParams(query).keys();
-    let carriesKey = KEY_LIKE.test(decodeSafely(request.url));
+    // However the key's characters were escaped (once, twice, one by one), it is still a key.
+    let carriesKey = KEY_LIKE.test(decodeEscapes(request.url));
     for (const name of names) if (KEY_PARAMETERS.has(name.toLowerCase())) carriesKey = true;
     if (carriesKey) {
       throw new ApiError(
@@ -39,12 +45,32 @@ export function registerRequestHygiene(app: FastifyInstance): void {
       );
     }
   });
+  app.addHook('preParsing', async (request) => {
+    const charset = foreignJsonCharset(request.headers['content-type']);
+    if (charset !== undefined)
+      throw new ApiError(
+        'UNSUPPORTED_MEDIA_TYPE',
+        `unsupported charset "${charset.slice(0, 40)}" in Content-Type: JSON bodies must be UTF-8`,
+        'Content-Type',
+      );
+  });
 }
 
-function decodeSafely(url: string): string {
-  try {
-    return decodeURIComponent(url);
-  } catch {
-    return url;
+/** The `charset` of a JSON Content-Type when it is not UTF-8; undefined otherwise. */
+function foreignJsonCharset(contentType: string | undefined): string | undefined {
+  if (contentType === undefined) return undefined;
+  const [mediaType = '', ...parameters] = contentType.split(';');
+  const essence = mediaType.trim().toLowerCase();
+  if (essence !== 'application/json' && !essence.endsWith('+json')) return undefined;
+  for (const parameter of parameters) {
+    const separator = parameter.indexOf('=');
+    if (separator === -1) continue;
+    if (parameter.slice(0, separator).trim().toLowerCase() !== 'charset') continue;
+    const charset = parameter
+      .slice(separator + 1)
+      .trim()
+      .replace(/^"(.*)"$/, '$1');
+    if (!/^utf-?8$/i.test(charset)) return charset;
   }
+  return undefined;
 }

@@ -1,17 +1,14 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Readable } from 'node:stream';
-import { claimObject } from '../../assets/asset-objects.js';
 import { assetNotFound, deleteAsset } from '../../assets/asset-uses.js';
 import { assetView } from '../../assets/asset-view.js';
-import { TooLarge, type AssetStorage } from '../../assets/local-storage.js';
-import { normaliseLabel, probeFile, ProbeError } from '../../assets/probe.js';
-import { parseRange } from '../../assets/range.js';
-import { checkRequirements } from '../../assets/requirements.js';
-import { ApiError, invalidInput } from '../../errors/api-error.js';
-import { fingerprint, readIdempotencyKey } from '../../requests/idempotency.js';
+import type { AssetStorage } from '../../assets/local-storage.js';
+import { parseRange, rangeNotSatisfiable } from '../../assets/range.js';
+import { UploadService, type UploadInput } from '../../assets/upload-service.js';
+import { invalidInput } from '../../errors/api-error.js';
+import { readIdempotencyKey } from '../../requests/idempotency.js';
 import { principalOf, requirePersonal } from '../plugins/authenticate.js';
 import type { AppDeps } from '../deps.js';
-import { finishAndCount } from '../billed-request.js';
 
 /**
  * Personal assets (docs/assets.md): raw-body uploads streamed to storage and checked by their
@@ -24,9 +21,12 @@ export function registerAssets(v1: FastifyInstance, deps: AppDeps, storage: Asse
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
 
+    // An upload refused before its body has arrived (415 from its first bytes, 413, 429) closes
+    // the connection after the answer: app.ts does this for every route.
+    const uploads = new UploadService(deps, storage);
     scope.post('/v1/assets', async (request, reply) => {
-      const answer = await upload(deps, storage, request, reply);
-      return reply.code(answer.status).send(answer.body);
+      const answer = await uploads.upload(parseUpload(deps, request));
+      return reply.code(answer.status).headers(answer.headers).send(answer.body);
     });
 
     scope.get<{ Querystring: { limit?: string; after?: string } }>(
@@ -98,17 +98,7 @@ export function registerAssets(v1: FastifyInstance, deps: AppDeps, storage: Asse
       const rangeHeader =
         ifRange === undefined || ifRange === etag ? request.headers.range : undefined;
       const range = parseRange(rangeHeader, row.bytes);
-      if (range.kind === 'unsatisfiable')
-        return reply
-          .code(416)
-          .header('content-range', `bytes */${row.bytes}`)
-          .send(
-            new ApiError(
-              'INVALID_INPUT',
-              'the requested range is outside the content',
-              'Range',
-            ).toBody(request.id),
-          );
+      if (range.kind === 'unsatisfiable') throw rangeNotSatisfiable(row.bytes);
       void reply.type(row.media_type);
       if (range.kind === 'single') {
         void reply
@@ -154,16 +144,10 @@ async function ownAsset(deps: AppDeps, accountId: string, id: string) {
 }
 
 /**
- * Upload: stage the raw body (hashed, capped), claim the idempotency key with the content hash
- * as the fingerprint, probe the real format, check label and model requirements, then move the
- * bytes to their content address and record the asset. Any refusal deletes the staged file.
+ * Parses an upload request for `UploadService`: the headers (checked here, before any body byte
+ * is read), the declared length, the raw body and a signal for a caller that goes away mid-body.
  */
-async function upload(
-  deps: AppDeps,
-  storage: AssetStorage,
-  request: FastifyRequest,
-  reply: FastifyReply,
-): Promise<{ status: number; body: unknown }> {
+function parseUpload(deps: AppDeps, request: FastifyRequest): UploadInput {
   const principal = principalOf(request);
   const idempotencyKey = readIdempotencyKey(request.headers);
   const label = request.headers['content-type'];
@@ -172,105 +156,26 @@ async function upload(
   const fileName = headerText(request.headers['x-tollgate-file-name'], 'X-Tollgate-File-Name');
   const modelId = headerText(request.headers['x-tollgate-model'], 'X-Tollgate-Model');
   const model = modelId === undefined ? undefined : deps.catalog.resolveAny(principal, modelId);
-  let staged;
-  try {
-    // An empty request body is not parsed at all: stage an empty stream, refused below.
-    const body = request.body instanceof Readable ? request.body : Readable.from([]);
-    // A caller that disconnects mid-body does not always make the request stream fail.
-    const aborted = new AbortController();
-    request.raw.once('close', () => {
-      if (!request.raw.complete) aborted.abort();
-    });
-    staged = await storage.stage(body, deps.config.limits.asset_bytes, aborted.signal);
-  } catch (error) {
-    if (error instanceof TooLarge) throw new ApiError('BODY_TOO_LARGE', error.message);
-    throw error;
-  }
-  try {
-    if (staged.bytes === 0) throw invalidInput('body', 'the upload is empty');
-    const identity = {
-      requestId: request.id,
-      principal,
-      idempotencyKey,
-      fingerprint: fingerprint('POST', '/v1/assets', {
-        sha256: staged.sha256,
-        label: normaliseLabel(label),
-        fileName,
-        model: modelId,
-      }),
-      method: 'POST',
-      path: '/v1/assets',
-      model: modelId ?? null,
-    };
-    const claim = await deps.requests.claim(identity, null);
-    if (claim.kind === 'refused') throw claim.error;
-    if (claim.kind === 'replay') {
-      void reply
-        .header('idempotent-replayed', 'true')
-        .header('x-service-request-id', claim.requestId);
-      return { status: claim.status, body: claim.body };
-    }
-    let body: unknown;
-    try {
-      const probe = await probeFile(staged.tempPath).catch((error: unknown) => {
-        if (error instanceof ProbeError)
-          throw error.reason === 'unsupported'
-            ? new ApiError('UNSUPPORTED_MEDIA_TYPE', error.message)
-            : invalidInput('body', error.message);
-        throw error;
-      });
-      if (normaliseLabel(label) !== probe.mediaType)
-        throw invalidInput(
-          'Content-Type',
-          `the file is labelled ${normaliseLabel(label)} but its bytes are ${probe.mediaType}`,
-        );
-      if (model !== undefined) checkRequirements(model, probe, staged.bytes);
-      // Claimed before the bytes are placed, so the sweeper cannot reclaim them under us.
-      await claimObject(deps.store.db, staged.sha256, () => deps.clock.now());
-      await storage.commit(staged);
-      const row = {
-        id: deps.ids.next('asset'),
-        account_id: principal.accountId,
-        key_id: principal.keyId,
-        sha256: staged.sha256,
-        media_type: probe.mediaType,
-        bytes: staged.bytes,
-        width: probe.width,
-        height: probe.height,
-        duration_ms:
-          probe.durationSeconds === null ? null : Math.round(probe.durationSeconds * 1000),
-        file_name: fileName ?? null,
-        model: modelId ?? null,
-        created_at: deps.clock.now(),
-        deleted_at: null,
-      };
-      await deps.store.db.insertInto('assets').values(row).execute();
-      body = { data: assetView(row) };
-    } catch (error) {
-      if (!(error instanceof ApiError)) throw error;
-      return finishAndCount(
-        deps,
-        { identity, holdId: null },
-        { kind: 'failed', error, upstreamRequestId: null },
-      );
-    }
-    return finishAndCount(
-      deps,
-      { identity, holdId: null },
-      {
-        kind: 'succeeded',
-        status: 201,
-        body,
-        usage: {},
-        amount: 0,
-        pricingRule: 'assets: uploads are free',
-        upstreamRequestId: null,
-      },
-    );
-  } finally {
-    // Before answering: a refused upload has left nothing behind by the time the caller hears.
-    await storage.discard(staged);
-  }
+  // Node has checked Content-Length's syntax; a chunked body has none.
+  const declared = request.headers['content-length'];
+  // A caller that disconnects mid-body does not always make the request stream fail.
+  const aborted = new AbortController();
+  request.raw.once('close', () => {
+    if (!request.raw.complete) aborted.abort(new Error('the caller went away mid-upload'));
+  });
+  return {
+    requestId: request.id,
+    principal,
+    idempotencyKey,
+    label,
+    fileName,
+    modelId,
+    model,
+    declaredBytes: declared === undefined ? undefined : Number(declared),
+    // An empty request body is not parsed at all: an empty stream, refused by the service.
+    body: request.body instanceof Readable ? request.body : Readable.from([]),
+    signal: aborted.signal,
+  };
 }
 
 function headerText(value: string | string[] | undefined, name: string): string | undefined {

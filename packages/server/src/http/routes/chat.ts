@@ -1,6 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { checkCapabilities } from '../../chat/capabilities.js';
-import { chatCost, chatReserve } from '../../chat/chat-pricing.js';
+import { credibleChatUsage, ruleWithFlag } from '../../billing/credible-usage.js';
+import { chatCost, chatReserve, worstCaseInputTokens } from '../../chat/chat-pricing.js';
+import type { ChatUsage } from '../../chat/chat-types.js';
 import { Conversations } from '../../chat/conversations.js';
 import { inlineImageUrls } from '../../chat/inline-image-urls.js';
 import { resolveAssets } from '../../chat/resolve-assets.js';
@@ -10,6 +12,7 @@ import { invalidInput } from '../../errors/api-error.js';
 import { readIdempotencyKey } from '../../requests/idempotency.js';
 import { runBilledRequest } from '../billed-request.js';
 import type { AppDeps } from '../deps.js';
+import { upstreamCaller } from '../upstream-caller.js';
 import { principalOf } from '../plugins/authenticate.js';
 import { openAiUsage, runStreamedChat, usageFields } from '../streamed-chat.js';
 
@@ -54,7 +57,21 @@ export function registerChat(scope: FastifyInstance, deps: AppDeps): void {
         url === undefined ? chat.messages : await inlineImageUrls(chat.messages, deps.fetchDeps),
       [chat.maxTokensField]: chat.maxOutputTokens,
     };
-    const provider = deps.providers.chat(model);
+    const provider = deps.providers.chat(model, upstreamCaller(request, reply));
+    // Usage beyond what the gateway allowed is billed at the bound and flagged (billing/credible-usage.ts).
+    const bounds = {
+      inputUpperEstimate: worstCaseInputTokens(chat, model),
+      outputCap: chat.maxOutputTokens,
+    };
+    const bill = (usage: ChatUsage) => {
+      const credible = credibleChatUsage(usage, bounds);
+      const cost = chatCost(credible.billed, price.prices);
+      return {
+        amount: cost.amount,
+        rule: ruleWithFlag(cost.rule, credible.flag),
+        flag: credible.flag,
+      };
+    };
     const conversationId = chat.conversationId;
     if (conversationId !== undefined)
       await conversations.beginTurn(conversationId, principal.keyId, request.id);
@@ -66,7 +83,7 @@ export function registerChat(scope: FastifyInstance, deps: AppDeps): void {
           assetIds: withAssets.assetIds,
           includeUsage: chat.includeUsage,
           open: (signal) => provider.stream(upstreamBody, signal),
-          price: (usage) => chatCost(usage, price.prices),
+          price: bill,
         });
       }
       return await runBilledRequest(deps, request, reply, {
@@ -75,11 +92,12 @@ export function registerChat(scope: FastifyInstance, deps: AppDeps): void {
         assetIds: withAssets.assetIds,
         execute: async () => {
           const result = await provider.complete(upstreamBody);
-          const { amount, rule } = chatCost(result.usage, price.prices);
+          const { amount, rule, flag } = bill(result.usage);
           return {
             kind: 'succeeded',
             amount,
             pricingRule: rule,
+            ...(flag === undefined ? {} : { usageFlag: flag }),
             usage: usageFields(result.usage),
             upstreamRequestId: result.upstreamRequestId,
             body: {

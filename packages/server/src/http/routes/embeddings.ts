@@ -1,9 +1,12 @@
 import type { FastifyInstance } from 'fastify';
+import { credibleInputTokens, ruleWithFlag } from '../../billing/credible-usage.js';
 import { costPerMillion } from '../../billing/money.js';
 import { invalidInput } from '../../errors/api-error.js';
 import { principalOf } from '../plugins/authenticate.js';
 import { runBilledRequest } from '../billed-request.js';
 import type { AppDeps } from '../deps.js';
+import { upstreamCaller } from '../upstream-caller.js';
+import { checkInputBytes } from '../../models/input-bytes.js';
 import { worstCaseTokens } from './worst-case.js';
 
 interface EmbeddingsBody {
@@ -52,11 +55,7 @@ export function registerEmbeddings(scope: FastifyInstance, deps: AppDeps): void 
       if (body.dimensions !== undefined && body.dimensions > maxDimensions)
         throw invalidInput('dimensions', `must be at most ${maxDimensions} for ${model.id}`);
       const worst = worstCaseTokens(inputs);
-      if (worst.bytes > model.max_input_bytes)
-        throw invalidInput(
-          'input',
-          `is larger than ${model.max_input_bytes} bytes, the most ${model.id} accepts`,
-        );
+      checkInputBytes(model, worst.bytes, 'input');
       const price = await deps.prices.currentFor(model.id);
       const perMillion = price.prices.input_per_million_tokens ?? 0;
       const dimensions = body.dimensions ?? model.default_dimensions;
@@ -68,13 +67,19 @@ export function registerEmbeddings(scope: FastifyInstance, deps: AppDeps): void 
         },
         execute: async () => {
           const result = await deps.providers
-            .embeddings(model)
+            .embeddings(model, upstreamCaller(request, reply))
             .embed({ model: model.upstream_model ?? model.id, input: inputs, dimensions });
-          const amount = costPerMillion(result.promptTokens, perMillion);
+          const billed = credibleInputTokens('prompt_tokens', result.promptTokens, worst.tokens);
+          const amount = costPerMillion(billed.tokens, perMillion);
+          const flag = billed.flag;
           return {
             kind: 'succeeded',
             amount,
-            pricingRule: `embeddings: ceil(prompt_tokens ${result.promptTokens} x ${perMillion} / 1e6) = ${amount} micro-yuan`,
+            pricingRule: ruleWithFlag(
+              `embeddings: ceil(prompt_tokens ${billed.tokens} x ${perMillion} / 1e6) = ${amount} micro-yuan`,
+              flag,
+            ),
+            ...(flag === undefined ? {} : { usageFlag: flag }),
             usage: { prompt_tokens: result.promptTokens, total_tokens: result.promptTokens },
             upstreamRequestId: result.upstreamRequestId,
             body: {

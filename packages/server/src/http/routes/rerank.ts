@@ -1,9 +1,12 @@
 import type { FastifyInstance } from 'fastify';
+import { credibleInputTokens, ruleWithFlag } from '../../billing/credible-usage.js';
 import { costPerMillion } from '../../billing/money.js';
 import { invalidInput } from '../../errors/api-error.js';
 import { principalOf } from '../plugins/authenticate.js';
 import { runBilledRequest } from '../billed-request.js';
 import type { AppDeps } from '../deps.js';
+import { upstreamCaller } from '../upstream-caller.js';
+import { checkInputBytes } from '../../models/input-bytes.js';
 import { SPECIAL_TOKENS_PER_TEXT } from './worst-case.js';
 
 interface RerankBody {
@@ -60,11 +63,8 @@ export function registerRerank(scope: FastifyInstance, deps: AppDeps): void {
       const queryBytes = Buffer.byteLength(body.query, 'utf8');
       let bytes = 0;
       for (const document of documents) bytes += queryBytes + Buffer.byteLength(document, 'utf8');
-      if (bytes > model.max_input_bytes)
-        throw invalidInput(
-          'documents',
-          `query and documents exceed ${model.max_input_bytes} bytes, the most ${model.id} accepts`,
-        );
+      // Counts the query once per document, as rerankers read (query, document) pairs.
+      checkInputBytes(model, bytes, 'documents');
       const worstTokens = bytes + SPECIAL_TOKENS_PER_TEXT * documents.length;
       const price = await deps.prices.currentFor(model.id);
       const perMillion = price.prices.input_per_million_tokens ?? 0;
@@ -76,17 +76,23 @@ export function registerRerank(scope: FastifyInstance, deps: AppDeps): void {
           priceVersion: price.priceVersion,
         },
         execute: async () => {
-          const result = await deps.providers.rerank(model).rerank({
+          const result = await deps.providers.rerank(model, upstreamCaller(request, reply)).rerank({
             model: model.upstream_model ?? model.id,
             query: body.query,
             documents,
             topN,
           });
-          const amount = costPerMillion(result.totalTokens, perMillion);
+          const billed = credibleInputTokens('total_tokens', result.totalTokens, worstTokens);
+          const amount = costPerMillion(billed.tokens, perMillion);
+          const flag = billed.flag;
           return {
             kind: 'succeeded',
             amount,
-            pricingRule: `rerank: ceil(total_tokens ${result.totalTokens} x ${perMillion} / 1e6) = ${amount} micro-yuan`,
+            pricingRule: ruleWithFlag(
+              `rerank: ceil(total_tokens ${billed.tokens} x ${perMillion} / 1e6) = ${amount} micro-yuan`,
+              flag,
+            ),
+            ...(flag === undefined ? {} : { usageFlag: flag }),
             usage: { total_tokens: result.totalTokens },
             upstreamRequestId: result.upstreamRequestId,
             body: {

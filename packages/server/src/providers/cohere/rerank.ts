@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { parseUpstream, unverifiableBody } from '../upstream-error.js';
-import type { UpstreamHttp } from '../upstream-http.js';
+import type { UpstreamClient } from '../upstream-http.js';
 import type { RerankProvider, RerankRequest, RerankResult } from '../types.js';
 
 const responseSchema = z.object({
@@ -13,7 +13,7 @@ const responseSchema = z.object({
 
 /** Cohere/Jina-style `POST /rerank`. */
 export class CohereRerank implements RerankProvider {
-  constructor(private readonly http: UpstreamHttp) {}
+  constructor(private readonly http: UpstreamClient) {}
 
   async rerank(request: RerankRequest, signal?: AbortSignal): Promise<RerankResult> {
     const response = await this.http.postJson(

@@ -1,7 +1,7 @@
 import { createParser } from 'eventsource-parser';
 import type { ChatUsage } from '../../chat/chat-types.js';
 import { parseUpstream, unverifiableBody } from '../upstream-error.js';
-import type { UpstreamHttp } from '../upstream-http.js';
+import type { UpstreamClient } from '../upstream-http.js';
 import {
   chunkSchema,
   completionSchema,
@@ -34,7 +34,7 @@ export function toChatUsage(usage: UpstreamUsage): ChatUsage | undefined {
 
 /** OpenAI-compatible `POST /chat/completions`, plain and streamed. */
 export class OpenAiChat {
-  constructor(private readonly http: UpstreamHttp) {}
+  constructor(private readonly http: UpstreamClient) {}
 
   async complete(
     body: Record<string, unknown>,

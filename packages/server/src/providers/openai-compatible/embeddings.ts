@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { parseUpstream, unverifiableBody } from '../upstream-error.js';
-import type { UpstreamHttp } from '../upstream-http.js';
+import type { UpstreamClient } from '../upstream-http.js';
 import type { EmbeddingsProvider, EmbeddingsRequest, EmbeddingsResult } from '../types.js';
 
 const tokenCount = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
@@ -14,7 +14,7 @@ const responseSchema = z.object({
 
 /** OpenAI-compatible `POST /embeddings` (OpenAI, vLLM, Ollama, ...). Always asks for floats. */
 export class OpenAiEmbeddings implements EmbeddingsProvider {
-  constructor(private readonly http: UpstreamHttp) {}
+  constructor(private readonly http: UpstreamClient) {}
 
   async embed(request: EmbeddingsRequest, signal?: AbortSignal): Promise<EmbeddingsResult> {
     const response = await this.http.postJson(

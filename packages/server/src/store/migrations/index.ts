@@ -5,6 +5,8 @@ import * as assets from './003-assets.js';
 import * as assetUses from './004-asset-uses.js';
 import * as assetObjects from './005-asset-objects.js';
 import * as keyRotation from './006-key-rotation.js';
+import * as moneyBounds from './007-money-bounds.js';
+import * as usageReview from './008-usage-review.js';
 
 /**
  * Versioned migrations, applied in name order at start. Never edit a released migration: add
@@ -17,6 +19,8 @@ const migrations: Record<string, Migration> = {
   '004-asset-uses': assetUses,
   '005-asset-objects': assetObjects,
   '006-key-rotation': keyRotation,
+  '007-money-bounds': moneyBounds,
+  '008-usage-review': usageReview,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,0 +1,64 @@
+import type { Logger } from 'pino';
+import { reclaimUnusedObjects } from '../assets/asset-objects.js';
+import type { Config } from '../config/schema.js';
+import type { Services } from '../services.js';
+
+/** How often stale work is swept. */
+export const SWEEP_INTERVAL_MS = 60_000;
+
+/**
+ * How old a `processing` record must be before its instance is presumed dead: twice the longest
+ * an upstream call may take (connect, first byte and one idle gap) with the longest queue wait.
+ */
+export function staleAfterMs(config: Config): number {
+  return (
+    Math.max(
+      ...Object.values(config.upstreams).map(
+        (upstream) =>
+          upstream.queue_timeout_ms +
+          upstream.timeouts.connect_ms +
+          upstream.timeouts.first_byte_ms +
+          upstream.timeouts.idle_ms,
+      ),
+    ) * 2
+  );
+}
+
+export interface Sweeper {
+  /** The sweep started at once, so a gateway that restarts often still sweeps. */
+  readonly first: Promise<void>;
+  stop(): void;
+}
+
+/**
+ * Marks records left `processing` by a dead instance as `submission_unknown` (hold kept), purges
+ * expired records and reclaims unused asset bytes: once at start, then every `intervalMs`, one
+ * sweep at a time. Failures are logged, never thrown.
+ */
+export function startSweeper(
+  services: Pick<Services, 'requests' | 'store' | 'assets' | 'clock'>,
+  options: { config: Config; logger: Logger; intervalMs?: number },
+): Sweeper {
+  const staleAfter = staleAfterMs(options.config);
+  let sweeping: Promise<void> | undefined;
+  const sweep = (): Promise<void> => {
+    // One sweep at a time: a slow storage must not pile sweeps up.
+    if (sweeping !== undefined) return sweeping;
+    const now = services.clock.now();
+    sweeping = Promise.all([
+      services.requests.markStaleAsUnknown(now - staleAfter),
+      services.requests.records.purgeExpired(now),
+      reclaimUnusedObjects(services.store.db, services.assets, { now }),
+    ])
+      .then(([stale, purged, objects]) => {
+        if (stale > 0 || purged > 0 || objects.reclaimed > 0)
+          options.logger.info({ stale, purged, reclaimedObjects: objects.reclaimed }, 'swept');
+      })
+      .catch((error: unknown) => options.logger.error({ err: error }, 'sweep failed'))
+      .finally(() => (sweeping = undefined));
+    return sweeping;
+  };
+  const timer = setInterval(() => void sweep(), options.intervalMs ?? SWEEP_INTERVAL_MS);
+  timer.unref();
+  return { first: sweep(), stop: () => clearInterval(timer) };
+}

@@ -1,0 +1,32 @@
+/**
+ * Everything the simulator reads or generates is bounded, because it runs inside the gateway's
+ * process by default: no request may make it allocate more than a few MiB beyond its own body,
+ * or spin the CPU. Work proportional to the request body (parsing, hashing, counting tokens) is
+ * linear and capped by `bodyBytes`; everything generated is capped here, whatever the request
+ * asks. docs/simulator.md lists these limits.
+ */
+export const SIMULATOR_LIMITS = {
+  /** Largest request body, deepest JSON nesting and most JSON items accepted (400 above any). */
+  bodyBytes: 32 * 1024 * 1024,
+  jsonDepth: 64,
+  jsonItems: 200_000,
+  /** Chat: output tokens of one answer, whatever `max_tokens` asks. */
+  outputTokens: 32_768,
+  /**
+   * Chat: characters of one generated text (content, tool-call arguments, a schema sample), and
+   * per output token allowed: a schema sample gets min(this, cap × `charactersPerToken`).
+   */
+  outputCharacters: 256 * 1024,
+  charactersPerToken: 16,
+  /** Chat: JSON values in one schema sample (also at most one per allowed output token), and its nesting. */
+  sampleValues: 10_000,
+  sampleDepth: 16,
+  /** Chat: tools offered in one request (the gateway's own limit is 128). */
+  tools: 128,
+  /** Embeddings: inputs, dimensions, and inputs × dimensions (floats answered) per request. */
+  embeddingInputs: 2_048,
+  embeddingDimensions: 4_096,
+  embeddingValues: 1_048_576,
+  /** Rerank: documents per request. */
+  rerankDocuments: 10_000,
+} as const;
