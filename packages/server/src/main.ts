@@ -22,6 +22,7 @@ export async function serve(env: NodeJS.ProcessEnv): Promise<void> {
   });
   const app = await buildApp(services);
   const sweeper = startSweeper(services, { config: settings.config, logger });
+  services.taskWorker.start();
 
   await app.listen({ port: settings.port, host: settings.host });
   logger.info(

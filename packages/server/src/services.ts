@@ -16,6 +16,11 @@ import type { UpstreamConnector } from './providers/upstream-http.js';
 import { RequestService } from './requests/request-service.js';
 import { SettlementService } from './requests/settlement-service.js';
 import { UsageReviewService } from './requests/usage-review-service.js';
+import { TaskOperations } from './tasks/task-operations.js';
+import { TaskService } from './tasks/task-service.js';
+import { TaskSettlement } from './tasks/task-settlement.js';
+import { TaskStore } from './tasks/task-store.js';
+import { TaskWorker, type WorkerOptions } from './tasks/task-worker.js';
 import { startSimulator } from './simulator/server.js';
 import { openStore, type StoreOptions } from './store/database.js';
 import { createIdGenerator, systemClock, type Clock, type IdGenerator } from './util/effects.js';
@@ -43,9 +48,16 @@ export interface ServiceOptions {
   readonly upstreams?: boolean;
   /** How upstream sockets are opened (tests inject failures; default: undici's connector). */
   readonly upstreamConnector?: UpstreamConnector;
+  /** This instance's name in task leases (default: a fresh id). */
+  readonly workerName?: string;
+  /** Task worker settings (tests: faults, short leases). */
+  readonly worker?: Omit<WorkerOptions, 'owner'>;
 }
 
 export interface Services extends AppDeps {
+  readonly taskStore: TaskStore;
+  /** Not started here: `main.ts` starts it; tests tick it or start it. */
+  readonly taskWorker: TaskWorker;
   close(): Promise<void>;
 }
 
@@ -96,15 +108,34 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       store.db,
       effects,
       config.request_retention_days * 86_400_000,
+      logger,
     );
     await prices.syncWithConfig();
+    const metrics = new Metrics(options.processMetrics ?? false);
+    const catalog = new ModelCatalog(config.models, prices, clock.now());
+    const taskStore = new TaskStore(store.db, store.dialect);
+    const taskWorker = new TaskWorker(
+      {
+        db: store.db,
+        tasks: taskStore,
+        providers,
+        prices,
+        storage: assets,
+        effects,
+        logger,
+        metrics,
+        maxVideoBytes: config.limits.asset_bytes,
+      },
+      { owner: options.workerName ?? ids.next('worker'), ...options.worker },
+    );
+    closers.push(() => taskWorker.stop());
     const services: Services = {
       config,
       store,
       clock,
       ids,
       logger,
-      metrics: new Metrics(options.processMetrics ?? false),
+      metrics,
       keys: new KeyService(
         store.db,
         clock,
@@ -115,8 +146,26 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       ),
       accounts: new AccountService(store.db, effects),
       prices,
-      catalog: new ModelCatalog(config.models, prices, clock.now()),
+      catalog,
       requests,
+      tasks: new TaskService({
+        db: store.db,
+        tasks: taskStore,
+        requests,
+        prices,
+        catalog,
+        clock,
+        ids,
+      }),
+      taskSettlement: new TaskSettlement({
+        db: store.db,
+        tasks: taskStore,
+        requests,
+        effects,
+      }),
+      taskOperations: new TaskOperations({ db: store.db, tasks: taskStore, effects }),
+      taskStore,
+      taskWorker,
       settlements: new SettlementService(store.db, effects, requests.records),
       usageReviews: new UsageReviewService(store.db, clock, requests.records),
       providers,

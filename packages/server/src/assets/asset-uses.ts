@@ -1,6 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import { ApiError } from '../errors/api-error.js';
 import type { Database, RequestStatus } from '../store/schema.js';
+import { UNFINISHED_TASK_STATES } from '../tasks/task-states.js';
 
 /** Request states that are not final: the request may still need the assets it named. */
 export const UNFINISHED_REQUEST_STATES: readonly RequestStatus[] = [
@@ -35,6 +36,8 @@ async function lockLiveAsset(
     .where('id', '=', assetId)
     .where('account_id', '=', accountId)
     .where('deleted_at', 'is', null)
+    // An undelivered task output is not the caller's yet: the same 404 as a missing asset.
+    .where('delivered_at', 'is not', null)
     .executeTakeFirst();
   return locked.numUpdatedRows === 1n;
 }
@@ -80,15 +83,29 @@ export async function deleteAsset(
     const user = await trx
       .selectFrom('asset_uses')
       .innerJoin('requests', 'requests.id', 'asset_uses.request_id')
-      .select(['requests.id', 'requests.status'])
+      // A task's creation record stays `accepted`: the task says whether it is unfinished.
+      .leftJoin('tasks', 'tasks.id', 'requests.task_id')
+      .select([
+        'requests.id',
+        'requests.status',
+        'tasks.id as task_id',
+        'tasks.status as task_status',
+      ])
       .where('asset_uses.asset_id', '=', target.assetId)
-      .where('requests.status', 'in', UNFINISHED_REQUEST_STATES)
+      .where((eb) =>
+        eb.or([
+          eb('requests.status', 'in', UNFINISHED_REQUEST_STATES),
+          eb('tasks.status', 'in', UNFINISHED_TASK_STATES),
+        ]),
+      )
       .orderBy('requests.id')
       .executeTakeFirst();
     if (user !== undefined)
       throw new ApiError(
         'ASSET_IN_USE',
-        `asset ${target.assetId} is used by request ${user.id}, which is ${user.status}; delete it once that request is finished, settled or resolved`,
+        user.task_id === null
+          ? `asset ${target.assetId} is used by request ${user.id}, which is ${user.status}; delete it once that request is finished, settled or resolved`
+          : `asset ${target.assetId} is used by task ${user.task_id}, which is ${user.task_status}; delete it once that task is finished`,
       );
     await trx
       .updateTable('assets')

@@ -1,12 +1,25 @@
 import { open } from 'node:fs/promises';
 
-/**
- * The duration of an ISO BMFF (MP4) file from its movie header (`moov/mvhd`), in seconds, or
- * undefined when there is none. Reads box headers only, so it costs a few small reads whatever
- * the file size and wherever `moov` sits. (music-metadata reports durations of audio tracks
- * only, and a video-only MP4 still has a length we bill on.)
- */
+/** The duration of an MP4 in seconds (see `mp4Info`), or undefined. */
 export async function mp4Duration(file: string): Promise<number | undefined> {
+  return (await mp4Info(file)).durationSeconds;
+}
+
+export interface Mp4Info {
+  readonly durationSeconds: number | undefined;
+  /** The first video track's display size (`tkhd`), when there is one. */
+  readonly width: number | undefined;
+  readonly height: number | undefined;
+}
+
+/**
+ * An ISO BMFF (MP4) file's duration from its movie header (`moov/mvhd`) and the display size of
+ * its first visual track (`moov/trak/tkhd`). Reads box headers only, so it costs a few small
+ * reads whatever the file size and wherever `moov` sits. (music-metadata reports durations of
+ * audio tracks only, and a video-only MP4 still has a length we bill on.)
+ */
+export async function mp4Info(file: string): Promise<Mp4Info> {
+  const none: Mp4Info = { durationSeconds: undefined, width: undefined, height: undefined };
   const handle = await open(file, 'r');
   try {
     const { size } = await handle.stat();
@@ -36,15 +49,36 @@ export async function mp4Duration(file: string): Promise<number | undefined> {
       return undefined;
     };
     const moov = await find('moov', 0, size);
-    if (moov === undefined) return undefined;
+    if (moov === undefined) return none;
     const mvhd = await find('mvhd', moov.start, moov.end);
-    if (mvhd === undefined) return undefined;
+    if (mvhd === undefined) return none;
     const body = Buffer.alloc(32);
     await handle.read(body, 0, 32, mvhd.start);
     const version = body[0];
     const timescale = version === 1 ? body.readUInt32BE(20) : body.readUInt32BE(12);
     const duration = version === 1 ? Number(body.readBigUInt64BE(24)) : body.readUInt32BE(16);
-    return timescale > 0 && duration > 0 ? duration / timescale : undefined;
+    const durationSeconds = timescale > 0 && duration > 0 ? duration / timescale : undefined;
+    // Track headers: width and height are 16.16 fixed point at the end of `tkhd` (offset 76 in
+    // version 0, 88 in version 1); audio tracks have 0.
+    for (let offset = moov.start; offset + 8 <= moov.end;) {
+      const box = await readBox(offset);
+      if (box === undefined) break;
+      if (box.type === 'trak') {
+        const tkhd = await find('tkhd', offset + box.headerLength, offset + box.length);
+        if (tkhd !== undefined) {
+          const track = Buffer.alloc(96);
+          const { bytesRead } = await handle.read(track, 0, 96, tkhd.start);
+          const at = track[0] === 1 ? 88 : 76;
+          if (bytesRead >= at + 8) {
+            const width = track.readUInt32BE(at) >>> 16;
+            const height = track.readUInt32BE(at + 4) >>> 16;
+            if (width > 0 && height > 0) return { durationSeconds, width, height };
+          }
+        }
+      }
+      offset += box.length;
+    }
+    return { durationSeconds, width: undefined, height: undefined };
   } finally {
     await handle.close();
   }

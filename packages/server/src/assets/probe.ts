@@ -3,7 +3,7 @@ import { open, stat } from 'node:fs/promises';
 import { fileTypeFromBuffer, fileTypeFromFile } from 'file-type';
 import { imageSizeFromFile } from 'image-size/fromFile';
 import { parseStream } from 'music-metadata';
-import { mp4Duration } from './mp4-duration.js';
+import { mp4Info } from './mp4-duration.js';
 
 /** The media types an asset may have, by what its bytes are (never by its label). */
 export const SUPPORTED_MEDIA_TYPES = [
@@ -98,16 +98,15 @@ export async function probeFile(file: string): Promise<Probe> {
       throw new ProbeError('damaged', 'the image header cannot be read');
     return { mediaType, width: size.width, height: size.height, durationSeconds: null };
   }
+  const video = mediaType === 'video/mp4' ? await mp4Info(file).catch(() => undefined) : undefined;
   const duration =
-    mediaType === 'video/mp4'
-      ? await mp4Duration(file).catch(() => undefined)
-      : await audioDuration(file, mediaType);
+    mediaType === 'video/mp4' ? video?.durationSeconds : await audioDuration(file, mediaType);
   if (duration === undefined || !Number.isFinite(duration) || duration <= 0)
     throw new ProbeError('damaged', 'the duration cannot be read; the file may be truncated');
   return {
     mediaType,
-    width: null,
-    height: null,
+    width: video?.width ?? null,
+    height: video?.height ?? null,
     durationSeconds: Math.round(duration * 1000) / 1000,
   };
 }

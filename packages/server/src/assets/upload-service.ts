@@ -182,6 +182,7 @@ export class UploadService {
     // Claimed before the bytes are placed, so the sweeper cannot reclaim them under us.
     await claimObject(deps.store.db, staged.sha256, () => deps.clock.now());
     await this.storage.commit(staged);
+    const now = deps.clock.now();
     const row = {
       id: deps.ids.next('asset'),
       account_id: input.principal.accountId,
@@ -194,8 +195,10 @@ export class UploadService {
       duration_ms: probe.durationSeconds === null ? null : Math.round(probe.durationSeconds * 1000),
       file_name: input.fileName ?? null,
       model: input.modelId ?? null,
-      created_at: deps.clock.now(),
+      created_at: now,
       deleted_at: null,
+      task_id: null,
+      delivered_at: now,
     };
     await deps.store.db.insertInto('assets').values(row).execute();
     return row;

@@ -26,7 +26,9 @@ export interface LedgerReport {
  *  5. one capture per request, and the request's bill equals the capture and carries the
  *     hold's price version;
  *  6. conservation: the sum of balances equals top-ups minus captures;
- *  7. bounds: no balance or held above MAX_BALANCE_MICRO_YUAN, every amount an integer.
+ *  7. bounds: no balance or held above MAX_BALANCE_MICRO_YUAN, every amount an integer;
+ *  8. a task's billing state matches its hold (settled: captured; released: released; else open),
+ *     and a task's settled amount is its capture (5, through its creation record).
  * Arithmetic is exact: every amount and every SQL sum is read as text (`cast(... as text)`;
  * `pg` would hand sums over as strings anyway, better-sqlite3 as lossy numbers past 2^53) and
  * compared as BigInt, so a one-micro-yuan difference is found at any magnitude, whatever wrote it.
@@ -86,10 +88,24 @@ export async function checkLedger(db: Kysely<Database>): Promise<LedgerReport> {
     .selectFrom('topups')
     .select(sql<string>`cast(coalesce(sum(amount), 0) as text)`.as('total'))
     .executeTakeFirst();
+  // A task's creation record (`accepted`) holds for its task: the bill is the task's settlement.
   const requests = await db
     .selectFrom('requests')
-    .select(['id', 'hold_id', asText('amount').as('amount'), 'price_version', 'status'])
-    .where('hold_id', 'is not', null)
+    .leftJoin('tasks', 'tasks.id', 'requests.task_id')
+    .select([
+      'requests.id as id',
+      'requests.hold_id as hold_id',
+      sql<
+        string | null
+      >`cast(case when requests.task_id is null then requests.amount else tasks.settled_amount end as text)`.as(
+        'amount',
+      ),
+      'requests.price_version as price_version',
+      'requests.status as status',
+      'tasks.id as task_id',
+      'tasks.billing_state as task_billing',
+    ])
+    .where('requests.hold_id', 'is not', null)
     .execute();
 
   const journalByAccount = new Map(
@@ -208,6 +224,15 @@ export async function checkLedger(db: Kysely<Database>): Promise<LedgerReport> {
     }
     if (hold.request_id !== request.id)
       add('request_hold_exists', request.id, `hold belongs to ${hold.request_id}`);
+    if (request.task_id !== null && request.task_billing !== null) {
+      const expected = TASK_HOLD_STATES[request.task_billing];
+      if (hold.state !== expected)
+        add(
+          'task_billing_matches_hold',
+          request.task_id,
+          `billing ${request.task_billing}, hold ${hold.state} (expected ${expected})`,
+        );
+    }
     const bill = exactOrNull(request.amount, request.id, 'request amount');
     const capturedAmount = holdAmounts.get(hold.id)?.captured ?? null;
     if (
@@ -238,6 +263,14 @@ export async function checkLedger(db: Kysely<Database>): Promise<LedgerReport> {
     violations,
   };
 }
+
+/** The state of a task's hold for each billing state: settled is captured, released released, else open. */
+const TASK_HOLD_STATES = {
+  reserved: 'open',
+  pending: 'open',
+  settled: 'captured',
+  released: 'released',
+} as const;
 
 const INTEGER = /^-?[0-9]+$/;
 const MAX_BALANCE = BigInt(MAX_BALANCE_MICRO_YUAN);

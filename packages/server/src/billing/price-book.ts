@@ -1,9 +1,10 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
+import { modelPriceIssues, TOKEN_PRICE_FIELDS } from '../config/price-rules.js';
 import {
-  tokenPricesSchema,
+  modelPricesSchema,
   type Family,
   type ModelConfig,
-  type TokenPrices,
+  type ModelPrices,
 } from '../config/schema.js';
 import { ApiError, invalidInput } from '../errors/api-error.js';
 import type { Database } from '../store/schema.js';
@@ -15,7 +16,8 @@ export interface PriceEntry {
   readonly version: number;
   /** `<model>@<version>`: what callers see and echo back. */
   readonly priceVersion: string;
-  readonly prices: TokenPrices;
+  /** Token prices and, for images and videos, task prices (config/schema.ts). */
+  readonly prices: ModelPrices;
   readonly createdAt: number;
 }
 
@@ -54,11 +56,26 @@ export class PriceBook {
     this.current.clear();
   }
 
+  /** The current price, from memory when read within `ttlMs` (quotes, lists, token requests). */
   async currentFor(model: string): Promise<PriceEntry> {
     const cached = this.current.get(model);
-    const now = this.clock.now();
-    if (cached !== undefined && now - cached.fetchedAt < this.ttlMs) return cached.entry;
-    const row = await this.db
+    if (cached !== undefined && this.clock.now() - cached.fetchedAt < this.ttlMs)
+      return cached.entry;
+    return this.currentUncached(model);
+  }
+
+  /**
+   * The current price read from the database, never from memory, optionally inside the
+   * caller's transaction. Task creation judges the caller's `expected_price_version` with it,
+   * so an instance that has not yet seen another instance's price change cannot accept a stale
+   * version. Refreshes the cache as a side effect.
+   */
+  async currentUncached(
+    model: string,
+    executor: Kysely<Database> | Transaction<Database> = this.db,
+  ): Promise<PriceEntry> {
+    const fetchedAt = this.clock.now();
+    const row = await executor
       .selectFrom('model_prices')
       .selectAll()
       .where('model', '=', model)
@@ -67,7 +84,7 @@ export class PriceBook {
       .executeTakeFirst();
     if (row === undefined) throw new ApiError('MODEL_UNAVAILABLE', `model ${model} has no price`);
     const entry = toEntry(row);
-    this.current.set(model, { entry, fetchedAt: now });
+    this.current.set(model, { entry, fetchedAt });
     return entry;
   }
 
@@ -91,21 +108,25 @@ export class PriceBook {
   }
 
   /**
-   * Admin change: validates the price fields (naming the bad one) and adds a new version. A price
-   * of 0 makes the model free (a 0 hold), so it is taken only with `"free": true` in the same
-   * body (not stored: it only confirms the zeros). Models whose every family bills input tokens
-   * alone (embeddings, rerank) take no output, reasoning or cached-input price.
+   * Admin change: validates the price fields (naming the bad one) and adds a new version. The
+   * body is the model's whole price list (not a patch). A price of 0 makes something free of
+   * charge, so it is taken only with `"free": true` in the same body (not stored: it only
+   * confirms the zeros). Which fields a model needs or may have follows its families
+   * (config/price-rules.ts); models whose every family bills input tokens alone (embeddings,
+   * rerank) take no output, reasoning or cached-input price.
    */
   async set(modelId: string, body: unknown): Promise<PriceEntry> {
     const model = this.models.find((candidate) => candidate.id === modelId);
     if (model === undefined)
       throw new ApiError('MODEL_NOT_FOUND', `no model ${modelId} in the configuration`);
     const { free, prices } = splitFreeFlag(body);
-    const parsed = tokenPricesSchema.safeParse(prices);
+    const parsed = modelPricesSchema.safeParse(prices);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
       const unknownField = issue?.code === 'unrecognized_keys' ? issue.keys[0] : undefined;
-      const field = unknownField ?? (issue?.path.join('.') || 'body');
+      const path = issue?.path.map(String) ?? [];
+      const field =
+        unknownField === undefined ? path.join('.') || 'body' : [...path, unknownField].join('.');
       throw invalidInput(
         field,
         unknownField === undefined
@@ -113,11 +134,12 @@ export class PriceBook {
           : 'is not a known price field',
       );
     }
-    if (
-      model.families.some((family) => family !== 'images' && family !== 'videos') &&
-      parsed.data.input_per_million_tokens === undefined
-    ) {
-      throw invalidInput('input_per_million_tokens', 'required for this model');
+    const broken = modelPriceIssues(model, parsed.data, 'admin')[0];
+    if (broken !== undefined) {
+      // Paths start at the model (`prices.per_image`); the body is the prices object itself.
+      const path = broken.path[0] === 'prices' ? broken.path.slice(1) : broken.path;
+      const message = broken.message === 'required' ? 'required for this model' : broken.message;
+      throw invalidInput(path.join('.'), message);
     }
     if (model.families.every((family) => INPUT_ONLY_FAMILIES.has(family))) {
       const extra = NOT_INPUT_FIELDS.find((field) => parsed.data[field] !== undefined);
@@ -127,11 +149,11 @@ export class PriceBook {
           `${model.id} (${model.families.join(', ')}) bills input tokens only; give input_per_million_tokens alone`,
         );
     }
-    const zero = PRICE_FIELDS.find((field) => parsed.data[field] === 0);
+    const zero = zeroAmounts(parsed.data)[0];
     if (zero !== undefined && free !== true)
       throw invalidInput(
         zero,
-        'is 0, which makes the model free of charge; send "free": true with it if that is meant',
+        'is 0, which makes it free of charge; send "free": true with it if that is meant',
       );
     if (zero === undefined && free === true)
       throw invalidInput('free', 'is true but no price is 0');
@@ -142,7 +164,7 @@ export class PriceBook {
 
   private async insertVersion(
     model: string,
-    prices: TokenPrices,
+    prices: ModelPrices,
     source: 'config' | 'admin',
   ): Promise<PriceEntry> {
     // Two writers racing for the same version number: the primary key refuses one; retry it.
@@ -174,15 +196,25 @@ export class PriceBook {
   }
 }
 
-const PRICE_FIELDS = [
-  'input_per_million_tokens',
-  'output_per_million_tokens',
-  'reasoning_per_million_tokens',
-  'cached_input_per_million_tokens',
-] as const satisfies readonly (keyof TokenPrices)[];
-const NOT_INPUT_FIELDS = PRICE_FIELDS.filter((field) => field !== 'input_per_million_tokens');
+const NOT_INPUT_FIELDS = TOKEN_PRICE_FIELDS.filter((field) => field !== 'input_per_million_tokens');
 /** Families billed on input tokens alone (docs/billing.md, "Text family"). */
 const INPUT_ONLY_FAMILIES: ReadonlySet<Family> = new Set<Family>(['embeddings', 'rerank']);
+
+/**
+ * The dotted paths of every amount that is 0 (`per_image.1024x1024.hd`), token and task prices
+ * alike. `free_reference_images` is a count, not an amount: 0 there charges nothing extra.
+ */
+function zeroAmounts(prices: ModelPrices): string[] {
+  const zeros: string[] = TOKEN_PRICE_FIELDS.filter((field) => prices[field] === 0);
+  for (const [size, qualities] of Object.entries(prices.per_image ?? {}))
+    for (const [quality, amount] of Object.entries(qualities))
+      if (amount === 0) zeros.push(`per_image.${size}.${quality}`);
+  for (const field of ['per_second', 'per_second_with_audio'] as const)
+    for (const [size, amount] of Object.entries(prices[field] ?? {}))
+      if (amount === 0) zeros.push(`${field}.${size}`);
+  if (prices.per_reference_image === 0) zeros.push('per_reference_image');
+  return zeros;
+}
 
 /** Takes `free` (a boolean confirming zero prices) out of an admin price body. */
 function splitFreeFlag(body: unknown): { free: boolean | undefined; prices: unknown } {
@@ -204,7 +236,7 @@ function toEntry(row: {
     model: row.model,
     version: row.version,
     priceVersion: row.price_version,
-    prices: JSON.parse(row.prices) as TokenPrices,
+    prices: JSON.parse(row.prices) as ModelPrices,
     createdAt: row.created_at,
   };
 }

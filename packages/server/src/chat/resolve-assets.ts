@@ -63,6 +63,7 @@ export async function resolveAssets(
       .selectAll()
       .where('id', '=', id)
       .where('deleted_at', 'is', null)
+      .where('delivered_at', 'is not', null)
       .executeTakeFirst();
     if (row === undefined || row.account_id !== principal.accountId) throw assetNotFound(id, param);
     used.push(row.id);

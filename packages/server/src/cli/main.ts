@@ -6,6 +6,7 @@ import { ApiError } from '../errors/api-error.js';
 import { serve } from '../main.js';
 import { operatorRecordView } from '../requests/record-view.js';
 import { createServices, defaultDatabaseUrl, type Services } from '../services.js';
+import { shareServiceOf } from '../shares/share-service.js';
 import { startSimulator } from '../simulator/server.js';
 
 const USAGE = `tollgate <command> — every command prints JSON (docs/admin.md)
@@ -26,8 +27,16 @@ const USAGE = `tollgate <command> — every command prints JSON (docs/admin.md)
   codes redeem ACCOUNT_ID --code CODE
   requests show REQUEST_ID
   requests resolve REQUEST_ID (--capture MICRO_YUAN | --release) --reason TEXT
+  tasks list [--status S] [--account ACCOUNT_ID]
+  tasks show TASK_ID
+  tasks resolve TASK_ID (--release | --attach UPSTREAM_TASK_ID) --reason TEXT
   requests flagged [--all]                      usage beyond the cap, not yet reviewed (--all: also reviewed)
   requests review-usage REQUEST_ID --reason TEXT
+  shares list [--state pending_review|approved|rejected|revoked]   oldest first (the review queue)
+  shares show SHARE_ID                          with its journal (who decided what, and why)
+  shares approve SHARE_ID [--reason TEXT]
+  shares reject SHARE_ID --reason TEXT
+  shares revoke SHARE_ID --reason TEXT
 `;
 
 interface Output {
@@ -58,6 +67,10 @@ export async function runCli(
       capture: { type: 'string' },
       release: { type: 'boolean' },
       all: { type: 'boolean' },
+      status: { type: 'string' },
+      account: { type: 'string' },
+      attach: { type: 'string' },
+      state: { type: 'string' },
       reason: { type: 'string' },
       port: { type: 'string' },
       host: { type: 'string' },
@@ -172,6 +185,41 @@ async function dispatch(
       const row = await services.requests.records.byId(required(target, 'REQUEST_ID'));
       if (row === undefined) throw new ApiError('NOT_FOUND', 'no such request');
       return ok(operatorRecordView(row));
+    }
+    case 'tasks list':
+      return ok(
+        await services.taskOperations.list({
+          status: values['status'],
+          accountId: values['account'],
+        }),
+      );
+    case 'tasks show':
+      return ok(await services.taskOperations.show(required(target, 'TASK_ID')));
+    case 'tasks resolve':
+      return ok(
+        await services.taskOperations.resolve(required(target, 'TASK_ID'), {
+          action:
+            values['release'] === true
+              ? 'release'
+              : values['attach'] !== undefined
+                ? 'attach'
+                : undefined,
+          upstream_task_id: values['attach'],
+          reason: values['reason'],
+        }),
+      );
+    case 'shares list':
+      return ok(await shareServiceOf(services).listForReview({ state: values['state'] }));
+    case 'shares show':
+      return ok(await shareServiceOf(services).show(required(target, 'SHARE_ID')));
+    case 'shares approve':
+    case 'shares reject':
+    case 'shares revoke': {
+      const shares = shareServiceOf(services);
+      const id = required(target, 'SHARE_ID');
+      const input = { reason: values['reason'] };
+      if (sub === 'approve') return ok(await shares.approve(id, input));
+      return ok(sub === 'reject' ? await shares.reject(id, input) : await shares.revoke(id, input));
     }
     case 'requests flagged':
       return ok({

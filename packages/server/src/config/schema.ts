@@ -1,8 +1,10 @@
+import { MAX_MOVEMENT_MICRO_YUAN } from '@tollgate/protocol';
 import { z } from 'zod';
+import { modelPriceIssues } from './price-rules.js';
 
 /**
  * The configuration file's schema. Every amount is an integer number of micro-yuan; every price
- * is per unit named in its field (per 1 000 000 tokens). Secrets never appear here: an upstream
+ * is per unit named in its field (per 1 000 000 tokens, per image, per second). Secrets never appear here: an upstream
  * names the environment variable that holds its key (`api_key_env`).
  */
 
@@ -61,6 +63,76 @@ export const tokenPricesSchema = z
   })
   .strict();
 
+/**
+ * One task price (per image, per second, per reference image), in micro-yuan. At most the
+ * largest single movement: a price above it could never be charged even once.
+ */
+const taskAmount = z
+  .number()
+  .int()
+  .nonnegative()
+  .max(
+    MAX_MOVEMENT_MICRO_YUAN,
+    `must be at most ${MAX_MOVEMENT_MICRO_YUAN} micro-yuan (the largest single charge)`,
+  );
+/** An output size, `<width>x<height>` in pixels, as OpenAI's Images and Videos APIs spell it. */
+export const sizeSchema = z
+  .string()
+  .regex(/^[1-9][0-9]{0,4}x[1-9][0-9]{0,4}$/, 'sizes are <width>x<height>, e.g. 1024x1024');
+export const qualitySchema = z
+  .string()
+  .regex(/^[a-z0-9][a-z0-9_-]{0,31}$/, 'qualities are 1-32 of a-z 0-9 _ -, e.g. standard');
+const nonEmpty = (value: object) => Object.keys(value).length > 0;
+/** A record whose bad key is reported with its key schema's message, not "Invalid key in record". */
+const keyMessage = {
+  error: (issue: { code?: string; issues?: readonly { message: string }[] }) =>
+    issue.code === 'invalid_key' ? issue.issues?.[0]?.message : undefined,
+};
+
+/**
+ * Prices of images and videos (docs/billing.md, "Images and videos"). Which of them a model
+ * needs or may have depends on its families: see price-rules.ts. `free_reference_images` has no
+ * schema default on purpose: a default would change the stored prices JSON of every existing
+ * model, and so add a price version to each at the next start.
+ */
+export const taskPricesSchema = z
+  .object({
+    /** Per output image, by size then quality: `{"1024x1024": {"standard": 40000}}`. */
+    per_image: z
+      .record(
+        sizeSchema,
+        z
+          .record(qualitySchema, taskAmount, keyMessage)
+          .refine(nonEmpty, 'give at least one quality'),
+        keyMessage,
+      )
+      .refine(nonEmpty, 'give at least one size')
+      .optional(),
+    /** Per second of output video, by size. */
+    per_second: z
+      .record(sizeSchema, taskAmount, keyMessage)
+      .refine(nonEmpty, 'give at least one size')
+      .optional(),
+    /** Per second of output video with generated audio, by size (replaces `per_second`). */
+    per_second_with_audio: z
+      .record(sizeSchema, taskAmount, keyMessage)
+      .refine(nonEmpty, 'give at least one size')
+      .optional(),
+    /** Per reference image beyond the free ones. */
+    per_reference_image: taskAmount.optional(),
+    /** Reference images per task that cost nothing (absent means 0). */
+    free_reference_images: z.number().int().nonnegative().max(1_000).optional(),
+  })
+  .strict();
+
+/** Every price a model may carry: token prices and task prices, in one flat object. */
+export const modelPricesSchema = z
+  .object({
+    ...tokenPricesSchema.shape,
+    ...taskPricesSchema.shape,
+  })
+  .strict();
+
 export const familySchema = z.enum([
   'chat',
   'ocr',
@@ -93,7 +165,7 @@ export const modelSchema = z
     families: z.array(familySchema).min(1),
     /** Chat only: the enabled feature combinations. */
     combinations: z.array(z.array(featureSchema)).default([]),
-    prices: tokenPricesSchema,
+    prices: modelPricesSchema,
     owned_by: z.string().default('tollgate'),
     /** Embeddings: dimension used when the caller gives none, and the largest accepted. */
     default_dimensions: positiveInt.optional(),
@@ -109,6 +181,29 @@ export const modelSchema = z
     video_input_tokens: positiveInt.default(8_000),
     /** Chat: accept https image URLs (fetched by the gateway through a guarded fetch). */
     image_urls: z.boolean().default(false),
+    /**
+     * Images: sizes offered; the first is the size of a request that names none (default:
+     * every size priced in `per_image`, smallest first).
+     */
+    image_sizes: z.array(sizeSchema).min(1).optional(),
+    /**
+     * Images: qualities offered (default: every quality priced for the size). The first is the
+     * quality of a request that names none (default `standard`).
+     */
+    image_qualities: z.array(qualitySchema).min(1).optional(),
+    /** Images: most images in one request (`n`). */
+    max_images: positiveInt.max(100).default(4),
+    /**
+     * Videos: sizes offered; the first is the size of a request that names none (default:
+     * every size priced in `per_second`, smallest first).
+     */
+    video_sizes: z.array(sizeSchema).min(1).optional(),
+    /** Videos: the whole seconds a request may ask for; the first is the default. */
+    video_seconds: z.array(positiveInt.max(3_600)).min(1).default([4, 8, 12]),
+    /** Videos: whether a request may ask for generated audio (`generate_audio`). */
+    generate_audio: z.boolean().default(false),
+    /** Images and videos: most reference images (`assetIds`) in one request; 0 allows none. */
+    max_reference_images: nonNegativeInt.max(100).default(0),
     /** What an asset uploaded for this model (`X-Tollgate-Model`) must be. */
     asset_requirements: z
       .object({
@@ -215,14 +310,11 @@ export const configSchema = z
           message: `unknown upstream ${model.upstream}`,
         });
       }
-      const needsInputPrice = model.families.some(
-        (family) => family !== 'images' && family !== 'videos',
-      );
-      if (needsInputPrice && model.prices.input_per_million_tokens === undefined) {
+      for (const issue of modelPriceIssues(model, model.prices, 'config')) {
         context.addIssue({
           code: 'custom',
-          path: ['models', index, 'prices', 'input_per_million_tokens'],
-          message: 'required',
+          path: ['models', index, ...issue.path],
+          message: issue.message,
         });
       }
     });
@@ -233,6 +325,8 @@ export type Config = z.output<typeof configSchema>;
 export type ModelConfig = z.output<typeof modelSchema>;
 export type UpstreamConfig = z.output<typeof upstreamSchema>;
 export type TokenPrices = z.output<typeof tokenPricesSchema>;
+export type TaskPrices = z.output<typeof taskPricesSchema>;
+export type ModelPrices = z.output<typeof modelPricesSchema>;
 export type ServerLimits = z.output<typeof serverSchema>;
 export type StorageConfig = z.output<typeof storageSchema>;
 export type Family = z.output<typeof familySchema>;

@@ -20,6 +20,8 @@ import { registerModels } from './routes/models.js';
 import { registerOperations } from './routes/operations.js';
 import { registerRequests } from './routes/requests.js';
 import { registerRerank } from './routes/rerank.js';
+import { registerPublicShares, registerShares } from './routes/shares.js';
+import { registerTasks } from './routes/tasks.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -95,6 +97,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   registerOperations(app, deps);
+  // Public shares: no API key, outside /v1 (docs/shares.md).
+  registerPublicShares(app, deps);
   const limits = new RateLimits(
     {
       requestsPerMinute: deps.config.limits.requests_per_minute,
@@ -115,6 +119,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     registerRerank(v1, deps);
     registerRequests(v1, deps);
     registerAssets(v1, deps, deps.assets);
+    registerTasks(v1, deps);
+    registerShares(v1, deps);
   });
   await app.register(async (admin) => {
     guardAdminToken(admin, deps.adminToken, new AdminTokenThrottle(deps.redis));

@@ -52,6 +52,7 @@ export function guardConnections(server: Server, limits: ServerLimits): () => Co
       else perAddress.set(address, left);
     });
     armHeadersDeadline(socket, limits.headers_timeout_ms);
+    socket.once('close', () => clearHeadersDeadline(socket));
   });
 
   server.on('request', (request: IncomingMessage, response: ServerResponse) => {
@@ -74,7 +75,6 @@ function armHeadersDeadline(socket: Socket, ms: number): void {
   const timer = setTimeout(() => socket.destroy(), ms);
   timer.unref();
   headersDeadlines.set(socket, timer);
-  socket.once('close', () => clearHeadersDeadline(socket));
 }
 
 function clearHeadersDeadline(socket: Socket): void {

@@ -11,6 +11,9 @@ import type { ProviderRegistry } from '../providers/registry.js';
 import type { RequestService } from '../requests/request-service.js';
 import type { SettlementService } from '../requests/settlement-service.js';
 import type { UsageReviewService } from '../requests/usage-review-service.js';
+import type { TaskService } from '../tasks/task-service.js';
+import type { TaskOperations } from '../tasks/task-operations.js';
+import type { TaskSettlement } from '../tasks/task-settlement.js';
 import type { Store } from '../store/database.js';
 import type { Clock, IdGenerator } from '../util/effects.js';
 import type { Metrics } from './metrics.js';
@@ -30,6 +33,9 @@ export interface AppDeps {
   readonly requests: RequestService;
   readonly settlements: SettlementService;
   readonly usageReviews: UsageReviewService;
+  readonly tasks: TaskService;
+  readonly taskSettlement: TaskSettlement;
+  readonly taskOperations: TaskOperations;
   readonly providers: ProviderRegistry;
   /** Present when rate limits are shared through Redis. */
   readonly redis: Redis | undefined;

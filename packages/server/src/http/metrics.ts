@@ -42,6 +42,25 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly taskTransitions = new Counter({
+    name: 'tollgate_task_transitions_total',
+    help: 'Image and video task status changes, by the status reached',
+    labelNames: ['to'] as const,
+    registers: [this.registry],
+  });
+  readonly taskSettlements = new Counter({
+    name: 'tollgate_task_settlements_total',
+    help: 'Task settle attempts by outcome (settled, insufficient_funds, refused)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly workerLag = new Histogram({
+    name: 'tollgate_task_worker_lag_seconds',
+    help: 'How late a task was taken by a worker after it became due',
+    buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+    registers: [this.registry],
+  });
+
   constructor(collectProcessMetrics: boolean) {
     if (collectProcessMetrics) collectDefaultMetrics({ register: this.registry });
   }

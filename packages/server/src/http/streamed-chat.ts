@@ -2,9 +2,11 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { errors as undiciErrors } from 'undici';
 import type { ChatUsage } from '../chat/chat-types.js';
 import { ApiError } from '../errors/api-error.js';
+import { heartbeatEveryMs } from '../maintenance/sweeper.js';
 import type { StreamEvent } from '../providers/openai-compatible/chat.js';
 import { toChatUsage } from '../providers/openai-compatible/chat.js';
 import type { UpstreamChunk } from '../providers/openai-compatible/chat-schemas.js';
+import type { RecordHeartbeat } from '../requests/record-heartbeat.js';
 import type { RecordedOutcome, Reserve } from '../requests/request-service.js';
 import { claimOrReplay, failureOutcome, finishAndCount } from './billed-request.js';
 import type { AppDeps } from './deps.js';
@@ -42,13 +44,15 @@ type Ending =
  * transcript of what was sent, which a replay sends again.
  */
 export async function runStreamedChat(
-  deps: Pick<AppDeps, 'requests' | 'metrics' | 'logger' | 'clock'>,
+  deps: Pick<AppDeps, 'requests' | 'metrics' | 'logger' | 'clock' | 'config'>,
   request: FastifyRequest,
   reply: FastifyReply,
   chat: StreamedChat,
 ): Promise<unknown> {
   const claimed = await claimOrReplay(deps, request, reply, chat);
   if (claimed === undefined) return reply;
+  // A stream has no total time limit: while it relays, its record shows the sweeper it is alive.
+  const heartbeat = deps.requests.heartbeat(request.id, heartbeatEveryMs(deps.config));
   const abort = new AbortController();
   const onClose = () => {
     if (!reply.raw.writableFinished) abort.abort();
@@ -76,7 +80,7 @@ export async function runStreamedChat(
     Math.floor(deps.clock.now() / 1000),
     chat.includeUsage,
   );
-  const ending = await relayEvents(opened.events, relay, relayed, writer, abort.signal);
+  const ending = await relayEvents(opened.events, relay, relayed, writer, abort.signal, heartbeat);
   reply.raw.off('close', onClose);
   const outcome = decide(ending, relay, chat, opened.upstreamRequestId, request.id);
   const final =
@@ -91,9 +95,7 @@ export async function runStreamedChat(
     // Usage above the hold and not available: the caller has the text, the record awaits funds.
     const waiting = JSON.stringify(answer.body);
     writer.send(waiting);
-    await deps.requests.records.update(request.id, {
-      transcript: JSON.stringify([...transcript, waiting]),
-    });
+    await deps.requests.recordAwaitingFundsTranscript(request.id, [...transcript, waiting]);
   }
   writer.end();
   return reply;
@@ -105,10 +107,12 @@ async function relayEvents(
   send: (data: string) => void,
   writer: SseWriter,
   signal: AbortSignal,
+  heartbeat: RecordHeartbeat,
 ): Promise<Ending> {
   let usage: ChatUsage | undefined;
   try {
     for await (const event of events) {
+      await heartbeat.beat();
       if (event.kind === 'done')
         return usage === undefined ? { kind: 'no_usage' } : { kind: 'completed', usage };
       if (event.kind === 'upstream_error') return { kind: 'upstream_error' };

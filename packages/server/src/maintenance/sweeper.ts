@@ -24,6 +24,17 @@ export function staleAfterMs(config: Config): number {
   );
 }
 
+/**
+ * How often a long stream refreshes its record (requests/record-heartbeat.ts): a quarter of the
+ * stale age. A live stream sends a chunk at least every `idle_ms` (else it ends as stalled), so
+ * its record is never older than this plus `idle_ms`, at most three quarters of the stale age:
+ * the sweeper never takes it for one left by a dead instance, with room for a late sweep and
+ * some clock skew between instances.
+ */
+export function heartbeatEveryMs(config: Config): number {
+  return Math.max(1, Math.floor(staleAfterMs(config) / 4));
+}
+
 export interface Sweeper {
   /** The sweep started at once, so a gateway that restarts often still sweeps. */
   readonly first: Promise<void>;
@@ -31,9 +42,10 @@ export interface Sweeper {
 }
 
 /**
- * Marks records left `processing` by a dead instance as `submission_unknown` (hold kept), purges
- * expired records and reclaims unused asset bytes: once at start, then every `intervalMs`, one
- * sweep at a time. Failures are logged, never thrown.
+ * Marks records left `processing` by a dead instance (no finish and no heartbeat for
+ * `staleAfterMs`) as `submission_unknown` (hold kept), purges expired records and reclaims
+ * unused asset bytes: once at start, then every `intervalMs`, one sweep at a time. Failures are
+ * logged, never thrown.
  */
 export function startSweeper(
   services: Pick<Services, 'requests' | 'store' | 'assets' | 'clock'>,

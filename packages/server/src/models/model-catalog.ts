@@ -1,6 +1,8 @@
 import type { Principal } from '../auth/key-service.js';
-import type { PriceBook } from '../billing/price-book.js';
-import type { Family, ModelConfig } from '../config/schema.js';
+import type { PriceBook, PriceEntry } from '../billing/price-book.js';
+import { offeredImageSizes, offeredVideoSizes } from '../billing/task-pricing.js';
+import { billsTokens, TOKEN_PRICE_FIELDS } from '../config/price-rules.js';
+import type { Family, ModelConfig, ModelPrices, TaskPrices } from '../config/schema.js';
 import { ApiError } from '../errors/api-error.js';
 
 /** The configured models, filtered by what a key may call. */
@@ -69,15 +71,74 @@ export class ModelCatalog {
           capabilities: {
             families: model.families,
             ...(model.families.includes('chat') ? { combinations: model.combinations } : {}),
+            ...taskCapabilities(model, price.prices),
           },
-          pricing: {
-            currency: 'CNY_MICRO' as const,
-            unit: 'per_million_tokens' as const,
-            price_version: price.priceVersion,
-            ...price.prices,
-          },
+          pricing: pricingEntry(model, price),
         };
       }),
     );
   }
+}
+
+/** The unit of each task price field, so a client never has to guess what a number buys. */
+const TASK_PRICE_UNITS = {
+  per_image: 'per_image',
+  per_second: 'per_second',
+  per_second_with_audio: 'per_second',
+  per_reference_image: 'per_image',
+  free_reference_images: 'count',
+} as const satisfies Record<keyof TaskPrices, string>;
+
+/**
+ * A model's `pricing`. Token models keep the entry they always had (`unit:
+ * 'per_million_tokens'` and the token fields), so existing clients read it unchanged. Task
+ * prices come with `units`, naming the unit of each task field present (per image, per second
+ * of output video, a count of free reference images).
+ */
+function pricingEntry(model: ModelConfig, price: PriceEntry) {
+  const tokens: Partial<Record<(typeof TOKEN_PRICE_FIELDS)[number], number>> = {};
+  for (const field of TOKEN_PRICE_FIELDS) {
+    const amount = price.prices[field];
+    if (amount !== undefined) tokens[field] = amount;
+  }
+  const taskFields = (Object.keys(TASK_PRICE_UNITS) as (keyof TaskPrices)[]).filter(
+    (field) => price.prices[field] !== undefined,
+  );
+  const task = Object.fromEntries(taskFields.map((field) => [field, price.prices[field]]));
+  const units = Object.fromEntries(taskFields.map((field) => [field, TASK_PRICE_UNITS[field]]));
+  return {
+    currency: 'CNY_MICRO' as const,
+    ...(model.families.some(billsTokens) ? { unit: 'per_million_tokens' as const } : {}),
+    price_version: price.priceVersion,
+    ...tokens,
+    ...(taskFields.length > 0 ? { units, ...task } : {}),
+  };
+}
+
+/** What an image or video request may ask for, judged against today's prices. */
+function taskCapabilities(model: ModelConfig, prices: ModelPrices) {
+  return {
+    ...(model.families.includes('images')
+      ? {
+          images: {
+            sizes: offeredImageSizes(model, prices),
+            qualities:
+              model.image_qualities ??
+              [...new Set(Object.values(prices.per_image ?? {}).flatMap(Object.keys))].sort(),
+            max_images: model.max_images,
+            max_reference_images: model.max_reference_images,
+          },
+        }
+      : {}),
+    ...(model.families.includes('videos')
+      ? {
+          videos: {
+            sizes: offeredVideoSizes(model, prices),
+            seconds: model.video_seconds,
+            generate_audio: model.generate_audio,
+            max_reference_images: model.max_reference_images,
+          },
+        }
+      : {}),
+  };
 }

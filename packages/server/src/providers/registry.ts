@@ -2,6 +2,9 @@ import type { Config, ModelConfig } from '../config/schema.js';
 import { CohereRerank } from './cohere/rerank.js';
 import { OpenAiChat } from './openai-compatible/chat.js';
 import { OpenAiEmbeddings } from './openai-compatible/embeddings.js';
+import { OpenAiImages } from './openai-compatible/images.js';
+import { OpenAiVideos } from './openai-compatible/videos.js';
+import type { TaskProvider } from './task-provider.js';
 import type { EmbeddingsProvider, RerankProvider } from './types.js';
 import { UpstreamHttp, type UpstreamCaller, type UpstreamConnector } from './upstream-http.js';
 
@@ -50,6 +53,21 @@ export class ProviderRegistry {
 
   rerank(model: ModelConfig, caller: UpstreamCaller): RerankProvider {
     return new CohereRerank(this.pool(model).for(caller));
+  }
+
+  /**
+   * The task provider of an image or video model. Videos use the OpenAI Videos shape; the
+   * read-only look-up of an unanswered submission is offered by the simulator only (a real
+   * OpenAI upstream has none: such a task waits for an operator).
+   */
+  tasks(upstream: string, kind: 'image' | 'video', caller: UpstreamCaller): TaskProvider {
+    const pool = this.pools.get(upstream);
+    if (pool === undefined)
+      throw new Error(`no upstream pool ${upstream} (built without upstreams?)`);
+    if (kind === 'image') return new OpenAiImages(pool.for(caller), pool.baseUrl);
+    return new OpenAiVideos(pool.for(caller), {
+      lookup: this.config.upstreams[upstream]?.kind === 'simulator',
+    });
   }
 
   /** Requests in flight and waiting per upstream, for metrics. */

@@ -1,10 +1,13 @@
-import { Pool, errors as undiciErrors, type buildConnector } from 'undici';
+import type { Readable } from 'node:stream';
+import { Pool, type Dispatcher, type buildConnector } from 'undici';
 import type { UpstreamConfig } from '../config/schema.js';
-import { ApiError } from '../errors/api-error.js';
+import { classifyTransportError } from './transport-errors.js';
 import { UpstreamAdmission } from './upstream-admission.js';
-import { UpstreamFailure, upstreamStatusFailure, unverifiableBody } from './upstream-error.js';
+import { upstreamStatusFailure, unverifiableBody } from './upstream-error.js';
 
-/** Upstream bodies larger than this are refused as unverifiable (protects memory). */
+export { classifyTransportError } from './transport-errors.js';
+
+/** Upstream JSON bodies larger than this are refused as unverifiable (protects memory). */
 const MAX_UPSTREAM_BODY_BYTES = 64 * 1024 * 1024;
 
 export interface UpstreamResponse {
@@ -22,27 +25,57 @@ export interface UpstreamCaller {
   readonly abandoned?: AbortSignal;
 }
 
+/** Extra request headers an adapter may send (e.g. `Idempotency-Key` on a task submission). */
+export type UpstreamHeaders = Readonly<Record<string, string>>;
+
+/** A binary body being read from the upstream (task outputs); the caller must consume or destroy it. */
+export interface UpstreamBinary {
+  readonly body: Readable;
+  readonly mediaType: string | null;
+  readonly bytes: number | null;
+}
+
 /** What an adapter sends through: one upstream, on behalf of one caller. */
 export interface UpstreamClient {
-  postJson(path: string, body: unknown, signal?: AbortSignal): Promise<UpstreamResponse>;
+  postJson(
+    path: string,
+    body: unknown,
+    signal?: AbortSignal,
+    headers?: UpstreamHeaders,
+  ): Promise<UpstreamResponse>;
   postStream(
     path: string,
     body: unknown,
     signal?: AbortSignal,
   ): Promise<{ body: AsyncIterable<Buffer>; upstreamRequestId: string | null }>;
+  /** A read (task status, look-ups); failures are classified as for posts, and reads may be repeated. */
+  getJson(path: string, signal?: AbortSignal): Promise<UpstreamResponse>;
+  /** A binary read, streamed (never buffered whole); 200 only. */
+  getBinary(path: string, signal?: AbortSignal): Promise<UpstreamBinary>;
+}
+
+interface Outgoing {
+  readonly method: 'GET' | 'POST';
+  readonly path: string;
+  readonly body?: unknown;
+  readonly accept: string;
+  readonly signal: AbortSignal | undefined;
+  readonly headers?: UpstreamHeaders | undefined;
 }
 
 /**
  * One keep-alive connection pool per upstream, with connect, first-byte (headers) and idle
  * (body) timeouts, behind a fair admission queue (`UpstreamAdmission`): a request is handed to
  * the pool only when a connection is free for it, so it never waits inside the pool where a
- * timeout could not tell "not sent" from "maybe done". Posts JSON and classifies every failure
- * as `failed` or `unknown`.
+ * timeout could not tell "not sent" from "maybe done". Classifies every failure as `failed` or
+ * `unknown` (transport-errors.ts).
  */
 export class UpstreamHttp {
   private readonly pool: Pool;
   private readonly basePath: string;
   private readonly admission: UpstreamAdmission;
+  /** Where the upstream's paths start: a result URL under it is read with this client (its key). */
+  readonly baseUrl: string;
 
   constructor(
     baseUrl: string,
@@ -51,6 +84,7 @@ export class UpstreamHttp {
     connector?: UpstreamConnector,
   ) {
     const url = new URL(baseUrl);
+    this.baseUrl = baseUrl;
     this.basePath = url.pathname.replace(/\/$/, '');
     this.pool = new Pool(url.origin, {
       connections: config.connections,
@@ -69,8 +103,33 @@ export class UpstreamHttp {
   /** The client adapters use for one caller's request. */
   for(caller: UpstreamCaller): UpstreamClient {
     return {
-      postJson: (path, body, signal) => this.postJson(caller, path, body, signal),
-      postStream: (path, body, signal) => this.postStream(caller, path, body, signal),
+      postJson: async (path, body, signal, headers) =>
+        readJson(
+          await this.send(caller, {
+            method: 'POST',
+            path,
+            body,
+            accept: 'application/json',
+            signal,
+            headers,
+          }),
+        ),
+      postStream: async (path, body, signal) =>
+        readEventStream(
+          await this.send(caller, {
+            method: 'POST',
+            path,
+            body,
+            accept: 'text/event-stream',
+            signal,
+          }),
+        ),
+      getJson: async (path, signal) =>
+        readJson(
+          await this.send(caller, { method: 'GET', path, accept: 'application/json', signal }),
+        ),
+      getBinary: async (path, signal) =>
+        readBinary(await this.send(caller, { method: 'GET', path, accept: '*/*', signal })),
     };
   }
 
@@ -79,69 +138,12 @@ export class UpstreamHttp {
     return this.admission.counts();
   }
 
-  async postJson(
-    caller: UpstreamCaller,
-    path: string,
-    body: unknown,
-    signal?: AbortSignal,
-  ): Promise<UpstreamResponse> {
-    const response = await this.send(caller, path, body, 'application/json', signal);
-    const upstreamRequestId = headerValue(response.headers['x-request-id']);
-    let text: string;
-    try {
-      text = await readLimited(response.body);
-    } catch (error) {
-      throw classifyTransportError(error, upstreamRequestId);
-    }
-    if (response.statusCode >= 400)
-      throw upstreamStatusFailure(response.statusCode, upstreamRequestId);
-    if (response.statusCode !== 200)
-      throw unverifiableBody(upstreamRequestId, `unexpected status ${response.statusCode}`);
-    try {
-      return { json: JSON.parse(text) as unknown, upstreamRequestId };
-    } catch {
-      throw unverifiableBody(upstreamRequestId, 'body is not JSON');
-    }
-  }
-
-  /**
-   * Posts and returns the open SSE body once the upstream answered 200 with an event stream.
-   * Errors before that point are classified like `postJson`'s; errors while reading the body
-   * are the caller's to classify with `classifyTransportError`.
-   */
-  async postStream(
-    caller: UpstreamCaller,
-    path: string,
-    body: unknown,
-    signal?: AbortSignal,
-  ): Promise<{ body: AsyncIterable<Buffer>; upstreamRequestId: string | null }> {
-    const response = await this.send(caller, path, body, 'text/event-stream', signal);
-    const upstreamRequestId = headerValue(response.headers['x-request-id']);
-    if (response.statusCode !== 200) {
-      await readLimited(response.body).catch(() => '');
-      if (response.statusCode >= 400)
-        throw upstreamStatusFailure(response.statusCode, upstreamRequestId);
-      throw unverifiableBody(upstreamRequestId, `unexpected status ${response.statusCode}`);
-    }
-    const type = headerValue(response.headers['content-type']) ?? '';
-    if (!type.startsWith('text/event-stream')) {
-      await readLimited(response.body).catch(() => '');
-      throw unverifiableBody(upstreamRequestId, `stream answered with ${type}`);
-    }
-    return { body: response.body, upstreamRequestId };
-  }
-
   /**
    * Waits for admission (refusals there are `failed`: nothing left), then sends. The slot is
    * held until the response body is closed, whether read to the end, destroyed or aborted.
    */
-  private async send(
-    caller: UpstreamCaller,
-    path: string,
-    body: unknown,
-    accept: string,
-    signal: AbortSignal | undefined,
-  ) {
+  private async send(caller: UpstreamCaller, outgoing: Outgoing): Promise<Dispatcher.ResponseData> {
+    const { signal } = outgoing;
     const abandoned =
       signal === undefined
         ? caller.abandoned
@@ -151,14 +153,15 @@ export class UpstreamHttp {
     const release = await this.admission.acquire(caller.accountId, abandoned);
     try {
       const response = await this.pool.request({
-        path: `${this.basePath}${path}`,
-        method: 'POST',
+        path: `${this.basePath}${outgoing.path}`,
+        method: outgoing.method,
         headers: {
-          'content-type': 'application/json',
-          accept,
+          accept: outgoing.accept,
+          ...(outgoing.body === undefined ? {} : { 'content-type': 'application/json' }),
+          ...outgoing.headers,
           ...(this.apiKey === undefined ? {} : { authorization: `Bearer ${this.apiKey}` }),
         },
-        body: JSON.stringify(body),
+        ...(outgoing.body === undefined ? {} : { body: JSON.stringify(outgoing.body) }),
         ...(signal === undefined ? {} : { signal }),
       });
       if (response.body.closed) release();
@@ -173,6 +176,67 @@ export class UpstreamHttp {
   close(): Promise<void> {
     return this.pool.close();
   }
+}
+
+/** Reads a JSON answer whole (bounded); any status but 200 is a classified failure. */
+async function readJson(response: Dispatcher.ResponseData): Promise<UpstreamResponse> {
+  const upstreamRequestId = headerValue(response.headers['x-request-id']);
+  let text: string;
+  try {
+    text = await readLimited(response.body);
+  } catch (error) {
+    throw classifyTransportError(error, upstreamRequestId);
+  }
+  if (response.statusCode >= 400)
+    throw upstreamStatusFailure(response.statusCode, upstreamRequestId);
+  if (response.statusCode !== 200)
+    throw unverifiableBody(upstreamRequestId, `unexpected status ${response.statusCode}`);
+  try {
+    return { json: JSON.parse(text) as unknown, upstreamRequestId };
+  } catch {
+    throw unverifiableBody(upstreamRequestId, 'body is not JSON');
+  }
+}
+
+/**
+ * The open SSE body once the upstream answered 200 with an event stream. Errors before that
+ * point are classified like `readJson`'s; errors while reading the body are the caller's to
+ * classify with `classifyTransportError`.
+ */
+async function readEventStream(
+  response: Dispatcher.ResponseData,
+): Promise<{ body: AsyncIterable<Buffer>; upstreamRequestId: string | null }> {
+  const upstreamRequestId = headerValue(response.headers['x-request-id']);
+  await refuseUnless(response, upstreamRequestId, 200);
+  const type = headerValue(response.headers['content-type']) ?? '';
+  if (!type.startsWith('text/event-stream')) {
+    await readLimited(response.body).catch(() => '');
+    throw unverifiableBody(upstreamRequestId, `stream answered with ${type}`);
+  }
+  return { body: response.body, upstreamRequestId };
+}
+
+async function readBinary(response: Dispatcher.ResponseData): Promise<UpstreamBinary> {
+  await refuseUnless(response, headerValue(response.headers['x-request-id']), 200);
+  const length = Number(headerValue(response.headers['content-length']) ?? Number.NaN);
+  return {
+    body: response.body,
+    mediaType: headerValue(response.headers['content-type']),
+    bytes: Number.isSafeInteger(length) && length >= 0 ? length : null,
+  };
+}
+
+/** Drains and throws the classified failure unless the status is `expected`. */
+async function refuseUnless(
+  response: Dispatcher.ResponseData,
+  upstreamRequestId: string | null,
+  expected: number,
+): Promise<void> {
+  if (response.statusCode === expected) return;
+  await readLimited(response.body).catch(() => '');
+  if (response.statusCode >= 400)
+    throw upstreamStatusFailure(response.statusCode, upstreamRequestId);
+  throw unverifiableBody(upstreamRequestId, `unexpected status ${response.statusCode}`);
 }
 
 async function readLimited(
@@ -194,64 +258,4 @@ async function readLimited(
 function headerValue(value: string | string[] | undefined): string | null {
   const first = Array.isArray(value) ? value[0] : value;
   return first === undefined || first.length > 200 ? null : first;
-}
-
-/**
- * Errors that can only happen while opening a connection, before any byte of the request left:
- * the upstream refused or cannot be found, or this process could not make a socket at all
- * (out of file descriptors, no local port or address). Each is a certain non-delivery.
- */
-const NOT_SENT_CODES = new Set([
-  'ECONNREFUSED',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'EMFILE',
-  'ENFILE',
-  'EADDRNOTAVAIL',
-  'EADDRINUSE',
-]);
-
-/** Before the request was sent: `failed`. After (timeouts, resets, oversize): `unknown`. */
-export function classifyTransportError(
-  error: unknown,
-  upstreamRequestId: string | null,
-): UpstreamFailure {
-  const code = (error as { code?: string }).code ?? '';
-  const notSent = error instanceof undiciErrors.ConnectTimeoutError || NOT_SENT_CODES.has(code);
-  if (notSent) {
-    return new UpstreamFailure(
-      'failed',
-      new ApiError(
-        'MODEL_UNAVAILABLE',
-        "the model's upstream cannot be reached; nothing was sent or charged",
-      ),
-      upstreamRequestId,
-      `connect: ${code}`,
-    );
-  }
-  if (
-    error instanceof undiciErrors.HeadersTimeoutError ||
-    error instanceof undiciErrors.BodyTimeoutError
-  ) {
-    return new UpstreamFailure(
-      'unknown',
-      new ApiError(
-        'UPSTREAM_TIMEOUT',
-        'the upstream did not answer in time; the outcome is unknown: read the original request, do not send it again',
-      ),
-      upstreamRequestId,
-      `timeout: ${code}`,
-    );
-  }
-  return new UpstreamFailure(
-    'unknown',
-    new ApiError(
-      'UPSTREAM_ERROR',
-      'the connection to the upstream broke after the request was sent; the outcome is unknown: read the original request',
-    ),
-    upstreamRequestId,
-    `transport: ${code || (error as Error).message}`,
-  );
 }

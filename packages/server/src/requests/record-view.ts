@@ -9,7 +9,8 @@ export type RecordRow = RequestTable & { hold_state: HoldState | null };
 export function recordView(row: RecordRow) {
   const stored = row.response_body === null ? null : (JSON.parse(row.response_body) as unknown);
   const isError = row.http_status !== null && row.http_status >= 400;
-  const resultVisible = row.status === 'succeeded' && !isError;
+  // A task's creation record shows the task as it was created (202); the task is read at its own path.
+  const resultVisible = (row.status === 'succeeded' || row.status === 'accepted') && !isError;
   return {
     object: 'request' as const,
     id: row.id,
@@ -62,7 +63,8 @@ export function recordView(row: RecordRow) {
         ? { url: `/v1/requests/${row.id}/settle`, method: 'POST' }
         : null,
     upstream_request_id: row.upstream_request_id,
-    task_id: null,
+    /** The task this request created; a task settles at its own `settlement.url`, never here. */
+    task_id: row.task_id,
     resolution: row.resolution === null ? null : (JSON.parse(row.resolution) as unknown),
     created_at: new Date(row.created_at).toISOString(),
     updated_at: new Date(row.updated_at).toISOString(),

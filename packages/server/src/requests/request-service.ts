@@ -1,10 +1,13 @@
+import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { ErrorBody } from '@tollgate/protocol';
 import type { Principal } from '../auth/key-service.js';
 import { recordAssetUses } from '../assets/asset-uses.js';
-import { captureHold, placeHold, releaseHold, type LedgerEffects } from '../billing/ledger.js';
+import { placeHold, type LedgerEffects } from '../billing/ledger.js';
 import { ApiError } from '../errors/api-error.js';
 import type { Database } from '../store/schema.js';
+import { RecordHeartbeat } from './record-heartbeat.js';
+import { writeOutcome } from './record-outcome.js';
 import { recordView, type RecordRow, type RecordView } from './record-view.js';
 import { awaitingFundsError, insufficientFunds, recordNotFound } from './request-errors.js';
 import { RequestStore } from './request-store.js';
@@ -56,8 +59,22 @@ export type Claim =
       body: unknown;
       requestId: string;
       transcript: string[] | null;
+      /** The answer of a task created just now by this very claim (not a replay of an earlier one). */
+      fresh?: boolean;
     }
   | { kind: 'refused'; error: ApiError };
+
+/** Work done inside a claim's transaction, and the answer the record keeps; see `RequestService.claim`. */
+export type InsideClaim = (
+  trx: Kysely<Database>,
+  holdId: string | null,
+) => Promise<{
+  status: number;
+  body: unknown;
+  taskId: string | null;
+  /** What the record's bill says (a settlement, a free share); tasks are billed on the task. */
+  rule?: string;
+}>;
 
 /** The answer to send for a finished operation. */
 export interface Answer {
@@ -78,6 +95,8 @@ export class RequestService {
     private readonly db: Kysely<Database>,
     private readonly effects: LedgerEffects,
     private readonly retentionMs: number,
+    /** Where an outcome that could not be recorded is reported (`finish`). */
+    private readonly logger: Pick<FastifyBaseLogger, 'warn' | 'info'>,
   ) {
     this.records = new RequestStore(db);
   }
@@ -90,6 +109,14 @@ export class RequestService {
     identity: RequestIdentity,
     reserve: Reserve | null,
     assetIds: readonly string[] = [],
+    /**
+     * Work done inside the claim's transaction once the hold (if any) is taken, whose answer
+     * becomes the record's: task creation (`accepted`, 202, `task_id`), so that the claim, the
+     * hold, the asset uses and the task row commit together or not at all; a task settlement,
+     * so that a refusal (402, 409) records nothing. An `ApiError` it throws rolls all back and
+     * is the refusal.
+     */
+    inside?: InsideClaim,
   ): Promise<Claim> {
     const now = this.effects.clock.now();
     // The hold's id is known up front so the record names it in its first write.
@@ -118,6 +145,7 @@ export class RequestService {
           upstream_request_id: null,
           resolution: null,
           transcript: null,
+          task_id: null,
           created_at: now,
           updated_at: now,
           expires_at: now + this.retentionMs,
@@ -137,7 +165,10 @@ export class RequestService {
           assetIds,
           now,
         });
-        if (reserve === null || holdId === null) return { kind: 'claimed', holdId: null };
+        if (reserve === null || holdId === null)
+          return inside === undefined
+            ? { kind: 'claimed', holdId: null }
+            : this.finishInside(trx, identity, null, inside, now);
         const placed = await placeHold(trx, this.effects, {
           accountId: identity.principal.accountId,
           amount: reserve.amount,
@@ -148,12 +179,50 @@ export class RequestService {
         // Not enough available: roll the claim back too. Nothing happened, so nothing is
         // recorded and the same idempotency key may be sent again after a top-up.
         if (placed === null) throw insufficientFunds(reserve.amount);
-        return { kind: 'claimed', holdId };
+        return inside === undefined
+          ? { kind: 'claimed', holdId }
+          : this.finishInside(trx, identity, holdId, inside, now);
       });
     } catch (error) {
       if (error instanceof ApiError) return { kind: 'refused', error };
       throw error;
     }
+  }
+
+  /** Records the answer of work done inside a claim, in the claim's transaction. */
+  private async finishInside(
+    trx: Kysely<Database>,
+    identity: RequestIdentity,
+    holdId: string | null,
+    inside: InsideClaim,
+    now: number,
+  ): Promise<Claim> {
+    const answer = await inside(trx, holdId);
+    const moved = await this.records.transition(
+      trx,
+      identity.requestId,
+      'processing',
+      answer.taskId === null ? 'succeeded' : 'accepted',
+      {
+        http_status: answer.status,
+        response_body: JSON.stringify(answer.body),
+        task_id: answer.taskId,
+        // The money of a task is on the task (its hold, its settlement), never on these records.
+        amount: answer.taskId === null ? 0 : null,
+        pricing_rule: answer.rule ?? null,
+        updated_at: now,
+      },
+    );
+    // Inserted by this very transaction: no one else can have moved it.
+    if (!moved) throw new Error(`record ${identity.requestId} moved inside its own claim`);
+    return {
+      kind: 'replay',
+      status: answer.status,
+      body: answer.body,
+      requestId: identity.requestId,
+      transcript: null,
+      fresh: true,
+    };
   }
 
   private answerExisting(existing: RecordRow, fingerprint: string): Claim {
@@ -189,77 +258,54 @@ export class RequestService {
     };
   }
 
-  /** Records the outcome with its money movement in one transaction, and says what to answer. */
+  /**
+   * Records the outcome with its money movement in one transaction, and says what to answer.
+   *
+   * The record is expected `processing`. If it is not, nothing of this attempt stays (the
+   * capture or release rolls back with it) and:
+   * - `submission_unknown` (the sweeper took this request for one of a dead instance): its hold
+   *   is still open, and this confirmed outcome is exactly the reconciliation an operator would
+   *   do, so it is recorded from there, with its money movement (an unconfirmed one replaces
+   *   the sweeper's guess with its own account);
+   * - anything else (an operator resolved it meanwhile: its money has moved already): the
+   *   outcome is not recorded; it is logged with everything needed to reconcile by hand, and the
+   *   caller gets what the record says, as a replay would.
+   */
   async finish(
     identity: RequestIdentity,
     holdId: string | null,
     outcome: RecordedOutcome,
   ): Promise<Answer> {
-    const now = this.effects.clock.now();
-    const upstream = {
-      id: identity.requestId,
-      upstream_request_id: outcome.upstreamRequestId,
-      updated_at: now,
-      transcript: outcome.transcript === undefined ? null : JSON.stringify(outcome.transcript),
-    };
-    if (outcome.kind === 'failed' || outcome.kind === 'unknown') {
-      const body = outcome.error.toBody(identity.requestId);
-      await this.db.transaction().execute(async (trx) => {
-        if (outcome.kind === 'failed' && holdId !== null) {
-          await releaseHold(trx, this.effects, { holdId, reason: `failed: ${outcome.error.code}` });
-        }
-        await this.records.recordOutcome(trx, {
-          ...upstream,
-          status: outcome.kind === 'failed' ? 'failed' : 'submission_unknown',
-          http_status: outcome.error.status,
-          response_body: JSON.stringify(body),
-          error_code: outcome.error.code,
-          usage: null,
-          amount: null,
-          pricing_rule: outcome.rule ?? null,
-          usage_flag: null,
-        });
-      });
-      return { status: outcome.error.status, body };
+    const deps = { db: this.db, effects: this.effects, records: this.records };
+    const answer = await writeOutcome(deps, identity, holdId, outcome, 'processing');
+    if (answer !== 'refused') return answer;
+    const swept = await this.records.byId(identity.requestId);
+    if (swept?.status === 'submission_unknown') {
+      const late = await writeOutcome(deps, identity, holdId, outcome, 'submission_unknown');
+      if (late !== 'refused') return late;
     }
-    const bill = {
-      ...upstream,
-      response_body: JSON.stringify(outcome.body),
-      error_code: null,
-      usage: JSON.stringify(outcome.usage),
-      amount: outcome.amount,
-      pricing_rule: outcome.pricingRule,
-      usage_flag: outcome.usageFlag ?? null,
-    };
-    const captured = await this.db.transaction().execute(async (trx) => {
-      const result =
-        holdId === null
-          ? 'captured'
-          : await captureHold(trx, this.effects, {
-              holdId,
-              amount: outcome.amount,
-              reason: `usage of ${identity.requestId}`,
-            });
-      if (result === 'already_resolved')
-        throw new Error(`hold ${holdId} of ${identity.requestId} resolved twice`);
-      const status = result === 'captured' ? 'succeeded' : 'awaiting_funds';
-      await this.records.recordOutcome(trx, {
-        ...bill,
-        status,
-        http_status: outcome.status ?? 200,
-      });
-      return result === 'captured';
-    });
-    if (captured) return { status: outcome.status ?? 200, body: outcome.body };
-    return {
-      status: 402,
-      body: awaitingFundsError(identity.requestId, outcome.amount).toBody(identity.requestId),
-    };
+    const current = await this.records.byId(identity.requestId);
+    if (current === undefined || current.status === 'processing')
+      throw new Error(`the outcome of ${identity.requestId} was refused, yet nothing moved it`);
+    this.logger.warn(
+      {
+        requestId: identity.requestId,
+        recordStatus: current.status,
+        holdId,
+        outcome: outcome.kind,
+        amount: outcome.kind === 'succeeded' ? outcome.amount : null,
+        usage: outcome.kind === 'succeeded' ? outcome.usage : null,
+        upstreamRequestId: outcome.upstreamRequestId,
+      },
+      'late outcome not recorded: the record was resolved meanwhile; reconcile by hand',
+    );
+    return storedAnswer(current);
   }
 
   /**
-   * A record still `processing` long after any upstream timeout means the instance that ran it
-   * died mid-flight. Its outcome is unknown: move it to `submission_unknown`, hold kept.
+   * A record still `processing` and untouched (no heartbeat: `heartbeat`) since `olderThan`
+   * means the instance that ran it died mid-flight. Its outcome is unknown: move it to
+   * `submission_unknown`, hold kept. Returns how many moved.
    */
   async markStaleAsUnknown(olderThan: number): Promise<number> {
     const body = (id: string) =>
@@ -274,21 +320,64 @@ export class RequestService {
       .where('status', '=', 'processing')
       .where('updated_at', '<', olderThan)
       .execute();
+    let moved = 0;
     for (const { id } of stale) {
-      await this.db
-        .updateTable('requests')
-        .set({
-          status: 'submission_unknown',
-          http_status: 502,
-          error_code: 'UPSTREAM_ERROR',
-          response_body: body(id),
-          updated_at: this.effects.clock.now(),
-        })
-        .where('id', '=', id)
-        .where('status', '=', 'processing')
-        .execute();
+      const columns = {
+        http_status: 502,
+        error_code: 'UPSTREAM_ERROR',
+        response_body: body(id),
+        updated_at: this.effects.clock.now(),
+      };
+      // Guarded on both: a finish or a heartbeat since the select wins.
+      const swept = await this.records.transition(
+        this.db,
+        id,
+        'processing',
+        'submission_unknown',
+        columns,
+        { updatedBefore: olderThan },
+      );
+      if (swept) moved += 1;
     }
-    return stale.length;
+    return moved;
+  }
+
+  /** The heartbeat of a long stream's record (record-heartbeat.ts), at most once every `everyMs`. */
+  heartbeat(requestId: string, everyMs: number): RecordHeartbeat {
+    return new RecordHeartbeat(
+      everyMs,
+      this.effects.clock,
+      (now) =>
+        this.records.transition(this.db, requestId, 'processing', 'processing', {
+          updated_at: now,
+        }),
+      (trouble, error) =>
+        this.logger.warn(
+          { requestId, err: error },
+          trouble === 'refused'
+            ? 'stream heartbeat refused: the record is no longer processing'
+            : 'stream heartbeat failed',
+        ),
+    );
+  }
+
+  /**
+   * A stream whose usage was not available told its caller it awaits funds: its transcript ends
+   * so, for replays. Refused only if the caller settled in between; then the stored transcript
+   * (ending in `[DONE]`) is the right one for a settled record and stays.
+   */
+  async recordAwaitingFundsTranscript(
+    requestId: string,
+    transcript: readonly string[],
+  ): Promise<void> {
+    const moved = await this.records.transition(
+      this.db,
+      requestId,
+      'awaiting_funds',
+      'awaiting_funds',
+      { transcript: JSON.stringify(transcript), updated_at: this.effects.clock.now() },
+    );
+    if (!moved) this.logger.info({ requestId }, 'settled before its stream transcript was kept');
   }
 
   /** Reads a record; every other key gets the same 404 as a missing id. */

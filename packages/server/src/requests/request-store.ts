@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import { preparedQuery } from '../store/prepared-query.js';
-import type { Database, RequestTable } from '../store/schema.js';
+import type { Database, RequestStatus, RequestTable } from '../store/schema.js';
+import { assertMove } from './record-states.js';
 import type { RecordRow } from './record-view.js';
 
 /** What finishing a request writes into its record (every column given, `null` for none). */
@@ -19,6 +20,29 @@ export type RecordedOutcomeColumns = Pick<
   | 'pricing_rule'
   | 'usage_flag'
 >;
+
+/** The outcome's move: the state it expects the record in (compare-and-set) and its columns. */
+type GuardedOutcome = RecordedOutcomeColumns & { expected_status: RequestStatus };
+
+/**
+ * What a transition may write besides the status: any column but the record's identity and
+ * what the claim fixed; `updated_at` always (the sweeper reads it as a sign of life).
+ */
+export type TransitionColumns = Partial<
+  Omit<
+    RequestTable,
+    | 'id'
+    | 'status'
+    | 'key_id'
+    | 'account_id'
+    | 'idempotency_key'
+    | 'fingerprint'
+    | 'method'
+    | 'path'
+    | 'hold_id'
+    | 'created_at'
+  >
+> & { updated_at: number };
 
 /** A new record: the review columns start empty (they belong to an operator). */
 export type NewRecord = Omit<RequestTable, 'usage_flag' | 'usage_reviewed_at' | 'usage_review'>;
@@ -49,13 +73,15 @@ const insertUnlessKeyUsed = preparedQuery<NewRecord>((db, slot) =>
       upstream_request_id: slot.upstream_request_id,
       resolution: slot.resolution,
       transcript: slot.transcript,
+      task_id: slot.task_id,
       created_at: slot.created_at,
       updated_at: slot.updated_at,
       expires_at: slot.expires_at,
     })
     .onConflict((conflict) => conflict.columns(['key_id', 'idempotency_key']).doNothing()),
 );
-const recordOutcome = preparedQuery<RecordedOutcomeColumns>((db, slot) =>
+// The hot path's transition (see `transition`): prepared, guarded on the expected state.
+const recordOutcome = preparedQuery<GuardedOutcome>((db, slot) =>
   db
     .updateTable('requests')
     .set({
@@ -71,10 +97,14 @@ const recordOutcome = preparedQuery<RecordedOutcomeColumns>((db, slot) =>
       pricing_rule: slot.pricing_rule,
       usage_flag: slot.usage_flag,
     })
-    .where('id', '=', slot.id),
+    .where('id', '=', slot.id)
+    .where('status', '=', slot.expected_status),
 );
 
-/** Reads of request records joined with their hold's state (one round trip). */
+/**
+ * Request records: reads joined with their hold's state (one round trip), the claim's insert,
+ * and every later write as a guarded `transition`: there is no unguarded update.
+ */
 export class RequestStore {
   constructor(private readonly db: Kysely<Database>) {}
 
@@ -107,17 +137,46 @@ export class RequestStore {
     return inserted.numAffectedRows === 1n;
   }
 
-  /** Writes a request's outcome into its record (inside the transaction that moves its money). */
-  async recordOutcome(executor: Kysely<Database>, columns: RecordedOutcomeColumns): Promise<void> {
-    await recordOutcome(executor, columns);
+  /**
+   * The one way a record's status changes: moves record `id` from `from` to `to` (a move
+   * RECORD_MOVES lists, else RecordMoveNotAllowed is thrown) and writes `columns`, only if the
+   * record is still in `from` — and, with `updatedBefore`, not touched since (the sweeper must not
+   * take a record that has just shown a sign of life). Returns whether it moved; `false` means
+   * someone else moved it first, and the caller must handle that (roll its transaction back,
+   * answer from the record), never overwrite.
+   */
+  async transition(
+    executor: Kysely<Database>,
+    id: string,
+    from: RequestStatus,
+    to: RequestStatus,
+    columns: TransitionColumns,
+    guard: { updatedBefore?: number } = {},
+  ): Promise<boolean> {
+    assertMove(from, to);
+    let update = executor
+      .updateTable('requests')
+      .set({ ...columns, status: to })
+      .where('id', '=', id)
+      .where('status', '=', from);
+    if (guard.updatedBefore !== undefined)
+      update = update.where('updated_at', '<', guard.updatedBefore);
+    const result = await update.executeTakeFirst();
+    return result.numUpdatedRows === 1n;
   }
 
-  async update(
-    id: string,
-    values: Partial<Omit<RequestTable, 'id'>>,
-    executor: Kysely<Database> = this.db,
-  ): Promise<void> {
-    await executor.updateTable('requests').set(values).where('id', '=', id).execute();
+  /**
+   * `transition` for a request's outcome (every column given), run as a prepared statement: it
+   * is on every request's hot path (bench/RESULTS.md). Same table, same compare-and-set.
+   */
+  async recordOutcome(
+    executor: Kysely<Database>,
+    from: RequestStatus,
+    columns: RecordedOutcomeColumns,
+  ): Promise<boolean> {
+    assertMove(from, columns.status);
+    const result = await recordOutcome(executor, { ...columns, expected_status: from });
+    return result.numAffectedRows === 1n;
   }
 
   /** Deletes expired finished records; open holds keep their records whatever their age. */
@@ -125,7 +184,23 @@ export class RequestStore {
     const result = await this.db
       .deleteFrom('requests')
       .where('expires_at', '<', now)
-      .where('status', 'in', ['succeeded', 'failed', 'resolved'])
+      .where((eb) =>
+        eb.or([
+          eb('status', 'in', ['succeeded', 'failed', 'resolved']),
+          // A task's creation record goes once its task's money is resolved (settled or released).
+          eb.and([
+            eb('status', '=', 'accepted'),
+            eb(
+              'task_id',
+              'in',
+              eb
+                .selectFrom('tasks')
+                .select('tasks.id')
+                .where('tasks.billing_state', 'in', ['settled', 'released']),
+            ),
+          ]),
+        ]),
+      )
       .executeTakeFirst();
     return Number(result.numDeletedRows);
   }

@@ -41,7 +41,9 @@ export class SettlementService {
         return { view: recordView(row), replayed: true };
       throw new ApiError(
         'SETTLEMENT_NOT_ALLOWED',
-        `request ${requestId} cannot be settled: its status is ${row.status} (canSettle is false)`,
+        row.status === 'accepted' && row.task_id !== null
+          ? `request ${requestId} created task ${row.task_id}: a task is settled at its own settlement.url (read the task), never here`
+          : `request ${requestId} cannot be settled: its status is ${row.status} (canSettle is false)`,
       );
     }
     const holdId = row.hold_id;
@@ -59,17 +61,17 @@ export class SettlementService {
           idempotency_key: idempotencyKey,
           at: new Date(now).toISOString(),
         });
-        await this.records.update(
-          requestId,
-          { status: 'succeeded', resolution, updated_at: now },
-          trx,
-        );
+        const moved = await this.records.transition(trx, requestId, 'awaiting_funds', 'succeeded', {
+          resolution,
+          updated_at: now,
+        });
+        // Not awaiting funds any more: the capture rolls back with this refusal.
+        if (!moved) throw settlementRefused(requestId);
       }
       return result;
     });
     if (outcome === 'insufficient_funds') throw awaitingFundsError(requestId, amount);
-    if (outcome === 'already_resolved')
-      throw new ApiError('SETTLEMENT_NOT_ALLOWED', `request ${requestId} was settled already`);
+    if (outcome === 'already_resolved') throw settlementRefused(requestId);
     const settled = await this.records.byId(requestId);
     if (settled === undefined) throw recordNotFound();
     return { view: recordView(settled), replayed: false };
@@ -115,12 +117,16 @@ export class SettlementService {
       });
       if (input.action === 'release') {
         if (!(await releaseHold(trx, this.effects, { holdId, reason: `operator: ${reason}` })))
-          throw new ApiError('SETTLEMENT_NOT_ALLOWED', 'hold already resolved');
-        await this.records.update(
-          requestId,
-          { status: 'resolved', resolution, updated_at: now },
+          throw resolutionRefused(requestId);
+        const moved = await this.records.transition(
           trx,
+          requestId,
+          'submission_unknown',
+          'resolved',
+          { resolution, updated_at: now },
         );
+        // Finished meanwhile (a late outcome): the release rolls back with this refusal.
+        if (!moved) throw resolutionRefused(requestId);
         return;
       }
       const captured = await captureHold(trx, this.effects, {
@@ -133,22 +139,39 @@ export class SettlementService {
           'INSUFFICIENT_FUNDS',
           'the amount exceeds the hold and the difference is not available',
         );
-      if (captured === 'already_resolved')
-        throw new ApiError('SETTLEMENT_NOT_ALLOWED', 'hold already resolved');
-      await this.records.update(
+      if (captured === 'already_resolved') throw resolutionRefused(requestId);
+      const moved = await this.records.transition(
+        trx,
         requestId,
+        'submission_unknown',
+        'resolved',
         {
-          status: 'resolved',
           resolution,
           amount,
           pricing_rule: 'operator resolution',
           updated_at: now,
         },
-        trx,
       );
+      if (!moved) throw resolutionRefused(requestId);
     });
     const resolved = await this.records.byId(requestId);
     if (resolved === undefined) throw recordNotFound();
     return recordView(resolved);
   }
+}
+
+/** A settle that found the record no longer awaiting funds once inside its transaction. */
+function settlementRefused(requestId: string): ApiError {
+  return new ApiError(
+    'SETTLEMENT_NOT_ALLOWED',
+    `request ${requestId} is no longer awaiting funds (settled already?): read GET /v1/requests/${requestId}`,
+  );
+}
+
+/** A resolution that found the record or its hold resolved meanwhile (a late outcome, another operator). */
+function resolutionRefused(requestId: string): ApiError {
+  return new ApiError(
+    'SETTLEMENT_NOT_ALLOWED',
+    `request ${requestId} is no longer submission_unknown: it was finished or resolved meanwhile; read it again`,
+  );
 }

@@ -1,9 +1,11 @@
+import { SIMULATOR_LIMITS } from './limits.js';
+
 /**
  * Fault directives the simulator reads anywhere in the prompt (or the embedding input, or the
  * rerank query and documents): `[sim:fail=503]`, `[sim:delay=200]`, `[sim:cut_after=3]`,
  * `[sim:no_usage]`, `[sim:hang]`, `[sim:extra_tokens=50]`, `[sim:extra_prompt_tokens=50]`,
- * `[sim:task=fail]`,
- * `[sim:task=unknown]`, `[sim:task_seconds=8]`. Real adapters never read them.
+ * `[sim:task=fail]`, `[sim:task=fail_billed]`, `[sim:task=unknown]`, `[sim:task_seconds=8]`,
+ * `[sim:deliver_seconds=4]`, `[sim:deliver_images=1]`. Real adapters never read them.
  */
 export interface Directives {
   fail?: number;
@@ -16,8 +18,14 @@ export interface Directives {
   extraTokens?: number;
   /** Chat: prompt tokens reported beyond those read (input above the hold, within the credible bound). */
   extraPromptTokens?: number;
-  task?: 'fail' | 'unknown';
+  /** Images and videos: the generation fails (billed or not), or the answer never comes. */
+  task?: 'fail' | 'fail_billed' | 'unknown';
+  /** Videos: seconds from creation to a finished job. */
   taskSeconds?: number;
+  /** Videos: seconds of the delivered file, instead of those asked. */
+  deliverSeconds?: number;
+  /** Images: pictures delivered, instead of the `n` asked (at most `n`). */
+  deliverImages?: number;
 }
 
 export class DirectiveError extends Error {
@@ -64,12 +72,23 @@ function apply(directives: Directives, name: string, value: string | undefined):
       directives.extraPromptTokens = integer(name, value, 0, 1_000_000_000);
       return;
     case 'task':
-      if (value !== 'fail' && value !== 'unknown')
-        throw new DirectiveError('directive [sim:task] takes fail or unknown');
+      if (value !== 'fail' && value !== 'fail_billed' && value !== 'unknown')
+        throw new DirectiveError('directive [sim:task] takes fail, fail_billed or unknown');
       directives.task = value;
       return;
     case 'task_seconds':
-      directives.taskSeconds = integer(name, value, 1, 3_600);
+      directives.taskSeconds = integer(name, value, 0, 3_600);
+      return;
+    case 'deliver_seconds':
+      directives.deliverSeconds = integer(
+        name,
+        value,
+        SIMULATOR_LIMITS.videoSeconds.min,
+        SIMULATOR_LIMITS.videoSeconds.max,
+      );
+      return;
+    case 'deliver_images':
+      directives.deliverImages = integer(name, value, 0, SIMULATOR_LIMITS.imagesPerRequest);
       return;
     default:
       throw new DirectiveError(`unknown simulator directive [sim:${name}]`);

@@ -29,4 +29,27 @@ export const SIMULATOR_LIMITS = {
   embeddingValues: 1_048_576,
   /** Rerank: documents per request. */
   rerankDocuments: 10_000,
+  /** Images and videos: characters of a prompt (OpenAI's own limit for image prompts). */
+  promptCharacters: 32_000,
+  /** Images: pictures per request, and the width and height range of each (pixels). */
+  imagesPerRequest: 4,
+  imageSide: { min: 64, max: 2_048 },
+  /** Images answered as URLs: files kept for `GET /v1/images/files/…`, by count and bytes (oldest evicted). */
+  imageFiles: 256,
+  imageFileBytes: 64 * 1024 * 1024,
+  /** Videos: seconds asked or delivered, and the width and height range (pixels, even). */
+  videoSeconds: { min: 1, max: 20 },
+  videoSide: { min: 64, max: 1_920 },
+  /** Videos: frames per second of the generated file (low, so encoding stays cheap). */
+  videoFramesPerSecond: 4,
+  /** Videos: jobs kept (the oldest finished one is evicted; all unfinished -> 429). */
+  videoJobs: 10_000,
+  /** Videos: longest `Idempotency-Key` accepted (Stripe's limit). */
+  idempotencyKeyCharacters: 255,
+  /** Videos: encoded files cached, by count and bytes (least recently read evicted). */
+  videoFiles: 32,
+  videoFileBytes: 64 * 1024 * 1024,
+  /** Videos: encodings waiting for the one encoder (503 above), and the longest one may run. */
+  videoEncodeQueue: 64,
+  videoEncodeMs: 60_000,
 } as const;

@@ -5,14 +5,16 @@ import { DirectiveError, parseDirectives, type Directives } from './directives.j
 import { answerChat, parseChatBody } from './chat.js';
 import { completionBody, streamChat } from './chat-wire.js';
 import { BadRequest, embeddingsResponse, parseEmbeddingsBody } from './embeddings.js';
-import { SIMULATOR_LIMITS } from './limits.js';
+import { delay, parseBody, readBody, send } from './http-io.js';
+import { createMediaRoutes, type MediaRoutes } from './media-routes.js';
 import { parseRerankBody, rerankResponse } from './rerank.js';
-import { checkJsonShape } from '../util/json-shape.js';
 
 export interface SimulatorOptions {
   host?: string;
   port?: number;
   logger?: { warn(object: unknown, message?: string): void };
+  /** Milliseconds since the epoch; video jobs move through their states by it. Default `Date.now`. */
+  now?: () => number;
 }
 
 export interface Simulator {
@@ -56,12 +58,14 @@ const routes: Record<string, Handler> = {
 
 /**
  * The built-in upstream: a real HTTP server on loopback that speaks the OpenAI chat (plain and
- * SSE) and embeddings protocols and the Cohere/Jina rerank protocol with deterministic outputs, and injects faults on request
- * (docs/simulator.md).
+ * SSE), embeddings, Images and Videos protocols and the Cohere/Jina rerank protocol with
+ * deterministic outputs, and injects faults on request (docs/simulator.md).
  */
 export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
+  let url = '';
+  const media = createMediaRoutes({ baseUrl: () => url, now: options.now ?? Date.now });
   const server = createServer((request, response) => {
-    handle(request, response).catch((error: unknown) => {
+    handle(request, response, media).catch((error: unknown) => {
       options.logger?.warn({ err: error }, 'simulator request failed');
       if (!response.headersSent)
         send(response, 500, { error: { message: 'simulator fault', type: 'server_error' } });
@@ -74,18 +78,26 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   });
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  url = `http://${host}:${address.port}`;
   return {
-    url: `http://${host}:${address.port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
+    url,
+    close: async () => {
+      await media.close();
+      await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
-      }),
+      });
+    },
   };
 }
 
-async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+async function handle(
+  request: IncomingMessage,
+  response: ServerResponse,
+  media: MediaRoutes,
+): Promise<void> {
   response.setHeader('x-request-id', `sim-${randomUUID()}`);
+  if (await media.handle(request, response)) return;
   const path = (request.url ?? '/').split('?')[0] ?? '/';
   const route = routes[path];
   if (route === undefined || request.method !== 'POST') {
@@ -125,61 +137,4 @@ async function handle(request: IncomingMessage, response: ServerResponse): Promi
     return;
   }
   send(response, 200, handled.answer());
-}
-
-/** JSON within the simulator's depth and item limits (beyond them, later work overflows or drags). */
-function parseBody(text: string): unknown {
-  const problem = checkJsonShape(text, {
-    maxDepth: SIMULATOR_LIMITS.jsonDepth,
-    maxItems: SIMULATOR_LIMITS.jsonItems,
-  });
-  if (problem?.kind === 'depth')
-    throw new BadRequest(`body nests deeper than ${SIMULATOR_LIMITS.jsonDepth} levels`);
-  if (problem?.kind === 'items')
-    throw new BadRequest(`body holds more than ${SIMULATOR_LIMITS.jsonItems} JSON items`);
-  return JSON.parse(text) as unknown;
-}
-
-/**
- * Waits `ms`; true when the time passed, false as soon as the client goes away (so a parsed
- * body is not kept for minutes for nobody).
- */
-function delay(ms: number, response: ServerResponse): Promise<boolean> {
-  return new Promise((resolve) => {
-    const finish = (elapsed: boolean) => {
-      clearTimeout(timer);
-      response.off('close', left);
-      resolve(elapsed);
-    };
-    const left = () => finish(false);
-    const timer = setTimeout(() => finish(true), ms);
-    response.once('close', left);
-  });
-}
-
-function readBody(request: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    request.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > SIMULATOR_LIMITS.bodyBytes) {
-        reject(new BadRequest('body too large'));
-        request.destroy();
-        return;
-      }
-      chunks.push(chunk);
-    });
-    request.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    request.on('error', reject);
-  });
-}
-
-function send(response: ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
-  response.writeHead(status, {
-    'content-type': 'application/json',
-    'content-length': Buffer.byteLength(text),
-  });
-  response.end(text);
 }

@@ -17,6 +17,9 @@ export interface Database {
   assets: AssetTable;
   asset_uses: AssetUseTable;
   asset_objects: AssetObjectTable;
+  tasks: TaskTable;
+  shares: ShareTable;
+  share_events: ShareEventTable;
 }
 
 /** A stored object (content address) and whether it may still be used; migrations/005. */
@@ -52,6 +55,10 @@ export interface AssetTable {
   model: string | null;
   created_at: number;
   deleted_at: number | null;
+  /** The task that produced it (outputs); null for uploads. */
+  task_id: string | null;
+  /** When it became readable: at upload, or when its task was settled; null until then. */
+  delivered_at: number | null;
 }
 
 export interface ConversationTable {
@@ -154,8 +161,15 @@ export interface ModelPriceTable {
   created_at: number;
 }
 
+/** `accepted`: a task was created (202); the task carries the rest of the story (docs/tasks.md). */
 export type RequestStatus =
-  'processing' | 'succeeded' | 'failed' | 'submission_unknown' | 'awaiting_funds' | 'resolved';
+  | 'processing'
+  | 'succeeded'
+  | 'failed'
+  | 'submission_unknown'
+  | 'awaiting_funds'
+  | 'resolved'
+  | 'accepted';
 
 export interface RequestTable {
   id: string;
@@ -188,7 +202,100 @@ export interface RequestTable {
   /** When and why an operator reviewed a flagged usage. */
   usage_reviewed_at: number | null;
   usage_review: string | null;
+  /** The task a creation (`accepted`) record created. */
+  task_id: string | null;
   created_at: number;
   updated_at: number;
   expires_at: number;
+}
+
+export type TaskKind = 'image' | 'video';
+/** What the caller sees; the moves between them are listed once in tasks/task-states.ts. */
+export type TaskStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'submission_unknown';
+/**
+ * Whether the submission may have reached the upstream: `pending` (not a byte sent, safe to
+ * send), `sending` (a submission may be on its way: never send again, only look it up),
+ * `accepted` (the upstream gave its id).
+ */
+export type TaskSubmission = 'pending' | 'sending' | 'accepted';
+/** The money: `reserved` (hold open, unpriced), `pending` (priced, awaiting settlement), `settled`, `released`. */
+export type TaskBillingState = 'reserved' | 'pending' | 'settled' | 'released';
+
+export interface TaskTable {
+  id: string;
+  kind: TaskKind;
+  account_id: string;
+  key_id: string;
+  /** The creation record (`accepted`). */
+  request_id: string;
+  model: string;
+  upstream: string;
+  status: TaskStatus;
+  submission: TaskSubmission;
+  /** The parsed creation input (JSON). */
+  input: string;
+  quoted_amount: number;
+  price_version: string;
+  /** The quote's line items (JSON). */
+  line_items: string;
+  hold_id: string;
+  billing_state: TaskBillingState;
+  actual_amount: number | null;
+  actual_line_items: string | null;
+  pricing_rule: string | null;
+  settled_amount: number | null;
+  upstream_task_id: string | null;
+  /** JSON array of output descriptions (asset ids); shown only once delivered. */
+  outputs: string | null;
+  error_code: string | null;
+  error_message: string | null;
+  /** Operator resolution (JSON), for `submission_unknown` tasks. */
+  resolution: string | null;
+  lease_owner: string | null;
+  lease_until: number | null;
+  /** When a worker should next look at it; null: nothing to do (final, or waits for an operator). */
+  due_at: number | null;
+  attempts: number;
+  submitted_at: number | null;
+  finished_at: number | null;
+  settled_at: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+/** Where a share is in its review; the moves between them are listed once in shares/share-states.ts. */
+export type ShareState = 'pending_review' | 'approved' | 'rejected' | 'revoked';
+
+/** A public share of one delivered asset, behind review; migrations/010-shares.ts. */
+export interface ShareTable {
+  id: string;
+  account_id: string;
+  /** The key that asked for it: the only key that reads, lists and withdraws it. */
+  key_id: string;
+  /** The task named when it was asked for by `task_id`; null when asked for by `asset_id`. */
+  task_id: string | null;
+  /** The content it serves. */
+  asset_id: string;
+  state: ShareState;
+  /** Hex SHA-256 of the public token; the token itself is never stored. */
+  token_hash: string;
+  created_at: number;
+  /** When the latest decision (approve, reject, revoke) was made. */
+  decided_at: number | null;
+  /** The reason given with that decision (shown to the owner); the journal keeps every one. */
+  decision_reason: string | null;
+  updated_at: number;
+}
+
+/** Append-only journal of a share: every request and decision, with who and why. */
+export interface ShareEventTable {
+  id: string;
+  share_id: string;
+  /** 0 for the request, then one more per decision, in the order they happened. */
+  sequence: number;
+  at: number;
+  /** `key:<id>` (the owner) or `operator` (admin API, CLI). */
+  actor: string;
+  action: 'requested' | 'approved' | 'rejected' | 'revoked';
+  reason: string | null;
 }

@@ -132,4 +132,16 @@ describe.each(dialects)('exact ledger check on $name', (dialect) => {
       },
     ]);
   });
+
+  it('finds a balance above the maximum, written past the bounds by any means', async () => {
+    await removeMoneyBounds(store.db as unknown as Kysely<unknown>);
+    const over = MAX_BALANCE_MICRO_YUAN + 1;
+    const accountId = await accountCredited(over, [over]);
+    const report = await checkLedger(store.db);
+    expect(report.violations).toContainEqual({
+      invariant: 'within_bounds',
+      subject: accountId,
+      detail: `balance ${over}, held 0, maximum ${MAX_BALANCE_MICRO_YUAN}`,
+    });
+  });
 });

@@ -5,6 +5,8 @@ import { ApiError } from '../../errors/api-error.js';
 import { operatorRecordView } from '../../requests/record-view.js';
 import { bearerTokenOrNothing } from '../plugins/admin-token.js';
 import type { AppDeps } from '../deps.js';
+import { registerAdminTasks } from './admin-tasks.js';
+import { registerShareReview } from './shares.js';
 
 type Body = Record<string, unknown> & { amount?: unknown; reference?: unknown; code?: unknown };
 
@@ -190,4 +192,6 @@ export function registerAdmin(scope: FastifyInstance, deps: AppDeps): void {
         reason: request.body.reason,
       }),
   );
+  registerAdminTasks(scope, deps);
+  registerShareReview(scope, deps);
 }

@@ -3,12 +3,12 @@ import { Readable } from 'node:stream';
 import { assetNotFound, deleteAsset } from '../../assets/asset-uses.js';
 import { assetView } from '../../assets/asset-view.js';
 import type { AssetStorage } from '../../assets/local-storage.js';
-import { parseRange, rangeNotSatisfiable } from '../../assets/range.js';
 import { UploadService, type UploadInput } from '../../assets/upload-service.js';
 import { invalidInput } from '../../errors/api-error.js';
 import { readIdempotencyKey } from '../../requests/idempotency.js';
 import { principalOf, requirePersonal } from '../plugins/authenticate.js';
 import type { AppDeps } from '../deps.js';
+import { serveContent } from '../serve-content.js';
 
 /**
  * Personal assets (docs/assets.md): raw-body uploads streamed to storage and checked by their
@@ -41,7 +41,9 @@ export function registerAssets(v1: FastifyInstance, deps: AppDeps, storage: Asse
           .selectFrom('assets')
           .selectAll()
           .where('account_id', '=', principal.accountId)
-          .where('deleted_at', 'is', null);
+          .where('deleted_at', 'is', null)
+          // A task's outputs are listed once delivered (settled), not before.
+          .where('delivered_at', 'is not', null);
         if (request.query.after !== undefined) {
           const cursor = await deps.store.db
             .selectFrom('assets')
@@ -80,37 +82,7 @@ export function registerAssets(v1: FastifyInstance, deps: AppDeps, storage: Asse
       const principal = principalOf(request);
       requirePersonal(principal);
       const row = await ownAsset(deps, principal.accountId, request.params.id);
-      const etag = `"${row.sha256}"`;
-      void reply
-        .header('etag', etag)
-        .header('last-modified', new Date(row.created_at).toUTCString())
-        .header('accept-ranges', 'bytes')
-        .header('cache-control', 'private, max-age=0');
-      const ifNoneMatch = request.headers['if-none-match'];
-      if (
-        ifNoneMatch !== undefined &&
-        (ifNoneMatch === '*' ||
-          ifNoneMatch.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag))
-      ) {
-        return reply.code(304).send();
-      }
-      const ifRange = request.headers['if-range'];
-      const rangeHeader =
-        ifRange === undefined || ifRange === etag ? request.headers.range : undefined;
-      const range = parseRange(rangeHeader, row.bytes);
-      if (range.kind === 'unsatisfiable') throw rangeNotSatisfiable(row.bytes);
-      void reply.type(row.media_type);
-      if (range.kind === 'single') {
-        void reply
-          .code(206)
-          .header('content-range', `bytes ${range.start}-${range.end}/${row.bytes}`)
-          .header('content-length', range.end - range.start + 1);
-        return request.method === 'HEAD'
-          ? reply.send()
-          : reply.send(await storage.open(row.sha256, range));
-      }
-      void reply.header('content-length', row.bytes);
-      return request.method === 'HEAD' ? reply.send() : reply.send(await storage.open(row.sha256));
+      return serveContent(request, reply, storage, row);
     };
     scope.get<{ Params: { id: string } }>(
       '/v1/assets/:id/content',
@@ -138,6 +110,7 @@ async function ownAsset(deps: AppDeps, accountId: string, id: string) {
     .selectAll()
     .where('id', '=', id)
     .where('deleted_at', 'is', null)
+    .where('delivered_at', 'is not', null)
     .executeTakeFirst();
   if (row === undefined || row.account_id !== accountId) throw assetNotFound(id);
   return row;

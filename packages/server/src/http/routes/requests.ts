@@ -3,6 +3,7 @@ import { ApiError } from '../../errors/api-error.js';
 import { readIdempotencyKey } from '../../requests/idempotency.js';
 import { principalOf } from '../plugins/authenticate.js';
 import type { AppDeps } from '../deps.js';
+import { refuseQueryString } from '../settle-rules.js';
 
 /** Recovery reads and settlement of the original request record (spec 4.2). */
 export function registerRequests(scope: FastifyInstance, deps: AppDeps): void {
@@ -28,8 +29,7 @@ export function registerRequests(scope: FastifyInstance, deps: AppDeps): void {
 
   scope.post<{ Params: { id: string } }>('/v1/requests/:id/settle', async (request, reply) => {
     const idempotencyKey = readIdempotencyKey(request.headers);
-    if (request.url.includes('?'))
-      throw new ApiError('INVALID_INPUT', 'settle takes no query parameters', 'query');
+    refuseQueryString(request);
     const length = Number(request.headers['content-length'] ?? 0);
     if (length > 0 || (request.body !== undefined && request.body !== null)) {
       throw new ApiError(

@@ -7,6 +7,8 @@ import * as assetObjects from './005-asset-objects.js';
 import * as keyRotation from './006-key-rotation.js';
 import * as moneyBounds from './007-money-bounds.js';
 import * as usageReview from './008-usage-review.js';
+import * as tasks from './009-tasks.js';
+import * as shares from './010-shares.js';
 
 /**
  * Versioned migrations, applied in name order at start. Never edit a released migration: add
@@ -21,6 +23,8 @@ const migrations: Record<string, Migration> = {
   '006-key-rotation': keyRotation,
   '007-money-bounds': moneyBounds,
   '008-usage-review': usageReview,
+  '009-tasks': tasks,
+  '010-shares': shares,
 };
 
 export const migrationProvider: MigrationProvider = {

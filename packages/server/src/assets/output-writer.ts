@@ -1,0 +1,71 @@
+import type { Readable } from 'node:stream';
+import type { Kysely } from 'kysely';
+import type { AssetTable, Database } from '../store/schema.js';
+import type { Clock, IdGenerator } from '../util/effects.js';
+import { claimObject } from './asset-objects.js';
+import type { AssetStorage } from './local-storage.js';
+import { probeFile, type AssetMediaType } from './probe.js';
+
+/** A task output that is not what the task makes (wrong type, unreadable, too large). */
+export class UnacceptableOutput extends Error {
+  override readonly name = 'UnacceptableOutput';
+}
+
+/**
+ * Stores a task's output as an asset of the creating account, checked like an upload: streamed
+ * to staging (hashed, capped), probed by its bytes (never by the upstream's label), required to
+ * be one of `mediaTypes`, then placed at its content address. The row is returned, not inserted:
+ * the worker inserts it in the same transaction that marks the task succeeded, undelivered
+ * (`delivered_at` null) until settlement. Bytes placed by a worker that dies before that
+ * transaction belong to no asset and are reclaimed by the sweeper (asset-objects.ts).
+ */
+export async function storeTaskOutput(
+  deps: {
+    db: Kysely<Database>;
+    storage: AssetStorage;
+    clock: Clock;
+    ids: IdGenerator;
+  },
+  output: {
+    body: Readable;
+    maxBytes: number;
+    mediaTypes: readonly AssetMediaType[];
+    accountId: string;
+    keyId: string;
+    taskId: string;
+    model: string;
+  },
+  signal?: AbortSignal,
+): Promise<AssetTable> {
+  const staged = await deps.storage.stage(output.body, output.maxBytes, signal);
+  try {
+    const probe = await probeFile(staged.tempPath).catch((error: unknown) => {
+      throw new UnacceptableOutput(`the output cannot be read: ${(error as Error).message}`);
+    });
+    if (!output.mediaTypes.includes(probe.mediaType))
+      throw new UnacceptableOutput(
+        `the output is ${probe.mediaType}, expected ${output.mediaTypes.join(' or ')}`,
+      );
+    await claimObject(deps.db, staged.sha256, () => deps.clock.now());
+    await deps.storage.commit(staged);
+    return {
+      id: deps.ids.next('asset'),
+      account_id: output.accountId,
+      key_id: output.keyId,
+      sha256: staged.sha256,
+      media_type: probe.mediaType,
+      bytes: staged.bytes,
+      width: probe.width,
+      height: probe.height,
+      duration_ms: probe.durationSeconds === null ? null : Math.round(probe.durationSeconds * 1000),
+      file_name: null,
+      model: output.model,
+      created_at: deps.clock.now(),
+      deleted_at: null,
+      task_id: output.taskId,
+      delivered_at: null,
+    };
+  } finally {
+    await deps.storage.discard(staged);
+  }
+}

@@ -1,0 +1,154 @@
+import type { Family, ModelConfig, ModelPrices } from './schema.js';
+
+/**
+ * Which prices a model needs and may carry, by its families (docs/billing.md). One function for
+ * the configuration file and for admin price changes, so both refuse the same things. The
+ * schema has already checked each field alone (integers, bounds, size and quality spelling);
+ * these rules relate fields to each other and to the model.
+ */
+
+export interface PriceIssue {
+  /** Path from the model: `['prices', 'per_image']`, `['image_sizes', 0]`. */
+  readonly path: readonly (string | number)[];
+  readonly message: string;
+}
+
+/** The model fields the rules read (the parsed model, or one being checked). */
+export type PricedModel = Pick<
+  ModelConfig,
+  | 'id'
+  | 'families'
+  | 'image_sizes'
+  | 'image_qualities'
+  | 'video_sizes'
+  | 'generate_audio'
+  | 'max_reference_images'
+>;
+
+export const TOKEN_PRICE_FIELDS = [
+  'input_per_million_tokens',
+  'output_per_million_tokens',
+  'reasoning_per_million_tokens',
+  'cached_input_per_million_tokens',
+] as const satisfies readonly (keyof ModelPrices)[];
+
+/** Families billed on tokens; images and videos are billed per image and per second. */
+export function billsTokens(family: Family): boolean {
+  return family !== 'images' && family !== 'videos';
+}
+
+/** Families that may carry video and reference-image prices (H3 bills seconds and references too). */
+const SECOND_FAMILIES: ReadonlySet<Family> = new Set<Family>(['videos', 'h3']);
+const REFERENCE_FAMILIES: ReadonlySet<Family> = new Set<Family>(['images', 'videos', 'h3']);
+
+/**
+ * Every rule `prices` breaks for `model`. `source: 'config'` adds the checks that tie the
+ * model's own offer (`image_sizes`, `video_sizes`, `image_qualities`, `generate_audio`) to its
+ * prices: an admin price change may close a size on purpose (a quote then names it as closed),
+ * a configuration that offers what it never priced is a mistake.
+ */
+export function modelPriceIssues(
+  model: PricedModel,
+  prices: ModelPrices,
+  source: 'config' | 'admin',
+): PriceIssue[] {
+  const issues: PriceIssue[] = [];
+  const add = (path: readonly (string | number)[], message: string) =>
+    issues.push({ path, message });
+  const families = model.families;
+  const has = (family: Family) => families.includes(family);
+  const familyList = families.join(', ');
+
+  if (families.some(billsTokens)) {
+    if (prices.input_per_million_tokens === undefined)
+      add(['prices', 'input_per_million_tokens'], 'required');
+  } else {
+    const tokenField = TOKEN_PRICE_FIELDS.find((field) => prices[field] !== undefined);
+    if (tokenField !== undefined)
+      add(
+        ['prices', tokenField],
+        `is a token price; ${model.id} (${familyList}) is billed per image or per second, not per token`,
+      );
+  }
+
+  if (has('images') && prices.per_image === undefined)
+    add(['prices', 'per_image'], 'required for a model of family images');
+  if (!has('images') && prices.per_image !== undefined)
+    add(['prices', 'per_image'], `only for models of family images; ${model.id} is ${familyList}`);
+
+  if (has('videos') && prices.per_second === undefined)
+    add(['prices', 'per_second'], 'required for a model of family videos');
+  const secondsAllowed = families.some((family) => SECOND_FAMILIES.has(family));
+  for (const field of ['per_second', 'per_second_with_audio'] as const) {
+    if (!secondsAllowed && prices[field] !== undefined)
+      add(
+        ['prices', field],
+        `only for models of family videos or h3; ${model.id} is ${familyList}`,
+      );
+  }
+  if (prices.per_second_with_audio !== undefined) {
+    for (const [size, withAudio] of Object.entries(prices.per_second_with_audio)) {
+      const silent = prices.per_second?.[size];
+      if (silent === undefined)
+        add(['prices', 'per_second_with_audio', size], `has no per_second price for ${size}`);
+      else if (withAudio < silent)
+        // A video asked with audio but delivered without is billed at per_second; audio never
+        // cheaper keeps the actual amount at or below the quote.
+        add(
+          ['prices', 'per_second_with_audio', size],
+          `is ${withAudio}, below per_second ${silent}; the price with audio must be at least the price without`,
+        );
+    }
+  }
+
+  const referencesAllowed = families.some((family) => REFERENCE_FAMILIES.has(family));
+  for (const field of ['per_reference_image', 'free_reference_images'] as const) {
+    if (!referencesAllowed && prices[field] !== undefined)
+      add(
+        ['prices', field],
+        `only for models of family images, videos or h3; ${model.id} is ${familyList}`,
+      );
+  }
+  const free = prices.free_reference_images ?? 0;
+  if (model.max_reference_images > free && prices.per_reference_image === undefined)
+    add(
+      ['prices', 'per_reference_image'],
+      `required: max_reference_images allows ${model.max_reference_images} reference images and ${free} are free`,
+    );
+
+  if (source === 'config') issues.push(...offerIssues(model, prices));
+  return issues;
+}
+
+/** Configuration only: everything the model offers has a price. */
+function offerIssues(model: PricedModel, prices: ModelPrices): PriceIssue[] {
+  const issues: PriceIssue[] = [];
+  const perImage = prices.per_image;
+  if (perImage !== undefined) {
+    model.image_sizes?.forEach((size, index) => {
+      if (perImage[size] === undefined)
+        issues.push({ path: ['image_sizes', index], message: `${size} has no per_image price` });
+    });
+    const offeredSizes = model.image_sizes ?? Object.keys(perImage);
+    model.image_qualities?.forEach((quality, index) => {
+      if (!offeredSizes.some((size) => perImage[size]?.[quality] !== undefined))
+        issues.push({
+          path: ['image_qualities', index],
+          message: `${quality} has no per_image price for any offered size`,
+        });
+    });
+  }
+  const perSecond = prices.per_second;
+  if (perSecond !== undefined) {
+    model.video_sizes?.forEach((size, index) => {
+      if (perSecond[size] === undefined)
+        issues.push({ path: ['video_sizes', index], message: `${size} has no per_second price` });
+    });
+    if (model.generate_audio && prices.per_second_with_audio === undefined)
+      issues.push({
+        path: ['prices', 'per_second_with_audio'],
+        message: 'required when generate_audio is true',
+      });
+  }
+  return issues;
+}

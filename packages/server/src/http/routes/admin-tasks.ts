@@ -1,0 +1,45 @@
+import type { FastifyInstance } from 'fastify';
+import type { AppDeps } from '../deps.js';
+
+const resolveBody = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { action: {}, upstream_task_id: {}, reason: {} },
+} as const;
+
+/**
+ * Operators' task routes under `/admin/v1` (docs/admin.md): list and show any account's tasks,
+ * resolve a `submission_unknown` one. Registered inside the admin scope, behind its token.
+ */
+export function registerAdminTasks(scope: FastifyInstance, deps: AppDeps): void {
+  scope.get<{ Querystring: { status?: string; account_id?: string } }>(
+    '/admin/v1/tasks',
+    {
+      schema: {
+        querystring: {
+          type: 'object',
+          additionalProperties: false,
+          properties: { status: { type: 'string' }, account_id: { type: 'string' } },
+        },
+      },
+    },
+    async (request) =>
+      deps.taskOperations.list({
+        status: request.query.status,
+        accountId: request.query.account_id,
+      }),
+  );
+  scope.get<{ Params: { id: string } }>('/admin/v1/tasks/:id', async (request) =>
+    deps.taskOperations.show(request.params.id),
+  );
+  scope.post<{
+    Params: { id: string };
+    Body: { action?: unknown; upstream_task_id?: unknown; reason?: unknown };
+  }>('/admin/v1/tasks/:id/resolve', { schema: { body: resolveBody } }, async (request) =>
+    deps.taskOperations.resolve(request.params.id, {
+      action: request.body.action,
+      upstream_task_id: request.body.upstream_task_id,
+      reason: request.body.reason,
+    }),
+  );
+}

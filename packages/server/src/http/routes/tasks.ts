@@ -1,0 +1,98 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError } from '../../errors/api-error.js';
+import { fingerprint, readIdempotencyKey } from '../../requests/idempotency.js';
+import type { RequestIdentity } from '../../requests/request-service.js';
+import {
+  imageBodySchema,
+  parseTaskBody,
+  videoBodySchema,
+  type TaskBody,
+} from '../../tasks/task-input.js';
+import { settleBodySchema, type SettleBody } from '../../tasks/task-settlement.js';
+import type { AppDeps } from '../deps.js';
+import { principalOf } from '../plugins/authenticate.js';
+import { answerClaim as answer } from '../claim-answer.js';
+import { serveContent } from '../serve-content.js';
+import { refuseQueryString, SETTLE_BODY_LIMIT } from '../settle-rules.js';
+
+const KINDS = [
+  { kind: 'image', base: '/v1/images', create: '/v1/images/generations', schema: imageBodySchema },
+  { kind: 'video', base: '/v1/videos', create: '/v1/videos', schema: videoBodySchema },
+] as const;
+
+/**
+ * Image and video tasks (docs/tasks.md): read-only quotes, creation (202 with the task),
+ * reads and settlement by the creating key, and video content once delivered. Routes parse,
+ * call one service, answer.
+ */
+export function registerTasks(scope: FastifyInstance, deps: AppDeps): void {
+  for (const { kind, base, create, schema } of KINDS) {
+    scope.post<{ Body: TaskBody }>(`${base}/quote`, { schema: { body: schema } }, async (request) =>
+      deps.tasks.quote(principalOf(request), parseTaskBody(kind, request.body)),
+    );
+
+    scope.post<{ Body: TaskBody }>(create, { schema: { body: schema } }, async (request, reply) => {
+      const identity = identityOf(request, request.body.model);
+      return answer(reply, await deps.tasks.create(identity, parseTaskBody(kind, request.body)));
+    });
+
+    scope.get<{ Params: { id: string } }>(`${base}/:id`, async (request) =>
+      deps.tasks.read(principalOf(request), kind, request.params.id),
+    );
+
+    scope.post<{ Params: { id: string }; Body: SettleBody }>(
+      `${base}/:id/settle`,
+      { bodyLimit: SETTLE_BODY_LIMIT, schema: { body: settleBodySchema } },
+      async (request, reply) => {
+        refuseQueryString(request);
+        try {
+          const claim = await deps.taskSettlement.settle(
+            identityOf(request, null),
+            { kind, id: request.params.id },
+            request.body,
+          );
+          deps.metrics.taskSettlements.inc({ outcome: 'settled' });
+          return answer(reply, claim);
+        } catch (error) {
+          const insufficient = error instanceof ApiError && error.code === 'INSUFFICIENT_FUNDS';
+          deps.metrics.taskSettlements.inc({
+            outcome: insufficient ? 'insufficient_funds' : 'refused',
+          });
+          throw error;
+        }
+      },
+    );
+  }
+
+  const videoContent = async (
+    request: FastifyRequest<{ Params: { id: string } }>,
+    reply: FastifyReply,
+  ) => {
+    const asset = await deps.tasks.deliveredOutput(
+      principalOf(request),
+      'video',
+      request.params.id,
+    );
+    return serveContent(request, reply, deps.assets, asset);
+  };
+  scope.get<{ Params: { id: string } }>(
+    '/v1/videos/:id/content',
+    { exposeHeadRoute: false },
+    videoContent,
+  );
+  scope.head<{ Params: { id: string } }>('/v1/videos/:id/content', videoContent);
+}
+
+/** The record identity of a business POST, as billed requests build it. */
+function identityOf(request: FastifyRequest, model: string | null): RequestIdentity {
+  const route = request.routeOptions.url ?? request.url;
+  return {
+    requestId: request.id,
+    principal: principalOf(request),
+    idempotencyKey: readIdempotencyKey(request.headers),
+    fingerprint: fingerprint(request.method, route, request.body),
+    method: request.method,
+    path: request.url.split('?')[0] ?? route,
+    model,
+  };
+}

@@ -1,0 +1,100 @@
+import { Readable } from 'node:stream';
+import { z } from 'zod';
+import { guardedFetch } from '../guarded-fetch.js';
+import type { SubmitResult, TaskInput, TaskOutputSource, TaskProvider } from '../task-provider.js';
+import { parseUpstream, unverifiableBody } from '../upstream-error.js';
+import type { UpstreamClient } from '../upstream-http.js';
+
+/** The largest image accepted from a result URL on another origin (it is buffered). */
+const MAX_FOREIGN_IMAGE_BYTES = 32 * 1024 * 1024;
+
+const responseSchema = z.object({
+  data: z
+    .array(z.union([z.object({ b64_json: z.string().min(1) }), z.object({ url: z.url() })]))
+    .max(16),
+});
+
+/**
+ * OpenAI-compatible Images (`POST /images/generations`): synchronous, so a submission either
+ * returns the images or fails. Results come as base64 or as URLs; a URL on the upstream's own
+ * origin is read with the upstream's client (its key), any other through the guarded fetch
+ * (public https hosts only, size-capped). Delivered = the images in the answer, at most `n`.
+ */
+export class OpenAiImages implements TaskProvider {
+  /** A synchronous answer has nothing to look up: an unanswered submission waits for an operator. */
+  readonly lookup = undefined;
+
+  constructor(
+    private readonly http: UpstreamClient,
+    /** The upstream's base URL: result URLs under it are read with `http`. */
+    private readonly baseUrl: string,
+  ) {}
+
+  async submit(
+    input: TaskInput,
+    idempotencyKey: string,
+    signal?: AbortSignal,
+  ): Promise<SubmitResult> {
+    const response = await this.http.postJson(
+      '/images/generations',
+      {
+        model: input.upstreamModel,
+        prompt: input.prompt,
+        n: input.n,
+        size: input.size,
+        ...(input.quality === undefined ? {} : { quality: input.quality }),
+      },
+      signal,
+      { 'idempotency-key': idempotencyKey },
+    );
+    const body = parseUpstream(
+      responseSchema,
+      response.json,
+      response.upstreamRequestId,
+      'images body',
+    );
+    if (body.data.length > input.n)
+      throw unverifiableBody(
+        response.upstreamRequestId,
+        `${body.data.length} images delivered for ${input.n} asked`,
+      );
+    return {
+      kind: 'completed',
+      upstreamTaskId: response.upstreamRequestId,
+      outputs: body.data.map((item) =>
+        'b64_json' in item ? fromBase64(item.b64_json) : this.fromUrl(item.url),
+      ),
+      report: { imagesDelivered: body.data.length, secondsDelivered: 0, billedFailure: false },
+    };
+  }
+
+  poll(): Promise<never> {
+    return Promise.reject(new Error('images are synchronous: nothing to poll'));
+  }
+
+  private fromUrl(url: string): TaskOutputSource {
+    return {
+      open: async (signal) => {
+        const base = new URL(this.baseUrl);
+        const parsed = new URL(url);
+        const basePath = base.pathname.replace(/\/$/, '');
+        if (parsed.origin === base.origin && parsed.pathname.startsWith(`${basePath}/`)) {
+          const binary = await this.http.getBinary(
+            parsed.pathname.slice(basePath.length) + parsed.search,
+            signal,
+          );
+          return { body: binary.body, mediaType: binary.mediaType };
+        }
+        const fetched = await guardedFetch(url, { maxBytes: MAX_FOREIGN_IMAGE_BYTES });
+        return { body: Readable.from([fetched.bytes]), mediaType: fetched.contentType ?? null };
+      },
+    };
+  }
+}
+
+function fromBase64(b64: string): TaskOutputSource {
+  return {
+    open: () =>
+      Promise.resolve({ body: Readable.from([Buffer.from(b64, 'base64')]), mediaType: null }),
+  };
+}

@@ -1,0 +1,80 @@
+import type { Readable } from 'node:stream';
+
+/**
+ * The task provider contract (version 1), beside chat, embeddings and rerank: an upstream that
+ * makes images or videos. A provider parses every upstream body with a schema at the boundary
+ * and keeps the upstream's ids apart from ours.
+ *
+ * Failures:
+ * - `submit` throws `UpstreamFailure`: `failed` when nothing can have been accepted (refused,
+ *   not sent), `unknown` when the submission may have been accepted without our hearing of it.
+ * - `poll`, `lookup` and output reads throw anything on trouble: they are reads, the worker
+ *   retries them later and never changes a task's state because one failed.
+ */
+export interface TaskInput {
+  readonly kind: 'image' | 'video';
+  /** The model name sent upstream. */
+  readonly upstreamModel: string;
+  readonly prompt: string;
+  readonly size: string;
+  /** Images: how many; videos: 1. */
+  readonly n: number;
+  readonly quality: string | undefined;
+  /** Videos: seconds asked. */
+  readonly seconds: number | undefined;
+  readonly generateAudio: boolean;
+}
+
+/** What the upstream reports it delivered: the actual amount is priced from this, never from the request. */
+export interface DeliveryReport {
+  readonly imagesDelivered: number;
+  readonly secondsDelivered: number;
+  /** A failure the upstream bills (the task then awaits settlement of that amount). */
+  readonly billedFailure: boolean;
+}
+
+/** One output to store: opened only when the worker stores it (streamed, never buffered whole). */
+export interface TaskOutputSource {
+  open(signal?: AbortSignal): Promise<{ body: Readable; mediaType: string | null }>;
+}
+
+export type SubmitResult =
+  /** Accepted for later work: poll with this id. */
+  | { readonly kind: 'accepted'; readonly upstreamTaskId: string }
+  /** A synchronous upstream (OpenAI Images) answered with the result itself. */
+  | {
+      readonly kind: 'completed';
+      readonly upstreamTaskId: string | null;
+      readonly outputs: readonly TaskOutputSource[];
+      readonly report: DeliveryReport;
+    };
+
+export type PollResult =
+  | { readonly kind: 'pending'; readonly progress: number | null }
+  | {
+      readonly kind: 'completed';
+      readonly outputs: readonly TaskOutputSource[];
+      readonly report: DeliveryReport;
+    }
+  | {
+      readonly kind: 'failed';
+      readonly code: string;
+      readonly message: string;
+      readonly report: DeliveryReport;
+    };
+
+export interface TaskProvider {
+  /**
+   * Submits once. `idempotencyKey` is our task id: an upstream that honours `Idempotency-Key`
+   * answers a repeat with the original, but the worker never relies on that to send twice.
+   */
+  submit(input: TaskInput, idempotencyKey: string, signal?: AbortSignal): Promise<SubmitResult>;
+  /**
+   * A read-only look-up of a submission whose answer never came, by the idempotency key sent
+   * with it: the upstream's task id, or null if it has none. Absent when the upstream cannot be
+   * asked (the task then waits for an operator).
+   */
+  readonly lookup:
+    ((idempotencyKey: string, signal?: AbortSignal) => Promise<string | null>) | undefined;
+  poll(upstreamTaskId: string, signal?: AbortSignal): Promise<PollResult>;
+}

@@ -1,0 +1,93 @@
+import type { Kysely } from 'kysely';
+import { captureHold, releaseHold, type LedgerEffects } from '../billing/ledger.js';
+import type { Database, RequestStatus } from '../store/schema.js';
+import { awaitingFundsError } from './request-errors.js';
+import type { Answer, RecordedOutcome, RequestIdentity } from './request-service.js';
+import type { RequestStore } from './request-store.js';
+
+/** Thrown inside the outcome's transaction to roll its money movement back. */
+class OutcomeRefused extends Error {
+  constructor() {
+    super('the record or its hold was no longer in the expected state');
+  }
+}
+
+/**
+ * Writes a request's outcome into its record with its money movement (capture or release of
+ * the hold), in one transaction, as the move `from` → the outcome's state. Returns the answer,
+ * or `refused` when the record was not in `from` or its hold was no longer open: then the whole
+ * transaction rolled back (no money moved, nothing written) and the caller decides what next.
+ */
+export async function writeOutcome(
+  deps: { db: Kysely<Database>; effects: LedgerEffects; records: RequestStore },
+  identity: RequestIdentity,
+  holdId: string | null,
+  outcome: RecordedOutcome,
+  from: RequestStatus,
+): Promise<Answer | 'refused'> {
+  const { db, effects, records } = deps;
+  const upstream = {
+    id: identity.requestId,
+    upstream_request_id: outcome.upstreamRequestId,
+    updated_at: effects.clock.now(),
+    transcript: outcome.transcript === undefined ? null : JSON.stringify(outcome.transcript),
+  };
+  try {
+    if (outcome.kind === 'failed' || outcome.kind === 'unknown') {
+      const body = outcome.error.toBody(identity.requestId);
+      await db.transaction().execute(async (trx) => {
+        if (outcome.kind === 'failed' && holdId !== null) {
+          const reason = `failed: ${outcome.error.code}`;
+          if (!(await releaseHold(trx, effects, { holdId, reason }))) throw new OutcomeRefused();
+        }
+        const moved = await records.recordOutcome(trx, from, {
+          ...upstream,
+          status: outcome.kind === 'failed' ? 'failed' : 'submission_unknown',
+          http_status: outcome.error.status,
+          response_body: JSON.stringify(body),
+          error_code: outcome.error.code,
+          usage: null,
+          amount: null,
+          pricing_rule: outcome.rule ?? null,
+          usage_flag: null,
+        });
+        if (!moved) throw new OutcomeRefused();
+      });
+      return { status: outcome.error.status, body };
+    }
+    const captured = await db.transaction().execute(async (trx) => {
+      // The money first, then the record: every writer of a record with a hold locks the hold,
+      // then the account, then the record, so two of them never wait on each other in a circle.
+      const result =
+        holdId === null
+          ? 'captured'
+          : await captureHold(trx, effects, {
+              holdId,
+              amount: outcome.amount,
+              reason: `usage of ${identity.requestId}`,
+            });
+      if (result === 'already_resolved') throw new OutcomeRefused();
+      const moved = await records.recordOutcome(trx, from, {
+        ...upstream,
+        status: result === 'captured' ? 'succeeded' : 'awaiting_funds',
+        http_status: outcome.status ?? 200,
+        response_body: JSON.stringify(outcome.body),
+        error_code: null,
+        usage: JSON.stringify(outcome.usage),
+        amount: outcome.amount,
+        pricing_rule: outcome.pricingRule,
+        usage_flag: outcome.usageFlag ?? null,
+      });
+      if (!moved) throw new OutcomeRefused();
+      return result === 'captured';
+    });
+    if (captured) return { status: outcome.status ?? 200, body: outcome.body };
+    return {
+      status: 402,
+      body: awaitingFundsError(identity.requestId, outcome.amount).toBody(identity.requestId),
+    };
+  } catch (error) {
+    if (error instanceof OutcomeRefused) return 'refused';
+    throw error;
+  }
+}

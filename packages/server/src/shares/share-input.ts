@@ -1,0 +1,88 @@
+import { ApiError, invalidInput } from '../errors/api-error.js';
+import type { ShareState } from '../store/schema.js';
+
+/** What a share is asked for: a task (its first output) or an asset, exactly one. */
+export type ShareTarget = { readonly kind: 'task' | 'asset'; readonly id: string };
+
+const ID = { type: 'string', minLength: 1, maxLength: 64 } as const;
+
+/** `POST /v1/shares`: `task_id` or `asset_id` and nothing else (the one-of rule is `parseShareBody`'s). */
+export const shareBodySchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { task_id: ID, asset_id: ID },
+} as const;
+
+export interface ShareBody {
+  readonly task_id?: string;
+  readonly asset_id?: string;
+}
+
+/** The schema-checked body as a target: exactly one of the two ids. */
+export function parseShareBody(body: ShareBody): ShareTarget {
+  if (body.task_id !== undefined && body.asset_id !== undefined)
+    throw invalidInput('task_id', 'send exactly one of task_id and asset_id, not both');
+  if (body.task_id !== undefined) return { kind: 'task', id: body.task_id };
+  if (body.asset_id !== undefined) return { kind: 'asset', id: body.asset_id };
+  throw invalidInput('task_id', 'send exactly one of task_id and asset_id');
+}
+
+export const SHARE_STATES: readonly ShareState[] = [
+  'pending_review',
+  'approved',
+  'rejected',
+  'revoked',
+];
+
+/** An optional `state` filter (query string, CLI flag). */
+export function parseState(value: unknown): ShareState | undefined {
+  if (value === undefined) return undefined;
+  const state = SHARE_STATES.find((candidate) => candidate === value);
+  if (state === undefined) throw invalidInput('state', `must be one of ${SHARE_STATES.join(', ')}`);
+  return state;
+}
+
+/** A page size: an integer from 1 to 100, `fallback` when absent (query strings are text). */
+export function parseLimit(value: unknown, fallback: number): number {
+  if (value === undefined) return fallback;
+  const limit = typeof value === 'string' && /^[0-9]{1,3}$/.test(value) ? Number(value) : value;
+  if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > 100)
+    throw invalidInput('limit', 'must be an integer from 1 to 100');
+  return limit;
+}
+
+const MAX_REASON_LENGTH = 1_000;
+
+/**
+ * A decision's reason: 1 to 1,000 characters, not only blanks, no control character but line
+ * breaks and tabs. Required to reject or revoke (someone will ask why), optional to approve.
+ */
+export function parseReason(value: unknown, required: boolean): string | null {
+  if (value === undefined || value === null) {
+    if (required)
+      throw new ApiError(
+        'INVALID_INPUT',
+        'reason is required: say why (it is journalled and shown to the share owner)',
+        'reason',
+      );
+    return null;
+  }
+  if (
+    typeof value !== 'string' ||
+    value.trim() === '' ||
+    value.length > MAX_REASON_LENGTH ||
+    [...value].some(isControlCharacter)
+  )
+    throw invalidInput(
+      'reason',
+      `must be 1 to ${MAX_REASON_LENGTH} characters of text, not only blanks, no control characters`,
+    );
+  return value;
+}
+
+/** C0 (but tab, line feed, carriage return), DEL and C1: nothing a reason needs, much a log abuses. */
+function isControlCharacter(character: string): boolean {
+  const code = character.charCodeAt(0);
+  if (character === '\t' || character === '\n' || character === '\r') return false;
+  return code < 0x20 || (code >= 0x7f && code <= 0x9f);
+}

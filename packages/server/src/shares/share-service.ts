@@ -1,0 +1,335 @@
+import type { Kysely } from 'kysely';
+import type { Principal } from '../auth/key-service.js';
+import { ApiError, invalidInput } from '../errors/api-error.js';
+import type { ServedObject } from '../http/serve-content.js';
+import type { Claim, RequestIdentity, RequestService } from '../requests/request-service.js';
+import type { Database, ShareState } from '../store/schema.js';
+import type { TaskOutput } from '../tasks/task-view.js';
+import type { Clock, IdGenerator } from '../util/effects.js';
+import { parseLimit, parseReason, parseState, type ShareTarget } from './share-input.js';
+import { canMove, DECISION_TARGET, type ShareAction } from './share-states.js';
+import { ShareStore, type SharedRow } from './share-store.js';
+import { looksLikeShareToken, shareToken, shareTokenHash } from './share-token.js';
+import { isServing, operatorShareView, shareView, type ShareView } from './share-view.js';
+
+/** The key that owns shares, with the key itself: only it computes the shares' tokens. */
+export interface ShareOwner {
+  readonly principal: Principal;
+  readonly apiKey: string;
+}
+
+type Decision = Exclude<ShareAction, 'requested'>;
+
+/**
+ * The one 404 of shares: a missing share, another key's, and on the public route an unknown
+ * token or a share that does not serve (pending, rejected, revoked, asset deleted) all look alike.
+ */
+const shareNotFound = () => new ApiError('NOT_FOUND', 'no such share');
+
+const unshareable = (target: ShareTarget) =>
+  target.kind === 'task'
+    ? new ApiError(
+        'TASK_NOT_FOUND',
+        'no delivered task of this key with this task_id (it does not exist, is another key’s, or is not settled and delivered)',
+        'task_id',
+      )
+    : new ApiError(
+        'NOT_FOUND',
+        'no delivered asset of this account with this asset_id (it does not exist, is another account’s, is deleted, or is not delivered)',
+        'asset_id',
+      );
+
+/**
+ * Public shares behind review (docs/shares.md). Owners ask for a share of a delivered result
+ * (`create`, with the idempotency claim: the record and the share commit together or not at
+ * all), read, list and withdraw their own; operators list, approve, reject and revoke with a
+ * reason; anyone with an approved share's token reads its content. Every state change is one
+ * guarded move of share-states.ts, journalled in the same transaction with who and why.
+ */
+export class ShareService {
+  private readonly store: ShareStore;
+
+  constructor(
+    private readonly deps: {
+      db: Kysely<Database>;
+      requests: RequestService;
+      clock: Clock;
+      ids: IdGenerator;
+    },
+  ) {
+    this.store = new ShareStore(deps.db);
+  }
+
+  /**
+   * `POST /v1/shares`: 202 with the share, `pending_review`. The target must be the caller's
+   * own delivered result; anything else is the same 404 whatever the reason, and records
+   * nothing (the claim rolls back), so the same idempotency key may be used again.
+   */
+  async create(identity: RequestIdentity, apiKey: string, target: ShareTarget): Promise<Claim> {
+    const shareId = this.deps.ids.next('share');
+    const { principal } = identity;
+    return this.deps.requests.claim(identity, null, [], async (trx) => {
+      const asset = await this.deliveredTarget(trx, principal, target);
+      const now = this.deps.clock.now();
+      const row = {
+        id: shareId,
+        account_id: principal.accountId,
+        key_id: principal.keyId,
+        task_id: target.kind === 'task' ? target.id : null,
+        asset_id: asset.id,
+        state: 'pending_review' as const,
+        token_hash: shareTokenHash(shareToken(apiKey, shareId)),
+        created_at: now,
+        decided_at: null,
+        decision_reason: null,
+        updated_at: now,
+      };
+      await this.store.insert(
+        trx,
+        row,
+        this.event(shareId, `key:${principal.keyId}`, 'requested', null, now),
+      );
+      const shared: SharedRow = {
+        ...row,
+        sha256: asset.sha256,
+        media_type: asset.media_type,
+        bytes: asset.bytes,
+        asset_created_at: asset.created_at,
+        asset_deleted_at: asset.deleted_at,
+        asset_delivered_at: asset.delivered_at,
+      };
+      return { status: 202, body: shareView(shared, null), taskId: null, rule: 'shares: free' };
+    });
+  }
+
+  /** The asset a target names, if it is the caller's and delivered; else `unshareable`. */
+  private async deliveredTarget(trx: Kysely<Database>, principal: Principal, target: ShareTarget) {
+    let assetId = target.id;
+    if (target.kind === 'task') {
+      const task = await trx
+        .selectFrom('tasks')
+        .select(['key_id', 'outputs'])
+        .where('id', '=', target.id)
+        .executeTakeFirst();
+      // A task id names its first output, as the caller sees it in `outputs`.
+      const first =
+        task === undefined || task.key_id !== principal.keyId || task.outputs === null
+          ? undefined
+          : (JSON.parse(task.outputs) as TaskOutput[])[0];
+      if (first === undefined) throw unshareable(target);
+      assetId = first.asset_id;
+    }
+    const asset = await trx
+      .selectFrom('assets')
+      .selectAll()
+      .where('id', '=', assetId)
+      .where('account_id', '=', principal.accountId)
+      .where('deleted_at', 'is', null)
+      .where('delivered_at', 'is not', null)
+      .executeTakeFirst();
+    if (asset === undefined) throw unshareable(target);
+    return asset;
+  }
+
+  /** A share read by the key that asked for it; every other key gets the 404 of a missing id. */
+  async read(owner: ShareOwner, id: string): Promise<ShareView> {
+    return this.ownerView(owner, await this.owned(owner, id));
+  }
+
+  /** The owner key's shares, newest first; `after` is a share id of this key. */
+  async list(owner: ShareOwner, query: { limit?: unknown; after?: unknown }) {
+    const limit = parseLimit(query.limit, 20);
+    const after = await this.cursor(query.after, (row) => row.key_id === owner.principal.keyId);
+    const rows = await this.store.listForKey(owner.principal.keyId, { limit: limit + 1, after });
+    return listPage(rows, limit, (row) => this.ownerView(owner, row));
+  }
+
+  /**
+   * `DELETE /v1/shares/{id}`: the owner withdraws a pending share or revokes an approved one.
+   * Deleting a revoked share again answers it as it is (a retried DELETE is not an error); a
+   * rejected one cannot be revoked (409).
+   */
+  async withdraw(owner: ShareOwner, id: string): Promise<ShareView> {
+    const moved = await this.decide(id, 'revoked', {
+      actor: `key:${owner.principal.keyId}`,
+      reason: null,
+      ownerKeyId: owner.principal.keyId,
+    });
+    return this.ownerView(owner, moved);
+  }
+
+  /** Operators: shares of every account, oldest first (the review queue), optionally in one state. */
+  async listForReview(query: { state?: unknown; limit?: unknown; after?: unknown }) {
+    const state = parseState(query.state);
+    const limit = parseLimit(query.limit, 100);
+    const after = await this.cursor(query.after, () => true);
+    const rows = await this.store.listForReview(state, { limit: limit + 1, after });
+    return listPage(rows, limit, (row) => operatorShareView(row));
+  }
+
+  /** The share a list continues after: one the lister may see, else 400 naming `after`. */
+  private async cursor(
+    after: unknown,
+    visible: (row: SharedRow) => boolean,
+  ): Promise<SharedRow | undefined> {
+    if (after === undefined) return undefined;
+    const row = typeof after === 'string' ? await this.store.byId(after) : undefined;
+    if (row === undefined || !visible(row))
+      throw invalidInput('after', 'is not the id of a share in this list');
+    return row;
+  }
+
+  /** Operators: one share with its whole journal. */
+  async show(id: string) {
+    const row = await this.store.byId(id);
+    if (row === undefined) throw shareNotFound();
+    return operatorShareView(row, await this.store.events(id));
+  }
+
+  approve(id: string, input: { reason?: unknown }) {
+    return this.operatorDecision(id, 'approved', parseReason(input.reason, false));
+  }
+
+  reject(id: string, input: { reason?: unknown }) {
+    return this.operatorDecision(id, 'rejected', parseReason(input.reason, true));
+  }
+
+  revoke(id: string, input: { reason?: unknown }) {
+    return this.operatorDecision(id, 'revoked', parseReason(input.reason, true));
+  }
+
+  /** Operators: the content under review, whatever the share's state, while its asset exists. */
+  async reviewContent(id: string): Promise<ServedObject> {
+    const row = await this.store.byId(id);
+    if (row === undefined) throw shareNotFound();
+    if (row.asset_deleted_at !== null)
+      throw new ApiError('NOT_FOUND', `the asset of share ${id} was deleted by its owner`);
+    return servedObject(row);
+  }
+
+  /**
+   * `GET /s/{token}`: the content of an approved share whose asset is still there. Anything else
+   * (a malformed or unknown token, a pending, rejected or revoked share, a deleted asset) is one
+   * identical 404. The token is looked up by its hash: the database never compares the secret.
+   */
+  async publicContent(token: string): Promise<ServedObject> {
+    if (!looksLikeShareToken(token)) throw shareNotFound();
+    const row = await this.store.byTokenHash(shareTokenHash(token));
+    if (row === undefined || !isServing(row)) throw shareNotFound();
+    return servedObject(row);
+  }
+
+  private async operatorDecision(id: string, decision: Decision, reason: string | null) {
+    const moved = await this.decide(id, decision, { actor: 'operator', reason });
+    return operatorShareView(moved, await this.store.events(id));
+  }
+
+  /**
+   * Moves a share by `decision`, journalled with `actor` and `reason`. Reads the state, checks the
+   * move against share-states.ts (409 `SHARE_DECISION_NOT_ALLOWED` if it is not listed), then
+   * compare-and-sets on the state read; when someone else moved it first, reads again and
+   * decides on what is there now. The moves form no cycle, so this ends within three rounds.
+   *
+   * With `ownerKeyId` (the owner's DELETE), another key's share is the 404 of a missing one, and
+   * a share already in the target state is answered as it is: a retried DELETE is no error.
+   */
+  private async decide(
+    id: string,
+    decision: Decision,
+    by: { actor: string; reason: string | null; ownerKeyId?: string },
+  ): Promise<SharedRow> {
+    const to = DECISION_TARGET[decision];
+    for (let round = 0; round < 3; round += 1) {
+      const current = await this.store.byId(id);
+      if (current === undefined) throw shareNotFound();
+      if (by.ownerKeyId !== undefined) {
+        if (current.key_id !== by.ownerKeyId) throw shareNotFound();
+        if (current.state === to) return current;
+      }
+      if (!canMove(current.state, to))
+        throw decisionNotAllowed(current.id, current.state, decision);
+      const now = this.deps.clock.now();
+      const moved = await this.deps.db
+        .transaction()
+        .execute((trx) =>
+          this.store.transition(
+            trx,
+            { id, from: current.state, to, now },
+            this.event(id, by.actor, decision, by.reason, now),
+          ),
+        );
+      if (moved) {
+        const after = await this.store.byId(id);
+        if (after === undefined) throw shareNotFound();
+        return after;
+      }
+    }
+    throw new Error(`share ${id} kept moving under a decision; share-states.ts has a cycle`);
+  }
+
+  private async owned(owner: ShareOwner, id: string): Promise<SharedRow> {
+    const row = await this.store.byId(id);
+    if (row === undefined || row.key_id !== owner.principal.keyId) throw shareNotFound();
+    return row;
+  }
+
+  private ownerView(owner: ShareOwner, row: SharedRow): ShareView {
+    return shareView(row, isServing(row) ? shareToken(owner.apiKey, row.id) : null);
+  }
+
+  private event(
+    shareId: string,
+    actor: string,
+    action: ShareAction,
+    reason: string | null,
+    at: number,
+  ) {
+    return { id: this.deps.ids.next('shev'), share_id: shareId, at, actor, action, reason };
+  }
+}
+
+/**
+ * The share service of an app or a CLI run. Stateless (the database is the state), so each
+ * registration may build its own.
+ */
+export function shareServiceOf(deps: {
+  readonly store: { readonly db: Kysely<Database> };
+  readonly requests: RequestService;
+  readonly clock: Clock;
+  readonly ids: IdGenerator;
+}): ShareService {
+  return new ShareService({
+    db: deps.store.db,
+    requests: deps.requests,
+    clock: deps.clock,
+    ids: deps.ids,
+  });
+}
+
+function decisionNotAllowed(id: string, state: ShareState, decision: Decision): ApiError {
+  const verb = { approved: 'approve', rejected: 'reject', revoked: 'revoke' }[decision];
+  return new ApiError(
+    'SHARE_DECISION_NOT_ALLOWED',
+    `cannot ${verb} share ${id}: it is ${state}${state === 'rejected' || state === 'revoked' ? ' (final)' : ''}`,
+  );
+}
+
+/** A page of a list fetched with one row more than `limit`, to tell whether there are more. */
+function listPage<View>(rows: readonly SharedRow[], limit: number, view: (row: SharedRow) => View) {
+  const page = rows.slice(0, limit);
+  return {
+    object: 'list' as const,
+    data: page.map(view),
+    has_more: rows.length > limit,
+    next_cursor: rows.length > limit ? (page[page.length - 1]?.id ?? null) : null,
+  };
+}
+
+function servedObject(row: SharedRow): ServedObject {
+  return {
+    sha256: row.sha256,
+    bytes: row.bytes,
+    media_type: row.media_type,
+    created_at: row.asset_created_at,
+  };
+}

@@ -1,0 +1,142 @@
+import type { Kysely } from 'kysely';
+import { releaseHold, type LedgerEffects } from '../billing/ledger.js';
+import { ApiError, invalidInput } from '../errors/api-error.js';
+import type { Database, TaskStatus } from '../store/schema.js';
+import type { TaskRow, TaskStore } from './task-store.js';
+import { taskView } from './task-view.js';
+
+const LIST_LIMIT = 100;
+const STATUSES: readonly TaskStatus[] = [
+  'queued',
+  'running',
+  'succeeded',
+  'failed',
+  'submission_unknown',
+];
+
+/** What an operator sees of a task: the caller's view plus whose it is and the worker's state. */
+export function operatorTaskView(row: TaskRow) {
+  return {
+    ...taskView(row),
+    account_id: row.account_id,
+    key_id: row.key_id,
+    upstream: row.upstream,
+    upstream_task_id: row.upstream_task_id,
+    submission: row.submission,
+    lease_owner: row.lease_owner,
+    due_at: row.due_at === null ? null : new Date(row.due_at).toISOString(),
+    leases_taken: row.attempts,
+    ...(row.error_message === null ? {} : { note: row.error_message }),
+  };
+}
+
+/**
+ * Tasks for operators (admin API, CLI): list and show any account's, and resolve a task whose
+ * submission was never confirmed (`submission_unknown`), with a reason, once:
+ * - `release`: the upstream never ran it — the task fails and its hold is released;
+ * - `attach`: the operator found it at the upstream — the task runs on with that upstream id,
+ *   and the worker polls it like any other (it is never submitted again).
+ */
+export class TaskOperations {
+  constructor(
+    private readonly deps: { db: Kysely<Database>; tasks: TaskStore; effects: LedgerEffects },
+  ) {}
+
+  async list(filter: { status?: unknown; accountId?: unknown }) {
+    let query = this.deps.db
+      .selectFrom('tasks')
+      .selectAll()
+      .orderBy('created_at', 'desc')
+      .limit(LIST_LIMIT);
+    if (filter.status !== undefined) {
+      if (!STATUSES.includes(filter.status as TaskStatus))
+        throw invalidInput('status', `must be one of ${STATUSES.join(', ')}`);
+      query = query.where('status', '=', filter.status as TaskStatus);
+    }
+    if (filter.accountId !== undefined) {
+      if (typeof filter.accountId !== 'string') throw invalidInput('account_id', 'must be an id');
+      query = query.where('account_id', '=', filter.accountId);
+    }
+    return { object: 'list' as const, data: (await query.execute()).map(operatorTaskView) };
+  }
+
+  async show(id: string) {
+    const row = await this.deps.tasks.byId(id);
+    if (row === undefined) throw new ApiError('TASK_NOT_FOUND', 'no such task');
+    return operatorTaskView(row);
+  }
+
+  async resolve(
+    id: string,
+    input: { action: unknown; upstream_task_id?: unknown; reason: unknown },
+  ) {
+    if (input.action !== 'release' && input.action !== 'attach')
+      throw invalidInput('action', 'must be release or attach');
+    if (
+      typeof input.reason !== 'string' ||
+      input.reason.trim() === '' ||
+      input.reason.length > 1_000
+    )
+      throw invalidInput('reason', 'is required (1-1000 characters)');
+    const upstreamTaskId = input.upstream_task_id;
+    if (input.action === 'attach' && (typeof upstreamTaskId !== 'string' || upstreamTaskId === ''))
+      throw invalidInput('upstream_task_id', 'attach names the task the upstream has');
+    if (input.action === 'release' && upstreamTaskId !== undefined)
+      throw invalidInput('upstream_task_id', 'a release names no upstream task');
+    const row = await this.deps.tasks.byId(id);
+    if (row === undefined) throw new ApiError('TASK_NOT_FOUND', 'no such task');
+    if (input.action === 'attach' && row.kind === 'image')
+      throw invalidInput(
+        'action',
+        'image upstreams answer at once: there is nothing to attach; release it',
+      );
+    const now = this.deps.effects.clock.now();
+    const resolution = JSON.stringify({
+      action: input.action,
+      reason: input.reason.trim(),
+      by: 'operator',
+      at: new Date(now).toISOString(),
+      ...(input.action === 'attach' ? { upstream_task_id: upstreamTaskId } : {}),
+    });
+    const moved = await this.deps.db.transaction().execute(async (trx) => {
+      if (input.action === 'attach')
+        return this.deps.tasks.transition(
+          trx,
+          { id, from: 'submission_unknown', to: 'running', now },
+          {
+            resolution,
+            submission: 'accepted',
+            upstream_task_id: String(upstreamTaskId),
+            due_at: now,
+            lease_owner: null,
+            lease_until: null,
+          },
+        );
+      const failed = await this.deps.tasks.transition(
+        trx,
+        { id, from: 'submission_unknown', to: 'failed', now },
+        {
+          resolution,
+          billing_state: 'released',
+          error_code: 'NOT_RUN',
+          error_message: 'an operator confirmed the upstream never ran it; nothing was charged',
+          pricing_rule: 'resolved by an operator: the hold is released',
+          finished_at: now,
+          due_at: null,
+        },
+      );
+      if (failed)
+        await releaseHold(trx, this.deps.effects, {
+          holdId: row.hold_id,
+          reason: `operator: ${input.reason as string}`,
+        });
+      return failed;
+    });
+    if (!moved)
+      throw new ApiError(
+        'SETTLEMENT_NOT_ALLOWED',
+        `task ${id} is ${row.status}; only submission_unknown tasks are resolved by an operator`,
+      );
+    return this.show(id);
+  }
+}

@@ -1,0 +1,215 @@
+import type { Kysely } from 'kysely';
+import type { Principal } from '../auth/key-service.js';
+import type { PriceBook, PriceEntry } from '../billing/price-book.js';
+import { quoteImage, quoteVideo, type Quote } from '../billing/task-pricing.js';
+import type { ModelConfig } from '../config/schema.js';
+import { ApiError } from '../errors/api-error.js';
+import type { ModelCatalog } from '../models/model-catalog.js';
+import type { Claim, RequestIdentity, RequestService } from '../requests/request-service.js';
+import type { Database, TaskKind } from '../store/schema.js';
+import type { Clock, IdGenerator } from '../util/effects.js';
+import type { TaskRequest } from './task-input.js';
+import type { TaskStore } from './task-store.js';
+import { taskPath, taskView, type TaskView } from './task-view.js';
+
+/** What a quote (and a creation) priced: the model, the price version and the quote itself. */
+export interface PricedTask {
+  readonly model: ModelConfig;
+  readonly price: PriceEntry;
+  readonly quote: Quote & { readonly input: object };
+}
+
+/** The 404 of a task that does not exist or is not this key's (identical for both). */
+export const taskNotFound = () => new ApiError('TASK_NOT_FOUND', 'no such task');
+
+const familyOf = (kind: TaskKind) => (kind === 'image' ? 'images' : 'videos');
+
+/**
+ * Image and video tasks seen from the caller (docs/tasks.md): read-only quotes, creation (the
+ * claim, the hold, the asset uses and the task row in one transaction), and reads by the
+ * creating key. The worker (task-worker.ts) does the rest; settlement is task-settlement.ts.
+ */
+export class TaskService {
+  constructor(
+    private readonly deps: {
+      db: Kysely<Database>;
+      tasks: TaskStore;
+      requests: RequestService;
+      prices: PriceBook;
+      catalog: ModelCatalog;
+      clock: Clock;
+      ids: IdGenerator;
+    },
+  ) {}
+
+  /**
+   * Prices a request. Quotes read the cached price; creation reads it uncached so that the
+   * caller's `expected_price_version` is judged against the database on every instance.
+   */
+  async price(
+    principal: Principal,
+    request: TaskRequest,
+    freshness: 'cached' | 'uncached',
+  ): Promise<PricedTask> {
+    const model = this.deps.catalog.resolve(principal, request.model, familyOf(request.kind));
+    const price =
+      freshness === 'cached'
+        ? await this.deps.prices.currentFor(model.id)
+        : await this.deps.prices.currentUncached(model.id);
+    const quote =
+      request.kind === 'image'
+        ? quoteImage(model, price.prices, {
+            n: request.n,
+            size: request.size,
+            quality: request.quality,
+            referenceImages: request.assetIds.length,
+          })
+        : quoteVideo(model, price.prices, {
+            seconds: request.seconds,
+            size: request.size,
+            generateAudio: request.generateAudio,
+            referenceImages: request.assetIds.length,
+          });
+    return { model, price, quote };
+  }
+
+  /** `POST /v1/{images,videos}/quote`: read-only, nothing recorded, held or created. */
+  async quote(principal: Principal, request: TaskRequest) {
+    const { model, price, quote } = await this.price(principal, request, 'cached');
+    return {
+      object: 'quote' as const,
+      model: model.id,
+      quoted_amount: quote.closedReasons.length === 0 ? quote.quotedAmount : null,
+      currency: 'CNY_MICRO' as const,
+      price_version: price.priceVersion,
+      line_items: quote.lineItems,
+      closed_reasons: quote.closedReasons,
+    };
+  }
+
+  /**
+   * Creates the task: re-prices, refuses a closed combination (400) or a changed price (409
+   * `PRICE_CHANGED`), then claims the idempotency key with the hold of the quoted amount and
+   * writes the task row inside the same transaction (402: nothing created). Replays answer from
+   * the record.
+   */
+  async create(identity: RequestIdentity, request: TaskRequest): Promise<Claim> {
+    const priced = await this.price(identity.principal, request, 'uncached');
+    const { model, price, quote } = priced;
+    if (quote.closedReasons.length > 0 || quote.quotedAmount === null)
+      throw new ApiError(
+        'UNSUPPORTED_CAPABILITY',
+        `this combination is not open: ${quote.closedReasons.join('; ')}; POST /v1/${familyOf(request.kind)}/quote shows what is`,
+      );
+    checkExpectations(request, price.priceVersion, quote.quotedAmount);
+    const quotedAmount = quote.quotedAmount;
+    const taskId = this.deps.ids.next('task');
+    return this.deps.requests.claim(
+      identity,
+      { amount: quotedAmount, priceVersion: price.priceVersion },
+      request.assetIds,
+      async (trx, holdId) => {
+        if (holdId === null) throw new Error('a task is always held');
+        const now = this.deps.clock.now();
+        const row = {
+          id: taskId,
+          kind: request.kind,
+          account_id: identity.principal.accountId,
+          key_id: identity.principal.keyId,
+          request_id: identity.requestId,
+          model: model.id,
+          upstream: model.upstream,
+          status: 'queued' as const,
+          submission: 'pending' as const,
+          input: JSON.stringify({
+            ...quote.input,
+            prompt: request.prompt,
+            upstreamModel: model.upstream_model ?? model.id,
+            assetIds: request.assetIds,
+          }),
+          quoted_amount: quotedAmount,
+          price_version: price.priceVersion,
+          line_items: JSON.stringify(quote.lineItems),
+          hold_id: holdId,
+          billing_state: 'reserved' as const,
+          actual_amount: null,
+          actual_line_items: null,
+          pricing_rule: null,
+          settled_amount: null,
+          upstream_task_id: null,
+          outputs: null,
+          error_code: null,
+          error_message: null,
+          resolution: null,
+          lease_owner: null,
+          lease_until: null,
+          due_at: now,
+          attempts: 0,
+          submitted_at: null,
+          finished_at: null,
+          settled_at: null,
+          created_at: now,
+          updated_at: now,
+        };
+        await this.deps.tasks.insert(trx, row);
+        return { status: 202, body: taskView(row), taskId };
+      },
+    );
+  }
+
+  /** A task read by its creating key; any other key gets the 404 of a missing id. */
+  async read(principal: Principal, kind: TaskKind, id: string): Promise<TaskView> {
+    return taskView(await this.owned(principal, kind, id));
+  }
+
+  /**
+   * The stored output of a delivered task, for its content route: before settlement 409
+   * `CONTENT_NOT_DELIVERED` (the task awaits settlement), another key's task the 404 of a
+   * missing id.
+   */
+  async deliveredOutput(principal: Principal, kind: TaskKind, id: string) {
+    const task = await this.owned(principal, kind, id);
+    if (task.billing_state !== 'settled')
+      throw new ApiError(
+        'CONTENT_NOT_DELIVERED',
+        task.billing_state === 'pending'
+          ? `task ${id} awaits settlement: settle it (POST ${taskPath(kind, id)}/settle), then read its content`
+          : `task ${id} has no delivered content (status ${task.status})`,
+      );
+    const asset = await this.deps.db
+      .selectFrom('assets')
+      .selectAll()
+      .where('task_id', '=', id)
+      .where('deleted_at', 'is', null)
+      .where('delivered_at', 'is not', null)
+      .orderBy('id')
+      .executeTakeFirst();
+    if (asset === undefined)
+      throw new ApiError('CONTENT_NOT_DELIVERED', `task ${id} has no content (it was deleted)`);
+    return asset;
+  }
+
+  async owned(principal: Principal, kind: TaskKind, id: string) {
+    const row = await this.deps.tasks.byId(id);
+    if (row === undefined || row.key_id !== principal.keyId || row.kind !== kind)
+      throw taskNotFound();
+    return row;
+  }
+}
+
+/** The caller's echoed quote must match today's: a changed price is 409, nothing created. */
+function checkExpectations(request: TaskRequest, priceVersion: string, quotedAmount: number): void {
+  const { expected } = request;
+  if (expected.priceVersion !== undefined && expected.priceVersion !== priceVersion)
+    throw new ApiError(
+      'PRICE_CHANGED',
+      `the price changed: expected_price_version ${expected.priceVersion.slice(0, 100)} is not the current ${priceVersion}; quote again`,
+      'expected_price_version',
+    );
+  if (expected.quoteAmount !== undefined && expected.quoteAmount !== quotedAmount)
+    throw new ApiError(
+      'PRICE_CHANGED',
+      `the quote changed: expected_quote_amount ${expected.quoteAmount} is not today's ${quotedAmount} micro-yuan; quote again`,
+      'expected_quote_amount',
+    );
+}

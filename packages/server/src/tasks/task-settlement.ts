@@ -1,0 +1,128 @@
+import type { Kysely } from 'kysely';
+import { captureHold, type LedgerEffects } from '../billing/ledger.js';
+import { ApiError } from '../errors/api-error.js';
+import type { Claim, RequestIdentity, RequestService } from '../requests/request-service.js';
+import type { Database, TaskKind } from '../store/schema.js';
+import { taskNotFound } from './task-service.js';
+import type { TaskRow, TaskStore } from './task-store.js';
+import { taskView } from './task-view.js';
+
+/** The confirmation word of image and video settlements (spec 4.3). */
+export const SETTLE_CONFIRMATION = 'settle_original_approved';
+
+/**
+ * The settle body of spec 4.3 as a schema: exactly three fields, `confirmation` a constant. The
+ * route adds the 4096-byte limit, `application/json` only and the no-query rule.
+ */
+export const settleBodySchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['actual_amount', 'price_version', 'confirmation'],
+  properties: {
+    actual_amount: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER },
+    price_version: { type: 'string', minLength: 1, maxLength: 200 },
+    confirmation: { const: SETTLE_CONFIRMATION },
+  },
+} as const;
+
+export interface SettleBody {
+  readonly actual_amount: number;
+  readonly price_version: string;
+  readonly confirmation: typeof SETTLE_CONFIRMATION;
+}
+
+/**
+ * Settles a priced task with the exact body of spec 4.3, and delivers its outputs: in one
+ * transaction with the settle's own record, the hold is captured at the actual amount (once:
+ * the hold moves out of `open` once, so concurrent settles charge once), the task's billing
+ * moves `pending` → `settled`, and its outputs become readable. Any refusal (402, 409) rolls
+ * all of it back and records nothing, so the same body settles after a top-up; a repeat with the
+ * same idempotency key replays the success.
+ */
+export class TaskSettlement {
+  constructor(
+    private readonly deps: {
+      db: Kysely<Database>;
+      tasks: TaskStore;
+      requests: RequestService;
+      effects: LedgerEffects;
+    },
+  ) {}
+
+  async settle(
+    identity: RequestIdentity,
+    target: { kind: TaskKind; id: string },
+    body: SettleBody,
+  ): Promise<Claim> {
+    const task = await this.deps.tasks.byId(target.id);
+    if (task === undefined || task.key_id !== identity.principal.keyId || task.kind !== target.kind)
+      throw taskNotFound();
+    return this.deps.requests.claim(identity, null, [], async (trx) => {
+      const current = await this.deps.tasks.byId(target.id, trx);
+      if (current === undefined) throw taskNotFound();
+      checkSettleBody(current, body);
+      const now = this.deps.effects.clock.now();
+      const amount = body.actual_amount;
+      const captured = await captureHold(trx, this.deps.effects, {
+        holdId: current.hold_id,
+        amount,
+        reason: `settle ${current.kind} task ${current.id}`,
+      });
+      if (captured === 'insufficient_funds')
+        throw new ApiError(
+          'INSUFFICIENT_FUNDS',
+          `settling costs ${amount} micro-yuan and ${current.quoted_amount} are reserved; the difference is not available: top up, then send the same settle body again (nothing is regenerated)`,
+        );
+      if (captured === 'already_resolved') throw notPending(current);
+      const moved = await trx
+        .updateTable('tasks')
+        .set({ billing_state: 'settled', settled_amount: amount, settled_at: now, updated_at: now })
+        .where('id', '=', current.id)
+        .where('billing_state', '=', 'pending')
+        .executeTakeFirst();
+      if (moved.numUpdatedRows !== 1n) throw notPending(current);
+      await trx
+        .updateTable('assets')
+        .set({ delivered_at: now })
+        .where('task_id', '=', current.id)
+        .where('delivered_at', 'is', null)
+        .execute();
+      const settled = await this.deps.tasks.byId(current.id, trx);
+      if (settled === undefined) throw taskNotFound();
+      return {
+        status: 200,
+        body: taskView(settled),
+        taskId: null,
+        rule: `settlement of task ${current.id}: ${amount} micro-yuan charged on the task's hold`,
+      };
+    });
+  }
+}
+
+/** Spec 4.3, rule by rule: a task that awaits settlement, its actual amount and price version. */
+function checkSettleBody(task: TaskRow, body: SettleBody): void {
+  if (task.billing_state !== 'pending' || task.actual_amount === null) throw notPending(task);
+  if (body.price_version !== task.price_version)
+    throw new ApiError(
+      'SETTLEMENT_MISMATCH',
+      `price_version must be billing.price_version of the task (${task.price_version})`,
+      'price_version',
+    );
+  if (body.actual_amount !== task.actual_amount)
+    throw new ApiError(
+      'SETTLEMENT_MISMATCH',
+      body.actual_amount === task.quoted_amount && task.quoted_amount !== task.actual_amount
+        ? `actual_amount is the quoted amount; settle billing.actual_amount (${task.actual_amount}), never the quote`
+        : `actual_amount must be billing.actual_amount of the task (${task.actual_amount})`,
+      'actual_amount',
+    );
+}
+
+function notPending(task: TaskRow): ApiError {
+  return new ApiError(
+    'SETTLEMENT_NOT_ALLOWED',
+    task.billing_state === 'settled'
+      ? `task ${task.id} is settled already`
+      : `task ${task.id} has nothing to settle now (billing state ${task.billing_state}); read it and settle only when it gives a settlement url`,
+  );
+}

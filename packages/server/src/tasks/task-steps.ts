@@ -1,0 +1,252 @@
+import type { Kysely } from 'kysely';
+import type { FastifyBaseLogger } from 'fastify';
+import { releaseHold, type LedgerEffects } from '../billing/ledger.js';
+import type { PriceBook } from '../billing/price-book.js';
+import type { Metrics } from '../http/metrics.js';
+import type { TaskProvider } from '../providers/task-provider.js';
+import { UpstreamFailure } from '../providers/upstream-error.js';
+import type { AssetStorage } from '../assets/local-storage.js';
+import type { Database, TaskStatus } from '../store/schema.js';
+import { priceDelivery, priceBilledFailure, type StoredInput } from './task-billing.js';
+import { storeOutputs } from './task-outputs.js';
+import type { TaskChanges, TaskRow, TaskStore } from './task-store.js';
+import type { WorkerStep } from './task-worker.js';
+
+export interface TaskStepDeps {
+  readonly db: Kysely<Database>;
+  readonly tasks: TaskStore;
+  readonly prices: PriceBook;
+  readonly storage: AssetStorage;
+  readonly effects: LedgerEffects;
+  readonly logger: FastifyBaseLogger;
+  readonly metrics: Metrics;
+  readonly maxVideoBytes: number;
+  readonly provider: TaskProvider;
+  readonly owner: string;
+  readonly fault: (step: WorkerStep, task: TaskRow) => void;
+}
+
+/** The worker lost the task to another (its lease ran out): drop this step, change nothing. */
+export class LostLease extends Error {
+  override readonly name = 'LostLease';
+}
+
+/** Poll delays: quick at first, then at most every 30 s. */
+const pollDelayMs = (attempts: number) => Math.min(30_000, 500 * 2 ** Math.min(attempts, 6));
+/** Look-ups of an unanswered submission: every minute at most (the upstream may still be writing it). */
+const lookupDelayMs = (attempts: number) => Math.min(60_000, 2_000 * 2 ** Math.min(attempts, 5));
+
+/**
+ * One step of a leased task, by where it stands; returns when it is next due (null: nothing more
+ * to do until a settle or an operator). See docs/tasks.md for the states.
+ *
+ * - `queued`, nothing sent: submit. Before the call, `submission` becomes `sending` (guarded):
+ *   from then on the task is never submitted again, whatever happens.
+ * - `queued` but `sending` (a worker died mid-submission): `submission_unknown`.
+ * - `submission_unknown`: look the submission up (read-only) where the upstream can be asked.
+ * - `running`: poll; when done, store outputs, price what was delivered, finish.
+ */
+export async function runTaskStep(deps: TaskStepDeps, task: TaskRow): Promise<number | null> {
+  const now = deps.effects.clock.now();
+  if (task.status === 'queued' && task.submission === 'pending') return submit(deps, task);
+  if (task.status === 'queued') return markUnknown(deps, task, 'a worker stopped mid-submission');
+  if (task.status === 'submission_unknown') return lookUp(deps, task);
+  if (task.status === 'running') return poll(deps, task);
+  return task.status === 'succeeded' || task.status === 'failed' ? null : now;
+}
+
+async function submit(deps: TaskStepDeps, task: TaskRow): Promise<number | null> {
+  const now = deps.effects.clock.now();
+  deps.fault('before_submit', task);
+  const marked = await deps.tasks.updateLeased(
+    task.id,
+    { owner: deps.owner, status: 'queued', now },
+    { submission: 'sending', submitted_at: now },
+  );
+  if (!marked) throw new LostLease(task.id);
+  const input = storedInput(task);
+  let result;
+  try {
+    result = await deps.provider.submit(
+      {
+        kind: task.kind,
+        upstreamModel: input.upstreamModel,
+        prompt: input.prompt,
+        size: input.size,
+        n: input.kind === 'image' ? input.n : 1,
+        quality: input.kind === 'image' ? input.quality : undefined,
+        seconds: input.kind === 'video' ? input.seconds : undefined,
+        generateAudio: input.kind === 'video' ? input.generateAudio : false,
+      },
+      task.id,
+    );
+  } catch (error) {
+    if (error instanceof UpstreamFailure && error.certainty === 'failed')
+      return fail(deps, task, 'queued', error.apiError.code, error.apiError.message, null);
+    deps.logger.warn({ taskId: task.id, err: error }, 'task submission outcome unknown');
+    return markUnknown(deps, task, 'the submission was sent but its answer never came');
+  }
+  deps.fault('after_submit', task);
+  if (result.kind === 'completed')
+    return succeed(deps, task, 'queued', result, {
+      submission: 'accepted',
+      upstream_task_id: result.upstreamTaskId,
+    });
+  await move(deps, task, 'queued', 'running', {
+    submission: 'accepted',
+    upstream_task_id: result.upstreamTaskId,
+  });
+  return deps.effects.clock.now() + pollDelayMs(0);
+}
+
+async function markUnknown(deps: TaskStepDeps, task: TaskRow, why: string): Promise<number | null> {
+  await move(deps, task, 'queued', 'submission_unknown', {
+    submission: 'sending',
+    error_message: `${why}; the task keeps its hold, is never submitted again, and is looked up or resolved by an operator`,
+  });
+  return deps.provider.lookup === undefined ? null : deps.effects.clock.now() + lookupDelayMs(0);
+}
+
+async function lookUp(deps: TaskStepDeps, task: TaskRow): Promise<number | null> {
+  const lookup = deps.provider.lookup;
+  if (lookup === undefined) return null;
+  const now = deps.effects.clock.now();
+  let found: string | null;
+  try {
+    found = await lookup(task.id);
+  } catch (error) {
+    deps.logger.warn({ taskId: task.id, err: error }, 'task look-up failed; retrying later');
+    return now + lookupDelayMs(task.attempts);
+  }
+  if (found === null) return now + lookupDelayMs(task.attempts);
+  await move(deps, task, 'submission_unknown', 'running', {
+    submission: 'accepted',
+    upstream_task_id: found,
+    error_message: null,
+  });
+  return now;
+}
+
+async function poll(deps: TaskStepDeps, task: TaskRow): Promise<number | null> {
+  const now = deps.effects.clock.now();
+  if (task.upstream_task_id === null) return markUnknown(deps, task, 'no upstream id');
+  let result;
+  try {
+    result = await deps.provider.poll(task.upstream_task_id);
+  } catch (error) {
+    // A failed read changes nothing: the task is polled again later.
+    deps.logger.warn({ taskId: task.id, err: error }, 'task poll failed; retrying later');
+    return now + pollDelayMs(task.attempts);
+  }
+  deps.fault('mid_poll', task);
+  if (result.kind === 'pending') return now + pollDelayMs(task.attempts);
+  if (result.kind === 'failed')
+    return fail(deps, task, 'running', result.code, result.message, result.report);
+  return succeed(deps, task, 'running', result, {});
+}
+
+/** Stores the outputs, prices what was delivered and finishes the task, in one transaction. */
+async function succeed(
+  deps: TaskStepDeps,
+  task: TaskRow,
+  from: 'queued' | 'running',
+  result: Parameters<typeof storeOutputs>[2],
+  extra: TaskChanges,
+): Promise<number | null> {
+  const stored = await storeOutputs(deps, task, result);
+  const price = await deps.prices.byVersion(task.price_version);
+  if (price === undefined) throw new Error(`price version ${task.price_version} is gone`);
+  const bill = priceDelivery(price.prices, storedInput(task), stored.report);
+  const amount = Math.min(bill.amount, task.quoted_amount);
+  const now = deps.effects.clock.now();
+  await deps.db.transaction().execute(async (trx) => {
+    const moved = await deps.tasks.transition(
+      trx,
+      { id: task.id, from, to: 'succeeded', leaseOwner: deps.owner, now },
+      {
+        ...extra,
+        outputs: JSON.stringify(stored.outputs),
+        actual_amount: amount > 0 ? amount : null,
+        actual_line_items: JSON.stringify(bill.lineItems),
+        pricing_rule: bill.rule,
+        billing_state: amount > 0 ? 'pending' : 'released',
+        finished_at: now,
+      },
+    );
+    if (!moved) throw new LostLease(task.id);
+    if (stored.assets.length > 0) await trx.insertInto('assets').values(stored.assets).execute();
+    if (amount === 0)
+      await releaseHold(trx, deps.effects, {
+        holdId: task.hold_id,
+        reason: `nothing delivered by task ${task.id}`,
+      });
+  });
+  deps.metrics.taskTransitions.inc({ to: 'succeeded' });
+  return null;
+}
+
+/**
+ * A failed task: the hold is released, unless the upstream billed the failure, in which case
+ * the task shows that amount and awaits settlement like any other (spec 2.6, 3).
+ */
+async function fail(
+  deps: TaskStepDeps,
+  task: TaskRow,
+  from: 'queued' | 'running',
+  code: string,
+  message: string,
+  report: Parameters<typeof priceBilledFailure>[2] | null,
+): Promise<number | null> {
+  const price =
+    report?.billedFailure === true ? await deps.prices.byVersion(task.price_version) : undefined;
+  const bill =
+    price === undefined || report === null
+      ? undefined
+      : priceBilledFailure(price.prices, storedInput(task), report);
+  const amount = Math.min(bill?.amount ?? 0, task.quoted_amount);
+  const now = deps.effects.clock.now();
+  await deps.db.transaction().execute(async (trx) => {
+    const moved = await deps.tasks.transition(
+      trx,
+      { id: task.id, from, to: 'failed', leaseOwner: deps.owner, now },
+      {
+        error_code: code.slice(0, 100),
+        error_message: message.slice(0, 1_000),
+        billing_state: amount > 0 ? 'pending' : 'released',
+        actual_amount: amount > 0 ? amount : null,
+        actual_line_items: bill === undefined ? null : JSON.stringify(bill.lineItems),
+        pricing_rule: bill?.rule ?? 'failed: nothing charged, the hold is released',
+        finished_at: now,
+      },
+    );
+    if (!moved) throw new LostLease(task.id);
+    if (amount === 0)
+      await releaseHold(trx, deps.effects, {
+        holdId: task.hold_id,
+        reason: `task ${task.id} failed`,
+      });
+  });
+  deps.metrics.taskTransitions.inc({ to: 'failed' });
+  return null;
+}
+
+async function move(
+  deps: TaskStepDeps,
+  task: TaskRow,
+  from: TaskStatus,
+  to: TaskStatus,
+  changes: TaskChanges,
+): Promise<void> {
+  const now = deps.effects.clock.now();
+  const moved = await deps.tasks.transition(
+    deps.db,
+    { id: task.id, from, to, leaseOwner: deps.owner, now },
+    changes,
+  );
+  if (!moved) throw new LostLease(task.id);
+  deps.metrics.taskTransitions.inc({ to });
+}
+
+function storedInput(task: TaskRow): StoredInput {
+  return { kind: task.kind, ...(JSON.parse(task.input) as object) } as StoredInput;
+}

@@ -1,0 +1,73 @@
+import type { TaskRow } from './task-store.js';
+
+/** One stored output of a task (an asset of the creating account). */
+export interface TaskOutput {
+  readonly asset_id: string;
+  readonly media_type: string;
+  readonly bytes: number;
+  readonly width: number | null;
+  readonly height: number | null;
+  /** Videos: seconds of the delivered file. */
+  readonly seconds: number | null;
+}
+
+/** Where a task kind lives on the wire. */
+export function taskPath(kind: 'image' | 'video', id: string): string {
+  return kind === 'image' ? `/v1/images/${id}` : `/v1/videos/${id}`;
+}
+
+/**
+ * The task as its creating key reads it (docs/tasks.md): `billing` per spec 2.5, `settlement`
+ * only while settlement is possible, `outputs` only once delivered (settled), `error` for a
+ * failed task. Amounts are integer micro-yuan.
+ */
+export function taskView(row: TaskRow) {
+  const path = taskPath(row.kind, row.id);
+  const pending = row.billing_state === 'pending';
+  const delivered = row.billing_state === 'settled' && row.outputs !== null;
+  const outputs = delivered ? (JSON.parse(row.outputs ?? '[]') as TaskOutput[]) : undefined;
+  return {
+    object: row.kind === 'image' ? ('image.task' as const) : ('video.task' as const),
+    id: row.id,
+    model: row.model,
+    status: row.status,
+    request_id: row.request_id,
+    created_at: new Date(row.created_at).toISOString(),
+    ...(row.finished_at === null ? {} : { finished_at: new Date(row.finished_at).toISOString() }),
+    quote: {
+      quoted_amount: row.quoted_amount,
+      price_version: row.price_version,
+      currency: 'CNY_MICRO' as const,
+      line_items: JSON.parse(row.line_items) as unknown,
+    },
+    billing: {
+      settlement_pending: pending,
+      ...(row.actual_amount === null ? {} : { actual_amount: row.actual_amount }),
+      price_version: row.price_version,
+      reserved_amount: row.quoted_amount,
+      settled_amount: row.settled_amount ?? 0,
+      state: row.billing_state,
+      currency: 'CNY_MICRO' as const,
+      ...(row.actual_line_items === null
+        ? {}
+        : { line_items: JSON.parse(row.actual_line_items) as unknown }),
+      ...(row.pricing_rule === null ? {} : { pricing_rule: row.pricing_rule }),
+    },
+    ...(pending ? { settlement: { url: `${path}/settle`, method: 'POST' as const } } : {}),
+    ...(outputs === undefined
+      ? {}
+      : {
+          outputs: outputs.map((output) => ({
+            ...output,
+            content_url:
+              row.kind === 'video' ? `${path}/content` : `/v1/assets/${output.asset_id}/content`,
+          })),
+        }),
+    ...(row.status === 'failed' && row.error_code !== null
+      ? { error: { code: row.error_code, message: row.error_message ?? '' } }
+      : {}),
+    ...(row.resolution === null ? {} : { resolution: JSON.parse(row.resolution) as unknown }),
+  };
+}
+
+export type TaskView = ReturnType<typeof taskView>;
