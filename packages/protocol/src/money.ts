@@ -15,3 +15,12 @@ export const MAX_MOVEMENT_MICRO_YUAN = 10_000_000_000_000;
  * integer/real arithmetic stop being exact; docs/billing.md, "Bounds".
  */
 export const MAX_BALANCE_MICRO_YUAN = 1_000_000_000_000_000;
+
+/** The one currency on the wire: integer RMB micro-yuan. */
+export type Currency = typeof CURRENCY;
+
+/**
+ * An amount of money on the wire: a safe integer of RMB micro-yuan (1 000 000 = 1 yuan), never
+ * a float. A name for `number` that says the unit.
+ */
+export type MicroYuan = number;

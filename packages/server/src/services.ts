@@ -114,6 +114,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
     const metrics = new Metrics(options.processMetrics ?? false);
     const catalog = new ModelCatalog(config.models, prices, clock.now());
     const taskStore = new TaskStore(store.db, store.dialect);
+    metrics.countTasks = () => taskStore.countByStatus();
     const taskWorker = new TaskWorker(
       {
         db: store.db,

@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import type { Account } from '@tollgate/protocol';
 import type { Kysely } from 'kysely';
 import { ApiError, invalidInput, notFound } from '../errors/api-error.js';
 import { credit, type LedgerEffects } from '../billing/ledger.js';
@@ -6,19 +7,10 @@ import { balanceLimitError, parseMovementAmount } from '../billing/money.js';
 import type { AccountTable, Database } from '../store/schema.js';
 import { base62 } from '../util/effects.js';
 
-export interface AccountView {
-  object: 'account';
-  id: string;
-  email: string;
-  /** Micro-yuan. `available = balance - held`. */
-  balance: number;
-  held: number;
-  available: number;
-  currency: 'CNY_MICRO';
-  created_at: string;
-}
+/** The account as the API shows it: the wire type of packages/protocol. */
+export type AccountView = Account;
 
-export function accountView(row: AccountTable): AccountView {
+export function accountView(row: AccountTable): Account {
   return {
     object: 'account',
     id: row.id,

@@ -1,7 +1,8 @@
+import type { Asset } from '@tollgate/protocol';
 import type { AssetTable } from '../store/schema.js';
 
 /** An asset as callers see it (`POST /v1/assets`, `GET /v1/assets`). */
-export function assetView(row: AssetTable) {
+export function assetView(row: AssetTable): Asset {
   return {
     object: 'asset' as const,
     id: row.id,

@@ -2,8 +2,8 @@ import type { Readable } from 'node:stream';
 import type { Kysely } from 'kysely';
 import type { AssetTable, Database } from '../store/schema.js';
 import type { Clock, IdGenerator } from '../util/effects.js';
-import { claimObject } from './asset-objects.js';
 import type { AssetStorage } from './local-storage.js';
+import { placeAsset } from './placement.js';
 import { probeFile, type AssetMediaType } from './probe.js';
 
 /** A task output that is not what the task makes (wrong type, unreadable, too large). */
@@ -46,25 +46,14 @@ export async function storeTaskOutput(
       throw new UnacceptableOutput(
         `the output is ${probe.mediaType}, expected ${output.mediaTypes.join(' or ')}`,
       );
-    await claimObject(deps.db, staged.sha256, () => deps.clock.now());
-    await deps.storage.commit(staged);
-    return {
-      id: deps.ids.next('asset'),
-      account_id: output.accountId,
-      key_id: output.keyId,
-      sha256: staged.sha256,
-      media_type: probe.mediaType,
-      bytes: staged.bytes,
-      width: probe.width,
-      height: probe.height,
-      duration_ms: probe.durationSeconds === null ? null : Math.round(probe.durationSeconds * 1000),
-      file_name: null,
+    return await placeAsset(deps, staged, probe, {
+      accountId: output.accountId,
+      keyId: output.keyId,
+      fileName: null,
       model: output.model,
-      created_at: deps.clock.now(),
-      deleted_at: null,
-      task_id: output.taskId,
-      delivered_at: null,
-    };
+      taskId: output.taskId,
+      delivered: false,
+    });
   } finally {
     await deps.storage.discard(staged);
   }

@@ -4,8 +4,8 @@ import type { ModelConfig } from '../config/schema.js';
 import { ApiError, invalidInput } from '../errors/api-error.js';
 import type { AppDeps } from '../http/deps.js';
 import { fingerprint } from '../requests/idempotency.js';
-import { claimObject } from './asset-objects.js';
 import { assetView } from './asset-view.js';
+import { placeAsset } from './placement.js';
 import { TooLarge, type AssetStorage, type StagedUpload } from './local-storage.js';
 import { normaliseLabel, probeFile, ProbeError, sniffPrefix, SNIFF_WINDOW_BYTES } from './probe.js';
 import { checkRequirements } from './requirements.js';
@@ -179,27 +179,19 @@ export class UploadService {
         `the file is labelled ${label} but its bytes are ${probe.mediaType}`,
       );
     if (input.model !== undefined) checkRequirements(input.model, probe, staged.bytes);
-    // Claimed before the bytes are placed, so the sweeper cannot reclaim them under us.
-    await claimObject(deps.store.db, staged.sha256, () => deps.clock.now());
-    await this.storage.commit(staged);
-    const now = deps.clock.now();
-    const row = {
-      id: deps.ids.next('asset'),
-      account_id: input.principal.accountId,
-      key_id: input.principal.keyId,
-      sha256: staged.sha256,
-      media_type: probe.mediaType,
-      bytes: staged.bytes,
-      width: probe.width,
-      height: probe.height,
-      duration_ms: probe.durationSeconds === null ? null : Math.round(probe.durationSeconds * 1000),
-      file_name: input.fileName ?? null,
-      model: input.modelId ?? null,
-      created_at: now,
-      deleted_at: null,
-      task_id: null,
-      delivered_at: now,
-    };
+    const row = await placeAsset(
+      { db: deps.store.db, storage: this.storage, clock: deps.clock, ids: deps.ids },
+      staged,
+      probe,
+      {
+        accountId: input.principal.accountId,
+        keyId: input.principal.keyId,
+        fileName: input.fileName ?? null,
+        model: input.modelId ?? null,
+        taskId: null,
+        delivered: true,
+      },
+    );
     await deps.store.db.insertInto('assets').values(row).execute();
     return row;
   }

@@ -1,4 +1,4 @@
-import { MAX_MOVEMENT_MICRO_YUAN } from '@tollgate/protocol';
+import { MAX_MOVEMENT_MICRO_YUAN, type LineItem } from '@tollgate/protocol';
 import type { ModelConfig, ModelPrices } from '../config/schema.js';
 
 /**
@@ -18,19 +18,8 @@ import type { ModelConfig, ModelPrices } from '../config/schema.js';
  * MAX_MOVEMENT_MICRO_YUAN before they become numbers.
  */
 
-/** One line of a quote or a bill. Snake case: it goes on the wire as it is. */
-export interface LineItem {
-  readonly name: 'image' | 'video_second' | 'reference_image';
-  readonly quantity: number;
-  /** Of `quantity`, how many cost nothing (reference images within the free allowance). */
-  readonly free_quantity?: number;
-  /** Micro-yuan per unit. */
-  readonly unit_price: number;
-  /** `(quantity - free_quantity) * unit_price`, micro-yuan. */
-  readonly amount: number;
-  /** What was priced, for people: `1024x1024 hd`, `640x360 with audio`, `first 1 free`. */
-  readonly detail: string;
-}
+/** One line of a quote or a bill (the wire type: snake case, as it goes on the wire). */
+export type { LineItem };
 
 export interface Quote {
   /** The hold to take; `null` when `closedReasons` is not empty. */

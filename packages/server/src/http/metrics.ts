@@ -1,4 +1,4 @@
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /** Prometheus metrics, one registry per app (no global state, so tests can build many apps). */
 export class Metrics {
@@ -48,6 +48,11 @@ export class Metrics {
     labelNames: ['to'] as const,
     registers: [this.registry],
   });
+  readonly taskSubmissions = new Counter({
+    name: 'tollgate_task_submissions_total',
+    help: 'Task submissions sent upstream (each task at most once, whatever the instances)',
+    registers: [this.registry],
+  });
   readonly taskSettlements = new Counter({
     name: 'tollgate_task_settlements_total',
     help: 'Task settle attempts by outcome (settled, insufficient_funds, refused)',
@@ -59,6 +64,23 @@ export class Metrics {
     help: 'How late a task was taken by a worker after it became due',
     buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
     registers: [this.registry],
+  });
+
+  /**
+   * Tasks by status, read from the database when scraped (`countTasks` is set by the services;
+   * every instance reports the same shared figures).
+   */
+  countTasks: (() => Promise<Record<string, number>>) | undefined;
+  readonly tasksByStatus = new Gauge({
+    name: 'tollgate_tasks',
+    help: 'Image and video tasks by status (whole database)',
+    labelNames: ['status'] as const,
+    registers: [this.registry],
+    collect: async () => {
+      if (this.countTasks === undefined) return;
+      for (const [status, count] of Object.entries(await this.countTasks()))
+        this.tasksByStatus.set({ status }, count);
+    },
   });
 
   constructor(collectProcessMetrics: boolean) {

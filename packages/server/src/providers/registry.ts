@@ -64,7 +64,12 @@ export class ProviderRegistry {
     const pool = this.pools.get(upstream);
     if (pool === undefined)
       throw new Error(`no upstream pool ${upstream} (built without upstreams?)`);
-    if (kind === 'image') return new OpenAiImages(pool.for(caller), pool.baseUrl);
+    if (kind === 'image') {
+      const timeouts = this.config.upstreams[upstream]?.timeouts;
+      if (timeouts === undefined) throw new Error(`no upstream ${upstream} in the configuration`);
+      // A result URL on another origin gets the upstream's idle timeout as its whole budget.
+      return new OpenAiImages(pool.for(caller), pool.baseUrl, { timeoutMs: timeouts.idle_ms });
+    }
     return new OpenAiVideos(pool.for(caller), {
       lookup: this.config.upstreams[upstream]?.kind === 'simulator',
     });

@@ -23,6 +23,11 @@ export interface TaskInput {
   /** Videos: seconds asked. */
   readonly seconds: number | undefined;
   readonly generateAudio: boolean;
+  /**
+   * The caller's reference images (`assetIds`), read from storage: sent as data URIs in
+   * `reference_images` (the JSON convention Tollgate's OpenAI-compatible adapters use).
+   */
+  readonly references: readonly { readonly mediaType: string; readonly bytes: Buffer }[];
 }
 
 /** What the upstream reports it delivered: the actual amount is priced from this, never from the request. */

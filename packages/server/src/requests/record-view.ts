@@ -1,3 +1,9 @@
+import type {
+  ErrorBody,
+  OperatorRequestRecord,
+  RequestRecord,
+  RequestResolution,
+} from '@tollgate/protocol';
 import type { HoldState, RequestTable } from '../store/schema.js';
 
 export type RecordRow = RequestTable & { hold_state: HoldState | null };
@@ -6,7 +12,7 @@ export type RecordRow = RequestTable & { hold_state: HoldState | null };
  * The original request record as callers read it (docs/requests.md). The result appears only
  * once it is confirmed and priced (`succeeded`); while awaiting funds it is kept but not shown.
  */
-export function recordView(row: RecordRow) {
+export function recordView(row: RecordRow): RequestRecord {
   const stored = row.response_body === null ? null : (JSON.parse(row.response_body) as unknown);
   const isError = row.http_status !== null && row.http_status >= 400;
   // A task's creation record shows the task as it was created (202); the task is read at its own path.
@@ -21,8 +27,8 @@ export function recordView(row: RecordRow) {
     status: row.status,
     http_status: row.status === 'awaiting_funds' ? 402 : row.http_status,
     result: resultVisible ? stored : null,
-    error: isError && stored !== null ? (stored as { error: unknown }).error : null,
-    usage: row.usage === null ? null : (JSON.parse(row.usage) as unknown),
+    error: isError && stored !== null ? (stored as ErrorBody).error : null,
+    usage: row.usage === null ? null : (JSON.parse(row.usage) as Record<string, number>),
     reserve:
       row.hold_id === null
         ? null
@@ -65,7 +71,7 @@ export function recordView(row: RecordRow) {
     upstream_request_id: row.upstream_request_id,
     /** The task this request created; a task settles at its own `settlement.url`, never here. */
     task_id: row.task_id,
-    resolution: row.resolution === null ? null : (JSON.parse(row.resolution) as unknown),
+    resolution: row.resolution === null ? null : (JSON.parse(row.resolution) as RequestResolution),
     created_at: new Date(row.created_at).toISOString(),
     updated_at: new Date(row.updated_at).toISOString(),
   };
@@ -74,7 +80,7 @@ export function recordView(row: RecordRow) {
 export type RecordView = ReturnType<typeof recordView>;
 
 /** What an operator sees (admin API, CLI): the caller's view plus whose request it is. */
-export function operatorRecordView(row: RecordRow) {
+export function operatorRecordView(row: RecordRow): OperatorRequestRecord {
   return { ...recordView(row), key_id: row.key_id, account_id: row.account_id };
 }
 

@@ -1,3 +1,4 @@
+import type { OperatorShare, Share } from '@tollgate/protocol';
 import type { ShareEventRow, SharedRow } from './share-store.js';
 import { publicSharePath } from './share-token.js';
 
@@ -15,7 +16,7 @@ export function isServing(row: SharedRow): boolean {
  * the share serves; `token` is the owner's token, which only the owner's key can compute
  * (share-token.ts), or null when the caller has none to give (a replayed creation).
  */
-export function shareView(row: SharedRow, token: string | null) {
+export function shareView(row: SharedRow, token: string | null): Share {
   return {
     object: 'share' as const,
     id: row.id,
@@ -36,7 +37,10 @@ export type ShareView = ReturnType<typeof shareView>;
  * A share as an operator reviews it (admin API, CLI): whose it is, what it serves and where an
  * operator can look at it; never its token (the operator cannot compute it, and needs none).
  */
-export function operatorShareView(row: SharedRow, events?: readonly ShareEventRow[]) {
+export function operatorShareView(
+  row: SharedRow,
+  events?: readonly ShareEventRow[],
+): OperatorShare {
   const { public_url: _never, ...view } = shareView(row, null);
   return {
     ...view,

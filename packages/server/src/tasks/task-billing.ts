@@ -12,6 +12,7 @@ export type StoredInput =
       readonly referenceImages: number;
       readonly prompt: string;
       readonly upstreamModel: string;
+      readonly assetIds?: readonly string[];
     }
   | {
       readonly kind: 'video';
@@ -21,6 +22,7 @@ export type StoredInput =
       readonly referenceImages: number;
       readonly prompt: string;
       readonly upstreamModel: string;
+      readonly assetIds?: readonly string[];
     };
 
 /**

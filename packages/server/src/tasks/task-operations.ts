@@ -1,3 +1,4 @@
+import type { OperatorTask } from '@tollgate/protocol';
 import type { Kysely } from 'kysely';
 import { releaseHold, type LedgerEffects } from '../billing/ledger.js';
 import { ApiError, invalidInput } from '../errors/api-error.js';
@@ -15,7 +16,7 @@ const STATUSES: readonly TaskStatus[] = [
 ];
 
 /** What an operator sees of a task: the caller's view plus whose it is and the worker's state. */
-export function operatorTaskView(row: TaskRow) {
+export function operatorTaskView(row: TaskRow): OperatorTask {
   return {
     ...taskView(row),
     account_id: row.account_id,

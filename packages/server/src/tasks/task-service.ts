@@ -1,9 +1,11 @@
+import type { Quote as WireQuote } from '@tollgate/protocol';
 import type { Kysely } from 'kysely';
 import type { Principal } from '../auth/key-service.js';
 import type { PriceBook, PriceEntry } from '../billing/price-book.js';
 import { quoteImage, quoteVideo, type Quote } from '../billing/task-pricing.js';
 import type { ModelConfig } from '../config/schema.js';
-import { ApiError } from '../errors/api-error.js';
+import { assetNotFound } from '../assets/asset-uses.js';
+import { ApiError, invalidInput } from '../errors/api-error.js';
 import type { ModelCatalog } from '../models/model-catalog.js';
 import type { Claim, RequestIdentity, RequestService } from '../requests/request-service.js';
 import type { Database, TaskKind } from '../store/schema.js';
@@ -21,6 +23,9 @@ export interface PricedTask {
 
 /** The 404 of a task that does not exist or is not this key's (identical for both). */
 export const taskNotFound = () => new ApiError('TASK_NOT_FOUND', 'no such task');
+
+/** What a reference image may be. */
+const REFERENCE_TYPES: readonly string[] = ['image/png', 'image/jpeg', 'image/webp'];
 
 const familyOf = (kind: TaskKind) => (kind === 'image' ? 'images' : 'videos');
 
@@ -52,6 +57,7 @@ export class TaskService {
     freshness: 'cached' | 'uncached',
   ): Promise<PricedTask> {
     const model = this.deps.catalog.resolve(principal, request.model, familyOf(request.kind));
+    await this.checkReferences(principal, request.assetIds);
     const price =
       freshness === 'cached'
         ? await this.deps.prices.currentFor(model.id)
@@ -73,8 +79,41 @@ export class TaskService {
     return { model, price, quote };
   }
 
+  /**
+   * Reference images must be the caller's own delivered images (assets are personal: a service
+   * key may not name them). A missing or foreign id is the 404 of a missing asset, naming it.
+   * The claim checks again, under lock, that none was deleted meanwhile.
+   */
+  private async checkReferences(principal: Principal, assetIds: readonly string[]): Promise<void> {
+    if (assetIds.length === 0) return;
+    if (principal.kind !== 'personal')
+      throw new ApiError(
+        'PERMISSION_DENIED',
+        'reference images are personal assets: name them with a personal API key',
+        'assetIds',
+      );
+    const rows = await this.deps.db
+      .selectFrom('assets')
+      .select(['id', 'account_id', 'media_type'])
+      .where('id', 'in', [...assetIds])
+      .where('deleted_at', 'is', null)
+      .where('delivered_at', 'is not', null)
+      .execute();
+    const byId = new Map(rows.map((row) => [row.id, row]));
+    assetIds.forEach((id, index) => {
+      const row = byId.get(id);
+      if (row === undefined || row.account_id !== principal.accountId)
+        throw assetNotFound(id, `assetIds.${index}`);
+      if (!REFERENCE_TYPES.includes(row.media_type))
+        throw invalidInput(
+          `assetIds.${index}`,
+          `is ${row.media_type}; reference images are ${REFERENCE_TYPES.join(', ')}`,
+        );
+    });
+  }
+
   /** `POST /v1/{images,videos}/quote`: read-only, nothing recorded, held or created. */
-  async quote(principal: Principal, request: TaskRequest) {
+  async quote(principal: Principal, request: TaskRequest): Promise<WireQuote> {
     const { model, price, quote } = await this.price(principal, request, 'cached');
     return {
       object: 'quote' as const,

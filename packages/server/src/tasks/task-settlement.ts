@@ -1,3 +1,4 @@
+import { SETTLE_CONFIRMATION, type SettleBody } from '@tollgate/protocol';
 import type { Kysely } from 'kysely';
 import { captureHold, type LedgerEffects } from '../billing/ledger.js';
 import { ApiError } from '../errors/api-error.js';
@@ -7,8 +8,7 @@ import { taskNotFound } from './task-service.js';
 import type { TaskRow, TaskStore } from './task-store.js';
 import { taskView } from './task-view.js';
 
-/** The confirmation word of image and video settlements (spec 4.3). */
-export const SETTLE_CONFIRMATION = 'settle_original_approved';
+export { SETTLE_CONFIRMATION, type SettleBody } from '@tollgate/protocol';
 
 /**
  * The settle body of spec 4.3 as a schema: exactly three fields, `confirmation` a constant. The
@@ -24,12 +24,6 @@ export const settleBodySchema = {
     confirmation: { const: SETTLE_CONFIRMATION },
   },
 } as const;
-
-export interface SettleBody {
-  readonly actual_amount: number;
-  readonly price_version: string;
-  readonly confirmation: typeof SETTLE_CONFIRMATION;
-}
 
 /**
  * Settles a priced task with the exact body of spec 4.3, and delivers its outputs: in one

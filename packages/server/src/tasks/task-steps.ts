@@ -1,30 +1,18 @@
-import type { Kysely } from 'kysely';
-import type { FastifyBaseLogger } from 'fastify';
-import { releaseHold, type LedgerEffects } from '../billing/ledger.js';
-import type { PriceBook } from '../billing/price-book.js';
-import type { Metrics } from '../http/metrics.js';
+import { releaseHold } from '../billing/ledger.js';
 import type { TaskProvider } from '../providers/task-provider.js';
 import { UpstreamFailure } from '../providers/upstream-error.js';
-import type { AssetStorage } from '../assets/local-storage.js';
-import type { Database, TaskStatus } from '../store/schema.js';
+import type { TaskStatus } from '../store/schema.js';
 import { priceDelivery, priceBilledFailure, type StoredInput } from './task-billing.js';
 import { storeOutputs } from './task-outputs.js';
-import type { TaskChanges, TaskRow, TaskStore } from './task-store.js';
-import type { WorkerStep } from './task-worker.js';
+import type { TaskChanges, TaskRow } from './task-store.js';
+import type { TaskWorkerDeps, WorkerStep } from './task-worker.js';
 
-export interface TaskStepDeps {
-  readonly db: Kysely<Database>;
-  readonly tasks: TaskStore;
-  readonly prices: PriceBook;
-  readonly storage: AssetStorage;
-  readonly effects: LedgerEffects;
-  readonly logger: FastifyBaseLogger;
-  readonly metrics: Metrics;
-  readonly maxVideoBytes: number;
+/** What a step needs: the worker's dependencies, with the task's provider instead of the registry. */
+export type TaskStepDeps = Omit<TaskWorkerDeps, 'providers'> & {
   readonly provider: TaskProvider;
   readonly owner: string;
   readonly fault: (step: WorkerStep, task: TaskRow) => void;
-}
+};
 
 /** The worker lost the task to another (its lease ran out): drop this step, change nothing. */
 export class LostLease extends Error {
@@ -65,6 +53,7 @@ async function submit(deps: TaskStepDeps, task: TaskRow): Promise<number | null>
   );
   if (!marked) throw new LostLease(task.id);
   const input = storedInput(task);
+  deps.metrics.taskSubmissions.inc();
   let result;
   try {
     result = await deps.provider.submit(
@@ -77,6 +66,7 @@ async function submit(deps: TaskStepDeps, task: TaskRow): Promise<number | null>
         quality: input.kind === 'image' ? input.quality : undefined,
         seconds: input.kind === 'video' ? input.seconds : undefined,
         generateAudio: input.kind === 'video' ? input.generateAudio : false,
+        references: await readReferences(deps, task, input.assetIds ?? []),
       },
       task.id,
     );
@@ -245,6 +235,27 @@ async function move(
   );
   if (!moved) throw new LostLease(task.id);
   deps.metrics.taskTransitions.inc({ to });
+}
+
+/**
+ * The task's reference images, read from storage. Their asset uses (recorded at creation) keep
+ * them from deletion while the task is unfinished; one that is gone anyway is skipped.
+ */
+async function readReferences(deps: TaskStepDeps, task: TaskRow, assetIds: readonly string[]) {
+  if (assetIds.length === 0) return [];
+  const rows = await deps.db
+    .selectFrom('assets')
+    .select(['id', 'sha256', 'media_type'])
+    .where('id', 'in', [...assetIds])
+    .where('account_id', '=', task.account_id)
+    .where('deleted_at', 'is', null)
+    .execute();
+  return Promise.all(
+    rows.map(async (row) => ({
+      mediaType: row.media_type,
+      bytes: await deps.storage.readAll(row.sha256),
+    })),
+  );
 }
 
 function storedInput(task: TaskRow): StoredInput {

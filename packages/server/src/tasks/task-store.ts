@@ -88,6 +88,24 @@ export class TaskStore {
       .execute();
   }
 
+  /** How many tasks are in each status (every status listed, zeros included), for metrics. */
+  async countByStatus(): Promise<Record<TaskStatus, number>> {
+    const rows = await this.db
+      .selectFrom('tasks')
+      .select(['status', (eb) => eb.fn.countAll<string>().as('count')])
+      .groupBy('status')
+      .execute();
+    const counts: Record<TaskStatus, number> = {
+      queued: 0,
+      running: 0,
+      succeeded: 0,
+      failed: 0,
+      submission_unknown: 0,
+    };
+    for (const row of rows) counts[row.status] = Number(row.count);
+    return counts;
+  }
+
   /** Gives a lease back, with when the task is next due (null: nothing to do until someone acts). */
   async releaseLease(
     id: string,

@@ -1,3 +1,4 @@
+import type { LineItem, Task, TaskResolution } from '@tollgate/protocol';
 import type { TaskRow } from './task-store.js';
 
 /** One stored output of a task (an asset of the creating account). */
@@ -21,7 +22,7 @@ export function taskPath(kind: 'image' | 'video', id: string): string {
  * only while settlement is possible, `outputs` only once delivered (settled), `error` for a
  * failed task. Amounts are integer micro-yuan.
  */
-export function taskView(row: TaskRow) {
+export function taskView(row: TaskRow): Task {
   const path = taskPath(row.kind, row.id);
   const pending = row.billing_state === 'pending';
   const delivered = row.billing_state === 'settled' && row.outputs !== null;
@@ -38,7 +39,7 @@ export function taskView(row: TaskRow) {
       quoted_amount: row.quoted_amount,
       price_version: row.price_version,
       currency: 'CNY_MICRO' as const,
-      line_items: JSON.parse(row.line_items) as unknown,
+      line_items: JSON.parse(row.line_items) as LineItem[],
     },
     billing: {
       settlement_pending: pending,
@@ -50,7 +51,7 @@ export function taskView(row: TaskRow) {
       currency: 'CNY_MICRO' as const,
       ...(row.actual_line_items === null
         ? {}
-        : { line_items: JSON.parse(row.actual_line_items) as unknown }),
+        : { line_items: JSON.parse(row.actual_line_items) as LineItem[] }),
       ...(row.pricing_rule === null ? {} : { pricing_rule: row.pricing_rule }),
     },
     ...(pending ? { settlement: { url: `${path}/settle`, method: 'POST' as const } } : {}),
@@ -66,7 +67,9 @@ export function taskView(row: TaskRow) {
     ...(row.status === 'failed' && row.error_code !== null
       ? { error: { code: row.error_code, message: row.error_message ?? '' } }
       : {}),
-    ...(row.resolution === null ? {} : { resolution: JSON.parse(row.resolution) as unknown }),
+    ...(row.resolution === null
+      ? {}
+      : { resolution: JSON.parse(row.resolution) as TaskResolution }),
   };
 }
 

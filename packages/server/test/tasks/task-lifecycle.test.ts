@@ -221,6 +221,11 @@ describe.each(dialects)('image and video tasks on $name', (dialect) => {
       expect((await client.call('GET', output.content_url, { key: stranger.key })).statusCode).toBe(
         404,
       );
+      const metrics = (await client.app.inject({ method: 'GET', url: '/metrics' })).body;
+      expect(metrics).toMatch(/^tollgate_tasks\{status="succeeded"\} 1$/m);
+      expect(metrics).toMatch(/^tollgate_task_settlements_total\{outcome="settled"\} 1$/m);
+      expect(metrics).toMatch(/^tollgate_task_transitions_total\{to="succeeded"\} 1$/m);
+      expect(metrics).toMatch(/^tollgate_task_worker_lag_seconds_count [1-9]/m);
       // Once the task's money is resolved, its expired creation record is purged like others.
       const purged = await client.services.requests.records.purgeExpired(
         Date.now() + 365 * 86_400_000,

@@ -1,12 +1,32 @@
 import { Readable } from 'node:stream';
 import { z } from 'zod';
-import { guardedFetch } from '../guarded-fetch.js';
+import { guardedStream, networkDeps, type GuardedFetchDeps } from '../guarded-fetch.js';
 import type { SubmitResult, TaskInput, TaskOutputSource, TaskProvider } from '../task-provider.js';
 import { parseUpstream, unverifiableBody } from '../upstream-error.js';
 import type { UpstreamClient } from '../upstream-http.js';
+import { referenceImages } from './reference-images.js';
 
-/** The largest image accepted from a result URL on another origin (it is buffered). */
+/** The largest image accepted from a result URL on another origin (streamed, metered). */
 const MAX_FOREIGN_IMAGE_BYTES = 32 * 1024 * 1024;
+/**
+ * Labels accepted on a foreign image result. Storage CDNs often label images
+ * `application/octet-stream`; the stored bytes are judged by their content afterwards anyway
+ * (assets/output-writer.ts), so the label only keeps out what is plainly something else.
+ */
+const FOREIGN_IMAGE_TYPES = [
+  'image/png',
+  'image/jpeg',
+  'image/webp',
+  'application/octet-stream',
+] as const;
+
+/** How result URLs on another origin are fetched. */
+export interface ForeignFetchOptions {
+  /** The whole fetch (every hop, headers and body) must finish within this. */
+  readonly timeoutMs: number;
+  /** The network (tests inject a fake one). */
+  readonly deps?: GuardedFetchDeps;
+}
 
 const responseSchema = z.object({
   data: z
@@ -18,7 +38,8 @@ const responseSchema = z.object({
  * OpenAI-compatible Images (`POST /images/generations`): synchronous, so a submission either
  * returns the images or fails. Results come as base64 or as URLs; a URL on the upstream's own
  * origin is read with the upstream's client (its key), any other through the guarded fetch
- * (public https hosts only, size-capped). Delivered = the images in the answer, at most `n`.
+ * (public https hosts only, PNG/JPEG/WebP, size-capped, streamed, bounded by
+ * `foreignFetch.timeoutMs`). Delivered = the images in the answer, at most `n`.
  */
 export class OpenAiImages implements TaskProvider {
   /** A synchronous answer has nothing to look up: an unanswered submission waits for an operator. */
@@ -28,6 +49,7 @@ export class OpenAiImages implements TaskProvider {
     private readonly http: UpstreamClient,
     /** The upstream's base URL: result URLs under it are read with `http`. */
     private readonly baseUrl: string,
+    private readonly foreignFetch: ForeignFetchOptions,
   ) {}
 
   async submit(
@@ -43,6 +65,7 @@ export class OpenAiImages implements TaskProvider {
         n: input.n,
         size: input.size,
         ...(input.quality === undefined ? {} : { quality: input.quality }),
+        ...referenceImages(input),
       },
       signal,
       { 'idempotency-key': idempotencyKey },
@@ -85,8 +108,17 @@ export class OpenAiImages implements TaskProvider {
           );
           return { body: binary.body, mediaType: binary.mediaType };
         }
-        const fetched = await guardedFetch(url, { maxBytes: MAX_FOREIGN_IMAGE_BYTES });
-        return { body: Readable.from([fetched.bytes]), mediaType: fetched.contentType ?? null };
+        const fetched = await guardedStream(
+          url,
+          {
+            maxBytes: MAX_FOREIGN_IMAGE_BYTES,
+            mediaTypes: FOREIGN_IMAGE_TYPES,
+            timeoutMs: this.foreignFetch.timeoutMs,
+            ...(signal === undefined ? {} : { signal }),
+          },
+          this.foreignFetch.deps ?? networkDeps,
+        );
+        return { body: fetched.body, mediaType: fetched.contentType ?? null };
       },
     };
   }

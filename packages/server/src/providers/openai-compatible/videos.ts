@@ -8,6 +8,7 @@ import type {
 } from '../task-provider.js';
 import { parseUpstream } from '../upstream-error.js';
 import type { UpstreamClient } from '../upstream-http.js';
+import { referenceImages } from './reference-images.js';
 
 const seconds = z.union([
   z.string().regex(/^\d{1,4}(\.\d+)?$/),
@@ -60,6 +61,7 @@ export class OpenAiVideos implements TaskProvider {
         seconds: String(input.seconds ?? 0),
         size: input.size,
         ...(input.generateAudio ? { generate_audio: true } : {}),
+        ...referenceImages(input),
       },
       signal,
       { 'idempotency-key': idempotencyKey },

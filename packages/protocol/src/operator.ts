@@ -1,0 +1,79 @@
+/*
+ * The admin API's and CLI's views (docs/admin.md): what the caller sees, plus whose it is and
+ * what only an operator needs. Never shown to callers.
+ */
+
+import type { RequestRecord } from './records.js';
+import type { Share } from './shares.js';
+import type { Task } from './tasks.js';
+
+/**
+ * A request record for an operator (`GET /admin/v1/requests/{id}`, the usage-review list and
+ * review). An operator's resolution answers the caller's `RequestRecord`.
+ */
+export interface OperatorRequestRecord extends RequestRecord {
+  /** The key that made the request. */
+  key_id: string;
+  account_id: string;
+}
+
+/**
+ * Whether the task's submission may have reached the upstream: `pending` (nothing sent),
+ * `sending` (it may be on its way: never sent again, only looked up), `accepted` (the upstream
+ * gave its id).
+ */
+export type TaskSubmission = 'pending' | 'sending' | 'accepted';
+
+/** A task for an operator (`GET /admin/v1/tasks`, `GET /admin/v1/tasks/{id}`, its resolution). */
+export interface OperatorTask extends Task {
+  account_id: string;
+  /** The creating key: the only key that reads and settles the task. */
+  key_id: string;
+  /** The configured upstream (by its id) the task runs on. */
+  upstream: string;
+  /** The upstream's own id for the task, once known; never ours. */
+  upstream_task_id: string | null;
+  submission: TaskSubmission;
+  /** The worker that holds the task's lease, if any (it may have run out). */
+  lease_owner: string | null;
+  /** ISO 8601 time a worker should next look at it; `null`: nothing to do (final, or awaits an operator). */
+  due_at: string | null;
+  /** How many times a worker leased it. */
+  leases_taken: number;
+  /**
+   * The latest error message kept with the task, when there is one: also for a task that did
+   * not fail (why its submission is unknown).
+   */
+  note?: string;
+}
+
+/** One entry of a share's journal: who asked or decided, and why. */
+export interface ShareEvent {
+  /** ISO 8601. */
+  at: string;
+  /** `key:<id>` (the owner) or `operator`. */
+  actor: string;
+  action: 'requested' | 'approved' | 'rejected' | 'revoked';
+  reason: string | null;
+}
+
+/**
+ * A share as an operator reviews it (`GET /admin/v1/shares[/{id}]`, decisions): whose it is and
+ * what it serves; never its token or public URL (the operator cannot compute them).
+ */
+export interface OperatorShare extends Omit<Share, 'public_url'> {
+  account_id: string;
+  /** The key that asked for it. */
+  key_id: string;
+  media_type: string;
+  /** Size of the shared content in bytes. */
+  bytes: number;
+  /** Whether the shared asset was deleted (the share then never serves). */
+  asset_deleted: boolean;
+  /** Whether the public URL serves now (approved, asset neither deleted nor undelivered). */
+  serving: boolean;
+  /** `/admin/v1/shares/{id}/content`: where an operator looks at it before deciding. */
+  content_url: string;
+  /** The share's journal, oldest first; present on a single share's read and decisions, not in lists. */
+  events?: ShareEvent[];
+}

@@ -1,0 +1,141 @@
+import type { ErrorBody } from './errors.js';
+import type { Currency, MicroYuan } from './money.js';
+
+/**
+ * Where a business request is (docs/requests.md, "The record"):
+ * - `processing`: running;
+ * - `succeeded`: confirmed, priced and captured (its `result` is shown);
+ * - `failed`: a confirmed failure, hold released (`error` says why);
+ * - `awaiting_funds`: the result is ready but costs more than was available: the hold is kept and
+ *   `POST /v1/requests/{id}/settle` captures it after a top-up (`canSettle` true);
+ * - `submission_unknown`: the outcome was not confirmed; the hold is kept for reconciliation;
+ * - `resolved`: an operator captured or released a `submission_unknown` hold (`resolution`);
+ * - `accepted`: the request created an image or video task (202, `task_id`); the task carries
+ *   the rest and is settled at its own `settlement.url`.
+ */
+export type RequestStatus =
+  | 'processing'
+  | 'succeeded'
+  | 'failed'
+  | 'submission_unknown'
+  | 'awaiting_funds'
+  | 'resolved'
+  | 'accepted';
+
+/** A hold's life: `open` (money reserved), then `captured` or `released`, once. */
+export type HoldState = 'open' | 'captured' | 'released';
+
+/** The reserve of a request: the hold taken before the upstream call. */
+export interface RecordReserve {
+  /** `hold_…`. */
+  id: string;
+  /** The amount held, micro-yuan (the worst case of the request, or a task's quoted amount). */
+  amount: MicroYuan | null;
+  /** `null` only if the hold row could not be read with the record. */
+  state: HoldState | null;
+  currency: Currency;
+}
+
+/** The bill of a request: what its usage costs, whether or not it was captured yet. */
+export interface RecordBill {
+  /** Micro-yuan, a safe integer (0 for a free request such as a share). */
+  amount: MicroYuan;
+  currency: Currency;
+  /** `<model>@<version>` of the prices used; `null` when no price list applied. */
+  price_version: string | null;
+  /** The computation with its numbers, for people. */
+  pricing_rule: string | null;
+  /** Whether the amount was taken from the balance (false while `awaiting_funds`). */
+  captured: boolean;
+}
+
+/** Usage the upstream reported beyond what the gateway allowed (docs/billing.md, "Usage beyond the cap"). */
+export interface UsageExceededCap {
+  /** What was reported and what was billed instead (the bound). */
+  detail: string;
+  /** ISO 8601 time an operator reviewed it; `null` until then. */
+  reviewed_at: string | null;
+  /** The operator's note; `null` until reviewed. */
+  review: string | null;
+}
+
+/** Where and how to settle an `awaiting_funds` record (an empty body). */
+export interface RecordSettlement {
+  /** `/v1/requests/{id}/settle`. */
+  url: string;
+  method: 'POST';
+}
+
+/**
+ * How a held record was resolved after the fact: the caller settled it (`settled`), or an
+ * operator captured `amount` or released the hold of a `submission_unknown` record.
+ */
+export type RequestResolution =
+  | {
+      action: 'settled';
+      /** The `Idempotency-Key` of the settle call; its repeat replays the success. */
+      idempotency_key: string;
+      /** ISO 8601. */
+      at: string;
+    }
+  | {
+      action: 'capture' | 'release';
+      /** Micro-yuan captured; 0 for a release. */
+      amount: MicroYuan;
+      reason: string;
+      by: 'operator';
+      /** ISO 8601. */
+      at: string;
+    };
+
+/**
+ * The original request record (`GET /v1/requests/{id}`, `GET /v1/requests?idempotency_key=`;
+ * spec 2.2, docs/requests.md): readable only with the key that made the request. Every field is
+ * always present; those that do not apply are `null`.
+ */
+export interface RequestRecord {
+  object: 'request';
+  /** `req_…`: the `X-Service-Request-Id` of the original request. */
+  id: string;
+  idempotency_key: string;
+  method: string;
+  /** The route called, e.g. `/v1/embeddings`. */
+  path: string;
+  /** The public model id, when the route names one. */
+  model: string | null;
+  status: RequestStatus;
+  /** The status the request was answered with; 402 while `awaiting_funds`; `null` while `processing`. */
+  http_status: number | null;
+  /**
+   * The verified response body as the route answered it (an embeddings list, a chat completion,
+   * a task's 202): shown only when `succeeded` or `accepted`; otherwise `null` (kept, not shown,
+   * while `awaiting_funds`).
+   */
+  result: unknown;
+  /** The error the request was answered with (`failed`, `submission_unknown`, `resolved`); else `null`. */
+  error: ErrorBody['error'] | null;
+  /** Token counts and the like, as the upstream reported them and the bill used; `null` without a priced result. */
+  usage: Record<string, number> | null;
+  /** The hold, when the request took one. */
+  reserve: RecordReserve | null;
+  /** The bill, once the request was priced. */
+  bill: RecordBill | null;
+  /** The rule that priced the request or decided its ending (stream endings, failures). */
+  rule: string | null;
+  /** Set when the upstream reported usage beyond the cap and the bound was billed instead. */
+  usage_exceeded_cap: UsageExceededCap | null;
+  /** True only while `POST /v1/requests/{id}/settle` may settle it (`awaiting_funds`). */
+  canSettle: boolean;
+  /** Present (not `null`) exactly when `canSettle` is true. */
+  settlement: RecordSettlement | null;
+  /** The upstream's own id for the call, when it gave one; never ours. */
+  upstream_request_id: string | null;
+  /** The task this request created (`accepted`); the task settles at its own `settlement.url`. */
+  task_id: string | null;
+  /** How the record was settled or resolved, when it was. */
+  resolution: RequestResolution | null;
+  /** ISO 8601. */
+  created_at: string;
+  /** ISO 8601 time of the latest change. */
+  updated_at: string;
+}

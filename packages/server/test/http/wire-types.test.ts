@@ -1,0 +1,675 @@
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  SETTLE_CONFIRMATION,
+  type Account,
+  type Asset,
+  type ErrorBody,
+  type AssetList,
+  type LineItem,
+  type OperatorRequestRecord,
+  type OperatorShare,
+  type OperatorTask,
+  type Quote,
+  type RecordBill,
+  type RecordReserve,
+  type RecordSettlement,
+  type RequestRecord,
+  type RequestResolution,
+  type SettleBody,
+  type Share,
+  type ShareEvent,
+  type Task,
+  type TaskBilling,
+  type TaskError,
+  type TaskOutput,
+  type TaskQuote,
+  type TaskResolution,
+  type TaskSettlement,
+  type UsageExceededCap,
+} from '@tollgate/protocol';
+import ts from 'typescript';
+import { afterEach, describe, expect, expectTypeOf, it } from 'vitest';
+import { accountView } from '../../src/accounts/account-service.js';
+import { assetView } from '../../src/assets/asset-view.js';
+import { operatorRecordView, recordView } from '../../src/requests/record-view.js';
+import { operatorShareView, shareView } from '../../src/shares/share-view.js';
+import { operatorTaskView } from '../../src/tasks/task-operations.js';
+import type { TaskService } from '../../src/tasks/task-service.js';
+import {
+  SETTLE_CONFIRMATION as SERVER_SETTLE_CONFIRMATION,
+  settleBodySchema,
+  type SettleBody as ServerSettleBody,
+} from '../../src/tasks/task-settlement.js';
+import { taskView } from '../../src/tasks/task-view.js';
+import { dialects } from '../helpers/dialects.js';
+import {
+  ADMIN_TOKEN,
+  shortTimeoutsConfig,
+  startGateway,
+  testConfig,
+  type TestGateway,
+} from '../helpers/gateway.js';
+import { png } from '../helpers/media.js';
+import { finishedRequest, unknownOutcome } from '../helpers/records.js';
+import { finishedTask, settleBodyOf, workUntil, type TaskBody } from '../helpers/tasks.js';
+
+/**
+ * The JSON the server sends and the types in packages/protocol (what the SDK imports) must not
+ * drift apart. Two halves:
+ * - types: every view function is declared to return its protocol type, so a view that builds
+ *   another shape does not compile; the assertions below keep those declarations in place, and
+ *   the last test of the first block runs the compiler on this file so they are enforced by
+ *   `vitest run` too (vitest itself does not type-check);
+ * - bodies: real responses carry exactly the keys their type lists, no undocumented extra (a
+ *   spread of stored JSON could add one that the compiler never sees) and none missing.
+ */
+
+/** For each key of `T`: whether a body always carries it or may leave it out. */
+type Presence<T> = { readonly [K in keyof T]-?: object extends Pick<T, K> ? 'optional' : 'always' };
+
+// Every list is checked against its type by `satisfies`: a key the type lacks, a key it has that
+// the list lacks, or the wrong presence does not compile.
+const quoteKeys = {
+  object: 'always',
+  model: 'always',
+  quoted_amount: 'always',
+  currency: 'always',
+  price_version: 'always',
+  line_items: 'always',
+  closed_reasons: 'always',
+} as const satisfies Presence<Quote>;
+const lineItemKeys = {
+  name: 'always',
+  quantity: 'always',
+  free_quantity: 'optional',
+  unit_price: 'always',
+  amount: 'always',
+  detail: 'always',
+} as const satisfies Presence<LineItem>;
+const taskKeys = {
+  object: 'always',
+  id: 'always',
+  model: 'always',
+  status: 'always',
+  request_id: 'always',
+  created_at: 'always',
+  finished_at: 'optional',
+  quote: 'always',
+  billing: 'always',
+  settlement: 'optional',
+  outputs: 'optional',
+  error: 'optional',
+  resolution: 'optional',
+} as const satisfies Presence<Task>;
+const taskQuoteKeys = {
+  quoted_amount: 'always',
+  price_version: 'always',
+  currency: 'always',
+  line_items: 'always',
+} as const satisfies Presence<TaskQuote>;
+const taskBillingKeys = {
+  settlement_pending: 'always',
+  actual_amount: 'optional',
+  price_version: 'always',
+  reserved_amount: 'always',
+  settled_amount: 'always',
+  state: 'always',
+  currency: 'always',
+  line_items: 'optional',
+  pricing_rule: 'optional',
+} as const satisfies Presence<TaskBilling>;
+const settlementKeys = { url: 'always', method: 'always' } as const satisfies Presence<
+  TaskSettlement | RecordSettlement
+>;
+const taskOutputKeys = {
+  asset_id: 'always',
+  media_type: 'always',
+  bytes: 'always',
+  width: 'always',
+  height: 'always',
+  seconds: 'always',
+  content_url: 'always',
+} as const satisfies Presence<TaskOutput>;
+const taskErrorKeys = { code: 'always', message: 'always' } as const satisfies Presence<TaskError>;
+const taskResolutionKeys = {
+  action: 'always',
+  reason: 'always',
+  by: 'always',
+  at: 'always',
+  upstream_task_id: 'optional',
+} as const satisfies Presence<TaskResolution>;
+const operatorTaskKeys = {
+  ...taskKeys,
+  account_id: 'always',
+  key_id: 'always',
+  upstream: 'always',
+  upstream_task_id: 'always',
+  submission: 'always',
+  lease_owner: 'always',
+  due_at: 'always',
+  leases_taken: 'always',
+  note: 'optional',
+} as const satisfies Presence<OperatorTask>;
+const recordKeys = {
+  object: 'always',
+  id: 'always',
+  idempotency_key: 'always',
+  method: 'always',
+  path: 'always',
+  model: 'always',
+  status: 'always',
+  http_status: 'always',
+  result: 'always',
+  error: 'always',
+  usage: 'always',
+  reserve: 'always',
+  bill: 'always',
+  rule: 'always',
+  usage_exceeded_cap: 'always',
+  canSettle: 'always',
+  settlement: 'always',
+  upstream_request_id: 'always',
+  task_id: 'always',
+  resolution: 'always',
+  created_at: 'always',
+  updated_at: 'always',
+} as const satisfies Presence<RequestRecord>;
+const errorKeys = {
+  code: 'always',
+  message: 'always',
+  request_id: 'always',
+  param: 'optional',
+} as const satisfies Presence<ErrorBody['error']>;
+const reserveKeys = {
+  id: 'always',
+  amount: 'always',
+  state: 'always',
+  currency: 'always',
+} as const satisfies Presence<RecordReserve>;
+const billKeys = {
+  amount: 'always',
+  currency: 'always',
+  price_version: 'always',
+  pricing_rule: 'always',
+  captured: 'always',
+} as const satisfies Presence<RecordBill>;
+const usageExceededCapKeys = {
+  detail: 'always',
+  reviewed_at: 'always',
+  review: 'always',
+} as const satisfies Presence<UsageExceededCap>;
+const settledResolutionKeys = {
+  action: 'always',
+  idempotency_key: 'always',
+  at: 'always',
+} as const satisfies Presence<Extract<RequestResolution, { action: 'settled' }>>;
+const operatorResolutionKeys = {
+  action: 'always',
+  amount: 'always',
+  reason: 'always',
+  by: 'always',
+  at: 'always',
+} as const satisfies Presence<Exclude<RequestResolution, { action: 'settled' }>>;
+const operatorRecordKeys = {
+  ...recordKeys,
+  key_id: 'always',
+  account_id: 'always',
+} as const satisfies Presence<OperatorRequestRecord>;
+const accountKeys = {
+  object: 'always',
+  id: 'always',
+  email: 'always',
+  balance: 'always',
+  held: 'always',
+  available: 'always',
+  currency: 'always',
+  created_at: 'always',
+} as const satisfies Presence<Account>;
+const assetKeys = {
+  object: 'always',
+  id: 'always',
+  media_type: 'always',
+  bytes: 'always',
+  sha256: 'always',
+  width: 'always',
+  height: 'always',
+  duration_seconds: 'always',
+  file_name: 'always',
+  model: 'always',
+  content_url: 'always',
+  created_at: 'always',
+} as const satisfies Presence<Asset>;
+const assetListKeys = {
+  object: 'always',
+  data: 'always',
+  has_more: 'always',
+  next_cursor: 'always',
+} as const satisfies Presence<AssetList>;
+const shareKeys = {
+  object: 'always',
+  id: 'always',
+  state: 'always',
+  task_id: 'always',
+  asset_id: 'always',
+  created_at: 'always',
+  decided_at: 'always',
+  reason: 'always',
+  public_url: 'always',
+} as const satisfies Presence<Share>;
+const { public_url: _ownerOnly, ...sharedKeys } = shareKeys;
+const operatorShareKeys = {
+  ...sharedKeys,
+  account_id: 'always',
+  key_id: 'always',
+  media_type: 'always',
+  bytes: 'always',
+  asset_deleted: 'always',
+  serving: 'always',
+  content_url: 'always',
+  events: 'optional',
+} as const satisfies Presence<OperatorShare>;
+const shareEventKeys = {
+  at: 'always',
+  actor: 'always',
+  action: 'always',
+  reason: 'always',
+} as const satisfies Presence<ShareEvent>;
+const settleBodyKeys = {
+  actual_amount: 'always',
+  price_version: 'always',
+  confirmation: 'always',
+} as const satisfies Presence<SettleBody>;
+
+/** The files that declare the views; the compiler test checks them with this file. */
+const VIEW_FILES = [
+  'packages/server/src/requests/record-view.ts',
+  'packages/server/src/tasks/task-view.ts',
+  'packages/server/src/tasks/task-operations.ts',
+  'packages/server/src/tasks/task-service.ts',
+  'packages/server/src/shares/share-view.ts',
+  'packages/server/src/assets/asset-view.ts',
+  'packages/server/src/accounts/account-service.ts',
+];
+
+type KeyList = Readonly<Record<string, 'always' | 'optional'>>;
+
+/**
+ * `body` is a JSON object carrying exactly the keys `keys` lists: none the type does not name,
+ * every `always` key, and an optional key only with a value (never `null`: absent means absent).
+ */
+function expectExactKeys(label: string, body: unknown, keys: KeyList): Record<string, unknown> {
+  expect(body, `${label} is an object`).toBeTypeOf('object');
+  expect(body, `${label} is an object`).not.toBeNull();
+  const object = body as Record<string, unknown>;
+  const present = Object.keys(object);
+  const listed = Object.keys(keys);
+  expect(
+    present.filter((key) => !listed.includes(key)),
+    `${label}: keys its wire type does not list`,
+  ).toEqual([]);
+  expect(
+    listed.filter((key) => keys[key] === 'always' && !present.includes(key)),
+    `${label}: keys its wire type says are always there`,
+  ).toEqual([]);
+  expect(
+    listed.filter((key) => keys[key] === 'optional' && key in object && object[key] === null),
+    `${label}: optional keys sent as null`,
+  ).toEqual([]);
+  return object;
+}
+
+/** `expectExactKeys` on each element of an array. */
+function expectEachExact(label: string, list: unknown, keys: KeyList): void {
+  expect(Array.isArray(list), `${label} is an array`).toBe(true);
+  (list as unknown[]).forEach((item, index) => expectExactKeys(`${label}[${index}]`, item, keys));
+}
+
+function expectQuote(label: string, body: unknown): void {
+  const quote = expectExactKeys(label, body, quoteKeys);
+  expectEachExact(`${label}.line_items`, quote['line_items'], lineItemKeys);
+}
+
+/** A task (or, with `operatorTaskKeys`, an operator's task) and every object in it. */
+function expectTask(label: string, body: unknown, keys: KeyList = taskKeys): void {
+  const task = expectExactKeys(label, body, keys);
+  const quote = expectExactKeys(`${label}.quote`, task['quote'], taskQuoteKeys);
+  expectEachExact(`${label}.quote.line_items`, quote['line_items'], lineItemKeys);
+  const billing = expectExactKeys(`${label}.billing`, task['billing'], taskBillingKeys);
+  if ('line_items' in billing)
+    expectEachExact(`${label}.billing.line_items`, billing['line_items'], lineItemKeys);
+  if ('settlement' in task)
+    expectExactKeys(`${label}.settlement`, task['settlement'], settlementKeys);
+  if ('outputs' in task) expectEachExact(`${label}.outputs`, task['outputs'], taskOutputKeys);
+  if ('error' in task) expectExactKeys(`${label}.error`, task['error'], taskErrorKeys);
+  if ('resolution' in task)
+    expectExactKeys(`${label}.resolution`, task['resolution'], taskResolutionKeys);
+}
+
+/** A request record (or an operator's) and every object in it that is not `null`. */
+function expectRecord(label: string, body: unknown, keys: KeyList = recordKeys): void {
+  const record = expectExactKeys(label, body, keys);
+  const nested: [string, KeyList][] = [
+    ['reserve', reserveKeys],
+    ['bill', billKeys],
+    ['usage_exceeded_cap', usageExceededCapKeys],
+    ['settlement', settlementKeys],
+  ];
+  for (const [field, fieldKeys] of nested)
+    if (record[field] !== null) expectExactKeys(`${label}.${field}`, record[field], fieldKeys);
+  const resolution = record['resolution'] as { action?: unknown } | null;
+  if (resolution !== null)
+    expectExactKeys(
+      `${label}.resolution`,
+      resolution,
+      resolution.action === 'settled' ? settledResolutionKeys : operatorResolutionKeys,
+    );
+  if (record['error'] !== null) expectExactKeys(`${label}.error`, record['error'], errorKeys);
+}
+
+describe('wire types: each server view is declared to return its packages/protocol type', () => {
+  it('the views return exactly the protocol types (enforced by the compiler test below)', () => {
+    expectTypeOf(recordView).returns.toEqualTypeOf<RequestRecord>();
+    expectTypeOf(operatorRecordView).returns.toEqualTypeOf<OperatorRequestRecord>();
+    expectTypeOf(taskView).returns.toEqualTypeOf<Task>();
+    expectTypeOf(operatorTaskView).returns.toEqualTypeOf<OperatorTask>();
+    expectTypeOf<TaskService['quote']>().returns.resolves.toEqualTypeOf<Quote>();
+    expectTypeOf<TaskService['read']>().returns.resolves.toEqualTypeOf<Task>();
+    expectTypeOf(shareView).returns.toEqualTypeOf<Share>();
+    expectTypeOf(operatorShareView).returns.toEqualTypeOf<OperatorShare>();
+    expectTypeOf(assetView).returns.toEqualTypeOf<Asset>();
+    expectTypeOf(accountView).returns.toEqualTypeOf<Account>();
+    // The settle body the server parses is the protocol's, both ways (the server's is readonly).
+    expectTypeOf<ServerSettleBody>().toExtend<SettleBody>();
+    expectTypeOf<SettleBody>().toExtend<ServerSettleBody>();
+  });
+
+  it('the settle body schema the routes enforce has exactly the fields of SettleBody', () => {
+    expect(SERVER_SETTLE_CONFIRMATION).toBe(SETTLE_CONFIRMATION);
+    expect([...settleBodySchema.required].sort()).toEqual(Object.keys(settleBodyKeys).sort());
+    expect(Object.keys(settleBodySchema.properties).sort()).toEqual(
+      Object.keys(settleBodyKeys).sort(),
+    );
+    expect(settleBodySchema.additionalProperties).toBe(false);
+    expect(settleBodySchema.properties.confirmation.const).toBe('settle_original_approved');
+  });
+
+  it('this file and the view files type-check: a view that drifts from its wire type fails here', () => {
+    const thisFile = fileURLToPath(import.meta.url);
+    const root = path.resolve(path.dirname(thisFile), '../../../..');
+    const { config } = ts.readConfigFile(path.join(root, 'tsconfig.json'), (file) =>
+      ts.sys.readFile(file),
+    ) as { config: unknown };
+    const { options } = ts.parseJsonConfigFileContent(config, ts.sys, root);
+    // Against the protocol's sources, as vitest runs (vitest.config.ts), not a possibly stale build.
+    options.paths = { '@tollgate/protocol': [path.join(root, 'packages/protocol/src/index.ts')] };
+    const program = ts.createProgram({ rootNames: [thisFile], options });
+    const checked = [thisFile, ...VIEW_FILES.map((file) => path.join(root, file))];
+    const diagnostics = checked.flatMap((file) => {
+      const source = program.getSourceFile(file);
+      if (source === undefined) return [`${file} is not in the program`];
+      return [
+        ...program.getSyntacticDiagnostics(source),
+        ...program.getSemanticDiagnostics(source),
+      ].map((diagnostic) => {
+        const line =
+          diagnostic.start === undefined
+            ? '?'
+            : source.getLineAndCharacterOfPosition(diagnostic.start).line + 1;
+        const message = ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n');
+        return `${path.relative(root, file)}:${line}: ${message}`;
+      });
+    });
+    expect(diagnostics).toEqual([]);
+  }, 60_000);
+});
+
+/** 1 micro-yuan per token, so a request whose usage exceeds its hold waits for funds. */
+const awaitingFundsConfig = testConfig({
+  models: [
+    {
+      id: 'sim-embed',
+      upstream: 'simulator',
+      families: ['embeddings'],
+      prices: { input_per_million_tokens: 1_000_000 },
+      default_dimensions: 8,
+    },
+  ],
+});
+
+describe.each(dialects)(
+  'wire types: real responses carry exactly their keys, on $name',
+  (dialect) => {
+    let gateway: TestGateway | undefined;
+    afterEach(async () => {
+      await gateway?.expectLedgerClean();
+      await gateway?.close();
+      gateway = undefined;
+    });
+
+    /** An admin call that may fail (the gateway helper's `admin` throws on non-2xx). */
+    function operator(client: TestGateway, method: 'GET' | 'POST', url: string, body?: unknown) {
+      return client.app.inject({
+        method,
+        url,
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+        ...(body === undefined ? {} : { payload: body as object }),
+      });
+    }
+
+    it('a quote, an image task from creation to delivery, its record, the account, its assets and a share', async () => {
+      gateway = await startGateway(dialect);
+      const client = gateway;
+      const { key } = await client.account(100_000_000);
+      const body = { model: 'sim-image', prompt: 'a red fox', size: '256x256', n: 2 };
+
+      const quote = await client.call('POST', '/v1/images/quote', { key, body });
+      expect(quote.statusCode, quote.body).toBe(200);
+      expectQuote('quote', quote.json());
+      const closed = await client.call('POST', '/v1/images/quote', {
+        key,
+        body: { ...body, size: '999x999' },
+      });
+      expect(closed.json<Quote>().quoted_amount).toBeNull();
+      expectQuote('closed quote', closed.json());
+
+      const created = await client.call('POST', '/v1/images/generations', { key, body });
+      expect(created.statusCode, created.body).toBe(202);
+      expectTask('created task', created.json());
+      const task = created.json<Task>();
+      const taskPath = `/v1/images/${task.id}`;
+      const record = await client.call('GET', `/v1/requests/${task.request_id}`, { key });
+      expect(record.json<RequestRecord>().status).toBe('accepted');
+      expectRecord('creation record', record.json());
+      // The record's result is the 202 body, a task.
+      expectTask('creation record result', record.json<RequestRecord>().result);
+
+      const priced = await finishedTask(client, key, taskPath);
+      expect(priced).toMatchObject({ status: 'succeeded', billing: { state: 'pending' } });
+      expectTask('priced task', priced);
+      const settled = await client.call('POST', `${taskPath}/settle`, {
+        key,
+        body: settleBodyOf(priced),
+      });
+      expect(settled.statusCode, settled.body).toBe(200);
+      const delivered = settled.json<Task>();
+      expect(delivered.outputs).toHaveLength(2);
+      expectTask('settled task', delivered);
+      expectTask('settled task, read', (await client.call('GET', taskPath, { key })).json());
+      expectTask(
+        'operator task',
+        await client.admin('GET', `/admin/v1/tasks/${task.id}`),
+        operatorTaskKeys,
+      );
+      expectRecord(
+        'operator creation record',
+        await client.admin('GET', `/admin/v1/requests/${task.request_id}`),
+        operatorRecordKeys,
+      );
+
+      const account = await client.call('GET', '/v1/account', { key });
+      expect(account.statusCode).toBe(200);
+      expectExactKeys('account', account.json(), accountKeys);
+
+      const list = await client.call('GET', '/v1/assets', { key });
+      expect(list.statusCode).toBe(200);
+      const assets = expectExactKeys('asset list', list.json(), assetListKeys);
+      expect(assets['data']).toHaveLength(2);
+      expectEachExact('asset list data', assets['data'], assetKeys);
+
+      const asked = await client.call('POST', '/v1/shares', { key, body: { task_id: task.id } });
+      expect(asked.statusCode, asked.body).toBe(202);
+      expectExactKeys('asked share', asked.json(), shareKeys);
+      const shareId = asked.json<Share>().id;
+      const approved = await client.admin('POST', `/admin/v1/shares/${shareId}/approve`, {
+        reason: 'a fox',
+      });
+      expectExactKeys('approved share (operator)', approved, operatorShareKeys);
+      expectEachExact('approved share events', approved['events'], shareEventKeys);
+      const listed = (await client.admin('GET', '/admin/v1/shares')) as { data: unknown[] };
+      expectEachExact('operator share list data', listed.data, operatorShareKeys);
+      const owned = await client.call('GET', `/v1/shares/${shareId}`, { key });
+      expect(owned.json<Share>().public_url).toMatch(/^\/s\//);
+      expectExactKeys('served share (owner)', owned.json(), shareKeys);
+    });
+
+    it('an upload answers {"data": Asset}', async () => {
+      gateway = await startGateway(dialect);
+      const { key } = await gateway.account(0);
+      const uploaded = await gateway.upload(key, png(16, 8), 'image/png', {
+        'x-tollgate-file-name': 'grey.png',
+      });
+      expect(uploaded.statusCode, uploaded.body).toBe(201);
+      const answer = expectExactKeys('upload answer', uploaded.json(), { data: 'always' });
+      expectExactKeys('uploaded asset', answer['data'], assetKeys);
+    });
+
+    it('a failed task, then one an operator resolved, and their operator views', async () => {
+      gateway = await startGateway(dialect, { config: shortTimeoutsConfig() });
+      const client = gateway;
+      const { key } = await client.account(100_000_000);
+      const failedCreation = await client.call('POST', '/v1/videos', {
+        key,
+        body: { model: 'sim-video', prompt: 'storm [sim:task=fail]', seconds: 1, size: '320x240' },
+      });
+      expect(failedCreation.statusCode, failedCreation.body).toBe(202);
+      const failed = await finishedTask(
+        client,
+        key,
+        `/v1/videos/${failedCreation.json<Task>().id}`,
+      );
+      expect(failed).toMatchObject({ status: 'failed', error: { code: expect.any(String) } });
+      expectTask('failed task', failed);
+
+      const created = await client.call('POST', '/v1/images/generations', {
+        key,
+        body: { model: 'sim-image', prompt: 'fog [sim:task=unknown]', size: '256x256' },
+      });
+      const id = created.json<TaskBody>().id;
+      await workUntil(client, async () => {
+        const task = (await client.call('GET', `/v1/images/${id}`, { key })).json<TaskBody>();
+        return task.status === 'submission_unknown';
+      });
+      const unknown = await client.admin('GET', `/admin/v1/tasks/${id}`);
+      expectTask('unknown task (operator)', unknown, operatorTaskKeys);
+      const released = await operator(client, 'POST', `/admin/v1/tasks/${id}/resolve`, {
+        action: 'release',
+        reason: 'upstream says it never ran',
+      });
+      expect(released.statusCode, released.body).toBe(200);
+      expect(released.json()).toMatchObject({ resolution: { action: 'release' } });
+      expectTask('released task (operator)', released.json(), operatorTaskKeys);
+      expectTask('released task', (await client.call('GET', `/v1/images/${id}`, { key })).json());
+      const listed = (await client.admin('GET', '/admin/v1/tasks')) as { data: unknown[] };
+      listed.data.forEach((task, index) =>
+        expectTask(`operator task list[${index}]`, task, operatorTaskKeys),
+      );
+    });
+
+    it('records: awaiting funds, settled by the caller, failed, usage beyond the cap reviewed, resolved by an operator', async () => {
+      gateway = await startGateway(dialect, { config: awaitingFundsConfig });
+      const client = gateway;
+      const input = 'hello world [sim:extra_tokens=50]';
+      const reserve = Buffer.byteLength(input) + 8;
+      const { accountId, key } = await client.account(reserve);
+      const first = await client.call('POST', '/v1/embeddings', {
+        key,
+        body: { model: 'sim-embed', input },
+      });
+      expect(first.statusCode).toBe(402);
+      const requestId = String(first.headers['x-service-request-id']);
+      const waiting = await client.call('GET', `/v1/requests/${requestId}`, { key });
+      expect(waiting.json()).toMatchObject({ status: 'awaiting_funds', canSettle: true });
+      expectRecord('record awaiting funds', waiting.json());
+
+      await client.admin('POST', `/admin/v1/accounts/${accountId}/topups`, {
+        amount: 1_000,
+        reference: randomUUID(),
+      });
+      const settled = await client.call('POST', `/v1/requests/${requestId}/settle`, { key });
+      expect(settled.statusCode, settled.body).toBe(200);
+      expectRecord('settled record (settle answer)', settled.json());
+      const read = await client.call('GET', `/v1/requests/${requestId}`, { key });
+      expect(read.json()).toMatchObject({ status: 'succeeded', resolution: { action: 'settled' } });
+      expectRecord('settled record', read.json());
+      expectRecord(
+        'settled record (operator)',
+        await client.admin('GET', `/admin/v1/requests/${requestId}`),
+        operatorRecordKeys,
+      );
+
+      const failedCall = await client.call('POST', '/v1/embeddings', {
+        key,
+        body: { model: 'sim-embed', input: 'x [sim:fail=400]' },
+      });
+      expect(failedCall.statusCode).toBeGreaterThanOrEqual(400);
+      const failedId = String(failedCall.headers['x-service-request-id']);
+      const failedRecord = await client.call('GET', `/v1/requests/${failedId}`, { key });
+      expect(failedRecord.json()).toMatchObject({
+        status: 'failed',
+        error: { code: expect.any(String) },
+      });
+      expectRecord('failed record', failedRecord.json());
+
+      const beyondCap = await client.call('POST', '/v1/embeddings', {
+        key,
+        body: { model: 'sim-embed', input: 'hello [sim:extra_tokens=100000]' },
+      });
+      expect(beyondCap.statusCode, beyondCap.body).toBe(200);
+      const flaggedId = String(beyondCap.headers['x-service-request-id']);
+      const reviewed = await client.admin('POST', `/admin/v1/requests/${flaggedId}/review-usage`, {
+        reason: 'billed at the cap is right',
+      });
+      expect(reviewed).toMatchObject({
+        usage_exceeded_cap: { review: 'billed at the cap is right' },
+      });
+      expectRecord('reviewed record (operator)', reviewed, operatorRecordKeys);
+      const flaggedList = (await client.admin(
+        'GET',
+        '/admin/v1/requests?usage_exceeded_cap=all',
+      )) as {
+        data: unknown[];
+      };
+      expect(flaggedList.data).toHaveLength(1);
+      expectRecord('flagged record list[0] (operator)', flaggedList.data[0], operatorRecordKeys);
+
+      const unconfirmed = await finishedRequest(client.services, {
+        key,
+        hold: 5,
+        outcome: unknownOutcome,
+      });
+      const resolved = await client.admin('POST', `/admin/v1/requests/${unconfirmed}/resolve`, {
+        action: 'capture',
+        amount: 3,
+        reason: 'the upstream did the work',
+      });
+      expect(resolved).toMatchObject({ status: 'resolved', resolution: { action: 'capture' } });
+      expectRecord('operator-resolved record', resolved);
+      expectRecord(
+        'operator-resolved record, read',
+        (await client.call('GET', `/v1/requests/${unconfirmed}`, { key })).json(),
+      );
+    });
+  },
+);
