@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { RequestStatus } from '../../src/store/schema.js';
 import { dialects } from '../helpers/dialects.js';
 import {
   errorWithoutRequestId,
@@ -244,7 +245,7 @@ describe.each(dialects)('asset deletion on $name', (dialect) => {
   });
 });
 
-async function waitForRecord(gateway: TestGateway, status: string): Promise<void> {
+async function waitForRecord(gateway: TestGateway, status: RequestStatus): Promise<void> {
   for (let attempt = 0; attempt < 200; attempt += 1) {
     const found = await gateway.services.store.db
       .selectFrom('requests')
