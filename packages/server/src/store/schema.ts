@@ -1,3 +1,11 @@
+import type {
+  HoldState,
+  RequestStatus,
+  TaskBillingState,
+  TaskKind,
+  TaskStatus,
+} from '@tollgate/protocol';
+
 /**
  * Table types. Conventions: ids are text made by the injected id generator (time-ordered);
  * times are epoch milliseconds; amounts are integer micro-yuan (bigint in PostgreSQL, parsed
@@ -120,8 +128,6 @@ export interface RedemptionCodeTable {
   redeemed_at: number | null;
 }
 
-export type HoldState = 'open' | 'captured' | 'released';
-
 export interface HoldTable {
   id: string;
   account_id: string;
@@ -161,15 +167,14 @@ export interface ModelPriceTable {
   created_at: number;
 }
 
-/** `accepted`: a task was created (202); the task carries the rest of the story (docs/tasks.md). */
-export type RequestStatus =
-  | 'processing'
-  | 'succeeded'
-  | 'failed'
-  | 'submission_unknown'
-  | 'awaiting_funds'
-  | 'resolved'
-  | 'accepted';
+/** The wire unions are the stored ones: one definition, in packages/protocol. */
+export type {
+  HoldState,
+  RequestStatus,
+  TaskBillingState,
+  TaskKind,
+  TaskStatus,
+} from '@tollgate/protocol';
 
 export interface RequestTable {
   id: string;
@@ -209,17 +214,12 @@ export interface RequestTable {
   expires_at: number;
 }
 
-export type TaskKind = 'image' | 'video';
-/** What the caller sees; the moves between them are listed once in tasks/task-states.ts. */
-export type TaskStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'submission_unknown';
 /**
  * Whether the submission may have reached the upstream: `pending` (not a byte sent, safe to
  * send), `sending` (a submission may be on its way: never send again, only look it up),
  * `accepted` (the upstream gave its id).
  */
 export type TaskSubmission = 'pending' | 'sending' | 'accepted';
-/** The money: `reserved` (hold open, unpriced), `pending` (priced, awaiting settlement), `settled`, `released`. */
-export type TaskBillingState = 'reserved' | 'pending' | 'settled' | 'released';
 
 export interface TaskTable {
   id: string;

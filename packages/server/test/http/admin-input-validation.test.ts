@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { runCli } from '../../src/cli/main.js';
 import { finishedRequest, unknownOutcome } from '../helpers/records.js';
 import { dialects } from '../helpers/dialects.js';
 import { ADMIN_TOKEN, manualClock, startGateway, type TestGateway } from '../helpers/gateway.js';
+import { cliIn } from '../helpers/processes.js';
 
 /**
  * Operator input the admin API used to take and act on: unknown fields silently ignored, a free
@@ -240,17 +240,7 @@ function unknownOutcomeOf(gateway: TestGateway, key: string, hold: number): Prom
 describe('admin input validation in the CLI', () => {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'tollgate-cli-validation-'));
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
-  async function cli(...args: string[]) {
-    let out = '';
-    let err = '';
-    const code = await runCli(
-      args,
-      { TOLLGATE_DATA_DIR: dataDir },
-      { write: (text) => void (out += text) },
-      { write: (text) => void (err += text) },
-    );
-    return { code, json: JSON.parse(out === '' ? err : out) as Record<string, unknown> };
-  }
+  const cli = (...args: string[]) => cliIn(dataDir, ...args);
 
   it('refuses the same inputs as the admin API, naming the field', async () => {
     const account = await cli('accounts', 'create', '--email', 'cli-rules@example.test');

@@ -2,17 +2,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { runCli } from '../../src/cli/main.js';
 import { OpenAiVideos } from '../../src/providers/openai-compatible/videos.js';
 import { shortTimeoutsConfig, startGateway, type TestGateway } from '../helpers/gateway.js';
 import { finishedTask, settleBodyOf, workUntil, type TaskBody } from '../helpers/tasks.js';
+import { cliIn, type CliResult } from '../helpers/processes.js';
 
 const BALANCE = 100_000_000;
-
-interface CliResult {
-  code: number;
-  json: Record<string, unknown>;
-}
 
 interface OperatorTask extends TaskBody {
   account_id: string;
@@ -43,17 +38,7 @@ describe('tollgate tasks (operator CLI)', () => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  async function cli(...args: string[]): Promise<CliResult> {
-    let out = '';
-    let err = '';
-    const code = await runCli(
-      args,
-      { TOLLGATE_DATA_DIR: dataDir },
-      { write: (text) => void (out += text) },
-      { write: (text) => void (err += text) },
-    );
-    return { code, json: JSON.parse(out === '' ? err : out) as Record<string, unknown> };
-  }
+  const cli = (...args: string[]): Promise<CliResult> => cliIn(dataDir, ...args);
 
   /** A gateway on the CLI's own SQLite file, with short upstream timeouts. */
   async function gatewayOnDataDir(): Promise<TestGateway> {

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { defaultConfig } from '../../src/config/default-config.js';
 import type { ConfigFile } from '../../src/config/schema.js';
+import { freePort, waitForHealth } from '../helpers/processes.js';
 
 const main = new URL('../../dist/main.js', import.meta.url).pathname;
 const ADMIN_TOKEN = 'flood-admin-token-0123456789';
@@ -15,32 +16,6 @@ const FD_LIMIT = 2_048;
 const FLOOD_ADDRESSES = 10;
 const IDLE_PER_ADDRESS = 500;
 const SLOW_BODIES = 200;
-
-/** A free loopback port (listen on 0, read it, close). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        resolve(typeof address === 'object' && address !== null ? address.port : 0),
-      );
-    });
-  });
-}
-
-async function waitForHealth(base: string): Promise<void> {
-  for (let attempt = 0; attempt < 100; attempt += 1) {
-    try {
-      if ((await fetch(`${base}/healthz`)).ok) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error('gateway did not start');
-}
 
 /** Opens a connection from `localAddress`, or resolves `undefined` if it is refused or reset. */
 function open(port: number, localAddress: string): Promise<net.Socket | undefined> {

@@ -2,7 +2,6 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -10,6 +9,7 @@ import { defaultConfig } from '../../src/config/default-config.js';
 import type { ConfigFile } from '../../src/config/schema.js';
 import { SqliteDatabase } from '../../src/store/sqlite-binding.js';
 import type { TaskBody } from '../helpers/tasks.js';
+import { freePort } from '../helpers/processes.js';
 
 const main = new URL('../../dist/main.js', import.meta.url).pathname;
 const bin = new URL('../../bin/tollgate.mjs', import.meta.url).pathname;
@@ -54,20 +54,6 @@ function tasksInFile(
   } finally {
     database.close();
   }
-}
-
-/** A free loopback port (listen on 0, read it, close). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        resolve(typeof address === 'object' && address !== null ? address.port : 0),
-      );
-    });
-  });
 }
 
 /** Polls `check` every 100 ms until it is true; fails with `what` after `timeoutMs`. */

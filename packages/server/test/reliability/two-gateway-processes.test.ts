@@ -1,42 +1,17 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { defaultConfig } from '../../src/config/default-config.js';
+import { freePort, waitForHealth } from '../helpers/processes.js';
 
 const main = new URL('../../dist/main.js', import.meta.url).pathname;
 const pgUrl = process.env['TOLLGATE_TEST_PG_URL'];
 const ADMIN_TOKEN = 'race-admin-token-0123456789';
 const TASKS = 200;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        resolve(typeof address === 'object' && address !== null ? address.port : 0),
-      );
-    });
-  });
-}
-
-async function waitForHealth(base: string): Promise<void> {
-  for (let attempt = 0; attempt < 150; attempt += 1) {
-    try {
-      if ((await fetch(`${base}/healthz`)).ok) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`${base} did not start`);
-}
 
 async function submissionsOf(base: string): Promise<number> {
   const text = await (await fetch(`${base}/metrics`)).text();

@@ -5,7 +5,6 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
-import { runCli } from '../../src/cli/main.js';
 import { pathForLog } from '../../src/log-redaction.js';
 import { createLogger } from '../../src/logger.js';
 import { ShareStore } from '../../src/shares/share-store.js';
@@ -19,6 +18,7 @@ import {
 } from '../helpers/gateway.js';
 import { png } from '../helpers/media.js';
 import { finishedTask, settleBodyOf, type TaskBody } from '../helpers/tasks.js';
+import { cliIn } from '../helpers/processes.js';
 
 interface Share {
   object: string;
@@ -553,17 +553,7 @@ describe('share review from the CLI', () => {
       fresh: () => ({ databaseUrl: `sqlite:${path.join(dataDir, 'tollgate.sqlite')}` }),
     };
     const client = await startGateway(file);
-    const cli = async (...args: string[]) => {
-      let out = '';
-      let err = '';
-      const code = await runCli(
-        args,
-        { TOLLGATE_DATA_DIR: dataDir },
-        { write: (text) => void (out += text) },
-        { write: (text) => void (err += text) },
-      );
-      return { code, json: JSON.parse(out === '' ? err : out) as Record<string, unknown> };
-    };
+    const cli = (...args: string[]) => cliIn(dataDir, ...args);
     try {
       const { key } = await client.account(0);
       const uploaded = await client.upload(key, png(8, 8), 'image/png');

@@ -1,0 +1,47 @@
+import net from 'node:net';
+import { runCli } from '../../src/cli/main.js';
+
+/** A free loopback port (listen on 0, read it, close). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() =>
+        resolve(typeof address === 'object' && address !== null ? address.port : 0),
+      );
+    });
+  });
+}
+
+/** Waits until a gateway process answers `/healthz` (at most 15 s). */
+export async function waitForHealth(base: string): Promise<void> {
+  for (let attempt = 0; attempt < 150; attempt += 1) {
+    try {
+      if ((await fetch(`${base}/healthz`)).ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`${base} did not start`);
+}
+
+export interface CliResult {
+  readonly code: number;
+  readonly json: Record<string, unknown>;
+}
+
+/** Runs one CLI command on the data dir `dataDir`; its JSON answer (stdout, else stderr). */
+export async function cliIn(dataDir: string, ...args: string[]): Promise<CliResult> {
+  let out = '';
+  let err = '';
+  const code = await runCli(
+    args,
+    { TOLLGATE_DATA_DIR: dataDir },
+    { write: (text) => void (out += text) },
+    { write: (text) => void (err += text) },
+  );
+  return { code, json: JSON.parse(out === '' ? err : out) as Record<string, unknown> };
+}
