@@ -50,6 +50,23 @@ export interface ClaimedRequest {
 }
 
 /**
+ * What the record of a business POST remembers of it: its key (required), the fingerprint of
+ * method, route and canonical body, the caller, and the model it names.
+ */
+export function requestIdentity(request: FastifyRequest, model: string | null): RequestIdentity {
+  const route = request.routeOptions.url ?? request.url;
+  return {
+    requestId: request.id,
+    principal: principalOf(request),
+    idempotencyKey: readIdempotencyKey(request.headers),
+    fingerprint: fingerprint(request.method, route, request.body),
+    method: request.method,
+    path: request.url.split('?')[0] ?? route,
+    model,
+  };
+}
+
+/**
  * Claims the idempotency key and takes the hold. Returns `undefined` when the request was
  * answered from its record (a replay); throws the refusal (409, 402) otherwise.
  */
@@ -59,17 +76,7 @@ export async function claimOrReplay(
   reply: FastifyReply,
   operation: Pick<BilledOperation, 'model' | 'reserve' | 'assetIds'>,
 ): Promise<ClaimedRequest | undefined> {
-  const idempotencyKey = readIdempotencyKey(request.headers);
-  const route = request.routeOptions.url ?? request.url;
-  const identity: RequestIdentity = {
-    requestId: request.id,
-    principal: principalOf(request),
-    idempotencyKey,
-    fingerprint: fingerprint(request.method, route, request.body),
-    method: request.method,
-    path: request.url.split('?')[0] ?? route,
-    model: operation.model,
-  };
+  const identity = requestIdentity(request, operation.model);
   const claim = await deps.requests.claim(identity, operation.reserve, operation.assetIds);
   if (claim.kind === 'refused') {
     if (claim.error.code === 'INSUFFICIENT_FUNDS')

@@ -116,6 +116,16 @@ export class RequestStore {
       .select('holds.state as hold_state');
   }
 
+  /** Records whose upstream reported usage beyond the cap, newest first (one query). */
+  flagged(options: { includeReviewed: boolean; limit: number }): Promise<RecordRow[]> {
+    let query = this.base()
+      .where('requests.usage_flag', 'is not', null)
+      .orderBy('requests.created_at', 'desc')
+      .limit(options.limit);
+    if (!options.includeReviewed) query = query.where('requests.usage_reviewed_at', 'is', null);
+    return query.execute();
+  }
+
   byId(id: string, executor?: Kysely<Database>): Promise<RecordRow | undefined> {
     return this.base(executor).where('requests.id', '=', id).executeTakeFirst();
   }

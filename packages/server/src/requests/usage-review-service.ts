@@ -23,20 +23,8 @@ export class UsageReviewService {
   ) {}
 
   async listFlagged(options: { includeReviewed: boolean }): Promise<OperatorRecordView[]> {
-    let query = this.db
-      .selectFrom('requests')
-      .select('id')
-      .where('usage_flag', 'is not', null)
-      .orderBy('created_at', 'desc')
-      .limit(LIST_LIMIT);
-    if (!options.includeReviewed) query = query.where('usage_reviewed_at', 'is', null);
-    const ids = await query.execute();
-    const views: OperatorRecordView[] = [];
-    for (const { id } of ids) {
-      const row = await this.records.byId(id);
-      if (row !== undefined) views.push(operatorRecordView(row));
-    }
-    return views;
+    const rows = await this.records.flagged({ ...options, limit: LIST_LIMIT });
+    return rows.map(operatorRecordView);
   }
 
   async review(id: string, input: { reason: unknown }): Promise<OperatorRecordView> {

@@ -229,9 +229,8 @@ export class TaskService {
   }
 
   async owned(principal: Principal, kind: TaskKind, id: string) {
-    const row = await this.deps.tasks.byId(id);
-    if (row === undefined || row.key_id !== principal.keyId || row.kind !== kind)
-      throw taskNotFound();
+    const row = await this.deps.tasks.ownedBy(id, { keyId: principal.keyId, kind });
+    if (row === undefined) throw taskNotFound();
     return row;
   }
 }

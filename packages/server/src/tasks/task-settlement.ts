@@ -48,9 +48,11 @@ export class TaskSettlement {
     target: { kind: TaskKind; id: string },
     body: SettleBody,
   ): Promise<Claim> {
-    const task = await this.deps.tasks.byId(target.id);
-    if (task === undefined || task.key_id !== identity.principal.keyId || task.kind !== target.kind)
-      throw taskNotFound();
+    const owned = await this.deps.tasks.ownedBy(target.id, {
+      keyId: identity.principal.keyId,
+      kind: target.kind,
+    });
+    if (owned === undefined) throw taskNotFound();
     return this.deps.requests.claim(identity, null, [], async (trx) => {
       const current = await this.deps.tasks.byId(target.id, trx);
       if (current === undefined) throw taskNotFound();

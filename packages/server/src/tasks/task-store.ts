@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Selectable, type Updateable } from 'kysely';
 import type { DialectName } from '../store/database.js';
-import type { Database, TaskStatus, TaskTable } from '../store/schema.js';
+import type { Database, TaskKind, TaskStatus, TaskTable } from '../store/schema.js';
 import { canMove } from './task-states.js';
 
 export type TaskRow = Selectable<TaskTable>;
@@ -34,6 +34,17 @@ export class TaskStore {
 
   byId(id: string, executor: Kysely<Database> = this.db): Promise<TaskRow | undefined> {
     return executor.selectFrom('tasks').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  /** The task if it is this key's and of this kind; else undefined (the caller's 404, identical for all). */
+  async ownedBy(
+    id: string,
+    owner: { keyId: string; kind: TaskKind },
+  ): Promise<TaskRow | undefined> {
+    const row = await this.byId(id);
+    return row !== undefined && row.key_id === owner.keyId && row.kind === owner.kind
+      ? row
+      : undefined;
   }
 
   /**

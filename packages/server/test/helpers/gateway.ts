@@ -43,22 +43,27 @@ export function shortTimeoutsConfig(): ConfigFile {
   });
 }
 
-/**
- * Only `sim-embed`, at 1 micro-yuan per million tokens: every small request holds and costs
- * exactly 1, so balances count requests.
- */
-export function oneMicroYuanEmbeddingsConfig(): ConfigFile {
+/** Only `sim-embed` (8 dimensions), at `inputPerMillionTokens` micro-yuan per million tokens. */
+export function embeddingsOnlyConfig(inputPerMillionTokens: number): ConfigFile {
   return testConfig({
     models: [
       {
         id: 'sim-embed',
         upstream: 'simulator',
         families: ['embeddings'],
-        prices: { input_per_million_tokens: 1 },
+        prices: { input_per_million_tokens: inputPerMillionTokens },
         default_dimensions: 8,
       },
     ],
   });
+}
+
+/**
+ * Only `sim-embed`, at 1 micro-yuan per million tokens: every small request holds and costs
+ * exactly 1, so balances count requests.
+ */
+export function oneMicroYuanEmbeddingsConfig(): ConfigFile {
+  return embeddingsOnlyConfig(1);
 }
 
 export interface TestGateway {

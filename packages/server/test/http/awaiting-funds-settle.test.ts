@@ -2,20 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { OpenAiEmbeddings } from '../../src/providers/openai-compatible/embeddings.js';
 import { dialects } from '../helpers/dialects.js';
-import { startGateway, testConfig, type TestGateway } from '../helpers/gateway.js';
+import { startGateway, embeddingsOnlyConfig, type TestGateway } from '../helpers/gateway.js';
 
 /** 1 micro-yuan per token makes amounts easy to reason about. */
-const config = testConfig({
-  models: [
-    {
-      id: 'sim-embed',
-      upstream: 'simulator',
-      families: ['embeddings'],
-      prices: { input_per_million_tokens: 1_000_000 },
-      default_dimensions: 8,
-    },
-  ],
-});
+const config = embeddingsOnlyConfig(1_000_000);
 
 describe.each(dialects)('usage above the hold on $name', (dialect) => {
   let gateway: TestGateway | undefined;

@@ -48,7 +48,7 @@ import {
   ADMIN_TOKEN,
   shortTimeoutsConfig,
   startGateway,
-  testConfig,
+  embeddingsOnlyConfig,
   type TestGateway,
 } from '../helpers/gateway.js';
 import { png } from '../helpers/media.js';
@@ -426,17 +426,7 @@ describe('wire types: each server view is declared to return its packages/protoc
 });
 
 /** 1 micro-yuan per token, so a request whose usage exceeds its hold waits for funds. */
-const awaitingFundsConfig = testConfig({
-  models: [
-    {
-      id: 'sim-embed',
-      upstream: 'simulator',
-      families: ['embeddings'],
-      prices: { input_per_million_tokens: 1_000_000 },
-      default_dimensions: 8,
-    },
-  ],
-});
+const awaitingFundsConfig = embeddingsOnlyConfig(1_000_000);
 
 describe.each(dialects)(
   'wire types: real responses carry exactly their keys, on $name',

@@ -57,74 +57,82 @@ export class RateLimits {
         );
       throw rejection;
     }
-    const releaseKey = await this.takeSlot(
-      `key:${subject.keyId}`,
-      this.settings.concurrentRequests,
-      'for this API key',
-    );
-    try {
-      const releaseAccount = await this.takeSlot(
-        `account:${subject.accountId}`,
-        this.settings.concurrentRequestsPerAccount,
-        "for this API key's account (all its keys together)",
-      );
-      return () => {
-        releaseKey();
-        releaseAccount();
-      };
-    } catch (error) {
-      releaseKey();
-      throw error;
+    const slots: Slot[] = [
+      {
+        counter: `key:${subject.keyId}`,
+        limit: this.settings.concurrentRequests,
+        scope: 'for this API key',
+      },
+      {
+        counter: `account:${subject.accountId}`,
+        limit: this.settings.concurrentRequestsPerAccount,
+        scope: "for this API key's account (all its keys together)",
+      },
+    ];
+    return this.redis === undefined ? this.takeLocal(slots) : this.takeShared(this.redis, slots);
+  }
+
+  /** Takes every slot or none (nothing else runs in between: one event-loop turn). */
+  private takeLocal(slots: readonly Slot[]): () => void {
+    for (const slot of slots) {
+      if ((this.inFlight.get(slot.counter) ?? 0) >= slot.limit) throw overLimit(slot);
     }
+    for (const slot of slots)
+      this.inFlight.set(slot.counter, (this.inFlight.get(slot.counter) ?? 0) + 1);
+    return once(() => {
+      for (const slot of slots) {
+        const now = (this.inFlight.get(slot.counter) ?? 1) - 1;
+        if (now <= 0) this.inFlight.delete(slot.counter);
+        else this.inFlight.set(slot.counter, now);
+      }
+    });
   }
 
-  private takeSlot(
-    counter: string,
-    limit: number,
-    scope: string,
-  ): Promise<() => void> | (() => void) {
-    return this.redis === undefined
-      ? this.takeLocal(counter, limit, scope)
-      : this.takeShared(this.redis, counter, limit, scope);
-  }
-
-  private takeLocal(counter: string, limit: number, scope: string): () => void {
-    const current = this.inFlight.get(counter) ?? 0;
-    if (current >= limit) throw rateLimited(1_000, `more than ${limit} requests at once ${scope}`);
-    this.inFlight.set(counter, current + 1);
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      const now = (this.inFlight.get(counter) ?? 1) - 1;
-      if (now <= 0) this.inFlight.delete(counter);
-      else this.inFlight.set(counter, now);
+  /**
+   * Takes every slot in one round trip (one MULTI), and gives them all back in one if any is
+   * over its limit. The expiry bounds the damage of an instance that dies holding slots.
+   */
+  private async takeShared(redis: Redis, slots: readonly Slot[]): Promise<() => void> {
+    const names = slots.map((slot) => `tollgate:inflight:${slot.counter}`);
+    const take = redis.multi();
+    for (const name of names) take.incr(name).expire(name, 600);
+    const results = ((await take.exec()) ?? []) as [unknown, number][];
+    const giveBack = () => {
+      const back = redis.multi();
+      for (const name of names) back.decr(name);
+      return back.exec();
     };
-  }
-
-  private async takeShared(
-    redis: Redis,
-    counter: string,
-    limit: number,
-    scope: string,
-  ): Promise<() => void> {
-    const name = `tollgate:inflight:${counter}`;
-    // The expiry bounds the damage of an instance that dies holding slots.
-    const [[, count] = []] = ((await redis.multi().incr(name).expire(name, 600).exec()) ?? []) as [
-      unknown,
-      number,
-    ][];
-    if (typeof count === 'number' && count > limit) {
-      await redis.decr(name);
-      throw rateLimited(1_000, `more than ${limit} requests at once ${scope}`);
+    const over = slots.find((slot, index) => {
+      const count = results[index * 2]?.[1];
+      return typeof count === 'number' && count > slot.limit;
+    });
+    if (over !== undefined) {
+      await giveBack();
+      throw overLimit(over);
     }
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      redis.decr(name).catch(() => {});
-    };
+    return once(() => void giveBack().catch(() => {}));
   }
+}
+
+/** One concurrency counter a request holds while it runs. */
+interface Slot {
+  readonly counter: string;
+  readonly limit: number;
+  readonly scope: string;
+}
+
+function overLimit(slot: Slot): ApiError {
+  return rateLimited(1_000, `more than ${slot.limit} requests at once ${slot.scope}`);
+}
+
+/** `release` callable any number of times, effective once. */
+function once(release: () => void): () => void {
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    release();
+  };
 }
 
 function rateLimited(msBeforeNext: number, why: string): ApiError {

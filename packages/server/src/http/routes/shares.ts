@@ -1,9 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../errors/api-error.js';
-import { fingerprint, readIdempotencyKey } from '../../requests/idempotency.js';
 import { parseShareBody, shareBodySchema, type ShareBody } from '../../shares/share-input.js';
 import { shareServiceOf, type ShareOwner } from '../../shares/share-service.js';
 import { answerClaim as answer } from '../claim-answer.js';
+import { requestIdentity } from '../billed-request.js';
 import type { AppDeps } from '../deps.js';
 import { bearerToken, principalOf, requirePersonal } from '../plugins/authenticate.js';
 import { serveContent } from '../serve-content.js';
@@ -39,15 +39,7 @@ export function registerShares(v1: FastifyInstance, deps: AppDeps): void {
       const principal = principalOf(request);
       // Assets are the account's, read with personal keys only: so is sharing one.
       if (target.kind === 'asset') requirePersonal(principal);
-      const identity = {
-        requestId: request.id,
-        principal,
-        idempotencyKey: readIdempotencyKey(request.headers),
-        fingerprint: fingerprint(request.method, '/v1/shares', request.body),
-        method: request.method,
-        path: '/v1/shares',
-        model: null,
-      };
+      const identity = requestIdentity(request, null);
       return answer(reply, await shares.create(identity, ownerOf(request).apiKey, target));
     },
   );

@@ -1,7 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../errors/api-error.js';
-import { fingerprint, readIdempotencyKey } from '../../requests/idempotency.js';
-import type { RequestIdentity } from '../../requests/request-service.js';
 import {
   imageBodySchema,
   parseTaskBody,
@@ -9,6 +7,7 @@ import {
   type TaskBody,
 } from '../../tasks/task-input.js';
 import { settleBodySchema, type SettleBody } from '../../tasks/task-settlement.js';
+import { requestIdentity } from '../billed-request.js';
 import type { AppDeps } from '../deps.js';
 import { principalOf } from '../plugins/authenticate.js';
 import { answerClaim as answer } from '../claim-answer.js';
@@ -32,7 +31,7 @@ export function registerTasks(scope: FastifyInstance, deps: AppDeps): void {
     );
 
     scope.post<{ Body: TaskBody }>(create, { schema: { body: schema } }, async (request, reply) => {
-      const identity = identityOf(request, request.body.model);
+      const identity = requestIdentity(request, request.body.model);
       return answer(reply, await deps.tasks.create(identity, parseTaskBody(kind, request.body)));
     });
 
@@ -47,7 +46,7 @@ export function registerTasks(scope: FastifyInstance, deps: AppDeps): void {
         refuseQueryString(request);
         try {
           const claim = await deps.taskSettlement.settle(
-            identityOf(request, null),
+            requestIdentity(request, null),
             { kind, id: request.params.id },
             request.body,
           );
@@ -81,18 +80,4 @@ export function registerTasks(scope: FastifyInstance, deps: AppDeps): void {
     videoContent,
   );
   scope.head<{ Params: { id: string } }>('/v1/videos/:id/content', videoContent);
-}
-
-/** The record identity of a business POST, as billed requests build it. */
-function identityOf(request: FastifyRequest, model: string | null): RequestIdentity {
-  const route = request.routeOptions.url ?? request.url;
-  return {
-    requestId: request.id,
-    principal: principalOf(request),
-    idempotencyKey: readIdempotencyKey(request.headers),
-    fingerprint: fingerprint(request.method, route, request.body),
-    method: request.method,
-    path: request.url.split('?')[0] ?? route,
-    model,
-  };
 }
