@@ -7,3 +7,4 @@ export * from './accounts.js';
 export * from './assets.js';
 export * from './shares.js';
 export * from './operator.js';
+export * from './h3.js';

@@ -3,6 +3,7 @@
  * what only an operator needs. Never shown to callers.
  */
 
+import type { H3Task } from './h3.js';
 import type { RequestRecord } from './records.js';
 import type { Share } from './shares.js';
 import type { Task } from './tasks.js';
@@ -25,7 +26,10 @@ export interface OperatorRequestRecord extends RequestRecord {
 export type TaskSubmission = 'pending' | 'sending' | 'accepted';
 
 /** A task for an operator (`GET /admin/v1/tasks`, `GET /admin/v1/tasks/{id}`, its resolution). */
-export interface OperatorTask extends Task {
+export type OperatorTask = (Task | H3Task) & OperatorTaskFields;
+
+/** What an operator sees beside the caller's view of a task. */
+export interface OperatorTaskFields {
   account_id: string;
   /** The creating key: the only key that reads and settles the task. */
   key_id: string;

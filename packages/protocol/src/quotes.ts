@@ -5,8 +5,11 @@ import type { Currency, MicroYuan } from './money.js';
  * `amount = (quantity - free_quantity) * unit_price`.
  */
 export interface LineItem {
-  /** What is counted: images, output seconds of video, or reference images given. */
-  name: 'image' | 'video_second' | 'reference_image';
+  /**
+   * What is counted: images, seconds of video (H3: input audio and video plus output, together),
+   * reference images given, or (H3 `understand`) input and output tokens.
+   */
+  name: 'image' | 'video_second' | 'reference_image' | 'input_token' | 'output_token';
   /** How many units were asked (in a quote) or delivered (in a bill). */
   quantity: number;
   /**
@@ -14,10 +17,24 @@ export interface LineItem {
    * Present on `reference_image` lines only (0 when none is free).
    */
   free_quantity?: number;
-  /** Price of one unit, micro-yuan. */
+  /** Price of one unit (of `per_units` units, when given), micro-yuan. */
   unit_price: MicroYuan;
-  /** What this line costs, micro-yuan: `(quantity - free_quantity) * unit_price`. */
+  /**
+   * Tokens only: `unit_price` is per this many (1 000 000); the amount is rounded up to the next
+   * micro-yuan.
+   */
+  per_units?: number;
+  /**
+   * What this line costs, micro-yuan: `(quantity - free_quantity) * unit_price`, or for token
+   * lines `ceil(quantity * unit_price / per_units)`.
+   */
   amount: MicroYuan;
+  /**
+   * H3 video lines: the seconds measured, before rounding up to the whole seconds of `quantity`:
+   * input audio and input video (from the assets' own files) and output (asked, in a quote;
+   * the delivered file's, in a bill).
+   */
+  measured?: { input_audio_seconds: number; input_video_seconds: number; output_seconds: number };
   /** What was priced, for people: `1024x1024 hd`, `640x360 with audio`, `first 1 free`. */
   detail: string;
 }

@@ -1,8 +1,8 @@
 import type { Currency, MicroYuan } from './money.js';
 import type { LineItem } from './quotes.js';
 
-/** The two task families: `POST /v1/images/generations` and `POST /v1/videos`. */
-export type TaskKind = 'image' | 'video';
+/** The task families: `POST /v1/images/generations`, `POST /v1/videos` and `POST /v1/h3/tasks`. */
+export type TaskKind = 'image' | 'video' | 'h3';
 
 /**
  * Where the work is (docs/tasks.md, "States"): `queued` (not sent yet), `running` (the upstream
@@ -56,7 +56,7 @@ export interface TaskBilling {
 
 /** Where and how to settle. */
 export interface TaskSettlement {
-  /** `/v1/images/{id}/settle` or `/v1/videos/{id}/settle`, on the gateway's origin. */
+  /** `/v1/images/{id}/settle`, `/v1/videos/{id}/settle` or `/v1/h3/tasks/{id}/settle`, on the gateway's origin. */
   url: string;
   method: 'POST';
 }

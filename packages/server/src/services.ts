@@ -17,6 +17,7 @@ import { RequestService } from './requests/request-service.js';
 import { SettlementService } from './requests/settlement-service.js';
 import { UsageReviewService } from './requests/usage-review-service.js';
 import { TaskOperations } from './tasks/task-operations.js';
+import { H3Service } from './h3/h3-service.js';
 import { TaskService } from './tasks/task-service.js';
 import { TaskSettlement } from './tasks/task-settlement.js';
 import { TaskStore } from './tasks/task-store.js';
@@ -157,6 +158,16 @@ export async function createServices(options: ServiceOptions): Promise<Services>
         catalog,
         clock,
         ids,
+      }),
+      h3: new H3Service({
+        db: store.db,
+        tasks: taskStore,
+        requests,
+        prices,
+        catalog,
+        clock,
+        ids,
+        worker: taskWorker,
       }),
       taskSettlement: new TaskSettlement({
         db: store.db,

@@ -294,25 +294,34 @@ export function roundUpSeconds(seconds: number): number {
   return Math.ceil(Math.round(seconds * 1000) / 1000);
 }
 
-/** A line item before its amount: `charged` of `quantity` units cost `unitPrice` each. */
-interface DraftItem {
+/**
+ * A line item before its amount: `charged` of `quantity` units cost `unitPrice` each (per
+ * `perUnits` units when given: tokens, rounded up to the next micro-yuan).
+ */
+export interface DraftItem {
   readonly name: LineItem['name'];
   readonly quantity: number;
   readonly unitPrice: number;
   readonly charged: number;
   readonly detail: string;
+  readonly perUnits?: number;
+  readonly measured?: LineItem['measured'];
 }
 
 function secondPrice(prices: ModelPrices, size: string, withAudio: boolean): number | undefined {
   return withAudio ? prices.per_second_with_audio?.[size] : prices.per_second?.[size];
 }
 
-/** Checks the reference count against the model; the line item when it is allowed and priced. */
-function referenceQuote(
+/**
+ * Checks the reference count against the model; the line item when it is allowed and priced.
+ * `free` is the model's `free_reference_images` (H3: the spec's fixed 5).
+ */
+export function referenceQuote(
   model: ModelConfig,
   prices: ModelPrices,
   count: number,
   closed: string[],
+  free = prices.free_reference_images ?? 0,
 ): DraftItem | undefined {
   if (!Number.isSafeInteger(count) || count < 0) {
     closed.push(`reference images must be a whole number >= 0 (got ${count})`);
@@ -326,18 +335,21 @@ function referenceQuote(
     );
     return undefined;
   }
-  const free = prices.free_reference_images ?? 0;
   if (count > free && prices.per_reference_image === undefined) {
     closed.push(`${model.id} has no price for reference images beyond the first ${free}`);
     return undefined;
   }
-  return referenceItem(prices, count);
+  return referenceItem(prices, count, free);
 }
 
-/** Reference images: the first `free_reference_images` cost nothing, the rest their price. */
-function referenceItem(prices: ModelPrices, count: number): DraftItem | undefined {
+/** Reference images: the first `allowance` (`free_reference_images`) cost nothing, the rest their price. */
+export function referenceItem(
+  prices: ModelPrices,
+  count: number,
+  allowance = prices.free_reference_images ?? 0,
+): DraftItem | undefined {
   if (count === 0) return undefined;
-  const free = Math.min(count, prices.free_reference_images ?? 0);
+  const free = Math.min(count, allowance);
   const unitPrice = prices.per_reference_image ?? 0;
   if (count > free && prices.per_reference_image === undefined)
     throw new Error('no per_reference_image price in these prices');
@@ -350,7 +362,7 @@ function referenceItem(prices: ModelPrices, count: number): DraftItem | undefine
   };
 }
 
-function optional<T>(value: T | undefined): T[] {
+export function optional<T>(value: T | undefined): T[] {
   return value === undefined ? [] : [value];
 }
 
@@ -362,7 +374,9 @@ function optional<T>(value: T | undefined): T[] {
 function priceItems(items: readonly DraftItem[]): { lineItems: LineItem[]; total: bigint } {
   let total = 0n;
   const lineItems = items.map((item): LineItem => {
-    const amount = BigInt(item.charged) * BigInt(item.unitPrice);
+    const product = BigInt(item.charged) * BigInt(item.unitPrice);
+    const per = BigInt(item.perUnits ?? 1);
+    const amount = (product + per - 1n) / per;
     total += amount;
     const free = item.quantity - item.charged;
     return {
@@ -370,14 +384,16 @@ function priceItems(items: readonly DraftItem[]): { lineItems: LineItem[]; total
       quantity: item.quantity,
       ...(item.name === 'reference_image' ? { free_quantity: free } : {}),
       unit_price: item.unitPrice,
+      ...(item.perUnits === undefined ? {} : { per_units: item.perUnits }),
       amount: Number(amount),
       detail: item.detail,
+      ...(item.measured === undefined ? {} : { measured: item.measured }),
     };
   });
   return { lineItems, total };
 }
 
-function finishQuote(items: readonly DraftItem[], closed: string[]): Quote {
+export function finishQuote(items: readonly DraftItem[], closed: string[]): Quote {
   const { lineItems, total } = priceItems(items);
   if (total > BigInt(MAX_MOVEMENT_MICRO_YUAN)) closed.push(QUOTE_TOO_LARGE);
   return {
@@ -387,7 +403,7 @@ function finishQuote(items: readonly DraftItem[], closed: string[]): Quote {
   };
 }
 
-function finishActual(
+export function finishActual(
   items: readonly DraftItem[],
   context: { head: string; exceeded: boolean; cap: string },
 ): ActualAmount {
@@ -398,7 +414,7 @@ function finishActual(
   const amount = Number(total);
   const parts = lineItems.map(
     (item) =>
-      `${item.name} ${item.quantity - (item.free_quantity ?? 0)} x ${item.unit_price} = ${item.amount}`,
+      `${item.name} ${item.quantity - (item.free_quantity ?? 0)} x ${item.unit_price}${item.per_units === undefined ? '' : ` / ${item.per_units}`} = ${item.amount}`,
   );
   const cap = context.exceeded ? ` (more than the ${context.cap}: billed the ${context.cap})` : '';
   const rule =

@@ -27,7 +27,7 @@ const USAGE = `tollgate <command> — every command prints JSON (docs/admin.md)
   codes redeem ACCOUNT_ID --code CODE
   requests show REQUEST_ID
   requests resolve REQUEST_ID (--capture MICRO_YUAN | --release) --reason TEXT
-  tasks list [--status S] [--account ACCOUNT_ID]
+  tasks list [--status S] [--account ACCOUNT_ID] [--kind image|video|h3]
   tasks show TASK_ID
   tasks resolve TASK_ID (--release | --attach UPSTREAM_TASK_ID) --reason TEXT
   requests flagged [--all]                      usage beyond the cap, not yet reviewed (--all: also reviewed)
@@ -191,6 +191,7 @@ async function dispatch(
         await services.taskOperations.list({
           status: values['status'],
           accountId: values['account'],
+          kind: values['kind'],
         }),
       );
     case 'tasks show':

@@ -91,5 +91,56 @@ export const defaultConfig: ConfigFile = {
       generate_audio: true,
       max_reference_images: 4,
     },
+    {
+      id: 'sim-h3',
+      upstream: 'simulator',
+      families: ['h3'],
+      // Video actions: micro-yuan per second of input audio + input video + output, by output
+      // resolution (regenerate is 2K with audio). Understand: per 1M tokens. The first 5
+      // reference images are free (spec 8), each further one costs per_reference_image.
+      prices: {
+        h3_per_second: { '480p': 20_000, '720p': 40_000, '1080p': 80_000, '2K': 120_000 },
+        h3_per_second_with_audio: {
+          '480p': 30_000,
+          '720p': 60_000,
+          '1080p': 110_000,
+          '2K': 160_000,
+        },
+        per_reference_image: 5_000,
+        input_per_million_tokens: 2_000_000,
+        output_per_million_tokens: 8_000_000,
+      },
+      video_seconds: [5, 4, 8, 10],
+      generate_audio: true,
+      max_reference_images: 8,
+      max_output_tokens: 1_024,
+      video_input_tokens: 8_000,
+      h3_upstream_models: {
+        generate: 'sim-h3-generate',
+        regenerate: 'sim-h3-regenerate',
+        understand: 'sim-h3-understand',
+      },
+      // Closed so that each kind of closed combination is exercised (spec 4.4).
+      h3_closed: [
+        {
+          action: 'generate',
+          reference_roles: ['reference_audio'],
+          reason:
+            'audio references (role reference_audio) are not open for generate on sim-h3: leave the audio out',
+        },
+        {
+          action: 'regenerate',
+          video_sources: ['regenerated'],
+          reason:
+            're-editing a work is not open: a regenerated video cannot be regenerated again; regenerate the original generate task',
+        },
+        {
+          action: 'understand',
+          video_sources: ['video_task'],
+          reason:
+            'understanding a /v1/videos result is not open on sim-h3: understand an H3 video (source_task_id) or an uploaded video (reference_video)',
+        },
+      ],
+    },
   ],
 };

@@ -109,14 +109,64 @@ export function modelPriceIssues(
         `only for models of family images, videos or h3; ${model.id} is ${familyList}`,
       );
   }
-  const free = prices.free_reference_images ?? 0;
+  const free = prices.free_reference_images ?? (has('h3') ? H3_FREE_REFERENCE_IMAGES : 0);
   if (model.max_reference_images > free && prices.per_reference_image === undefined)
     add(
       ['prices', 'per_reference_image'],
       `required: max_reference_images allows ${model.max_reference_images} reference images and ${free} are free`,
     );
 
+  issues.push(...h3PriceIssues(model, prices));
   if (source === 'config') issues.push(...offerIssues(model, prices));
+  return issues;
+}
+
+/** The first reference images an H3 task gets free (spec 8): fixed, not configured. */
+export const H3_FREE_REFERENCE_IMAGES = 5;
+
+/** H3: per-second prices by resolution for the video actions, token prices for `understand`. */
+function h3PriceIssues(model: PricedModel, prices: ModelPrices): PriceIssue[] {
+  const issues: PriceIssue[] = [];
+  const isH3 = model.families.includes('h3');
+  for (const field of ['h3_per_second', 'h3_per_second_with_audio'] as const) {
+    if (!isH3 && prices[field] !== undefined)
+      issues.push({
+        path: ['prices', field],
+        message: `only for models of family h3; ${model.id} is ${model.families.join(', ')}`,
+      });
+  }
+  if (!isH3) return issues;
+  if (prices.h3_per_second === undefined)
+    issues.push({
+      path: ['prices', 'h3_per_second'],
+      message: 'required for a model of family h3',
+    });
+  if (prices.h3_per_second_with_audio === undefined)
+    issues.push({
+      path: ['prices', 'h3_per_second_with_audio'],
+      message: 'required for a model of family h3 (regenerate always makes audio)',
+    });
+  if (prices.output_per_million_tokens === undefined)
+    issues.push({
+      path: ['prices', 'output_per_million_tokens'],
+      message: 'required for a model of family h3 (understand is billed on tokens)',
+    });
+  if (
+    prices.free_reference_images !== undefined &&
+    prices.free_reference_images !== H3_FREE_REFERENCE_IMAGES
+  )
+    issues.push({
+      path: ['prices', 'free_reference_images'],
+      message: `H3 gives the first ${H3_FREE_REFERENCE_IMAGES} reference images free (spec 8); leave it out`,
+    });
+  for (const [resolution, withAudio] of Object.entries(prices.h3_per_second_with_audio ?? {})) {
+    const silent = prices.h3_per_second?.[resolution as keyof typeof prices.h3_per_second];
+    if (silent !== undefined && withAudio < silent)
+      issues.push({
+        path: ['prices', 'h3_per_second_with_audio', resolution],
+        message: `is ${withAudio}, below h3_per_second ${silent}; the price with audio must be at least the price without`,
+      });
+  }
   return issues;
 }
 

@@ -24,8 +24,12 @@ export const timeoutsSchema = z
 
 export const upstreamSchema = z
   .object({
-    /** `simulator`: the built-in simulator, started in-process on loopback. */
-    kind: z.enum(['simulator', 'openai', 'cohere']),
+    /**
+     * `simulator`: the built-in simulator, started in-process on loopback; `openai`: an
+     * OpenAI-compatible server; `cohere`: Cohere/Jina rerank; `ark`: a content generation task
+     * API (Volcengine Ark's shape) for H3 models. The adapter follows the model's family.
+     */
+    kind: z.enum(['simulator', 'openai', 'cohere', 'ark']),
     base_url: z.url().optional(),
     api_key_env: z
       .string()
@@ -125,11 +129,34 @@ export const taskPricesSchema = z
   })
   .strict();
 
+/** H3 video resolutions (spec 4.4; `regenerate` is 2K only). */
+export const h3ResolutionSchema = z.enum(['480p', '720p', '1080p', '2K']);
+
+/**
+ * H3 prices of the video actions (docs/h3.md, "Billing"): micro-yuan per second, by output
+ * resolution, of the combined seconds of input audio, input video and output video. `understand`
+ * is billed on the token prices.
+ */
+export const h3PricesSchema = z
+  .object({
+    h3_per_second: z
+      .record(h3ResolutionSchema, taskAmount)
+      .refine(nonEmpty, 'give at least one resolution')
+      .optional(),
+    /** With generated audio (`generate_audio: true`; `regenerate` always); replaces `h3_per_second`. */
+    h3_per_second_with_audio: z
+      .record(h3ResolutionSchema, taskAmount)
+      .refine(nonEmpty, 'give at least one resolution')
+      .optional(),
+  })
+  .strict();
+
 /** Every price a model may carry: token prices and task prices, in one flat object. */
 export const modelPricesSchema = z
   .object({
     ...tokenPricesSchema.shape,
     ...taskPricesSchema.shape,
+    ...h3PricesSchema.shape,
   })
   .strict();
 
@@ -150,6 +177,36 @@ export const featureSchema = z.enum([
   'structured_output',
   'streaming',
 ]);
+
+export const h3RoleSchema = z.enum([
+  'first_frame',
+  'last_frame',
+  'reference_image',
+  'reference_video',
+  'reference_audio',
+]);
+
+/**
+ * Where an H3 task's input video comes from: an H3 `generate` or `regenerate` task, a
+ * `/v1/videos` task, or an uploaded asset (`reference_video`).
+ */
+export const h3VideoSourceSchema = z.enum(['generated', 'regenerated', 'video_task', 'upload']);
+
+/**
+ * One combination the configuration does not open (spec 4.4: certain audio references,
+ * re-editing a work, video understanding). It closes an input when every condition it names
+ * holds; the quote then lists `reason` in `closed_reasons`, and submit is refused.
+ */
+export const h3ClosedSchema = z
+  .object({
+    action: z.enum(['generate', 'regenerate', 'understand']).optional(),
+    /** Any reference asset has one of these roles. */
+    reference_roles: z.array(h3RoleSchema).min(1).optional(),
+    /** The input video comes from one of these. */
+    video_sources: z.array(h3VideoSourceSchema).min(1).optional(),
+    reason: z.string().min(1).max(300),
+  })
+  .strict();
 
 export const modelSchema = z
   .object({
@@ -204,6 +261,17 @@ export const modelSchema = z
     generate_audio: z.boolean().default(false),
     /** Images and videos: most reference images (`assetIds`) in one request; 0 allows none. */
     max_reference_images: nonNegativeInt.max(100).default(0),
+    /** H3: the model sent upstream per action (default `upstream_model`, else `id`). */
+    h3_upstream_models: z
+      .object({
+        generate: z.string().min(1).optional(),
+        regenerate: z.string().min(1).optional(),
+        understand: z.string().min(1).optional(),
+      })
+      .strict()
+      .optional(),
+    /** H3: the combinations that are not open (docs/h3.md, "Closed combinations"). */
+    h3_closed: z.array(h3ClosedSchema).default([]),
     /** What an asset uploaded for this model (`X-Tollgate-Model`) must be. */
     asset_requirements: z
       .object({
@@ -331,3 +399,6 @@ export type ServerLimits = z.output<typeof serverSchema>;
 export type StorageConfig = z.output<typeof storageSchema>;
 export type Family = z.output<typeof familySchema>;
 export type Feature = z.output<typeof featureSchema>;
+export type H3Resolution = z.output<typeof h3ResolutionSchema>;
+export type H3VideoSource = z.output<typeof h3VideoSourceSchema>;
+export type H3Closed = z.output<typeof h3ClosedSchema>;

@@ -21,6 +21,7 @@ import { registerOperations } from './routes/operations.js';
 import { registerRequests } from './routes/requests.js';
 import { registerRerank } from './routes/rerank.js';
 import { registerPublicShares, registerShares } from './routes/shares.js';
+import { registerH3 } from './routes/h3.js';
 import { registerTasks } from './routes/tasks.js';
 
 declare module 'fastify' {
@@ -120,6 +121,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     registerRequests(v1, deps);
     registerAssets(v1, deps, deps.assets);
     registerTasks(v1, deps);
+    registerH3(v1, deps);
     registerShares(v1, deps);
   });
   await app.register(async (admin) => {

@@ -11,6 +11,7 @@ import type { ProviderRegistry } from '../providers/registry.js';
 import type { RequestService } from '../requests/request-service.js';
 import type { SettlementService } from '../requests/settlement-service.js';
 import type { UsageReviewService } from '../requests/usage-review-service.js';
+import type { H3Service } from '../h3/h3-service.js';
 import type { TaskService } from '../tasks/task-service.js';
 import type { TaskOperations } from '../tasks/task-operations.js';
 import type { TaskSettlement } from '../tasks/task-settlement.js';
@@ -34,6 +35,7 @@ export interface AppDeps {
   readonly settlements: SettlementService;
   readonly usageReviews: UsageReviewService;
   readonly tasks: TaskService;
+  readonly h3: H3Service;
   readonly taskSettlement: TaskSettlement;
   readonly taskOperations: TaskOperations;
   readonly providers: ProviderRegistry;

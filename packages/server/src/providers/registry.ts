@@ -1,4 +1,6 @@
 import type { Config, ModelConfig } from '../config/schema.js';
+import type { TaskKind } from '../store/schema.js';
+import { ArkH3Tasks } from './ark/h3-tasks.js';
 import { CohereRerank } from './cohere/rerank.js';
 import { OpenAiChat } from './openai-compatible/chat.js';
 import { OpenAiEmbeddings } from './openai-compatible/embeddings.js';
@@ -56,23 +58,22 @@ export class ProviderRegistry {
   }
 
   /**
-   * The task provider of an image or video model. Videos use the OpenAI Videos shape; the
+   * The task provider of an image, video or H3 model. Videos use the OpenAI Videos shape, H3 the
+   * content generation task shape (docs/h3-upstream.md); the
    * read-only look-up of an unanswered submission is offered by the simulator only (a real
    * OpenAI upstream has none: such a task waits for an operator).
    */
-  tasks(upstream: string, kind: 'image' | 'video', caller: UpstreamCaller): TaskProvider {
+  tasks(upstream: string, kind: TaskKind, caller: UpstreamCaller): TaskProvider {
     const pool = this.pools.get(upstream);
-    if (pool === undefined)
+    const config = this.config.upstreams[upstream];
+    if (pool === undefined || config === undefined)
       throw new Error(`no upstream pool ${upstream} (built without upstreams?)`);
-    if (kind === 'image') {
-      const timeouts = this.config.upstreams[upstream]?.timeouts;
-      if (timeouts === undefined) throw new Error(`no upstream ${upstream} in the configuration`);
-      // A result URL on another origin gets the upstream's idle timeout as its whole budget.
-      return new OpenAiImages(pool.for(caller), pool.baseUrl, { timeoutMs: timeouts.idle_ms });
-    }
-    return new OpenAiVideos(pool.for(caller), {
-      lookup: this.config.upstreams[upstream]?.kind === 'simulator',
-    });
+    const lookup = config.kind === 'simulator';
+    // A result URL on another origin gets the upstream's idle timeout as its whole budget.
+    const timeoutMs = config.timeouts.idle_ms;
+    if (kind === 'image') return new OpenAiImages(pool.for(caller), pool.baseUrl, { timeoutMs });
+    if (kind === 'h3') return new ArkH3Tasks(pool.for(caller), pool.baseUrl, { lookup, timeoutMs });
+    return new OpenAiVideos(pool.for(caller), { lookup });
   }
 
   /** Requests in flight and waiting per upstream, for metrics. */

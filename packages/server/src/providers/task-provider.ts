@@ -30,12 +30,53 @@ export interface TaskInput {
   readonly references: readonly { readonly mediaType: string; readonly bytes: Buffer }[];
 }
 
+/** The H3 actions (spec 4.4): `generate` and `regenerate` make a video, `understand` returns text. */
+export type H3Action = 'generate' | 'regenerate' | 'understand';
+
+/** What a reference asset is to an H3 task (its `role`), by the kind of media it must be. */
+export type H3Role =
+  'first_frame' | 'last_frame' | 'reference_image' | 'reference_video' | 'reference_audio';
+
+/**
+ * An H3 task as the upstream is sent it (docs/h3.md, "The upstream protocol"): a content
+ * generation task with a text item and one item per reference (the caller's assets, and for
+ * `regenerate` and `understand` from a task, the source task's delivered video as
+ * `reference_video`). The upstream model is chosen per action by the configuration.
+ */
+export interface H3TaskInput {
+  readonly kind: 'h3';
+  readonly action: H3Action;
+  readonly upstreamModel: string;
+  /** Absent for `regenerate` (spec 4.4: no prompt when regenerating from a source task). */
+  readonly prompt: string | undefined;
+  /** Video actions: `480p`, `720p`, `1080p`, `2K` (as the model offers); absent for `understand`. */
+  readonly resolution: string | undefined;
+  /** Video actions: `W:H`; absent for `understand`. */
+  readonly ratio: string | undefined;
+  /** Seconds: of the video to make, or (understand) of the video to watch. */
+  readonly duration: number;
+  readonly generateAudio: boolean;
+  readonly watermark: boolean;
+  /** In the order given; bytes read from storage, sent as data URIs. */
+  readonly references: readonly {
+    readonly role: H3Role;
+    readonly mediaType: string;
+    readonly bytes: Buffer;
+  }[];
+}
+
+/** What any task provider is given to submit. */
+export type ProviderTaskInput = TaskInput | H3TaskInput;
+
 /** What the upstream reports it delivered: the actual amount is priced from this, never from the request. */
 export interface DeliveryReport {
   readonly imagesDelivered: number;
+  /** Video seconds delivered (or, for a billed failure, billed). */
   readonly secondsDelivered: number;
   /** A failure the upstream bills (the task then awaits settlement of that amount). */
   readonly billedFailure: boolean;
+  /** H3 `understand`: the tokens the upstream reports it read and wrote. */
+  readonly tokens?: { readonly input: number; readonly output: number } | undefined;
 }
 
 /** One output to store: opened only when the worker stores it (streamed, never buffered whole). */
@@ -60,6 +101,8 @@ export type PollResult =
       readonly kind: 'completed';
       readonly outputs: readonly TaskOutputSource[];
       readonly report: DeliveryReport;
+      /** H3 `understand`: the answer (checked: a bounded string). */
+      readonly text?: string | undefined;
     }
   | {
       readonly kind: 'failed';
@@ -73,7 +116,11 @@ export interface TaskProvider {
    * Submits once. `idempotencyKey` is our task id: an upstream that honours `Idempotency-Key`
    * answers a repeat with the original, but the worker never relies on that to send twice.
    */
-  submit(input: TaskInput, idempotencyKey: string, signal?: AbortSignal): Promise<SubmitResult>;
+  submit(
+    input: ProviderTaskInput,
+    idempotencyKey: string,
+    signal?: AbortSignal,
+  ): Promise<SubmitResult>;
   /**
    * A read-only look-up of a submission whose answer never came, by the idempotency key sent
    * with it: the upstream's task id, or null if it has none. Absent when the upstream cannot be

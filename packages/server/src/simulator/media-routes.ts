@@ -1,9 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { DirectiveError, parseDirectives, type Directives } from './directives.js';
+import { DirectiveError, parseDirectives } from './directives.js';
 import { BadRequest } from './embeddings.js';
-import { delay, parseBody, readBody, send, sendBytes, sendError } from './http-io.js';
+import { exchangeFaults, idempotencyKeyOf, notFound, tooManyJobs } from './exchange.js';
+import { createH3Routes } from './h3-routes.js';
+import { parseBody, readBody, send, sendBytes, sendError } from './http-io.js';
 import { ImageService, parseImageBody } from './images.js';
-import { SIMULATOR_LIMITS } from './limits.js';
 import { EncoderBusy, VideoEncoder } from './video-encoder.js';
 import { IdempotencyConflict, parseVideoBody, VideoJobs } from './videos.js';
 
@@ -20,7 +21,8 @@ const VIDEO_CONTENT = /^\/v1\/videos\/(video_[0-9a-f]{32})\/content$/;
 /**
  * The OpenAI Images (`POST /v1/images/generations`) and Videos (`POST /v1/videos`,
  * `GET /v1/videos/{id}`, `GET /v1/videos/{id}/content`) protocols, plus the simulator's own
- * `GET /v1/videos?idempotency_key=` lookup and `GET /v1/images/files/{id}.png` for URL answers.
+ * `GET /v1/videos?idempotency_key=` lookup and `GET /v1/images/files/{id}.png` for URL answers,
+ * and the Ark content generation tasks of `sim-h3` (h3-routes.ts, sharing the one encoder).
  * docs/simulator.md describes them and their directives.
  */
 export function createMediaRoutes(options: {
@@ -30,6 +32,7 @@ export function createMediaRoutes(options: {
   const images = new ImageService(options.baseUrl, options.now);
   const videos = new VideoJobs(options.now);
   const encoder = new VideoEncoder();
+  const h3 = createH3Routes({ ...options, encoder });
 
   async function createImages(request: IncomingMessage, response: ServerResponse) {
     const input = parseImageBody(parseBody(await readBody(request)));
@@ -58,16 +61,7 @@ export function createMediaRoutes(options: {
       return;
     }
     const job = videos.create(input, cleaned[0] ?? '', directives, key);
-    if (job === undefined) {
-      sendError(
-        response,
-        429,
-        'too_many_jobs',
-        `${SIMULATOR_LIMITS.videoJobs} video jobs are unfinished; retry later`,
-        { 'retry-after': '1' },
-      );
-      return;
-    }
+    if (job === undefined) return tooManyJobs(response, 'video jobs');
     if (directives.task === 'unknown') return; // created, and the answer never comes
     send(response, 200, videos.view(job));
   }
@@ -122,6 +116,7 @@ export function createMediaRoutes(options: {
     const path = url.pathname;
     const method = request.method ?? '';
     const read = method === 'GET' || method === 'HEAD';
+    if (await h3.handle(url, request, response)) return true;
     let match: RegExpExecArray | null;
     if (path === '/v1/images/generations' && method === 'POST')
       await createImages(request, response);
@@ -161,32 +156,4 @@ export function createMediaRoutes(options: {
     },
     close: () => encoder.close(),
   };
-}
-
-/**
- * The faults of the exchange itself, common to every route: `[sim:hang]`, `[sim:delay]`,
- * `[sim:fail]`. False when the request is answered (or left unanswered) here.
- */
-async function exchangeFaults(directives: Directives, response: ServerResponse): Promise<boolean> {
-  if (directives.hang === true) return false;
-  if (directives.delayMs !== undefined && !(await delay(directives.delayMs, response)))
-    return false;
-  if (directives.fail !== undefined) {
-    sendError(response, directives.fail, 'simulated_error', `simulated failure ${directives.fail}`);
-    return false;
-  }
-  return true;
-}
-
-function idempotencyKeyOf(request: IncomingMessage): string | undefined {
-  const key = request.headers['idempotency-key'];
-  if (key === undefined) return undefined;
-  const most = SIMULATOR_LIMITS.idempotencyKeyCharacters;
-  if (typeof key !== 'string' || key === '' || key.length > most)
-    throw new BadRequest(`Idempotency-Key must be one value of 1 to ${most} characters`);
-  return key;
-}
-
-function notFound(response: ServerResponse, id: string): void {
-  sendError(response, 404, 'not_found', `no such object: ${id}`);
 }

@@ -253,6 +253,8 @@ export interface TaskTable {
   resolution: string | null;
   lease_owner: string | null;
   lease_until: number | null;
+  /** H3: when a caller's `?refresh=true` last asked the upstream (refreshes are throttled per task). */
+  refreshed_at: number | null;
   /** When a worker should next look at it; null: nothing to do (final, or waits for an operator). */
   due_at: number | null;
   attempts: number;

@@ -1,4 +1,6 @@
+import { actualH3Understand, actualH3Video, type H3Pricing } from '../billing/h3-pricing.js';
 import { actualImage, actualVideo, type ActualAmount } from '../billing/task-pricing.js';
+import type { H3StoredInput } from '../h3/h3-stored-input.js';
 import type { ModelPrices } from '../config/schema.js';
 import type { DeliveryReport } from '../providers/task-provider.js';
 
@@ -23,7 +25,8 @@ export type StoredInput =
       readonly prompt: string;
       readonly upstreamModel: string;
       readonly assetIds?: readonly string[];
-    };
+    }
+  | ({ readonly kind: 'h3' } & H3StoredInput);
 
 /**
  * The actual amount of what was delivered, at the task's own price version (never today's):
@@ -36,6 +39,7 @@ export function priceDelivery(
   input: StoredInput,
   report: DeliveryReport,
 ): ActualAmount {
+  if (input.kind === 'h3') return priceH3(prices, input.pricing, report, false);
   if (input.kind === 'image')
     return actualImage(prices, input, { imagesDelivered: report.imagesDelivered });
   return actualVideo(prices, input, {
@@ -50,6 +54,7 @@ export function priceBilledFailure(
   input: StoredInput,
   report: DeliveryReport,
 ): ActualAmount {
+  if (input.kind === 'h3') return priceH3(prices, input.pricing, report, true);
   if (input.kind === 'image')
     return actualImage(prices, input, {
       imagesDelivered: 0,
@@ -60,4 +65,25 @@ export function priceBilledFailure(
     audio: false,
     billedFailure: { seconds: report.secondsDelivered },
   });
+}
+
+/**
+ * H3: video actions on the delivered (or billed) output seconds plus the measured input; an
+ * `understand` on the tokens the upstream reports. A finished `understand` without a token
+ * report is never billed on a guess: this throws, and the worker reads the task again later.
+ */
+function priceH3(
+  prices: ModelPrices,
+  pricing: H3Pricing,
+  report: DeliveryReport,
+  billedFailure: boolean,
+): ActualAmount {
+  if (pricing.action !== 'understand')
+    return actualH3Video(prices, pricing, {
+      outputMs: report.secondsDelivered * 1000,
+      billedFailure,
+    });
+  if (report.tokens === undefined)
+    throw new Error('the upstream reported no token usage for an understand task');
+  return actualH3Understand(prices, pricing, report.tokens);
 }

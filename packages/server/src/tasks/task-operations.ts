@@ -2,11 +2,12 @@ import type { OperatorTask } from '@tollgate/protocol';
 import type { Kysely } from 'kysely';
 import { releaseHold, type LedgerEffects } from '../billing/ledger.js';
 import { ApiError, invalidInput } from '../errors/api-error.js';
-import type { Database, TaskStatus } from '../store/schema.js';
+import type { Database, TaskKind, TaskStatus } from '../store/schema.js';
 import type { TaskRow, TaskStore } from './task-store.js';
-import { taskView } from './task-view.js';
+import { anyTaskView } from './any-task-view.js';
 
 const LIST_LIMIT = 100;
+const KINDS: readonly TaskKind[] = ['image', 'video', 'h3'];
 const STATUSES: readonly TaskStatus[] = [
   'queued',
   'running',
@@ -18,7 +19,7 @@ const STATUSES: readonly TaskStatus[] = [
 /** What an operator sees of a task: the caller's view plus whose it is and the worker's state. */
 export function operatorTaskView(row: TaskRow): OperatorTask {
   return {
-    ...taskView(row),
+    ...anyTaskView(row),
     account_id: row.account_id,
     key_id: row.key_id,
     upstream: row.upstream,
@@ -43,7 +44,7 @@ export class TaskOperations {
     private readonly deps: { db: Kysely<Database>; tasks: TaskStore; effects: LedgerEffects },
   ) {}
 
-  async list(filter: { status?: unknown; accountId?: unknown }) {
+  async list(filter: { status?: unknown; accountId?: unknown; kind?: unknown }) {
     let query = this.deps.db
       .selectFrom('tasks')
       .selectAll()
@@ -53,6 +54,11 @@ export class TaskOperations {
       if (!STATUSES.includes(filter.status as TaskStatus))
         throw invalidInput('status', `must be one of ${STATUSES.join(', ')}`);
       query = query.where('status', '=', filter.status as TaskStatus);
+    }
+    if (filter.kind !== undefined) {
+      if (!KINDS.includes(filter.kind as TaskKind))
+        throw invalidInput('kind', `must be one of ${KINDS.join(', ')}`);
+      query = query.where('kind', '=', filter.kind as TaskKind);
     }
     if (filter.accountId !== undefined) {
       if (typeof filter.accountId !== 'string') throw invalidInput('account_id', 'must be an id');

@@ -11,6 +11,7 @@ import type { Claim, RequestIdentity, RequestService } from '../requests/request
 import type { Database, TaskKind } from '../store/schema.js';
 import type { Clock, IdGenerator } from '../util/effects.js';
 import type { TaskRequest } from './task-input.js';
+import { newTaskRow } from './task-row.js';
 import type { TaskStore } from './task-store.js';
 import { taskPath, taskView, type TaskView } from './task-view.js';
 
@@ -149,47 +150,23 @@ export class TaskService {
       request.assetIds,
       async (trx, holdId) => {
         if (holdId === null) throw new Error('a task is always held');
-        const now = this.deps.clock.now();
-        const row = {
+        const row = newTaskRow({
           id: taskId,
           kind: request.kind,
-          account_id: identity.principal.accountId,
-          key_id: identity.principal.keyId,
-          request_id: identity.requestId,
-          model: model.id,
-          upstream: model.upstream,
-          status: 'queued' as const,
-          submission: 'pending' as const,
-          input: JSON.stringify({
+          identity,
+          model,
+          input: {
             ...quote.input,
             prompt: request.prompt,
             upstreamModel: model.upstream_model ?? model.id,
             assetIds: request.assetIds,
-          }),
-          quoted_amount: quotedAmount,
-          price_version: price.priceVersion,
-          line_items: JSON.stringify(quote.lineItems),
-          hold_id: holdId,
-          billing_state: 'reserved' as const,
-          actual_amount: null,
-          actual_line_items: null,
-          pricing_rule: null,
-          settled_amount: null,
-          upstream_task_id: null,
-          outputs: null,
-          error_code: null,
-          error_message: null,
-          resolution: null,
-          lease_owner: null,
-          lease_until: null,
-          due_at: now,
-          attempts: 0,
-          submitted_at: null,
-          finished_at: null,
-          settled_at: null,
-          created_at: now,
-          updated_at: now,
-        };
+          },
+          quotedAmount,
+          priceVersion: price.priceVersion,
+          lineItems: quote.lineItems,
+          holdId,
+          now: this.deps.clock.now(),
+        });
         await this.deps.tasks.insert(trx, row);
         return { status: 202, body: taskView(row), taskId };
       },

@@ -1,4 +1,4 @@
-import { SETTLE_CONFIRMATION, type SettleBody } from '@tollgate/protocol';
+import { SETTLE_CONFIRMATION, type H3SettleBody, type SettleBody } from '@tollgate/protocol';
 import type { Kysely } from 'kysely';
 import { captureHold, type LedgerEffects } from '../billing/ledger.js';
 import { ApiError } from '../errors/api-error.js';
@@ -6,7 +6,7 @@ import type { Claim, RequestIdentity, RequestService } from '../requests/request
 import type { Database, TaskKind } from '../store/schema.js';
 import { taskNotFound } from './task-service.js';
 import type { TaskRow, TaskStore } from './task-store.js';
-import { taskView } from './task-view.js';
+import { anyTaskView } from './any-task-view.js';
 
 export { SETTLE_CONFIRMATION, type SettleBody } from '@tollgate/protocol';
 
@@ -14,16 +14,21 @@ export { SETTLE_CONFIRMATION, type SettleBody } from '@tollgate/protocol';
  * The settle body of spec 4.3 as a schema: exactly three fields, `confirmation` a constant. The
  * route adds the 4096-byte limit, `application/json` only and the no-query rule.
  */
-export const settleBodySchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['actual_amount', 'price_version', 'confirmation'],
-  properties: {
-    actual_amount: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER },
-    price_version: { type: 'string', minLength: 1, maxLength: 200 },
-    confirmation: { const: SETTLE_CONFIRMATION },
-  },
-} as const;
+export const settleBodySchema = settleBodySchemaFor(SETTLE_CONFIRMATION);
+
+/** The same schema with the confirmation word of a family: H3's is `settle_original_h3` (spec 4.5). */
+export function settleBodySchemaFor<Word extends string>(confirmation: Word) {
+  return {
+    type: 'object',
+    additionalProperties: false,
+    required: ['actual_amount', 'price_version', 'confirmation'],
+    properties: {
+      actual_amount: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER },
+      price_version: { type: 'string', minLength: 1, maxLength: 200 },
+      confirmation: { const: confirmation },
+    },
+  } as const;
+}
 
 /**
  * Settles a priced task with the exact body of spec 4.3, and delivers its outputs: in one
@@ -46,7 +51,7 @@ export class TaskSettlement {
   async settle(
     identity: RequestIdentity,
     target: { kind: TaskKind; id: string },
-    body: SettleBody,
+    body: SettleBody | H3SettleBody,
   ): Promise<Claim> {
     const owned = await this.deps.tasks.ownedBy(target.id, {
       keyId: identity.principal.keyId,
@@ -87,7 +92,7 @@ export class TaskSettlement {
       if (settled === undefined) throw taskNotFound();
       return {
         status: 200,
-        body: taskView(settled),
+        body: anyTaskView(settled),
         taskId: null,
         rule: `settlement of task ${current.id}: ${amount} micro-yuan charged on the task's hold`,
       };
@@ -96,7 +101,7 @@ export class TaskSettlement {
 }
 
 /** Spec 4.3, rule by rule: a task that awaits settlement, its actual amount and price version. */
-function checkSettleBody(task: TaskRow, body: SettleBody): void {
+function checkSettleBody(task: TaskRow, body: SettleBody | H3SettleBody): void {
   if (task.billing_state !== 'pending' || task.actual_amount === null) throw notPending(task);
   if (body.price_version !== task.price_version)
     throw new ApiError(

@@ -1,5 +1,7 @@
 import { releaseHold } from '../billing/ledger.js';
-import type { TaskProvider } from '../providers/task-provider.js';
+import type { ProviderTaskInput, TaskProvider } from '../providers/task-provider.js';
+import { h3UpstreamInput } from '../h3/h3-upstream-input.js';
+import { readTaskAssets } from './task-assets.js';
 import { UpstreamFailure } from '../providers/upstream-error.js';
 import type { TaskStatus } from '../store/schema.js';
 import { priceDelivery, priceBilledFailure, type StoredInput } from './task-billing.js';
@@ -52,24 +54,11 @@ async function submit(deps: TaskStepDeps, task: TaskRow): Promise<number | null>
     { submission: 'sending', submitted_at: now },
   );
   if (!marked) throw new LostLease(task.id);
-  const input = storedInput(task);
+  const input = await providerInput(deps, task);
   deps.metrics.taskSubmissions.inc();
   let result;
   try {
-    result = await deps.provider.submit(
-      {
-        kind: task.kind,
-        upstreamModel: input.upstreamModel,
-        prompt: input.prompt,
-        size: input.size,
-        n: input.kind === 'image' ? input.n : 1,
-        quality: input.kind === 'image' ? input.quality : undefined,
-        seconds: input.kind === 'video' ? input.seconds : undefined,
-        generateAudio: input.kind === 'video' ? input.generateAudio : false,
-        references: await readReferences(deps, task, input.assetIds ?? []),
-      },
-      task.id,
-    );
+    result = await deps.provider.submit(input, task.id);
   } catch (error) {
     if (error instanceof UpstreamFailure && error.certainty === 'failed')
       return fail(deps, task, 'queued', error.apiError.code, error.apiError.message, null);
@@ -140,13 +129,14 @@ async function succeed(
   deps: TaskStepDeps,
   task: TaskRow,
   from: 'queued' | 'running',
-  result: Parameters<typeof storeOutputs>[2],
+  result: Parameters<typeof storeOutputs>[2] & { readonly text?: string | undefined },
   extra: TaskChanges,
 ): Promise<number | null> {
   const stored = await storeOutputs(deps, task, result);
   const price = await deps.prices.byVersion(task.price_version);
   if (price === undefined) throw new Error(`price version ${task.price_version} is gone`);
   const bill = priceDelivery(price.prices, storedInput(task), stored.report);
+  const outputs = result.text === undefined ? stored.outputs : [{ text: result.text }];
   const amount = Math.min(bill.amount, task.quoted_amount);
   const now = deps.effects.clock.now();
   await deps.db.transaction().execute(async (trx) => {
@@ -155,7 +145,7 @@ async function succeed(
       { id: task.id, from, to: 'succeeded', leaseOwner: deps.owner, now },
       {
         ...extra,
-        outputs: JSON.stringify(stored.outputs),
+        outputs: JSON.stringify(outputs),
         actual_amount: amount > 0 ? amount : null,
         actual_line_items: JSON.stringify(bill.lineItems),
         pricing_rule: bill.rule,
@@ -237,25 +227,23 @@ async function move(
   deps.metrics.taskTransitions.inc({ to });
 }
 
-/**
- * The task's reference images, read from storage. Their asset uses (recorded at creation) keep
- * them from deletion while the task is unfinished; one that is gone anyway is skipped.
- */
-async function readReferences(deps: TaskStepDeps, task: TaskRow, assetIds: readonly string[]) {
-  if (assetIds.length === 0) return [];
-  const rows = await deps.db
-    .selectFrom('assets')
-    .select(['id', 'sha256', 'media_type'])
-    .where('id', 'in', [...assetIds])
-    .where('account_id', '=', task.account_id)
-    .where('deleted_at', 'is', null)
-    .execute();
-  return Promise.all(
-    rows.map(async (row) => ({
-      mediaType: row.media_type,
-      bytes: await deps.storage.readAll(row.sha256),
-    })),
-  );
+/** What the provider is sent, built from the stored input (and the referenced assets' bytes). */
+async function providerInput(deps: TaskStepDeps, task: TaskRow): Promise<ProviderTaskInput> {
+  const input = storedInput(task);
+  if (input.kind === 'h3') return h3UpstreamInput(deps, task, input);
+  return {
+    kind: input.kind,
+    upstreamModel: input.upstreamModel,
+    prompt: input.prompt,
+    size: input.size,
+    n: input.kind === 'image' ? input.n : 1,
+    quality: input.kind === 'image' ? input.quality : undefined,
+    seconds: input.kind === 'video' ? input.seconds : undefined,
+    generateAudio: input.kind === 'video' ? input.generateAudio : false,
+    references: (await readTaskAssets(deps, task, input.assetIds ?? [])).map(
+      ({ mediaType, bytes }) => ({ mediaType, bytes }),
+    ),
+  };
 }
 
 function storedInput(task: TaskRow): StoredInput {

@@ -99,6 +99,52 @@ export class TaskStore {
       .execute();
   }
 
+  /**
+   * Leases one running task to `owner` for a caller's refresh (H3 `?refresh=true`): only a task
+   * the upstream accepted (`running`), not leased by a worker now, and not refreshed within
+   * `minIntervalMs` (on any instance). Returns the leased row, or why it was not leased.
+   */
+  async claimForRefresh(input: {
+    id: string;
+    owner: string;
+    now: number;
+    leaseMs: number;
+    minIntervalMs: number;
+  }): Promise<
+    | { leased: TaskRow }
+    | { refused: 'not_running' | 'leased' }
+    | { refused: 'throttled'; retryAfterMs: number }
+  > {
+    const [leased] = await this.db
+      .updateTable('tasks')
+      .set({
+        lease_owner: input.owner,
+        lease_until: input.now + input.leaseMs,
+        refreshed_at: input.now,
+        attempts: sql`attempts + 1`,
+      })
+      .where('id', '=', input.id)
+      .where('status', '=', 'running')
+      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', input.now)]))
+      .where((eb) =>
+        eb.or([
+          eb('refreshed_at', 'is', null),
+          eb('refreshed_at', '<=', input.now - input.minIntervalMs),
+        ]),
+      )
+      .returningAll()
+      .execute();
+    if (leased !== undefined) return { leased };
+    const row = await this.byId(input.id);
+    if (row === undefined || row.status !== 'running') return { refused: 'not_running' };
+    if (row.refreshed_at !== null && row.refreshed_at > input.now - input.minIntervalMs)
+      return {
+        refused: 'throttled',
+        retryAfterMs: row.refreshed_at + input.minIntervalMs - input.now,
+      };
+    return { refused: 'leased' };
+  }
+
   /** How many tasks are in each status (every status listed, zeros included), for metrics. */
   async countByStatus(): Promise<Record<TaskStatus, number>> {
     const rows = await this.db

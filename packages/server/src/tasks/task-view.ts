@@ -1,4 +1,11 @@
-import type { LineItem, Task, TaskResolution } from '@tollgate/protocol';
+import type {
+  LineItem,
+  Task,
+  TaskBilling,
+  TaskKind,
+  TaskQuote,
+  TaskResolution,
+} from '@tollgate/protocol';
 import type { TaskRow } from './task-store.js';
 
 /** One stored output of a task (an asset of the creating account). */
@@ -13,8 +20,51 @@ export interface TaskOutput {
 }
 
 /** Where a task kind lives on the wire. */
-export function taskPath(kind: 'image' | 'video', id: string): string {
-  return kind === 'image' ? `/v1/images/${id}` : `/v1/videos/${id}`;
+export function taskPath(kind: TaskKind, id: string): string {
+  return kind === 'image'
+    ? `/v1/images/${id}`
+    : kind === 'video'
+      ? `/v1/videos/${id}`
+      : `/v1/h3/tasks/${id}`;
+}
+
+/** The quote a task was created with, as it was held. */
+export function taskQuoteOf(row: TaskRow): TaskQuote {
+  return {
+    quoted_amount: row.quoted_amount,
+    price_version: row.price_version,
+    currency: 'CNY_MICRO' as const,
+    line_items: JSON.parse(row.line_items) as LineItem[],
+  };
+}
+
+/** The billing object of spec 2.5, the same for every task family. */
+export function taskBillingOf(row: TaskRow): TaskBilling {
+  return {
+    settlement_pending: row.billing_state === 'pending',
+    ...(row.actual_amount === null ? {} : { actual_amount: row.actual_amount }),
+    price_version: row.price_version,
+    reserved_amount: row.quoted_amount,
+    settled_amount: row.settled_amount ?? 0,
+    state: row.billing_state,
+    currency: 'CNY_MICRO' as const,
+    ...(row.actual_line_items === null
+      ? {}
+      : { line_items: JSON.parse(row.actual_line_items) as LineItem[] }),
+    ...(row.pricing_rule === null ? {} : { pricing_rule: row.pricing_rule }),
+  };
+}
+
+/** The parts every family shows alike once the task moved on: when it ended, why it failed, how an operator resolved it. */
+export function taskEndingOf(row: TaskRow) {
+  return {
+    ...(row.status === 'failed' && row.error_code !== null
+      ? { error: { code: row.error_code, message: row.error_message ?? '' } }
+      : {}),
+    ...(row.resolution === null
+      ? {}
+      : { resolution: JSON.parse(row.resolution) as TaskResolution }),
+  };
 }
 
 /**
@@ -35,25 +85,8 @@ export function taskView(row: TaskRow): Task {
     request_id: row.request_id,
     created_at: new Date(row.created_at).toISOString(),
     ...(row.finished_at === null ? {} : { finished_at: new Date(row.finished_at).toISOString() }),
-    quote: {
-      quoted_amount: row.quoted_amount,
-      price_version: row.price_version,
-      currency: 'CNY_MICRO' as const,
-      line_items: JSON.parse(row.line_items) as LineItem[],
-    },
-    billing: {
-      settlement_pending: pending,
-      ...(row.actual_amount === null ? {} : { actual_amount: row.actual_amount }),
-      price_version: row.price_version,
-      reserved_amount: row.quoted_amount,
-      settled_amount: row.settled_amount ?? 0,
-      state: row.billing_state,
-      currency: 'CNY_MICRO' as const,
-      ...(row.actual_line_items === null
-        ? {}
-        : { line_items: JSON.parse(row.actual_line_items) as LineItem[] }),
-      ...(row.pricing_rule === null ? {} : { pricing_rule: row.pricing_rule }),
-    },
+    quote: taskQuoteOf(row),
+    billing: taskBillingOf(row),
     ...(pending ? { settlement: { url: `${path}/settle`, method: 'POST' as const } } : {}),
     ...(outputs === undefined
       ? {}
@@ -64,12 +97,7 @@ export function taskView(row: TaskRow): Task {
               row.kind === 'video' ? `${path}/content` : `/v1/assets/${output.asset_id}/content`,
           })),
         }),
-    ...(row.status === 'failed' && row.error_code !== null
-      ? { error: { code: row.error_code, message: row.error_message ?? '' } }
-      : {}),
-    ...(row.resolution === null
-      ? {}
-      : { resolution: JSON.parse(row.resolution) as TaskResolution }),
+    ...taskEndingOf(row),
   };
 }
 

@@ -109,6 +109,23 @@ export class TaskWorker {
     return leased.length;
   }
 
+  /**
+   * A caller's refresh of one accepted task (H3 `?refresh=true`): leases it (refused while a
+   * worker holds it, or within `minIntervalMs` of the last refresh) and runs the same step a
+   * worker would — a poll, never a submission. Resolves once the step is done.
+   */
+  async refresh(id: string, minIntervalMs: number) {
+    const claimed = await this.deps.tasks.claimForRefresh({
+      id,
+      owner: this.options.owner,
+      now: this.deps.effects.clock.now(),
+      leaseMs: this.leaseMs,
+      minIntervalMs,
+    });
+    if ('leased' in claimed) await this.runOne(claimed.leased);
+    return claimed;
+  }
+
   private async runOne(task: TaskRow): Promise<void> {
     const provider = this.deps.providers.tasks(task.upstream, task.kind, {
       accountId: task.account_id,

@@ -1,4 +1,4 @@
-import { randomFillSync } from 'node:crypto';
+import { randomFillSync, randomUUID } from 'node:crypto';
 
 /** Time source, injected so tests control it. Epoch milliseconds. */
 export interface Clock {
@@ -11,6 +11,8 @@ export const systemClock: Clock = { now: () => Date.now() };
 export interface IdGenerator {
   /** A new id `<prefix>_<time><random>`, sortable by creation time within one process. */
   next(prefix: string): string;
+  /** A random UUID (version 4): ids the spec says are UUIDs (H3 tasks). */
+  uuid(): string;
 }
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
@@ -45,5 +47,6 @@ export function createIdGenerator(clock: Clock = systemClock): IdGenerator {
       const time = clock.now().toString(36).padStart(9, '0');
       return `${prefix}_${time}${base62(random)}`;
     },
+    uuid: () => randomUUID(),
   };
 }

@@ -85,8 +85,10 @@ const lineItemKeys = {
   quantity: 'always',
   free_quantity: 'optional',
   unit_price: 'always',
+  per_units: 'optional',
   amount: 'always',
   detail: 'always',
+  measured: 'optional',
 } as const satisfies Presence<LineItem>;
 const taskKeys = {
   object: 'always',

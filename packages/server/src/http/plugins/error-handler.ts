@@ -146,12 +146,15 @@ function toApiError(error: FastifyError | ApiError): ApiError {
         : typeof extra === 'string'
           ? `${path}.${extra}`
           : path;
+    const allowed = first?.params['allowedValue'] ?? first?.params['allowedValues'];
     const message =
       typeof extra === 'string'
         ? 'is not a known field'
         : typeof missing === 'string'
           ? 'is required'
-          : (first?.message ?? 'is invalid');
+          : allowed !== undefined
+            ? `must be ${[allowed].flat().map(String).join(' or ')}`
+            : (first?.message ?? 'is invalid');
     return new ApiError('INVALID_INPUT', `${param} ${message}`, param);
   }
   switch (error.code) {

@@ -12,14 +12,18 @@ const resolveBody = {
  * resolve a `submission_unknown` one. Registered inside the admin scope, behind its token.
  */
 export function registerAdminTasks(scope: FastifyInstance, deps: AppDeps): void {
-  scope.get<{ Querystring: { status?: string; account_id?: string } }>(
+  scope.get<{ Querystring: { status?: string; account_id?: string; kind?: string } }>(
     '/admin/v1/tasks',
     {
       schema: {
         querystring: {
           type: 'object',
           additionalProperties: false,
-          properties: { status: { type: 'string' }, account_id: { type: 'string' } },
+          properties: {
+            status: { type: 'string' },
+            account_id: { type: 'string' },
+            kind: { type: 'string' },
+          },
         },
       },
     },
@@ -27,6 +31,7 @@ export function registerAdminTasks(scope: FastifyInstance, deps: AppDeps): void 
       deps.taskOperations.list({
         status: request.query.status,
         accountId: request.query.account_id,
+        kind: request.query.kind,
       }),
   );
   scope.get<{ Params: { id: string } }>('/admin/v1/tasks/:id', async (request) =>

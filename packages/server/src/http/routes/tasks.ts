@@ -6,6 +6,8 @@ import {
   videoBodySchema,
   type TaskBody,
 } from '../../tasks/task-input.js';
+import type { H3SettleBody } from '@tollgate/protocol';
+import type { TaskKind } from '../../store/schema.js';
 import { settleBodySchema, type SettleBody } from '../../tasks/task-settlement.js';
 import { requestIdentity } from '../billed-request.js';
 import type { AppDeps } from '../deps.js';
@@ -39,45 +41,62 @@ export function registerTasks(scope: FastifyInstance, deps: AppDeps): void {
       deps.tasks.read(principalOf(request), kind, request.params.id),
     );
 
-    scope.post<{ Params: { id: string }; Body: SettleBody }>(
-      `${base}/:id/settle`,
-      { bodyLimit: SETTLE_BODY_LIMIT, schema: { body: settleBodySchema } },
-      async (request, reply) => {
-        refuseQueryString(request);
-        try {
-          const claim = await deps.taskSettlement.settle(
-            requestIdentity(request, null),
-            { kind, id: request.params.id },
-            request.body,
-          );
-          deps.metrics.taskSettlements.inc({ outcome: 'settled' });
-          return answer(reply, claim);
-        } catch (error) {
-          const insufficient = error instanceof ApiError && error.code === 'INSUFFICIENT_FUNDS';
-          deps.metrics.taskSettlements.inc({
-            outcome: insufficient ? 'insufficient_funds' : 'refused',
-          });
-          throw error;
-        }
-      },
-    );
+    registerSettle(scope, deps, { kind, path: `${base}/:id/settle`, schema: settleBodySchema });
   }
 
-  const videoContent = async (
+  registerTaskContent(scope, deps, { kind: 'video', path: '/v1/videos/:id/content' });
+}
+
+/**
+ * `POST <path>` settling a task of `kind` with the exact body of spec 4.3 / 4.5 (`schema` holds
+ * the family's confirmation word): 4096 bytes at most, JSON, no query string.
+ */
+export function registerSettle(
+  scope: FastifyInstance,
+  deps: AppDeps,
+  route: { kind: TaskKind; path: string; schema: object },
+): void {
+  scope.post<{ Params: { id: string }; Body: SettleBody | H3SettleBody }>(
+    route.path,
+    { bodyLimit: SETTLE_BODY_LIMIT, schema: { body: route.schema } },
+    async (request, reply) => {
+      refuseQueryString(request);
+      try {
+        const claim = await deps.taskSettlement.settle(
+          requestIdentity(request, null),
+          { kind: route.kind, id: request.params.id },
+          request.body,
+        );
+        deps.metrics.taskSettlements.inc({ outcome: 'settled' });
+        return answer(reply, claim);
+      } catch (error) {
+        const insufficient = error instanceof ApiError && error.code === 'INSUFFICIENT_FUNDS';
+        deps.metrics.taskSettlements.inc({
+          outcome: insufficient ? 'insufficient_funds' : 'refused',
+        });
+        throw error;
+      }
+    },
+  );
+}
+
+/** `GET`/`HEAD <path>`: a delivered task's video, by its creating key only, with Range. */
+export function registerTaskContent(
+  scope: FastifyInstance,
+  deps: AppDeps,
+  route: { kind: TaskKind; path: string },
+): void {
+  const content = async (
     request: FastifyRequest<{ Params: { id: string } }>,
     reply: FastifyReply,
   ) => {
     const asset = await deps.tasks.deliveredOutput(
       principalOf(request),
-      'video',
+      route.kind,
       request.params.id,
     );
     return serveContent(request, reply, deps.assets, asset);
   };
-  scope.get<{ Params: { id: string } }>(
-    '/v1/videos/:id/content',
-    { exposeHeadRoute: false },
-    videoContent,
-  );
-  scope.head<{ Params: { id: string } }>('/v1/videos/:id/content', videoContent);
+  scope.get<{ Params: { id: string } }>(route.path, { exposeHeadRoute: false }, content);
+  scope.head<{ Params: { id: string } }>(route.path, content);
 }

@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import { z } from 'zod';
-import { guardedStream, networkDeps, type GuardedFetchDeps } from '../guarded-fetch.js';
+import type { GuardedFetchDeps } from '../guarded-fetch.js';
+import { resultUrlSource } from '../result-url.js';
 import type { SubmitResult, TaskInput, TaskOutputSource, TaskProvider } from '../task-provider.js';
 import { parseUpstream, unverifiableBody } from '../upstream-error.js';
 import type { UpstreamClient } from '../upstream-http.js';
@@ -96,31 +97,16 @@ export class OpenAiImages implements TaskProvider {
   }
 
   private fromUrl(url: string): TaskOutputSource {
-    return {
-      open: async (signal) => {
-        const base = new URL(this.baseUrl);
-        const parsed = new URL(url);
-        const basePath = base.pathname.replace(/\/$/, '');
-        if (parsed.origin === base.origin && parsed.pathname.startsWith(`${basePath}/`)) {
-          const binary = await this.http.getBinary(
-            parsed.pathname.slice(basePath.length) + parsed.search,
-            signal,
-          );
-          return { body: binary.body, mediaType: binary.mediaType };
-        }
-        const fetched = await guardedStream(
-          url,
-          {
-            maxBytes: MAX_FOREIGN_IMAGE_BYTES,
-            mediaTypes: FOREIGN_IMAGE_TYPES,
-            timeoutMs: this.foreignFetch.timeoutMs,
-            ...(signal === undefined ? {} : { signal }),
-          },
-          this.foreignFetch.deps ?? networkDeps,
-        );
-        return { body: fetched.body, mediaType: fetched.contentType ?? null };
+    return resultUrlSource(
+      url,
+      { http: this.http, baseUrl: this.baseUrl },
+      {
+        maxBytes: MAX_FOREIGN_IMAGE_BYTES,
+        mediaTypes: FOREIGN_IMAGE_TYPES,
+        timeoutMs: this.foreignFetch.timeoutMs,
+        deps: this.foreignFetch.deps,
       },
-    };
+    );
   }
 }
 

@@ -9,6 +9,7 @@ import * as moneyBounds from './007-money-bounds.js';
 import * as usageReview from './008-usage-review.js';
 import * as tasks from './009-tasks.js';
 import * as shares from './010-shares.js';
+import * as h3Refresh from './011-h3-refresh.js';
 
 /**
  * Versioned migrations, applied in name order at start. Never edit a released migration: add
@@ -25,6 +26,7 @@ const migrations: Record<string, Migration> = {
   '008-usage-review': usageReview,
   '009-tasks': tasks,
   '010-shares': shares,
+  '011-h3-refresh': h3Refresh,
 };
 
 export const migrationProvider: MigrationProvider = {
