@@ -201,7 +201,10 @@ export class TaskService {
       .orderBy('id')
       .executeTakeFirst();
     if (asset === undefined)
-      throw new ApiError('CONTENT_NOT_DELIVERED', `task ${id} has no content (it was deleted)`);
+      throw new ApiError(
+        'CONTENT_NOT_DELIVERED',
+        `task ${id} has no file to read: it was deleted, or the task answers text (an H3 understand: read its text from the task)`,
+      );
     return asset;
   }
 
