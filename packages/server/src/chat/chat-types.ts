@@ -1,6 +1,9 @@
 import type { Feature } from '../config/schema.js';
 
-/** A validated chat request, as received (the upstream gets the caller's messages untouched). */
+/**
+ * A validated chat request. The upstream gets the caller's messages as sent, less the fields
+ * only a client library puts on them (client-only-fields.ts).
+ */
 export interface ChatRequest {
   readonly model: string;
   readonly messages: readonly Record<string, unknown>[];
@@ -12,8 +15,13 @@ export interface ChatRequest {
   /** Which field carried the caller's cap, so the upstream gets the same name. */
   readonly maxTokensField: 'max_tokens' | 'max_completion_tokens';
   readonly conversationId: string | undefined;
-  /** Every other field the caller sent, forwarded as is (already validated). */
+  /** The other fields forwarded upstream as the caller sent them (already validated). */
   readonly passthrough: Readonly<Record<string, unknown>>;
+  /**
+   * Request fields not sent upstream (docs/chat.md, "Request fields"): named to the caller in
+   * `X-Tollgate-Dropped-Fields` (`store`, `messages[].parsed`, …).
+   */
+  readonly dropped: readonly string[];
   readonly features: ReadonlySet<Feature>;
   /** Images given as data URIs: media type and decoded bytes (the OCR rules read them). */
   readonly images: readonly ImagePart[];

@@ -4,6 +4,8 @@ import { checkInputBytes } from '../models/input-bytes.js';
 import type { ChatRequest } from './chat-types.js';
 import { checkSchemaLimits } from './schema-limits.js';
 import { checkToolContinuation } from './tool-continuation.js';
+import { clientOnlyMessageFields } from './client-only-fields.js';
+import { isRequestField, sortRequestFields } from './request-fields.js';
 import { scanMessages } from './validate-messages.js';
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
@@ -11,31 +13,6 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
 const settings = (param: string, message: string) =>
   new ApiError('INVALID_CHAT_SETTINGS', `${param}: ${message}`, param);
 
-/** Fields forwarded upstream as they came, each checked here. */
-const SAMPLING: Record<string, (value: unknown) => boolean> = {
-  temperature: (value) => typeof value === 'number' && value >= 0 && value <= 2,
-  top_p: (value) => typeof value === 'number' && value > 0 && value <= 1,
-  presence_penalty: (value) => typeof value === 'number' && value >= -2 && value <= 2,
-  frequency_penalty: (value) => typeof value === 'number' && value >= -2 && value <= 2,
-  seed: (value) => Number.isSafeInteger(value),
-  n: (value) => value === 1,
-  stop: (value) =>
-    typeof value === 'string' ||
-    (Array.isArray(value) && value.length <= 4 && value.every((item) => typeof item === 'string')),
-  user: (value) => typeof value === 'string' && value.length <= 256,
-  parallel_tool_calls: (value) => typeof value === 'boolean',
-};
-const SAMPLING_RULES: Record<string, string> = {
-  temperature: 'must be a number from 0 to 2',
-  top_p: 'must be a number above 0 and at most 1',
-  presence_penalty: 'must be a number from -2 to 2',
-  frequency_penalty: 'must be a number from -2 to 2',
-  seed: 'must be an integer',
-  n: 'only 1 is supported (one choice per request, billed exactly)',
-  stop: 'must be a string or up to 4 strings',
-  user: 'must be a string of at most 256 characters',
-  parallel_tool_calls: 'must be a boolean',
-};
 /** Fields the gateway rebuilds for the upstream (the rest pass through as validated). */
 const REBUILT = new Set([
   'model',
@@ -46,27 +23,24 @@ const REBUILT = new Set([
   'max_completion_tokens',
   'conversation_id',
 ]);
-/** Every field this module reads itself (the sampling fields are checked from SAMPLING). */
-const OWN = new Set([
-  ...REBUILT,
-  'tools',
-  'tool_choice',
-  'response_format',
-  'reasoning_effort',
-  'thinking',
-]);
+/** Fields this module checks and forwards itself. */
+const FORWARDED = ['tools', 'tool_choice', 'response_format', 'reasoning_effort', 'thinking'];
+/** OpenAI fields with a rule of their own (docs/chat.md, "Request fields"). */
+const SPECIAL = new Set(['modalities', 'functions', 'function_call']);
+/** Every field this module reads itself (the optional OpenAI fields are request-fields.ts's). */
+const OWN = new Set([...REBUILT, ...FORWARDED, ...SPECIAL]);
+const REASONING_EFFORTS = ['none', 'minimal', 'low', 'medium', 'high', 'xhigh'];
 
 /** Validates a chat body against the spec and the model; returns what the gateway needs. */
 export function validateChat(body: unknown, model: ModelConfig): ChatRequest {
   if (!isObject(body)) throw invalidInput('body', 'must be a JSON object');
   for (const key of Object.keys(body))
-    if (!OWN.has(key) && !(key in SAMPLING)) throw invalidInput(key, 'is not a known field');
-  for (const [key, check] of Object.entries(SAMPLING)) {
-    if (body[key] !== undefined && !check(body[key]))
-      throw settings(key, SAMPLING_RULES[key] ?? 'is invalid');
-  }
+    if (!OWN.has(key) && !isRequestField(key)) throw invalidInput(key, 'is not a known field');
+  const fields = sortRequestFields(body, model);
+  const dropped = [...fields.dropped, ...checkSpecialFields(body)];
   const scan = scanMessages(body['messages']);
   const messages = body['messages'] as Record<string, unknown>[];
+  const clientOnly = clientOnlyMessageFields(messages);
   const features = new Set<Feature>();
   if (scan.images.length > 0) features.add('image_input');
   if (scan.videoCount > 0) features.add('video_input');
@@ -96,7 +70,7 @@ export function validateChat(body: unknown, model: ModelConfig): ChatRequest {
     features.add('tools');
   }
   checkToolChoice(body['tool_choice'], tools);
-  checkToolContinuation(messages);
+  checkToolContinuation(clientOnly.messages);
   const responseFormat = body['response_format'];
   if (responseFormat !== undefined) {
     const structured = checkResponseFormat(responseFormat);
@@ -115,13 +89,12 @@ export function validateChat(body: unknown, model: ModelConfig): ChatRequest {
   ) {
     throw invalidInput('conversation_id', 'must be 1-128 of A-Z a-z 0-9 _ -');
   }
-  const passthrough: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(body)) {
-    if (!REBUILT.has(key)) passthrough[key] = value;
-  }
+  const passthrough: Record<string, unknown> = { ...fields.forward };
+  for (const key of FORWARDED) if (body[key] !== undefined) passthrough[key] = body[key];
   return {
     model: model.id,
-    messages,
+    messages: clientOnly.messages,
+    dropped: [...dropped, ...clientOnly.dropped],
     stream,
     includeUsage,
     maxOutputTokens,
@@ -172,6 +145,10 @@ function checkToolChoice(choice: unknown, tools: unknown): void {
       throw settings('tool_choice', 'required needs tools');
     return;
   }
+  if (isObject(choice) && choice['type'] === 'allowed_tools') {
+    checkAllowedTools(choice['allowed_tools'], tools);
+    return;
+  }
   const name =
     isObject(choice) && choice['type'] === 'function' && isObject(choice['function'])
       ? choice['function']['name']
@@ -179,12 +156,62 @@ function checkToolChoice(choice: unknown, tools: unknown): void {
   if (typeof name !== 'string')
     throw invalidInput(
       'tool_choice',
-      'must be none, auto, required or {"type": "function", "function": {"name"}}',
+      'must be none, auto, required, {"type": "function", "function": {"name"}} or {"type": "allowed_tools", …}',
     );
+  checkToolNamed(name, tools, 'tool_choice');
+}
+
+function checkToolNamed(name: string, tools: unknown, param: string): void {
   const known =
     Array.isArray(tools) &&
     tools.some((tool) => (tool as { function?: { name?: unknown } }).function?.name === name);
-  if (!known) throw settings('tool_choice', `names ${name}, which is not among tools`);
+  if (!known) throw settings(param, `names ${name}, which is not among tools`);
+}
+
+/** OpenAI's `{"type":"allowed_tools","allowed_tools":{"mode","tools":[{"type":"function","function":{"name"}}]}}`. */
+function checkAllowedTools(allowed: unknown, tools: unknown): void {
+  const param = 'tool_choice.allowed_tools';
+  if (!isObject(allowed) || (allowed['mode'] !== 'auto' && allowed['mode'] !== 'required'))
+    throw invalidInput(`${param}.mode`, 'must be auto or required');
+  const list = allowed['tools'];
+  if (!Array.isArray(list) || list.length === 0 || list.length > 128)
+    throw invalidInput(`${param}.tools`, 'must list 1 to 128 tools');
+  list.forEach((entry: unknown, index) => {
+    const name =
+      isObject(entry) && entry['type'] === 'function' && isObject(entry['function'])
+        ? entry['function']['name']
+        : undefined;
+    if (typeof name !== 'string')
+      throw invalidInput(
+        `${param}.tools.${index}`,
+        'must be {"type": "function", "function": {"name"}}',
+      );
+    checkToolNamed(name, tools, `${param}.tools.${index}`);
+  });
+}
+
+/**
+ * `modalities` (only text is made: `["text"]` is dropped, audio refused) and OpenAI's legacy
+ * `functions` / `function_call` (refused: they answer in another shape). Returns what was dropped.
+ */
+function checkSpecialFields(body: Record<string, unknown>): string[] {
+  for (const legacy of ['functions', 'function_call'])
+    if (body[legacy] !== undefined)
+      throw invalidInput(
+        legacy,
+        `is OpenAI's legacy function calling: send tools and tool_choice instead (docs/chat.md, "Request fields")`,
+      );
+  const modalities = body['modalities'];
+  if (modalities === undefined) return [];
+  if (!Array.isArray(modalities) || !modalities.every((item) => typeof item === 'string'))
+    throw invalidInput('modalities', 'must be an array of strings');
+  if (modalities.some((item) => item !== 'text'))
+    throw new ApiError(
+      'UNSUPPORTED_CAPABILITY',
+      'modalities: only text output is offered; leave modalities out or send ["text"]',
+      'modalities',
+    );
+  return ['modalities'];
 }
 
 /** True for structured output (json_object, json_schema). */
@@ -210,18 +237,17 @@ function checkResponseFormat(format: unknown): boolean {
 
 /** True when the request asks for thinking. */
 function checkThinking(effort: unknown, thinking: unknown): boolean {
-  if (
-    effort !== undefined &&
-    (typeof effort !== 'string' || !['minimal', 'low', 'medium', 'high'].includes(effort))
-  )
-    throw settings('reasoning_effort', 'must be minimal, low, medium or high');
-  if (thinking === undefined) return effort !== undefined;
+  if (effort !== undefined && (typeof effort !== 'string' || !REASONING_EFFORTS.includes(effort)))
+    throw settings('reasoning_effort', `must be ${REASONING_EFFORTS.join(', ')}`);
+  // `none` asks for no reasoning: it needs no thinking combination.
+  const asksEffort = effort !== undefined && effort !== 'none';
+  if (thinking === undefined) return asksEffort;
   if (!isObject(thinking) || (thinking['type'] !== 'enabled' && thinking['type'] !== 'disabled'))
     throw settings('thinking.type', 'must be enabled or disabled');
   const budget = thinking['budget_tokens'];
   if (budget !== undefined && (!Number.isSafeInteger(budget) || (budget as number) < 1))
     throw settings('thinking.budget_tokens', 'must be a positive integer');
-  return thinking['type'] === 'enabled' || effort !== undefined;
+  return thinking['type'] === 'enabled' || asksEffort;
 }
 
 function checkMaxTokens(

@@ -1,3 +1,4 @@
+import { CLIENT_ONLY_ASSISTANT_FIELDS } from './client-only-fields.js';
 import { invalidInput } from '../errors/api-error.js';
 import type { ImagePart } from './chat-types.js';
 
@@ -44,7 +45,9 @@ function scanMessage(message: unknown, path: string, scan: MessageScan): void {
     'role',
     'content',
     'name',
-    ...(role === 'assistant' ? ['tool_calls', 'refusal', 'reasoning_content'] : []),
+    ...(role === 'assistant'
+      ? ['tool_calls', 'refusal', 'reasoning_content', ...CLIENT_ONLY_ASSISTANT_FIELDS]
+      : []),
     ...(role === 'tool' ? ['tool_call_id'] : []),
   ]);
   for (const key of Object.keys(message))
@@ -54,8 +57,21 @@ function scanMessage(message: unknown, path: string, scan: MessageScan): void {
     throw invalidInput(`${path}.name`, 'must be a string');
   const content = message['content'];
   if (role === 'assistant') {
-    const toolCalls = message['tool_calls'];
+    if (message['function_call'] !== undefined && message['function_call'] !== null)
+      throw invalidInput(
+        `${path}.function_call`,
+        "is OpenAI's legacy function calling: continue with tool_calls and tool messages",
+      );
+    // An empty list, as client libraries leave it, is no tool call (and is not sent upstream).
+    const listed = message['tool_calls'];
+    const toolCalls = Array.isArray(listed) && listed.length === 0 ? undefined : listed;
     if (toolCalls !== undefined) scanToolCalls(toolCalls, `${path}.tool_calls`, scan);
+    if (
+      message['refusal'] !== undefined &&
+      message['refusal'] !== null &&
+      typeof message['refusal'] !== 'string'
+    )
+      throw invalidInput(`${path}.refusal`, 'must be a string or null');
     if ((content === undefined || content === null) && toolCalls === undefined)
       throw invalidInput(`${path}.content`, 'is required unless the message has tool_calls');
     if (content !== undefined && content !== null)

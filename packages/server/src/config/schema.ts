@@ -1,5 +1,6 @@
 import { MAX_MOVEMENT_MICRO_YUAN } from '@tollgate/protocol';
 import { z } from 'zod';
+import { CONFIGURABLE_FIELDS, type RequestField } from '../chat/request-fields.js';
 import { modelPriceIssues } from './price-rules.js';
 
 /**
@@ -236,6 +237,14 @@ export const modelSchema = z
     /** Chat: worst-case input tokens counted for each image and each video. */
     image_input_tokens: positiveInt.default(1_500),
     video_input_tokens: positiveInt.default(8_000),
+    /**
+     * Chat: optional OpenAI request fields the upstream supports and is sent (docs/chat.md,
+     * "Request fields"); unlisted ones are dropped (named in `X-Tollgate-Dropped-Fields`) or,
+     * when dropping would change the answer, refused.
+     */
+    upstream_fields: z
+      .array(z.enum(CONFIGURABLE_FIELDS as [RequestField, ...RequestField[]]))
+      .default([]),
     /** Chat: accept https image URLs (fetched by the gateway through a guarded fetch). */
     image_urls: z.boolean().default(false),
     /**

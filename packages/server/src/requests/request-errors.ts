@@ -5,7 +5,7 @@ import { ApiError } from '../errors/api-error.js';
 export function insufficientFunds(amount: number): ApiError {
   return new ApiError(
     'INSUFFICIENT_FUNDS',
-    `insufficient funds: this request needs ${amount} micro-yuan available; top up and send it again with the same Idempotency-Key`,
+    `insufficient funds: this request needs ${amount} micro-yuan available and nothing was done or recorded; top up, then send it again (the same Idempotency-Key works, and so does a new one)`,
   );
 }
 

@@ -77,7 +77,7 @@ export function parseChatBody(body: unknown): ChatInput {
   if (typeof maxTokens !== 'number' || !Number.isInteger(maxTokens) || maxTokens < 1)
     throw new BadRequest('max_tokens must be a positive integer');
   const thinking =
-    body['reasoning_effort'] !== undefined ||
+    (body['reasoning_effort'] !== undefined && body['reasoning_effort'] !== 'none') ||
     (isObject(body['thinking']) && body['thinking']['type'] === 'enabled');
   const streamOptions = isObject(body['stream_options']) ? body['stream_options'] : {};
   return {
@@ -225,17 +225,18 @@ function chooseTool(
 ): { call: ChatAnswer['toolCalls'][number]; truncated: boolean } | undefined {
   if (input.tools.length === 0 || input.toolChoice === 'none' || last['role'] === 'tool')
     return undefined;
-  const names = input.tools.map((tool) =>
-    textOf(isObject(tool['function']) ? tool['function']['name'] : ''),
-  );
+  const allowed = allowedTools(input.toolChoice);
+  const names = input.tools
+    .map((tool) => textOf(isObject(tool['function']) ? tool['function']['name'] : ''))
+    .filter((name) => allowed?.names.includes(name) ?? true);
   const forced =
     isObject(input.toolChoice) && isObject(input.toolChoice['function'])
       ? textOf(input.toolChoice['function']['name'])
       : undefined;
   const mentioned = names.find((name) => name !== '' && lastUserText.includes(name));
   const asks = /\b(call|use|tool)\b/i.test(lastUserText);
-  const name =
-    forced ?? mentioned ?? (input.toolChoice === 'required' || asks ? names[0] : undefined);
+  const required = input.toolChoice === 'required' || allowed?.mode === 'required';
+  const name = forced ?? mentioned ?? (required || asks ? names[0] : undefined);
   if (name === undefined) return undefined;
   const tool = input.tools.find(
     (candidate) => isObject(candidate['function']) && candidate['function']['name'] === name,
@@ -260,4 +261,17 @@ function ocrText(image: { mediaType: string; bytes: Buffer } | undefined): strin
   const isPng = image.bytes.length >= 24 && image.bytes[1] === 0x50 && image.bytes[2] === 0x4e;
   const size = isPng ? ` ${image.bytes.readUInt32BE(16)}x${image.bytes.readUInt32BE(20)}` : '';
   return `OCR text ${digest}${size} (${image.bytes.length} bytes)`;
+}
+
+/** OpenAI's `allowed_tools` choice: the tools the model may pick from, and whether it must. */
+function allowedTools(choice: unknown): { names: string[]; mode: unknown } | undefined {
+  if (!isObject(choice) || choice['type'] !== 'allowed_tools') return undefined;
+  const allowed = isObject(choice['allowed_tools']) ? choice['allowed_tools'] : {};
+  const list = Array.isArray(allowed['tools']) ? allowed['tools'].filter(isObject) : [];
+  return {
+    names: list.map((entry) =>
+      textOf(isObject(entry['function']) ? entry['function']['name'] : ''),
+    ),
+    mode: allowed['mode'],
+  };
 }

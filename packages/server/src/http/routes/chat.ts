@@ -39,6 +39,8 @@ export function registerChat(scope: FastifyInstance, deps: AppDeps): void {
     // OCR's own rules first: each says exactly which rule the input broke.
     if (model.families.includes('ocr')) checkOcrRules(chat);
     checkCapabilities(model, chat.features);
+    if (chat.dropped.length > 0)
+      void reply.header('x-tollgate-dropped-fields', chat.dropped.join(', '));
     const url = chat.images.find((image) => image.kind === 'url');
     if (url !== undefined && !model.image_urls)
       throw invalidInput(
