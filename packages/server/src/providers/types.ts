@@ -5,7 +5,8 @@
  */
 export interface EmbeddingsRequest {
   readonly model: string;
-  readonly input: readonly string[];
+  /** Texts, or (OpenAI's token-array form) lists of token ids, one per input. */
+  readonly input: readonly string[] | readonly (readonly number[])[];
   readonly dimensions: number | undefined;
 }
 

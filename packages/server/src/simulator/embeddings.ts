@@ -40,14 +40,15 @@ export function parseEmbeddingsBody(body: unknown): EmbeddingsInput {
   if (typeof body !== 'object' || body === null) throw new BadRequest('body must be a JSON object');
   const { model, input, dimensions, encoding_format: encoding } = body as Record<string, unknown>;
   if (typeof model !== 'string' || model === '') throw new BadRequest('model is required');
-  const texts = typeof input === 'string' ? [input] : input;
-  if (
-    !Array.isArray(texts) ||
-    texts.length === 0 ||
-    texts.some((text) => typeof text !== 'string')
-  ) {
-    throw new BadRequest('input must be a string or a non-empty array of strings');
-  }
+  // OpenAI's forms: a text, texts, one token list, token lists. A token list reads as its ids.
+  const listed = typeof input === 'string' || isTokenList(input) ? [input] : input;
+  if (!Array.isArray(listed) || listed.length === 0)
+    throw new BadRequest('input must be a string, a non-empty array of strings, or token lists');
+  const texts = listed.map((item: unknown) => {
+    if (typeof item === 'string') return item;
+    if (isTokenList(item)) return item.join(' ');
+    throw new BadRequest('input must be a string, a non-empty array of strings, or token lists');
+  });
   if (texts.length > SIMULATOR_LIMITS.embeddingInputs)
     throw new BadRequest(`input must hold at most ${SIMULATOR_LIMITS.embeddingInputs} strings`);
   const size = dimensions ?? 256;
@@ -61,7 +62,15 @@ export function parseEmbeddingsBody(body: unknown): EmbeddingsInput {
     );
   if (encoding !== undefined && encoding !== 'float' && encoding !== 'base64')
     throw new BadRequest('encoding_format must be float or base64');
-  return { model, texts: texts as string[], dimensions: size, base64: encoding === 'base64' };
+  return { model, texts, dimensions: size, base64: encoding === 'base64' };
+}
+
+function isTokenList(value: unknown): value is number[] {
+  return (
+    Array.isArray(value) &&
+    value.length > 0 &&
+    value.every((item) => Number.isSafeInteger(item) && (item as number) >= 0)
+  );
 }
 
 /** The OpenAI embeddings response for already-cleaned texts. */

@@ -162,6 +162,43 @@ describe('OpenAI request fields and client-library messages', () => {
     expect(unknown.statusCode).toBe(400);
   });
 
+  it('embeddings take token arrays (one list, or one per input), held and billed on the ids given', async () => {
+    const lists = await client.embeddings
+      .create(
+        {
+          model: 'sim-embed',
+          input: [
+            [15496, 995, 11],
+            [40, 1101],
+          ],
+        },
+        once(),
+      )
+      .withResponse();
+    expect(lists.data.data).toHaveLength(2);
+    expect(lists.data.usage.prompt_tokens).toBe(5);
+    const record = await gateway.call(
+      'GET',
+      `/v1/requests/${String(lists.response.headers.get('x-service-request-id'))}`,
+      { key },
+    );
+    // Held: 5 ids + 8 special tokens per input; billed: the 5 the upstream counted.
+    expect(record.json()).toMatchObject({
+      status: 'succeeded',
+      reserve: { amount: Math.ceil((21 * 500_000) / 1_000_000) },
+      bill: { amount: Math.ceil((5 * 500_000) / 1_000_000) },
+    });
+    const one = await client.embeddings.create({ model: 'sim-embed', input: [15496, 995] }, once());
+    expect(one.data).toHaveLength(1);
+    for (const input of [[[-1]], [[1.5]], [1, 'a'], [[]]]) {
+      const refused = await gateway.call('POST', '/v1/embeddings', {
+        key,
+        body: { model: 'sim-embed', input },
+      });
+      expect(refused.statusCode, JSON.stringify(input)).toBe(400);
+    }
+  });
+
   it('a legacy function_call on an assistant message is refused with the way forward', async () => {
     const refused = await chat({
       messages: [

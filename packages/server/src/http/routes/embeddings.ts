@@ -7,17 +7,25 @@ import { runBilledRequest } from '../billed-request.js';
 import type { AppDeps } from '../deps.js';
 import { upstreamCaller } from '../upstream-caller.js';
 import { checkInputBytes } from '../../models/input-bytes.js';
-import { worstCaseTokens } from './worst-case.js';
+import { worstCaseTokenLists, worstCaseTokens } from './worst-case.js';
 
 interface EmbeddingsBody {
   model: string;
-  input: string | string[];
+  input: string | string[] | number[] | number[][];
   dimensions?: number;
   encoding_format?: 'float' | 'base64';
   user?: string;
 }
 
 const MAX_INPUTS = 2048;
+/** Token ids in one token-array input (OpenAI's own bound for embeddings inputs is 8192). */
+const MAX_TOKENS_PER_INPUT = 8_192;
+const tokenList = {
+  type: 'array',
+  minItems: 1,
+  maxItems: MAX_TOKENS_PER_INPUT,
+  items: { type: 'integer', minimum: 0, maximum: 2_147_483_647 },
+} as const;
 
 export const embeddingsBodySchema = {
   type: 'object',
@@ -34,6 +42,8 @@ export const embeddingsBodySchema = {
           maxItems: MAX_INPUTS,
           items: { type: 'string', minLength: 1 },
         },
+        tokenList,
+        { type: 'array', minItems: 1, maxItems: MAX_INPUTS, items: tokenList },
       ],
     },
     dimensions: { type: 'integer', minimum: 1 },
@@ -50,11 +60,11 @@ export function registerEmbeddings(scope: FastifyInstance, deps: AppDeps): void 
     async (request, reply) => {
       const body = request.body;
       const model = deps.catalog.resolve(principalOf(request), body.model, 'embeddings');
-      const inputs = typeof body.input === 'string' ? [body.input] : body.input;
+      const inputs = inputsOf(body.input);
       const maxDimensions = model.max_dimensions ?? 4096;
       if (body.dimensions !== undefined && body.dimensions > maxDimensions)
         throw invalidInput('dimensions', `must be at most ${maxDimensions} for ${model.id}`);
-      const worst = worstCaseTokens(inputs);
+      const worst = isTokenLists(inputs) ? worstCaseTokenLists(inputs) : worstCaseTokens(inputs);
       checkInputBytes(model, worst.bytes, 'input');
       const price = await deps.prices.currentFor(model.id);
       const perMillion = price.prices.input_per_million_tokens ?? 0;
@@ -97,6 +107,17 @@ export function registerEmbeddings(scope: FastifyInstance, deps: AppDeps): void 
       });
     },
   );
+}
+
+/** One input per element: a text, a list of texts, one token list, or a list of token lists. */
+function inputsOf(input: EmbeddingsBody['input']): string[] | number[][] {
+  if (typeof input === 'string') return [input];
+  if (input.every((item): item is number => typeof item === 'number')) return [input];
+  return input as string[] | number[][];
+}
+
+function isTokenLists(inputs: string[] | number[][]): inputs is number[][] {
+  return Array.isArray(inputs[0]);
 }
 
 /** OpenAI's base64 form: little-endian float32 values. */
