@@ -113,7 +113,7 @@ export function registerEmbeddings(scope: FastifyInstance, deps: AppDeps): void 
 function inputsOf(input: EmbeddingsBody['input']): string[] | number[][] {
   if (typeof input === 'string') return [input];
   if (input.every((item): item is number => typeof item === 'number')) return [input];
-  return input as string[] | number[][];
+  return input;
 }
 
 function isTokenLists(inputs: string[] | number[][]): inputs is number[][] {
