@@ -15,5 +15,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // After vitest's own summary, one line saying why tests were skipped and one closing tally
+    // that counts them: `tests: N passed, N failed, N skipped` (docs/ci.md).
+    reporters: ['default', './packages/server/test/reporters/skip-summary.ts'],
   },
 });

@@ -8,3 +8,4 @@ export * from './assets.js';
 export * from './shares.js';
 export * from './operator.js';
 export * from './h3.js';
+export * from './usage.js';

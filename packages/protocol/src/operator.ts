@@ -16,6 +16,12 @@ export interface OperatorRequestRecord extends RequestRecord {
   /** The key that made the request. */
   key_id: string;
   account_id: string;
+  /**
+   * The rule recorded when the request ended without a bill: which stream ending or failure,
+   * with its detail (`stream dropped (ECONNRESET) after 3 chunk(s): outcome unknown, hold
+   * kept`), for resolving a `submission_unknown`. `null` when `bill.pricing_rule` explains it.
+   */
+  ending_rule: string | null;
 }
 
 /**

@@ -118,10 +118,11 @@ export interface RequestRecord {
   usage: Record<string, number> | null;
   /** The hold, when the request took one. */
   reserve: RecordReserve | null;
-  /** The bill, once the request was priced. */
+  /**
+   * The bill, once the request was priced; `bill.pricing_rule` is the only rule on the record.
+   * Without a bill, `error` says why the request ended and `reserve.state` what became of its hold.
+   */
   bill: RecordBill | null;
-  /** The rule that priced the request or decided its ending (stream endings, failures). */
-  rule: string | null;
   /** Set when the upstream reported usage beyond the cap and the bound was billed instead. */
   usage_exceeded_cap: UsageExceededCap | null;
   /** True only while `POST /v1/requests/{id}/settle` may settle it (`awaiting_funds`). */

@@ -9,7 +9,8 @@ import { pathForLog, REDACTED, redactSecrets } from './log-redaction.js';
  *   the raw bytes Node attaches to HTTP parse errors (`rawPacket`: the request's headers);
  * - `streamWrite` runs `redactSecrets` over every finished line (our keys, also
  *   percent-encoded; `sk-…`; JWTs; `Bearer …`; `api_key=…`).
- * `destination` is for tests (a captured stream); the default is standard output.
+ * `destination` is for tests (a captured stream) and for `humanLogLines`; the default is
+ * standard output.
  */
 export function createLogger(level = 'info', destination?: pino.DestinationStream): pino.Logger {
   const options: pino.LoggerOptions = {
@@ -52,4 +53,51 @@ function errorForLog(error: unknown): unknown {
     unknown
   >;
   return serialized;
+}
+
+/**
+ * A destination that prints each finished JSON line for a person (LOG_FORMAT=human, the
+ * default on a terminal): `14:03:07 WARN  sweep failed error="Error: disk full" stale=2`. Lines
+ * reach it already redacted (`streamWrite` runs first). An error shows its type and message;
+ * its stack is only in the JSON format. A line that is not JSON passes through unchanged.
+ */
+export function humanLogLines(output: { write(text: string): unknown }): pino.DestinationStream {
+  return { write: (line: string) => void output.write(humanLine(line)) };
+}
+
+export function humanLine(line: string): string {
+  let entry: unknown;
+  try {
+    entry = JSON.parse(line);
+  } catch {
+    return line;
+  }
+  if (entry === null || typeof entry !== 'object') return line;
+  const {
+    level,
+    time,
+    msg,
+    err,
+    pid: _pid,
+    hostname: _hostname,
+    ...fields
+  } = entry as Record<string, unknown>;
+  const parts = [
+    typeof time === 'number' ? new Date(time).toTimeString().slice(0, 8) : '',
+    (typeof level === 'number' ? (pino.levels.labels[level] ?? String(level)) : String(level))
+      .toUpperCase()
+      .padEnd(5),
+    typeof msg === 'string' ? msg : '',
+  ];
+  if (err !== null && typeof err === 'object') {
+    const { type, message } = err as { type?: unknown; message?: unknown };
+    const name = typeof type === 'string' ? type : 'Error';
+    parts.push(`error=${JSON.stringify(`${name}: ${typeof message === 'string' ? message : ''}`)}`);
+  }
+  for (const [name, value] of Object.entries(fields)) {
+    const text =
+      typeof value === 'string' && /^[^\s"=]+$/.test(value) ? value : JSON.stringify(value);
+    parts.push(`${name}=${text}`);
+  }
+  return `${parts.filter((part) => part !== '').join(' ')}\n`;
 }

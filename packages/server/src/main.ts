@@ -1,39 +1,73 @@
+import { realpathSync } from 'node:fs';
 import path from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { inspect } from 'node:util';
 import { buildApp } from './http/app.js';
-import { ConfigError, loadSettings } from './config/load.js';
-import { createLogger } from './logger.js';
+import { loadSettings } from './config/load.js';
+import { createLogger, humanLogLines } from './logger.js';
 import { startSweeper } from './maintenance/sweeper.js';
 import { createServices, defaultDatabaseUrl } from './services.js';
+import { databaseTarget } from './startup/database-target.js';
+import { parseLogOptions } from './startup/log-options.js';
+import {
+  explainListenError,
+  explainServicesError,
+  StartupError,
+  startupFailureMessage,
+} from './startup/startup-errors.js';
+import { describeStartup, startupFacts } from './startup/startup-summary.js';
 
-/** The gateway process: read settings once, wire services, listen, shut down gracefully. */
+/**
+ * The gateway process: read settings once, wire services, listen, shut down gracefully. A
+ * start-up failure an operator can fix (configuration, database, port) is thrown as a
+ * `ConfigError` or `StartupError` whose message says what is wrong and how to fix it.
+ */
 export async function serve(env: NodeJS.ProcessEnv): Promise<void> {
-  const logger = createLogger(env['LOG_LEVEL'] ?? 'info');
+  const logging = parseLogOptions(
+    { level: env['LOG_LEVEL'], format: env['LOG_FORMAT'] },
+    process.stdout.isTTY === true,
+  );
+  const logger = createLogger(
+    logging.level,
+    logging.format === 'human' ? humanLogLines(process.stdout) : undefined,
+  );
   const settings = loadSettings(env);
+  const databaseUrl = settings.databaseUrl ?? defaultDatabaseUrl(settings.dataDir);
+  const database = databaseTarget(databaseUrl);
   const services = await createServices({
     config: settings.config,
-    databaseUrl: settings.databaseUrl ?? defaultDatabaseUrl(settings.dataDir),
+    databaseUrl,
     redisUrl: settings.redisUrl,
     assetsDir: path.join(settings.dataDir, 'assets'),
     storageSecrets: settings.storageSecrets,
     adminToken: settings.adminToken,
+    metricsToken: settings.metricsToken,
     upstreamKeys: settings.upstreamKeys,
     logger,
     processMetrics: true,
+  }).catch((error: unknown) => {
+    throw new StartupError(explainServicesError(error, database), { cause: error });
   });
   const app = await buildApp(services);
   const sweeper = startSweeper(services, { config: settings.config, logger });
   services.taskWorker.start();
 
-  await app.listen({ port: settings.port, host: settings.host });
-  logger.info(
-    {
-      url: `http://${settings.host}:${settings.port}/v1`,
-      database: services.store.dialect,
-      config: settings.configSource,
-      admin: settings.adminToken !== undefined,
-    },
-    'tollgate listening',
-  );
+  try {
+    await app.listen({ port: settings.port, host: settings.host });
+  } catch (error) {
+    // Close what was opened, but never let a slow close hide the reason: 5 s at most.
+    sweeper.stop();
+    const closed = app.close().then(() => services.close());
+    await Promise.race([closed, delay(5_000, undefined, { ref: false })]).catch(() => undefined);
+    throw new StartupError(explainListenError(error, settings), { cause: error });
+  }
+  const address = app.server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : settings.port;
+  const facts = startupFacts(settings, { host: settings.host, port }, database);
+  if (logging.format === 'human') process.stdout.write(describeStartup(facts));
+  else logger.info({ ...facts, admin: facts.adminUrl !== undefined }, 'tollgate listening');
+
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
@@ -53,10 +87,29 @@ export async function serve(env: NodeJS.ProcessEnv): Promise<void> {
   process.once('SIGINT', () => stop('SIGINT'));
 }
 
-// Run when executed directly (npm start), not when imported by the CLI.
-if (import.meta.url === `file://${process.argv[1] ?? ''}`) {
+/**
+ * Whether this module is the program (npm start), not a module imported by the CLI. Compared by
+ * real path: through a symlinked checkout (`current -> releases/…`) `argv[1]` keeps the link
+ * while `import.meta.url` is resolved, and the gateway would exit at once, silently.
+ */
+function isProgram(): boolean {
+  const program = process.argv[1];
+  if (program === undefined) return false;
+  try {
+    return realpathSync(program) === fileURLToPath(import.meta.url);
+  } catch {
+    return false;
+  }
+}
+
+// A failure to start is printed as the lines of its explanation, without a stack trace
+// (LOG_LEVEL=debug adds it).
+if (isProgram()) {
   serve(process.env).catch((error: unknown) => {
-    console.error(error instanceof ConfigError ? error.message : error);
+    process.stderr.write(`tollgate: ${startupFailureMessage(error)}\n`);
+    const level = process.env['LOG_LEVEL'];
+    // The whole error, its causes' stacks included.
+    if (level === 'debug' || level === 'trace') process.stderr.write(`${inspect(error)}\n`);
     process.exit(1);
   });
 }

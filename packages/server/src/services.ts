@@ -24,6 +24,9 @@ import { TaskStore } from './tasks/task-store.js';
 import { TaskWorker, type WorkerOptions } from './tasks/task-worker.js';
 import { startSimulator } from './simulator/server.js';
 import { openStore, type StoreOptions } from './store/database.js';
+import { AccountUsageReader } from './usage/account-usage.js';
+import { RequestListing } from './usage/request-listing.js';
+import { Statements } from './usage/statement.js';
 import { createIdGenerator, systemClock, type Clock, type IdGenerator } from './util/effects.js';
 
 export interface ServiceOptions {
@@ -33,6 +36,8 @@ export interface ServiceOptions {
   readonly postgresSchema?: string;
   readonly redisUrl?: string | undefined;
   readonly adminToken?: string | undefined;
+  /** Protects `/metrics` when set (docs/operations.md). */
+  readonly metricsToken?: string | undefined;
   readonly upstreamKeys?: Readonly<Record<string, string>>;
   readonly clock?: Clock;
   readonly ids?: IdGenerator;
@@ -180,9 +185,13 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       taskWorker,
       settlements: new SettlementService(store.db, effects, requests.records),
       usageReviews: new UsageReviewService(store.db, clock, requests.records),
+      requestListing: new RequestListing(store.db),
+      accountUsage: new AccountUsageReader(store.db),
+      statements: new Statements(store.db, clock),
       providers,
       redis,
       adminToken: options.adminToken,
+      metricsToken: options.metricsToken,
       assets,
       ...(options.fetchDeps === undefined ? {} : { fetchDeps: options.fetchDeps }),
       close: async () => {

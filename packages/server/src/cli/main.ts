@@ -1,13 +1,17 @@
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { checkLedger } from '../billing/ledger-check.js';
-import { ConfigError, loadSettings } from '../config/load.js';
+import { modelPricesView, priceHistoryView } from '../billing/price-view.js';
+import { loadSettings } from '../config/load.js';
+import { startupFailureMessage } from '../startup/startup-errors.js';
 import { ApiError } from '../errors/api-error.js';
 import { serve } from '../main.js';
 import { operatorRecordView } from '../requests/record-view.js';
 import { createServices, defaultDatabaseUrl, type Services } from '../services.js';
 import { shareServiceOf } from '../shares/share-service.js';
 import { startSimulator } from '../simulator/server.js';
+import { parseStatementPeriod } from '../usage/statement.js';
+import { renderStatement } from '../usage/statement-output.js';
 
 const USAGE = `tollgate <command> — every command prints JSON (docs/admin.md)
 
@@ -17,6 +21,7 @@ const USAGE = `tollgate <command> — every command prints JSON (docs/admin.md)
   accounts create --email E
   accounts show ACCOUNT_ID
   topup ACCOUNT_ID --amount MICRO_YUAN --reference REF
+  statement ACCOUNT_ID [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--format json|csv]   balance movements (default: this month)
   keys create ACCOUNT_ID [--kind personal|service] [--models a,b] [--expires-at ISO] [--name N]
   keys list ACCOUNT_ID
   keys disable KEY_ID
@@ -73,6 +78,9 @@ export async function runCli(
       state: { type: 'string' },
       reason: { type: 'string' },
       port: { type: 'string' },
+      from: { type: 'string' },
+      to: { type: 'string' },
+      format: { type: 'string' },
       host: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -104,7 +112,8 @@ export async function runCli(
   });
   try {
     const result = await dispatch(services, command, sub, target, values);
-    out.write(`${JSON.stringify(result.body, null, 2)}\n`);
+    if (result.text === undefined) out.write(`${JSON.stringify(result.body, null, 2)}\n`);
+    else for await (const chunk of result.text) out.write(chunk);
     return result.exitCode;
   } catch (error) {
     if (error instanceof ApiError) {
@@ -125,7 +134,7 @@ async function dispatch(
   sub: string | undefined,
   target: string | undefined,
   values: Values,
-): Promise<{ body: unknown; exitCode: number }> {
+): Promise<{ body: unknown; exitCode: number; text?: AsyncIterable<string> }> {
   const ok = (body: unknown) => ({ body, exitCode: 0 });
   const amount = values['amount'] === undefined ? undefined : Number(values['amount']);
   const key = `${command} ${sub ?? ''}`.trim();
@@ -153,7 +162,8 @@ async function dispatch(
         }),
       );
     case 'keys list':
-      return ok(await services.keys.list(required(target, 'ACCOUNT_ID')));
+      // The same list object as GET /admin/v1/accounts/{id}/keys (docs/api-conventions.md).
+      return ok({ object: 'list', data: await services.keys.list(required(target, 'ACCOUNT_ID')) });
     case 'keys disable':
       return ok(await services.keys.disable(required(target, 'KEY_ID')));
     case 'keys rotate':
@@ -166,13 +176,15 @@ async function dispatch(
       );
     case 'prices set':
       return ok(
-        await services.prices.set(
-          required(target, 'MODEL'),
-          JSON.parse(String(values['json'] ?? '{}')) as unknown,
+        modelPricesView(
+          await services.prices.set(
+            required(target, 'MODEL'),
+            JSON.parse(String(values['json'] ?? '{}')) as unknown,
+          ),
         ),
       );
     case 'prices history':
-      return ok(await services.prices.history(required(target, 'MODEL')));
+      return ok(priceHistoryView(await services.prices.history(required(target, 'MODEL'))));
     case 'codes create':
       return ok(
         await services.accounts.createRedemptionCode({ amount, expires_at: values['expires-at'] }),
@@ -255,8 +267,26 @@ async function dispatch(
           }),
         );
       }
+      if (command === 'statement') {
+        // Written as it is read, exactly what the admin API answers (docs/usage.md).
+        const format = values['format'] ?? 'json';
+        if (format !== 'json' && format !== 'csv')
+          throw new ApiError('INVALID_INPUT', '--format must be json or csv', 'format');
+        const statement = await services.statements.prepare(
+          required(sub, 'ACCOUNT_ID'),
+          parseStatementPeriod(
+            { from: optionalText(values['from']), to: optionalText(values['to']) },
+            services.clock.now(),
+          ),
+        );
+        return { body: null, exitCode: 0, text: renderStatement(statement, format) };
+      }
       throw new ApiError('INVALID_INPUT', `unknown command "${key}"; run tollgate --help`);
   }
+}
+
+function optionalText(value: string | boolean | undefined): string | undefined {
+  return typeof value === 'string' ? value : undefined;
 }
 
 function required(value: string | undefined, name: string): string {
@@ -272,7 +302,8 @@ export async function cliMain(): Promise<void> {
     const code = await runCli(process.argv.slice(2), process.env, stdout, stderr);
     if (code >= 0) process.exitCode = code;
   } catch (error) {
-    stderr.write(`${error instanceof ConfigError ? error.message : String(error)}\n`);
+    // The same one line `npm start` prints (no class name, no stack) for `tollgate serve`.
+    stderr.write(`${startupFailureMessage(error)}\n`);
     process.exitCode = 1;
   }
 }

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { defaultConfig } from './default-config.js';
+import { crossFieldIssues } from './cross-field-issues.js';
 import { configSchema, type Config } from './schema.js';
 
 /** Everything the process takes from its environment, read once, validated, frozen. */
@@ -14,6 +15,8 @@ export interface Settings {
   readonly redisUrl: string | undefined;
   /** `undefined` disables the admin HTTP API. */
   readonly adminToken: string | undefined;
+  /** When set, `/metrics` answers only `Authorization: Bearer <token>` (docs/operations.md). */
+  readonly metricsToken: string | undefined;
   readonly configSource: string;
   readonly config: Config;
   /** Secrets named by upstreams' `api_key_env`, resolved from the environment. */
@@ -26,15 +29,19 @@ export class ConfigError extends Error {
   override readonly name = 'ConfigError';
 }
 
-/** Validates a configuration object; the error names the first bad field as a dotted path. */
+/**
+ * Validates a configuration object. The error lists every problem at once, one line each with
+ * its dotted path: the fields' own, then the cross-field rules' (cross-field-issues.ts).
+ */
 export function parseConfig(raw: unknown, source: string): Config {
   const result = configSchema.safeParse(raw);
   if (!result.success) {
-    const lines = result.error.issues.map((issue) => {
-      const field = issue.path.length > 0 ? issue.path.join('.') : '(root)';
+    const lines = [...result.error.issues, ...crossFieldIssues(raw)].map((issue) => {
+      const field = issue.path.length > 0 ? issue.path.map(String).join('.') : '(root)';
       return `  ${field}: ${issue.message}`;
     });
-    throw new ConfigError(`invalid configuration in ${source}:\n${lines.join('\n')}`);
+    const unique = [...new Set(lines)];
+    throw new ConfigError(`invalid configuration in ${source}:\n${unique.join('\n')}`);
   }
   return deepFreeze(result.data);
 }
@@ -71,6 +78,7 @@ const envSchema = z.object({
     .regex(/^rediss?:\/\//, 'must be a redis:// URL')
     .optional(),
   TOLLGATE_ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  TOLLGATE_METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
 });
 
 /** The only place that reads `process.env` (callers pass it in). */
@@ -78,9 +86,10 @@ export function loadSettings(env: NodeJS.ProcessEnv): Settings {
   const cleaned = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== ''));
   const parsed = envSchema.safeParse(cleaned);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new ConfigError(
-      `invalid environment variable ${String(issue?.path[0])}: ${issue?.message}`,
+    throw problemsError(
+      parsed.error.issues.map((issue) => `${String(issue.path[0])}: ${issue.message}`),
+      (problem) => `invalid environment variable ${problem}`,
+      'invalid environment variables',
     );
   }
   const values = parsed.data;
@@ -88,31 +97,35 @@ export function loadSettings(env: NodeJS.ProcessEnv): Settings {
     values.TOLLGATE_CONFIG === undefined
       ? parseConfig(defaultConfig, 'the built-in default configuration')
       : readConfigFile(values.TOLLGATE_CONFIG);
+  // Every secret the file names is looked up before any is reported, so all show at once.
+  const unset: string[] = [];
+  const secret = (field: string, variable: string): string => {
+    const value = env[variable];
+    if (value === undefined || value === '')
+      unset.push(`${field}: environment variable ${variable} is not set`);
+    return value ?? '';
+  };
   const upstreamKeys: Record<string, string> = {};
   for (const [name, upstream] of Object.entries(config.upstreams)) {
     if (upstream.api_key_env === undefined) continue;
-    const secret = env[upstream.api_key_env];
-    if (secret === undefined || secret === '') {
-      throw new ConfigError(
-        `upstreams.${name}.api_key_env: environment variable ${upstream.api_key_env} is not set`,
-      );
-    }
-    upstreamKeys[name] = secret;
+    upstreamKeys[name] = secret(`upstreams.${name}.api_key_env`, upstream.api_key_env);
   }
   let storageSecrets: Settings['storageSecrets'];
   if (config.storage.kind === 's3') {
-    const accessKeyId = env[config.storage.access_key_id_env];
-    const secretAccessKey = env[config.storage.secret_access_key_env];
-    if (accessKeyId === undefined || accessKeyId === '')
-      throw new ConfigError(
-        `storage.access_key_id_env: environment variable ${config.storage.access_key_id_env} is not set`,
-      );
-    if (secretAccessKey === undefined || secretAccessKey === '')
-      throw new ConfigError(
-        `storage.secret_access_key_env: environment variable ${config.storage.secret_access_key_env} is not set`,
-      );
-    storageSecrets = { accessKeyId, secretAccessKey };
+    storageSecrets = {
+      accessKeyId: secret('storage.access_key_id_env', config.storage.access_key_id_env),
+      secretAccessKey: secret(
+        'storage.secret_access_key_env',
+        config.storage.secret_access_key_env,
+      ),
+    };
   }
+  if (unset.length > 0)
+    throw problemsError(
+      unset,
+      (problem) => problem,
+      'environment variables named by the configuration are not set',
+    );
   return Object.freeze({
     port: values.PORT,
     host: values.HOST,
@@ -120,11 +133,24 @@ export function loadSettings(env: NodeJS.ProcessEnv): Settings {
     databaseUrl: values.TOLLGATE_DATABASE_URL,
     redisUrl: values.TOLLGATE_REDIS_URL,
     adminToken: values.TOLLGATE_ADMIN_TOKEN,
+    metricsToken: values.TOLLGATE_METRICS_TOKEN,
     configSource: values.TOLLGATE_CONFIG ?? 'built-in default',
     config,
     upstreamKeys: Object.freeze(upstreamKeys),
     storageSecrets,
   });
+}
+
+/** One problem: one line (`single`); several: `header`, then one indented line each. */
+function problemsError(
+  problems: readonly string[],
+  single: (problem: string) => string,
+  header: string,
+): ConfigError {
+  const [first] = problems;
+  return problems.length === 1 && first !== undefined
+    ? new ConfigError(single(first))
+    : new ConfigError(`${header}:\n${problems.map((problem) => `  ${problem}`).join('\n')}`);
 }
 
 function deepFreeze<T>(value: T): T {

@@ -13,6 +13,7 @@ import { registerJsonBody } from './plugins/json-body.js';
 import { RateLimits } from './plugins/rate-limit.js';
 import { pathOnly, registerRequestHygiene } from './plugins/request-hygiene.js';
 import { registerAdmin } from './routes/admin.js';
+import { registerAdminStatements } from './routes/admin-statements.js';
 import { registerAssets } from './routes/assets.js';
 import { registerChat } from './routes/chat.js';
 import { registerEmbeddings } from './routes/embeddings.js';
@@ -23,6 +24,7 @@ import { registerRerank } from './routes/rerank.js';
 import { registerPublicShares, registerShares } from './routes/shares.js';
 import { registerH3 } from './routes/h3.js';
 import { registerTasks } from './routes/tasks.js';
+import { registerUsage } from './routes/usage.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -123,10 +125,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     registerTasks(v1, deps);
     registerH3(v1, deps);
     registerShares(v1, deps);
+    registerUsage(v1, deps);
   });
   await app.register(async (admin) => {
     guardAdminToken(admin, deps.adminToken, new AdminTokenThrottle(deps.redis));
     registerAdmin(admin, deps);
+    registerAdminStatements(admin, deps);
   });
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   await app.ready();

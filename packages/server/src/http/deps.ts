@@ -16,6 +16,9 @@ import type { TaskService } from '../tasks/task-service.js';
 import type { TaskOperations } from '../tasks/task-operations.js';
 import type { TaskSettlement } from '../tasks/task-settlement.js';
 import type { Store } from '../store/database.js';
+import type { AccountUsageReader } from '../usage/account-usage.js';
+import type { RequestListing } from '../usage/request-listing.js';
+import type { Statements } from '../usage/statement.js';
 import type { Clock, IdGenerator } from '../util/effects.js';
 import type { Metrics } from './metrics.js';
 
@@ -34,6 +37,10 @@ export interface AppDeps {
   readonly requests: RequestService;
   readonly settlements: SettlementService;
   readonly usageReviews: UsageReviewService;
+  /** What was spent (docs/usage.md): a key's record list, account usage, statements. */
+  readonly requestListing: RequestListing;
+  readonly accountUsage: AccountUsageReader;
+  readonly statements: Statements;
   readonly tasks: TaskService;
   readonly h3: H3Service;
   readonly taskSettlement: TaskSettlement;
@@ -46,4 +53,6 @@ export interface AppDeps {
   readonly fetchDeps?: GuardedFetchDeps;
   /** `undefined` disables the admin API. */
   readonly adminToken: string | undefined;
+  /** When set, `/metrics` needs it as a bearer token; `undefined` leaves `/metrics` open. */
+  readonly metricsToken?: string | undefined;
 }

@@ -48,8 +48,6 @@ export function recordView(row: RecordRow): RequestRecord {
             pricing_rule: row.pricing_rule,
             captured: row.hold_state === 'captured',
           },
-    /** The rule that priced the request, or that decided its ending (stream endings, failures). */
-    rule: row.pricing_rule,
     /**
      * Set when the upstream reported usage beyond what the gateway allowed: the bound was billed
      * instead (docs/billing.md "Usage beyond the cap"); `reviewed_at` once an operator looked.
@@ -79,9 +77,15 @@ export function recordView(row: RecordRow): RequestRecord {
 
 export type RecordView = ReturnType<typeof recordView>;
 
-/** What an operator sees (admin API, CLI): the caller's view plus whose request it is. */
+/** What an operator sees (admin API, CLI): the caller's view, whose it is, how it ended. */
 export function operatorRecordView(row: RecordRow): OperatorRequestRecord {
-  return { ...recordView(row), key_id: row.key_id, account_id: row.account_id };
+  return {
+    ...recordView(row),
+    key_id: row.key_id,
+    account_id: row.account_id,
+    // The same column as `bill.pricing_rule`: shown here only when no bill shows it.
+    ending_rule: row.amount === null ? row.pricing_rule : null,
+  };
 }
 
 export type OperatorRecordView = ReturnType<typeof operatorRecordView>;

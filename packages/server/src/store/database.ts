@@ -47,7 +47,10 @@ async function migrate(db: Kysely<Database>, schema: string | undefined): Promis
   const { error, results } = await migrator.migrateToLatest();
   const failed = results?.find((result) => result.status === 'Error');
   if (error !== undefined || failed !== undefined) {
-    throw new Error(`database migration ${failed?.migrationName ?? ''} failed: ${String(error)}`);
+    // The cause lets start-up say what is wrong (server down, database missing): startup/.
+    throw new Error(`database migration ${failed?.migrationName ?? ''} failed: ${String(error)}`, {
+      cause: error,
+    });
   }
 }
 

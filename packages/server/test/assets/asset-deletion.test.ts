@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, expect, it } from 'vitest';
 import type { RequestStatus } from '../../src/store/schema.js';
-import { dialects } from '../helpers/dialects.js';
+import { describeEachDialect } from '../helpers/dialects.js';
 import {
   errorWithoutRequestId,
   startGateway,
@@ -12,7 +12,7 @@ import { png } from '../helpers/media.js';
 
 const config = shortTimeoutsConfig();
 
-describe.each(dialects)('asset deletion on $name', (dialect) => {
+describeEachDialect('asset deletion on $name', (dialect) => {
   let gateway: TestGateway;
   afterEach(async () => {
     await gateway.expectLedgerClean();

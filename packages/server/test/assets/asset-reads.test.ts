@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dialects } from '../helpers/dialects.js';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { describeEachDialect } from '../helpers/dialects.js';
 import { errorWithoutRequestId, startGateway, type TestGateway } from '../helpers/gateway.js';
 import { mp4, png } from '../helpers/media.js';
 
-describe.each(dialects)('asset reads on $name', (dialect) => {
+describeEachDialect('asset reads on $name', (dialect) => {
   let gateway: TestGateway;
   let owner: { key: string; accountId: string };
   let video: Buffer;

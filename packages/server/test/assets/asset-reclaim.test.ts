@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, expect, it } from 'vitest';
 import {
   RECLAIM_GRACE_MS,
   STUCK_RECLAIM_MS,
@@ -8,7 +8,7 @@ import {
   reclaimUnusedObjects,
 } from '../../src/assets/asset-objects.js';
 import type { LocalAssetStorage } from '../../src/assets/local-storage.js';
-import { dialects } from '../helpers/dialects.js';
+import { describeEachDialect } from '../helpers/dialects.js';
 import { manualClock, startGateway, type TestGateway } from '../helpers/gateway.js';
 import { png } from '../helpers/media.js';
 
@@ -16,7 +16,7 @@ import { png } from '../helpers/media.js';
  * Bytes no asset uses any more are deleted by the sweeper (assets/asset-objects.ts), and never
  * bytes that a live asset, or an upload in progress, needs.
  */
-describe.each(dialects)('asset object reclaim on $name', (dialect) => {
+describeEachDialect('asset object reclaim on $name', (dialect) => {
   let gateway: TestGateway;
   const clock = manualClock();
   afterEach(async () => {

@@ -4,7 +4,7 @@ import http, { type IncomingHttpHeaders } from 'node:http';
 import type { Socket } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { dialects } from '../helpers/dialects.js';
+import { describeEachDialect } from '../helpers/dialects.js';
 import { startGateway, testConfig, type TestGateway } from '../helpers/gateway.js';
 import { mp3, wav } from '../helpers/media.js';
 
@@ -140,7 +140,7 @@ const stagingStarted = (gateway: TestGateway) => () =>
 const errorCode = (response: { body: string }) =>
   (JSON.parse(response.body) as { error: { code: string } }).error.code;
 
-describe.each(dialects)('uploads judged before they fill the disk on $name', (dialect) => {
+describeEachDialect('uploads judged before they fill the disk on $name', (dialect) => {
   describe('judging the first bytes before staging', () => {
     let gateway: TestGateway;
     let base: URL;

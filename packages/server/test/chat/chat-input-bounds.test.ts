@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { MAX_MESSAGES } from '../../src/chat/validate-messages.js';
 import { MAX_JSON_ITEMS } from '../../src/http/plugins/json-body.js';
 import { defaultConfig } from '../../src/config/default-config.js';
-import { dialects } from '../helpers/dialects.js';
+import { describeEachDialect } from '../helpers/dialects.js';
 import { startGateway, testConfig, type TestGateway } from '../helpers/gateway.js';
 import { png } from '../helpers/media.js';
 
@@ -29,7 +29,7 @@ const config = testConfig({
 });
 const user = (content: unknown) => ({ role: 'user', content });
 
-describe.each(dialects)('chat input bounds on $name', (dialect) => {
+describeEachDialect('chat input bounds on $name', (dialect) => {
   let gateway: TestGateway;
   let key: string;
   let accountId: string;

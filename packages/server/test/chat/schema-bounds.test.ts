@@ -4,7 +4,7 @@ import { SCHEMA_LIMITS } from '../../src/chat/schema-limits.js';
 import { SIMULATOR_LIMITS } from '../../src/simulator/limits.js';
 import { sampleFromSchema } from '../../src/simulator/schema-sample.js';
 import { startSimulator, type Simulator } from '../../src/simulator/server.js';
-import { dialects } from '../helpers/dialects.js';
+import { describeEachDialect } from '../helpers/dialects.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 
 /**
@@ -43,7 +43,7 @@ const HUGE_BUT_ALLOWED = {
   },
 };
 
-describe.each(dialects)('JSON Schema bounds through the gateway on $name', (dialect) => {
+describeEachDialect('JSON Schema bounds through the gateway on $name', (dialect) => {
   let gateway: TestGateway;
   let key: string;
   let accountId: string;

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { H3Quote, H3Task } from '@tollgate/protocol';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { inputDigest } from '../../src/h3/h3-input.js';
-import { dialects } from '../helpers/dialects.js';
+import { describeEachDialect } from '../helpers/dialects.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { countCreated, h3Quote, settledH3, submitBody, type H3Input } from '../helpers/h3.js';
 import { png } from '../helpers/media.js';
@@ -20,7 +20,7 @@ const generate: H3Input = {
   parameters: { resolution: '480p', ratio: '16:9', duration: 4 },
 };
 
-describe.each(dialects)('H3 input rules on $name', (dialect) => {
+describeEachDialect('H3 input rules on $name', (dialect) => {
   let gateway: TestGateway;
   let key: string;
   let accountId: string;

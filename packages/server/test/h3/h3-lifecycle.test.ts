@@ -1,7 +1,7 @@
 import type { H3Task } from '@tollgate/protocol';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, expect, it } from 'vitest';
 import { mp4Info } from '../../src/assets/mp4-duration.js';
-import { dialects } from '../helpers/dialects.js';
+import { describeEachDialect } from '../helpers/dialects.js';
 import { startGateway, testConfig, type TestGateway } from '../helpers/gateway.js';
 import { finishedH3, h3Quote, h3QuoteAndSubmit, h3SettleBody, settledH3 } from '../helpers/h3.js';
 import { mp4, wav } from '../helpers/media.js';
@@ -27,7 +27,7 @@ async function secondsOf(bytes: Buffer): Promise<number> {
   }
 }
 
-describe.each(dialects)('H3 tasks end to end on $name', (dialect) => {
+describeEachDialect('H3 tasks end to end on $name', (dialect) => {
   let gateway: TestGateway | undefined;
   afterEach(async () => {
     await gateway?.expectLedgerClean();

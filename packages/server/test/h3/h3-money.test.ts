@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { H3Task } from '@tollgate/protocol';
-import { afterEach, describe, expect, it } from 'vitest';
-import { dialects } from '../helpers/dialects.js';
+import { afterEach, expect, it } from 'vitest';
+import { describeEachDialect } from '../helpers/dialects.js';
 import { ADMIN_TOKEN, startGateway, type TestGateway } from '../helpers/gateway.js';
 import {
   countCreated,
@@ -29,7 +29,7 @@ async function submissions(gateway: TestGateway): Promise<number> {
   return (await gateway.services.metrics.taskSubmissions.get()).values[0]?.value ?? 0;
 }
 
-describe.each(dialects)('H3 money on $name', (dialect) => {
+describeEachDialect('H3 money on $name', (dialect) => {
   let gateway: TestGateway | undefined;
   afterEach(async () => {
     await gateway?.expectLedgerClean();

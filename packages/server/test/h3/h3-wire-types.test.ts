@@ -1,6 +1,6 @@
 import type { H3Quote, H3Task, LineItem, TaskBilling } from '@tollgate/protocol';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dialects } from '../helpers/dialects.js';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { describeEachDialect } from '../helpers/dialects.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { finishedH3, h3Quote, h3QuoteAndSubmit, settledH3 } from '../helpers/h3.js';
 
@@ -94,7 +94,7 @@ function expectTask(label: string, task: H3Task): void {
     expectExactKeys(`${label} line item`, item, lineItemKeys);
 }
 
-describe.each(dialects)('H3 bodies match their wire types on $name', (dialect) => {
+describeEachDialect('H3 bodies match their wire types on $name', (dialect) => {
   let gateway: TestGateway;
   let key: string;
   beforeAll(async () => {

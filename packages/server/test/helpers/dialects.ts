@@ -1,11 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { describe } from 'vitest';
 import { openStore, type Store } from '../../src/store/database.js';
+import { describeNeeding, requiredService, titleFor } from './required-services.js';
 
 /**
- * The databases every store and money test runs on. SQLite always; PostgreSQL when
- * TOLLGATE_TEST_PG_URL is set. Without it the PostgreSQL suites are skipped LOUDLY, and under
- * CI (CI=true) a missing PostgreSQL fails the run instead of skipping.
+ * The databases every store and money test runs on: SQLite always, PostgreSQL when
+ * TOLLGATE_TEST_PG_URL is set. Without it the PostgreSQL suites are skipped LOUDLY and counted
+ * (`describeEachDialect`), and under CI (CI=true) a missing PostgreSQL fails the run instead.
  */
 export interface TestDialect {
   readonly name: 'sqlite' | 'postgres';
@@ -13,14 +15,9 @@ export interface TestDialect {
   fresh(): { databaseUrl: string; postgresSchema?: string };
 }
 
-const pgUrl = process.env['TOLLGATE_TEST_PG_URL'];
-
-if (pgUrl === undefined || pgUrl === '') {
-  const message =
-    '\n*** PostgreSQL suites SKIPPED: TOLLGATE_TEST_PG_URL is not set (bash .ci/run sets it) ***\n';
-  if (process.env['CI'] === 'true') throw new Error(`${message}CI requires PostgreSQL.`);
-  console.warn(message);
-}
+/** Whether the PostgreSQL suites run, and why not (read by the summary reporter via suite meta). */
+export const postgresService = requiredService('PostgreSQL', 'TOLLGATE_TEST_PG_URL');
+const pgUrl = postgresService.url;
 
 const sqlite: TestDialect = { name: 'sqlite', fresh: () => ({ databaseUrl: ':memory:' }) };
 const postgres: TestDialect = {
@@ -31,8 +28,23 @@ const postgres: TestDialect = {
   }),
 };
 
-export const dialects: TestDialect[] =
-  pgUrl === undefined || pgUrl === '' ? [sqlite] : [sqlite, postgres];
+/** The dialects this run reaches (`const [sqlite] = dialects` for SQLite-only files). */
+export const dialects: TestDialect[] = pgUrl === undefined ? [sqlite] : [sqlite, postgres];
+
+/**
+ * `describe.each(dialects)` that also registers the PostgreSQL variant when PostgreSQL is not
+ * configured, as a skipped suite: vitest then counts its tests as skipped, and the summary says
+ * why. `$name` in the title becomes the quoted dialect name, as with `describe.each`.
+ */
+export function describeEachDialect(title: string, body: (dialect: TestDialect) => void): void {
+  describe(titleFor(title, sqlite.name), () => body(sqlite));
+  describeOnPostgres(title, body);
+}
+
+/** A suite for PostgreSQL only (several instances sharing one database): skipped and counted without it. */
+export function describeOnPostgres(title: string, body: (dialect: TestDialect) => void): void {
+  describeNeeding(postgresService, titleFor(title, postgres.name), () => body(postgres));
+}
 
 /** Drops the per-test PostgreSQL schemas this process created. */
 export async function dropSchema(schema: string | undefined): Promise<void> {

@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { finishedRequest, unknownOutcome } from '../helpers/records.js';
-import { dialects } from '../helpers/dialects.js';
+import { describeEachDialect } from '../helpers/dialects.js';
 import { ADMIN_TOKEN, manualClock, startGateway, type TestGateway } from '../helpers/gateway.js';
 import { cliIn } from '../helpers/processes.js';
 
@@ -15,7 +15,7 @@ import { cliIn } from '../helpers/processes.js';
  * now a 400 `INVALID_INPUT` naming the field, and nothing changes. The rules live in the
  * services, so the CLI refuses the same inputs (last test).
  */
-describe.each(dialects)('admin input validation on $name', (dialect) => {
+describeEachDialect('admin input validation on $name', (dialect) => {
   let gateway: TestGateway | undefined;
   afterEach(async () => {
     await gateway?.expectLedgerClean();
@@ -274,7 +274,7 @@ describe('admin input validation in the CLI', () => {
     }
     const shown = await cli('accounts', 'show', accountId);
     expect(shown.json).toMatchObject({ balance: 0, held: 0 });
-    expect((await cli('keys', 'list', accountId)).json).toEqual([]);
+    expect((await cli('keys', 'list', accountId)).json).toEqual({ object: 'list', data: [] });
     expect(await cli('ledger', 'check')).toMatchObject({ code: 0, json: { ok: true } });
   });
 });

@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, expect, it, vi } from 'vitest';
 import { OpenAiEmbeddings } from '../../src/providers/openai-compatible/embeddings.js';
-import { dialects } from '../helpers/dialects.js';
+import { describeEachDialect } from '../helpers/dialects.js';
 import { startGateway, embeddingsOnlyConfig, type TestGateway } from '../helpers/gateway.js';
 
 /** 1 micro-yuan per token makes amounts easy to reason about. */
 const config = embeddingsOnlyConfig(1_000_000);
 
-describe.each(dialects)('usage above the hold on $name', (dialect) => {
+describeEachDialect('usage above the hold on $name', (dialect) => {
   let gateway: TestGateway | undefined;
   afterEach(async () => {
     vi.restoreAllMocks();

@@ -83,7 +83,7 @@ describe('tollgate CLI', () => {
       '--json',
       '{"input_per_million_tokens": 700000}',
     );
-    expect(prices.json).toMatchObject({ priceVersion: 'sim-embed@2' });
+    expect(prices.json).toMatchObject({ object: 'model_prices', price_version: 'sim-embed@2' });
     const check = await cli('ledger', 'check');
     expect(check).toMatchObject({ code: 0, json: { ok: true, accounts: 1 } });
   });

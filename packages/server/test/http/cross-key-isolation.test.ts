@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dialects } from '../helpers/dialects.js';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { describeEachDialect } from '../helpers/dialects.js';
 import { errorWithoutRequestId, startGateway, type TestGateway } from '../helpers/gateway.js';
 
 /** Records are readable only by the key that created them; every other key sees a missing id. */
-describe.each(dialects)('cross-key isolation on $name', (dialect) => {
+describeEachDialect('cross-key isolation on $name', (dialect) => {
   let gateway: TestGateway;
   let owner: string;
   let sameAccountKey: string;

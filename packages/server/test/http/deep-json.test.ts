@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_JSON_DEPTH } from '../../src/http/plugins/json-body.js';
 import { checkJsonShape } from '../../src/util/json-shape.js';
-import { dialects } from '../helpers/dialects.js';
+import { describeEachDialect } from '../helpers/dialects.js';
 import { ADMIN_TOKEN, startGateway, type TestGateway } from '../helpers/gateway.js';
 
 /**
@@ -48,7 +48,7 @@ const cases: { name: string; body: string; field: string }[] = [
   },
 ];
 
-describe.each(dialects)('deeply nested JSON bodies on $name', (dialect) => {
+describeEachDialect('deeply nested JSON bodies on $name', (dialect) => {
   let gateway: TestGateway;
   let key: string;
   let accountId: string;

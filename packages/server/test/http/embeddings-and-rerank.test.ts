@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dialects } from '../helpers/dialects.js';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { describeEachDialect } from '../helpers/dialects.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 
-describe.each(dialects)('embeddings and rerank on $name', (dialect) => {
+describeEachDialect('embeddings and rerank on $name', (dialect) => {
   let gateway: TestGateway;
   let key: string;
   let accountId: string;

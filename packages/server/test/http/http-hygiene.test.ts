@@ -2,13 +2,11 @@ import { randomInt, randomUUID } from 'node:crypto';
 import { connect } from 'node:net';
 import { errorStatus } from '@tollgate/protocol';
 import type { LightMyRequestResponse } from 'fastify';
-import { afterEach, describe, expect, it } from 'vitest';
-import { dialects } from '../helpers/dialects.js';
+import { afterEach, expect, it } from 'vitest';
+import { describeEachDialect } from '../helpers/dialects.js';
 import { ADMIN_TOKEN, startGateway, type TestGateway } from '../helpers/gateway.js';
 import { png } from '../helpers/media.js';
-
-const redisUrl = process.env['TOLLGATE_TEST_REDIS_URL'];
-const backends = redisUrl === undefined || redisUrl === '' ? ['memory'] : ['memory', 'redis'];
+import { describeEachBackend } from '../helpers/redis.js';
 
 /** Asserts the spec's error shape: the code, its documented status, and the request id header. */
 function expectError(response: LightMyRequestResponse, code: keyof typeof errorStatus): void {
@@ -46,7 +44,7 @@ function rawHttp(
 /** A random documentation-range address, so Redis counters from earlier runs never collide. */
 const someAddress = () => `198.51.${randomInt(256)}.${randomInt(1, 255)}`;
 
-describe.each(dialects)('HTTP hygiene on $name', (dialect) => {
+describeEachDialect('HTTP hygiene on $name', (dialect) => {
   let gateways: TestGateway[] = [];
   afterEach(async () => {
     for (const gateway of gateways) await gateway.close();
@@ -166,8 +164,8 @@ describe.each(dialects)('HTTP hygiene on $name', (dialect) => {
     expect((await withHeaders('/v1/models', [`Bearer ${owner.key}`])).statusCode).toBe(200);
   });
 
-  it('throttles wrong admin tokens per client address: the 11th wrong try is 429, other addresses still get in', async () => {
-    for (const backend of backends) {
+  describeEachBackend('the admin token throttle in %s', (backend, redisUrl) => {
+    it('throttles wrong admin tokens per client address: the 11th wrong try is 429, other addresses still get in', async () => {
       const gateway = await start(backend === 'redis' ? { services: { redisUrl } } : {});
       const guesser = someAddress();
       const operator = someAddress();
@@ -189,6 +187,6 @@ describe.each(dialects)('HTTP hygiene on $name', (dialect) => {
       expectError(await tryToken(ADMIN_TOKEN, guesser), 'RATE_LIMITED');
       expect((await tryToken(ADMIN_TOKEN, operator)).statusCode, backend).toBe(200);
       expect((await tryToken('wrong', operator)).statusCode, backend).toBe(403);
-    }
+    });
   });
 });

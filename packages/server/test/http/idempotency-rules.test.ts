@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { dialects } from '../helpers/dialects.js';
+import { afterEach, beforeEach, expect, it } from 'vitest';
+import { describeEachDialect } from '../helpers/dialects.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 
-describe.each(dialects)('idempotency rules on $name', (dialect) => {
+describeEachDialect('idempotency rules on $name', (dialect) => {
   let gateway: TestGateway;
   let key: string;
   let accountId: string;

@@ -1,14 +1,14 @@
 import { Writable } from 'node:stream';
 import pino from 'pino';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, expect, it } from 'vitest';
 import { generateApiKey, isWellFormedKey } from '../../src/auth/key-format.js';
-import { dialects } from '../helpers/dialects.js';
+import { describeEachDialect } from '../helpers/dialects.js';
 import { manualClock, startGateway, type TestGateway } from '../helpers/gateway.js';
 
 const models = (gateway: TestGateway, key?: string) =>
   gateway.call('GET', '/v1/models', key === undefined ? {} : { key });
 
-describe.each(dialects)('API key lifecycle on $name', (dialect) => {
+describeEachDialect('API key lifecycle on $name', (dialect) => {
   let gateway: TestGateway | undefined;
   afterEach(async () => {
     await gateway?.close();

@@ -1,5 +1,5 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { dialects } from '../helpers/dialects.js';
+import { afterEach, expect, it } from 'vitest';
+import { describeEachDialect } from '../helpers/dialects.js';
 import { ADMIN_TOKEN, manualClock, startGateway, type TestGateway } from '../helpers/gateway.js';
 
 const rotate = (gateway: TestGateway, keyId: string, body?: unknown) =>
@@ -10,7 +10,7 @@ const rotate = (gateway: TestGateway, keyId: string, body?: unknown) =>
     ...(body === undefined ? {} : { payload: body as object }),
   });
 
-describe.each(dialects)('API key rotation on $name', (dialect) => {
+describeEachDialect('API key rotation on $name', (dialect) => {
   let gateway: TestGateway;
   const clock = manualClock();
   afterEach(async () => {

@@ -1,8 +1,8 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { dialects } from '../helpers/dialects.js';
+import { afterEach, expect, it } from 'vitest';
+import { describeEachDialect } from '../helpers/dialects.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 
-describe.each(dialects)('price versions on $name', (dialect) => {
+describeEachDialect('price versions on $name', (dialect) => {
   let gateway: TestGateway | undefined;
   afterEach(async () => {
     await gateway?.expectLedgerClean();

@@ -1,18 +1,14 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, expect, it } from 'vitest';
 import { dialects } from '../helpers/dialects.js';
 import { startGateway, testConfig, type TestGateway } from '../helpers/gateway.js';
+import { describeEachBackend, redisService } from '../helpers/redis.js';
+import { describeNeeding } from '../helpers/required-services.js';
 
-const redisUrl = process.env['TOLLGATE_TEST_REDIS_URL'];
-if (redisUrl === undefined || redisUrl === '') {
-  const message =
-    '\n*** Redis rate-limit suite SKIPPED: TOLLGATE_TEST_REDIS_URL is not set (bash .ci/run sets it) ***\n';
-  if (process.env['CI'] === 'true') throw new Error(`${message}CI requires Redis.`);
-  console.warn(message);
-}
+// Without TOLLGATE_TEST_REDIS_URL the Redis suites are registered skipped, loudly (helpers/redis.ts).
 const [sqlite] = dialects;
-const backends = redisUrl === undefined || redisUrl === '' ? ['memory'] : ['memory', 'redis'];
+const redisUrl = redisService.url;
 
-describe.each(backends)('per-key rate limits in %s', (backend) => {
+describeEachBackend('per-key rate limits in %s', (backend) => {
   let gateways: TestGateway[] = [];
   afterEach(async () => {
     for (const gateway of gateways) await gateway.close();
@@ -58,68 +54,66 @@ describe.each(backends)('per-key rate limits in %s', (backend) => {
   });
 });
 
-if (backends.includes('redis')) {
-  describe('shared limits through Redis', () => {
-    it('counts one key across two instances', async () => {
-      if (sqlite === undefined || redisUrl === undefined) throw new Error('setup');
-      const first = await startGateway(sqlite, {
-        config: testConfig({
-          limits: { body_bytes: 1_000_000, requests_per_minute: 4, concurrent_requests: 100 },
-        }),
-        services: { redisUrl },
-      });
-      try {
-        // A second instance is modelled by a second RateLimits over the same Redis.
-        const { accountId, key, keyId } = await first.account(0);
-        const { RateLimits } = await import('../../src/http/plugins/rate-limit.js');
-        const other = new RateLimits(
-          { requestsPerMinute: 4, concurrentRequests: 100, concurrentRequestsPerAccount: 100 },
-          first.services.redis,
-        );
-        (await other.acquire({ keyId, accountId }))();
-        (await other.acquire({ keyId, accountId }))();
-        const statuses = [];
-        for (let index = 0; index < 3; index += 1)
-          statuses.push((await first.call('GET', '/v1/models', { key })).statusCode);
-        expect(statuses).toEqual([200, 200, 429]);
-      } finally {
-        await first.close();
-      }
+describeNeeding(redisService, 'shared limits through Redis', () => {
+  it('counts one key across two instances', async () => {
+    if (sqlite === undefined || redisUrl === undefined) throw new Error('setup');
+    const first = await startGateway(sqlite, {
+      config: testConfig({
+        limits: { body_bytes: 1_000_000, requests_per_minute: 4, concurrent_requests: 100 },
+      }),
+      services: { redisUrl },
     });
-
-    it('counts all keys of one account across two instances', async () => {
-      if (sqlite === undefined || redisUrl === undefined) throw new Error('setup');
-      const first = await startGateway(sqlite, {
-        config: testConfig({
-          limits: {
-            body_bytes: 1_000_000,
-            requests_per_minute: 1_000,
-            concurrent_requests: 100,
-            concurrent_requests_per_account: 2,
-          },
-        }),
-        services: { redisUrl },
-      });
-      try {
-        const { accountId, key } = await first.account(0);
-        const { RateLimits } = await import('../../src/http/plugins/rate-limit.js');
-        const other = new RateLimits(
-          { requestsPerMinute: 1_000, concurrentRequests: 100, concurrentRequestsPerAccount: 2 },
-          first.services.redis,
-        );
-        // The other instance holds both of the account's slots with another key.
-        const release = [
-          await other.acquire({ keyId: 'another-key', accountId }),
-          await other.acquire({ keyId: 'another-key', accountId }),
-        ];
-        const refused = await first.call('GET', '/v1/models', { key });
-        expect(refused.statusCode).toBe(429);
-        for (const free of release) free();
-        await new Promise((resolve) => setTimeout(resolve, 50));
-        expect((await first.call('GET', '/v1/models', { key })).statusCode).toBe(200);
-      } finally {
-        await first.close();
-      }
-    });
+    try {
+      // A second instance is modelled by a second RateLimits over the same Redis.
+      const { accountId, key, keyId } = await first.account(0);
+      const { RateLimits } = await import('../../src/http/plugins/rate-limit.js');
+      const other = new RateLimits(
+        { requestsPerMinute: 4, concurrentRequests: 100, concurrentRequestsPerAccount: 100 },
+        first.services.redis,
+      );
+      (await other.acquire({ keyId, accountId }))();
+      (await other.acquire({ keyId, accountId }))();
+      const statuses = [];
+      for (let index = 0; index < 3; index += 1)
+        statuses.push((await first.call('GET', '/v1/models', { key })).statusCode);
+      expect(statuses).toEqual([200, 200, 429]);
+    } finally {
+      await first.close();
+    }
   });
-}
+
+  it('counts all keys of one account across two instances', async () => {
+    if (sqlite === undefined || redisUrl === undefined) throw new Error('setup');
+    const first = await startGateway(sqlite, {
+      config: testConfig({
+        limits: {
+          body_bytes: 1_000_000,
+          requests_per_minute: 1_000,
+          concurrent_requests: 100,
+          concurrent_requests_per_account: 2,
+        },
+      }),
+      services: { redisUrl },
+    });
+    try {
+      const { accountId, key } = await first.account(0);
+      const { RateLimits } = await import('../../src/http/plugins/rate-limit.js');
+      const other = new RateLimits(
+        { requestsPerMinute: 1_000, concurrentRequests: 100, concurrentRequestsPerAccount: 2 },
+        first.services.redis,
+      );
+      // The other instance holds both of the account's slots with another key.
+      const release = [
+        await other.acquire({ keyId: 'another-key', accountId }),
+        await other.acquire({ keyId: 'another-key', accountId }),
+      ];
+      const refused = await first.call('GET', '/v1/models', { key });
+      expect(refused.statusCode).toBe(429);
+      for (const free of release) free();
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect((await first.call('GET', '/v1/models', { key })).statusCode).toBe(200);
+    } finally {
+      await first.close();
+    }
+  });
+});

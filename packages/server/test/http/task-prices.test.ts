@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { PriceBook } from '../../src/billing/price-book.js';
 import { parseConfig } from '../../src/config/load.js';
 import type { ConfigFile } from '../../src/config/schema.js';
-import { dialects } from '../helpers/dialects.js';
+import { describeEachDialect } from '../helpers/dialects.js';
 import { ADMIN_TOKEN, startGateway, testConfig, type TestGateway } from '../helpers/gateway.js';
 
 type ModelFile = ConfigFile['models'][number];
@@ -129,7 +129,7 @@ describe('task prices in the configuration file', () => {
   });
 });
 
-describe.each(dialects)('task prices in the price book and the model list on $name', (dialect) => {
+describeEachDialect('task prices in the price book and the model list on $name', (dialect) => {
   let gateway: TestGateway | undefined;
   afterEach(async () => {
     await gateway?.expectLedgerClean();

@@ -1,10 +1,10 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { dialects } from '../helpers/dialects.js';
+import { afterEach, expect, it } from 'vitest';
+import { describeEachDialect } from '../helpers/dialects.js';
 import { shortTimeoutsConfig, startGateway, type TestGateway } from '../helpers/gateway.js';
 
 const config = shortTimeoutsConfig();
 
-describe.each(dialects)('upstream failures on $name', (dialect) => {
+describeEachDialect('upstream failures on $name', (dialect) => {
   let gateway: TestGateway | undefined;
   afterEach(async () => {
     await gateway?.expectLedgerClean();

@@ -1,5 +1,5 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { dialects } from '../helpers/dialects.js';
+import { afterEach, expect, it } from 'vitest';
+import { describeEachDialect } from '../helpers/dialects.js';
 import { ADMIN_TOKEN, startGateway, type TestGateway } from '../helpers/gateway.js';
 
 interface RecordBody {
@@ -15,7 +15,7 @@ async function flaggedMetric(gateway: TestGateway): Promise<number> {
   return Number(/^tollgate_usage_exceeded_cap_total (\d+)/m.exec(text)?.[1] ?? 'NaN');
 }
 
-describe.each(dialects)('usage an upstream reports beyond the cap on $name', (dialect) => {
+describeEachDialect('usage an upstream reports beyond the cap on $name', (dialect) => {
   let gateway: TestGateway | undefined;
   afterEach(async () => {
     await gateway?.expectLedgerClean();

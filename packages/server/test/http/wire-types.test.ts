@@ -43,7 +43,7 @@ import {
   type SettleBody as ServerSettleBody,
 } from '../../src/tasks/task-settlement.js';
 import { taskView } from '../../src/tasks/task-view.js';
-import { dialects } from '../helpers/dialects.js';
+import { describeEachDialect } from '../helpers/dialects.js';
 import {
   ADMIN_TOKEN,
   shortTimeoutsConfig,
@@ -168,7 +168,6 @@ const recordKeys = {
   usage: 'always',
   reserve: 'always',
   bill: 'always',
-  rule: 'always',
   usage_exceeded_cap: 'always',
   canSettle: 'always',
   settlement: 'always',
@@ -218,6 +217,7 @@ const operatorRecordKeys = {
   ...recordKeys,
   key_id: 'always',
   account_id: 'always',
+  ending_rule: 'always',
 } as const satisfies Presence<OperatorRequestRecord>;
 const accountKeys = {
   object: 'always',
@@ -430,238 +430,231 @@ describe('wire types: each server view is declared to return its packages/protoc
 /** 1 micro-yuan per token, so a request whose usage exceeds its hold waits for funds. */
 const awaitingFundsConfig = embeddingsOnlyConfig(1_000_000);
 
-describe.each(dialects)(
-  'wire types: real responses carry exactly their keys, on $name',
-  (dialect) => {
-    let gateway: TestGateway | undefined;
-    afterEach(async () => {
-      await gateway?.expectLedgerClean();
-      await gateway?.close();
-      gateway = undefined;
+describeEachDialect('wire types: real responses carry exactly their keys, on $name', (dialect) => {
+  let gateway: TestGateway | undefined;
+  afterEach(async () => {
+    await gateway?.expectLedgerClean();
+    await gateway?.close();
+    gateway = undefined;
+  });
+
+  /** An admin call that may fail (the gateway helper's `admin` throws on non-2xx). */
+  function operator(client: TestGateway, method: 'GET' | 'POST', url: string, body?: unknown) {
+    return client.app.inject({
+      method,
+      url,
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+      ...(body === undefined ? {} : { payload: body as object }),
     });
+  }
 
-    /** An admin call that may fail (the gateway helper's `admin` throws on non-2xx). */
-    function operator(client: TestGateway, method: 'GET' | 'POST', url: string, body?: unknown) {
-      return client.app.inject({
-        method,
-        url,
-        headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
-        ...(body === undefined ? {} : { payload: body as object }),
-      });
-    }
+  it('a quote, an image task from creation to delivery, its record, the account, its assets and a share', async () => {
+    gateway = await startGateway(dialect);
+    const client = gateway;
+    const { key } = await client.account(100_000_000);
+    const body = { model: 'sim-image', prompt: 'a red fox', size: '256x256', n: 2 };
 
-    it('a quote, an image task from creation to delivery, its record, the account, its assets and a share', async () => {
-      gateway = await startGateway(dialect);
-      const client = gateway;
-      const { key } = await client.account(100_000_000);
-      const body = { model: 'sim-image', prompt: 'a red fox', size: '256x256', n: 2 };
-
-      const quote = await client.call('POST', '/v1/images/quote', { key, body });
-      expect(quote.statusCode, quote.body).toBe(200);
-      expectQuote('quote', quote.json());
-      const closed = await client.call('POST', '/v1/images/quote', {
-        key,
-        body: { ...body, size: '999x999' },
-      });
-      expect(closed.json<Quote>().quoted_amount).toBeNull();
-      expectQuote('closed quote', closed.json());
-
-      const created = await client.call('POST', '/v1/images/generations', { key, body });
-      expect(created.statusCode, created.body).toBe(202);
-      expectTask('created task', created.json());
-      const task = created.json<Task>();
-      const taskPath = `/v1/images/${task.id}`;
-      const record = await client.call('GET', `/v1/requests/${task.request_id}`, { key });
-      expect(record.json<RequestRecord>().status).toBe('accepted');
-      expectRecord('creation record', record.json());
-      // The record's result is the 202 body, a task.
-      expectTask('creation record result', record.json<RequestRecord>().result);
-
-      const priced = await finishedTask(client, key, taskPath);
-      expect(priced).toMatchObject({ status: 'succeeded', billing: { state: 'pending' } });
-      expectTask('priced task', priced);
-      const settled = await client.call('POST', `${taskPath}/settle`, {
-        key,
-        body: settleBodyOf(priced),
-      });
-      expect(settled.statusCode, settled.body).toBe(200);
-      const delivered = settled.json<Task>();
-      expect(delivered.outputs).toHaveLength(2);
-      expectTask('settled task', delivered);
-      expectTask('settled task, read', (await client.call('GET', taskPath, { key })).json());
-      expectTask(
-        'operator task',
-        await client.admin('GET', `/admin/v1/tasks/${task.id}`),
-        operatorTaskKeys,
-      );
-      expectRecord(
-        'operator creation record',
-        await client.admin('GET', `/admin/v1/requests/${task.request_id}`),
-        operatorRecordKeys,
-      );
-
-      const account = await client.call('GET', '/v1/account', { key });
-      expect(account.statusCode).toBe(200);
-      expectExactKeys('account', account.json(), accountKeys);
-
-      const list = await client.call('GET', '/v1/assets', { key });
-      expect(list.statusCode).toBe(200);
-      const assets = expectExactKeys('asset list', list.json(), assetListKeys);
-      expect(assets['data']).toHaveLength(2);
-      expectEachExact('asset list data', assets['data'], assetKeys);
-
-      const asked = await client.call('POST', '/v1/shares', { key, body: { task_id: task.id } });
-      expect(asked.statusCode, asked.body).toBe(202);
-      expectExactKeys('asked share', asked.json(), shareKeys);
-      const shareId = asked.json<Share>().id;
-      const approved = await client.admin('POST', `/admin/v1/shares/${shareId}/approve`, {
-        reason: 'a fox',
-      });
-      expectExactKeys('approved share (operator)', approved, operatorShareKeys);
-      expectEachExact('approved share events', approved['events'], shareEventKeys);
-      const listed = (await client.admin('GET', '/admin/v1/shares')) as { data: unknown[] };
-      expectEachExact('operator share list data', listed.data, operatorShareKeys);
-      const owned = await client.call('GET', `/v1/shares/${shareId}`, { key });
-      expect(owned.json<Share>().public_url).toMatch(/^\/s\//);
-      expectExactKeys('served share (owner)', owned.json(), shareKeys);
+    const quote = await client.call('POST', '/v1/images/quote', { key, body });
+    expect(quote.statusCode, quote.body).toBe(200);
+    expectQuote('quote', quote.json());
+    const closed = await client.call('POST', '/v1/images/quote', {
+      key,
+      body: { ...body, size: '999x999' },
     });
+    expect(closed.json<Quote>().quoted_amount).toBeNull();
+    expectQuote('closed quote', closed.json());
 
-    it('an upload answers {"data": Asset}', async () => {
-      gateway = await startGateway(dialect);
-      const { key } = await gateway.account(0);
-      const uploaded = await gateway.upload(key, png(16, 8), 'image/png', {
-        'x-tollgate-file-name': 'grey.png',
-      });
-      expect(uploaded.statusCode, uploaded.body).toBe(201);
-      const answer = expectExactKeys('upload answer', uploaded.json(), { data: 'always' });
-      expectExactKeys('uploaded asset', answer['data'], assetKeys);
+    const created = await client.call('POST', '/v1/images/generations', { key, body });
+    expect(created.statusCode, created.body).toBe(202);
+    expectTask('created task', created.json());
+    const task = created.json<Task>();
+    const taskPath = `/v1/images/${task.id}`;
+    const record = await client.call('GET', `/v1/requests/${task.request_id}`, { key });
+    expect(record.json<RequestRecord>().status).toBe('accepted');
+    expectRecord('creation record', record.json());
+    // The record's result is the 202 body, a task.
+    expectTask('creation record result', record.json<RequestRecord>().result);
+
+    const priced = await finishedTask(client, key, taskPath);
+    expect(priced).toMatchObject({ status: 'succeeded', billing: { state: 'pending' } });
+    expectTask('priced task', priced);
+    const settled = await client.call('POST', `${taskPath}/settle`, {
+      key,
+      body: settleBodyOf(priced),
     });
+    expect(settled.statusCode, settled.body).toBe(200);
+    const delivered = settled.json<Task>();
+    expect(delivered.outputs).toHaveLength(2);
+    expectTask('settled task', delivered);
+    expectTask('settled task, read', (await client.call('GET', taskPath, { key })).json());
+    expectTask(
+      'operator task',
+      await client.admin('GET', `/admin/v1/tasks/${task.id}`),
+      operatorTaskKeys,
+    );
+    expectRecord(
+      'operator creation record',
+      await client.admin('GET', `/admin/v1/requests/${task.request_id}`),
+      operatorRecordKeys,
+    );
 
-    it('a failed task, then one an operator resolved, and their operator views', async () => {
-      gateway = await startGateway(dialect, { config: shortTimeoutsConfig() });
-      const client = gateway;
-      const { key } = await client.account(100_000_000);
-      const failedCreation = await client.call('POST', '/v1/videos', {
-        key,
-        body: { model: 'sim-video', prompt: 'storm [sim:task=fail]', seconds: 1, size: '320x240' },
-      });
-      expect(failedCreation.statusCode, failedCreation.body).toBe(202);
-      const failed = await finishedTask(
-        client,
-        key,
-        `/v1/videos/${failedCreation.json<Task>().id}`,
-      );
-      expect(failed).toMatchObject({ status: 'failed', error: { code: expect.any(String) } });
-      expectTask('failed task', failed);
+    const account = await client.call('GET', '/v1/account', { key });
+    expect(account.statusCode).toBe(200);
+    expectExactKeys('account', account.json(), accountKeys);
 
-      const created = await client.call('POST', '/v1/images/generations', {
-        key,
-        body: { model: 'sim-image', prompt: 'fog [sim:task=unknown]', size: '256x256' },
-      });
-      const id = created.json<TaskBody>().id;
-      await workUntil(client, async () => {
-        const task = (await client.call('GET', `/v1/images/${id}`, { key })).json<TaskBody>();
-        return task.status === 'submission_unknown';
-      });
-      const unknown = await client.admin('GET', `/admin/v1/tasks/${id}`);
-      expectTask('unknown task (operator)', unknown, operatorTaskKeys);
-      const released = await operator(client, 'POST', `/admin/v1/tasks/${id}/resolve`, {
-        action: 'release',
-        reason: 'upstream says it never ran',
-      });
-      expect(released.statusCode, released.body).toBe(200);
-      expect(released.json()).toMatchObject({ resolution: { action: 'release' } });
-      expectTask('released task (operator)', released.json(), operatorTaskKeys);
-      expectTask('released task', (await client.call('GET', `/v1/images/${id}`, { key })).json());
-      const listed = (await client.admin('GET', '/admin/v1/tasks')) as { data: unknown[] };
-      listed.data.forEach((task, index) =>
-        expectTask(`operator task list[${index}]`, task, operatorTaskKeys),
-      );
+    const list = await client.call('GET', '/v1/assets', { key });
+    expect(list.statusCode).toBe(200);
+    const assets = expectExactKeys('asset list', list.json(), assetListKeys);
+    expect(assets['data']).toHaveLength(2);
+    expectEachExact('asset list data', assets['data'], assetKeys);
+
+    const asked = await client.call('POST', '/v1/shares', { key, body: { task_id: task.id } });
+    expect(asked.statusCode, asked.body).toBe(202);
+    expectExactKeys('asked share', asked.json(), shareKeys);
+    const shareId = asked.json<Share>().id;
+    const approved = await client.admin('POST', `/admin/v1/shares/${shareId}/approve`, {
+      reason: 'a fox',
     });
+    expectExactKeys('approved share (operator)', approved, operatorShareKeys);
+    expectEachExact('approved share events', approved['events'], shareEventKeys);
+    const listed = (await client.admin('GET', '/admin/v1/shares')) as { data: unknown[] };
+    expectEachExact('operator share list data', listed.data, operatorShareKeys);
+    const owned = await client.call('GET', `/v1/shares/${shareId}`, { key });
+    expect(owned.json<Share>().public_url).toMatch(/^\/s\//);
+    expectExactKeys('served share (owner)', owned.json(), shareKeys);
+  });
 
-    it('records: awaiting funds, settled by the caller, failed, usage beyond the cap reviewed, resolved by an operator', async () => {
-      gateway = await startGateway(dialect, { config: awaitingFundsConfig });
-      const client = gateway;
-      const input = 'hello world [sim:extra_tokens=50]';
-      const reserve = Buffer.byteLength(input) + 8;
-      const { accountId, key } = await client.account(reserve);
-      const first = await client.call('POST', '/v1/embeddings', {
-        key,
-        body: { model: 'sim-embed', input },
-      });
-      expect(first.statusCode).toBe(402);
-      const requestId = String(first.headers['x-service-request-id']);
-      const waiting = await client.call('GET', `/v1/requests/${requestId}`, { key });
-      expect(waiting.json()).toMatchObject({ status: 'awaiting_funds', canSettle: true });
-      expectRecord('record awaiting funds', waiting.json());
-
-      await client.admin('POST', `/admin/v1/accounts/${accountId}/topups`, {
-        amount: 1_000,
-        reference: randomUUID(),
-      });
-      const settled = await client.call('POST', `/v1/requests/${requestId}/settle`, { key });
-      expect(settled.statusCode, settled.body).toBe(200);
-      expectRecord('settled record (settle answer)', settled.json());
-      const read = await client.call('GET', `/v1/requests/${requestId}`, { key });
-      expect(read.json()).toMatchObject({ status: 'succeeded', resolution: { action: 'settled' } });
-      expectRecord('settled record', read.json());
-      expectRecord(
-        'settled record (operator)',
-        await client.admin('GET', `/admin/v1/requests/${requestId}`),
-        operatorRecordKeys,
-      );
-
-      const failedCall = await client.call('POST', '/v1/embeddings', {
-        key,
-        body: { model: 'sim-embed', input: 'x [sim:fail=400]' },
-      });
-      expect(failedCall.statusCode).toBeGreaterThanOrEqual(400);
-      const failedId = String(failedCall.headers['x-service-request-id']);
-      const failedRecord = await client.call('GET', `/v1/requests/${failedId}`, { key });
-      expect(failedRecord.json()).toMatchObject({
-        status: 'failed',
-        error: { code: expect.any(String) },
-      });
-      expectRecord('failed record', failedRecord.json());
-
-      const beyondCap = await client.call('POST', '/v1/embeddings', {
-        key,
-        body: { model: 'sim-embed', input: 'hello [sim:extra_tokens=100000]' },
-      });
-      expect(beyondCap.statusCode, beyondCap.body).toBe(200);
-      const flaggedId = String(beyondCap.headers['x-service-request-id']);
-      const reviewed = await client.admin('POST', `/admin/v1/requests/${flaggedId}/review-usage`, {
-        reason: 'billed at the cap is right',
-      });
-      expect(reviewed).toMatchObject({
-        usage_exceeded_cap: { review: 'billed at the cap is right' },
-      });
-      expectRecord('reviewed record (operator)', reviewed, operatorRecordKeys);
-      const flaggedList = (await client.admin(
-        'GET',
-        '/admin/v1/requests?usage_exceeded_cap=all',
-      )) as {
-        data: unknown[];
-      };
-      expect(flaggedList.data).toHaveLength(1);
-      expectRecord('flagged record list[0] (operator)', flaggedList.data[0], operatorRecordKeys);
-
-      const unconfirmed = await finishedRequest(client.services, {
-        key,
-        hold: 5,
-        outcome: unknownOutcome,
-      });
-      const resolved = await client.admin('POST', `/admin/v1/requests/${unconfirmed}/resolve`, {
-        action: 'capture',
-        amount: 3,
-        reason: 'the upstream did the work',
-      });
-      expect(resolved).toMatchObject({ status: 'resolved', resolution: { action: 'capture' } });
-      expectRecord('operator-resolved record', resolved);
-      expectRecord(
-        'operator-resolved record, read',
-        (await client.call('GET', `/v1/requests/${unconfirmed}`, { key })).json(),
-      );
+  it('an upload answers {"data": Asset}', async () => {
+    gateway = await startGateway(dialect);
+    const { key } = await gateway.account(0);
+    const uploaded = await gateway.upload(key, png(16, 8), 'image/png', {
+      'x-tollgate-file-name': 'grey.png',
     });
-  },
-);
+    expect(uploaded.statusCode, uploaded.body).toBe(201);
+    const answer = expectExactKeys('upload answer', uploaded.json(), { data: 'always' });
+    expectExactKeys('uploaded asset', answer['data'], assetKeys);
+  });
+
+  it('a failed task, then one an operator resolved, and their operator views', async () => {
+    gateway = await startGateway(dialect, { config: shortTimeoutsConfig() });
+    const client = gateway;
+    const { key } = await client.account(100_000_000);
+    const failedCreation = await client.call('POST', '/v1/videos', {
+      key,
+      body: { model: 'sim-video', prompt: 'storm [sim:task=fail]', seconds: 1, size: '320x240' },
+    });
+    expect(failedCreation.statusCode, failedCreation.body).toBe(202);
+    const failed = await finishedTask(client, key, `/v1/videos/${failedCreation.json<Task>().id}`);
+    expect(failed).toMatchObject({ status: 'failed', error: { code: expect.any(String) } });
+    expectTask('failed task', failed);
+
+    const created = await client.call('POST', '/v1/images/generations', {
+      key,
+      body: { model: 'sim-image', prompt: 'fog [sim:task=unknown]', size: '256x256' },
+    });
+    const id = created.json<TaskBody>().id;
+    await workUntil(client, async () => {
+      const task = (await client.call('GET', `/v1/images/${id}`, { key })).json<TaskBody>();
+      return task.status === 'submission_unknown';
+    });
+    const unknown = await client.admin('GET', `/admin/v1/tasks/${id}`);
+    expectTask('unknown task (operator)', unknown, operatorTaskKeys);
+    const released = await operator(client, 'POST', `/admin/v1/tasks/${id}/resolve`, {
+      action: 'release',
+      reason: 'upstream says it never ran',
+    });
+    expect(released.statusCode, released.body).toBe(200);
+    expect(released.json()).toMatchObject({ resolution: { action: 'release' } });
+    expectTask('released task (operator)', released.json(), operatorTaskKeys);
+    expectTask('released task', (await client.call('GET', `/v1/images/${id}`, { key })).json());
+    const listed = (await client.admin('GET', '/admin/v1/tasks')) as { data: unknown[] };
+    listed.data.forEach((task, index) =>
+      expectTask(`operator task list[${index}]`, task, operatorTaskKeys),
+    );
+  });
+
+  it('records: awaiting funds, settled by the caller, failed, usage beyond the cap reviewed, resolved by an operator', async () => {
+    gateway = await startGateway(dialect, { config: awaitingFundsConfig });
+    const client = gateway;
+    const input = 'hello world [sim:extra_tokens=50]';
+    const reserve = Buffer.byteLength(input) + 8;
+    const { accountId, key } = await client.account(reserve);
+    const first = await client.call('POST', '/v1/embeddings', {
+      key,
+      body: { model: 'sim-embed', input },
+    });
+    expect(first.statusCode).toBe(402);
+    const requestId = String(first.headers['x-service-request-id']);
+    const waiting = await client.call('GET', `/v1/requests/${requestId}`, { key });
+    expect(waiting.json()).toMatchObject({ status: 'awaiting_funds', canSettle: true });
+    expectRecord('record awaiting funds', waiting.json());
+
+    await client.admin('POST', `/admin/v1/accounts/${accountId}/topups`, {
+      amount: 1_000,
+      reference: randomUUID(),
+    });
+    const settled = await client.call('POST', `/v1/requests/${requestId}/settle`, { key });
+    expect(settled.statusCode, settled.body).toBe(200);
+    expectRecord('settled record (settle answer)', settled.json());
+    const read = await client.call('GET', `/v1/requests/${requestId}`, { key });
+    expect(read.json()).toMatchObject({ status: 'succeeded', resolution: { action: 'settled' } });
+    expectRecord('settled record', read.json());
+    expectRecord(
+      'settled record (operator)',
+      await client.admin('GET', `/admin/v1/requests/${requestId}`),
+      operatorRecordKeys,
+    );
+
+    const failedCall = await client.call('POST', '/v1/embeddings', {
+      key,
+      body: { model: 'sim-embed', input: 'x [sim:fail=400]' },
+    });
+    expect(failedCall.statusCode).toBeGreaterThanOrEqual(400);
+    const failedId = String(failedCall.headers['x-service-request-id']);
+    const failedRecord = await client.call('GET', `/v1/requests/${failedId}`, { key });
+    expect(failedRecord.json()).toMatchObject({
+      status: 'failed',
+      error: { code: expect.any(String) },
+    });
+    expectRecord('failed record', failedRecord.json());
+
+    const beyondCap = await client.call('POST', '/v1/embeddings', {
+      key,
+      body: { model: 'sim-embed', input: 'hello [sim:extra_tokens=100000]' },
+    });
+    expect(beyondCap.statusCode, beyondCap.body).toBe(200);
+    const flaggedId = String(beyondCap.headers['x-service-request-id']);
+    const reviewed = await client.admin('POST', `/admin/v1/requests/${flaggedId}/review-usage`, {
+      reason: 'billed at the cap is right',
+    });
+    expect(reviewed).toMatchObject({
+      usage_exceeded_cap: { review: 'billed at the cap is right' },
+    });
+    expectRecord('reviewed record (operator)', reviewed, operatorRecordKeys);
+    const flaggedList = (await client.admin(
+      'GET',
+      '/admin/v1/requests?usage_exceeded_cap=all',
+    )) as {
+      data: unknown[];
+    };
+    expect(flaggedList.data).toHaveLength(1);
+    expectRecord('flagged record list[0] (operator)', flaggedList.data[0], operatorRecordKeys);
+
+    const unconfirmed = await finishedRequest(client.services, {
+      key,
+      hold: 5,
+      outcome: unknownOutcome,
+    });
+    const resolved = await client.admin('POST', `/admin/v1/requests/${unconfirmed}/resolve`, {
+      action: 'capture',
+      amount: 3,
+      reason: 'the upstream did the work',
+    });
+    expect(resolved).toMatchObject({ status: 'resolved', resolution: { action: 'capture' } });
+    expectRecord('operator-resolved record', resolved);
+    expectRecord(
+      'operator-resolved record, read',
+      (await client.call('GET', `/v1/requests/${unconfirmed}`, { key })).json(),
+    );
+  });
+});

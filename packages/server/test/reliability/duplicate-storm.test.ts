@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, expect, it, vi } from 'vitest';
 import { OpenAiEmbeddings } from '../../src/providers/openai-compatible/embeddings.js';
-import { dialects } from '../helpers/dialects.js';
+import { describeEachDialect } from '../helpers/dialects.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 
-describe.each(dialects)('duplicate storm on $name', (dialect) => {
+describeEachDialect('duplicate storm on $name', (dialect) => {
   let gateway: TestGateway | undefined;
   afterEach(async () => {
     vi.restoreAllMocks();

@@ -1,5 +1,5 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { dialects } from '../helpers/dialects.js';
+import { afterEach, expect, it } from 'vitest';
+import { describeEachDialect } from '../helpers/dialects.js';
 import {
   oneMicroYuanEmbeddingsConfig,
   startGateway,
@@ -13,7 +13,7 @@ import {
  */
 const config = oneMicroYuanEmbeddingsConfig();
 
-describe.each(dialects)('overdraft race on $name', (dialect) => {
+describeEachDialect('overdraft race on $name', (dialect) => {
   let gateway: TestGateway | undefined;
   afterEach(async () => {
     await gateway?.expectLedgerClean();

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import net from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, expect, it } from 'vitest';
 import type { ConfigFile } from '../../src/config/schema.js';
-import { dialects } from '../helpers/dialects.js';
+import { describeEachDialect } from '../helpers/dialects.js';
 import { startGateway, testConfig, type TestGateway } from '../helpers/gateway.js';
 
 const config: ConfigFile = {
@@ -46,7 +46,7 @@ function trickle(socket: net.Socket, everyMs: number): void {
   socket.once('close', () => clearInterval(timer));
 }
 
-describe.each(dialects)('slow and idle clients are cut off on $name', (dialect) => {
+describeEachDialect('slow and idle clients are cut off on $name', (dialect) => {
   let gateway: TestGateway | undefined;
   let port = 0;
   const sockets: net.Socket[] = [];

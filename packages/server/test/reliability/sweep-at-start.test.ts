@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import pino from 'pino';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/load.js';
 import { startSweeper, staleAfterMs } from '../../src/maintenance/sweeper.js';
-import { dialects } from '../helpers/dialects.js';
+import { describeEachDialect } from '../helpers/dialects.js';
 import { manualClock, startGateway, testConfig, type TestGateway } from '../helpers/gateway.js';
 
-describe.each(dialects)('stale records are swept at start on $name', (dialect) => {
+describeEachDialect('stale records are swept at start on $name', (dialect) => {
   let gateway: TestGateway | undefined;
   afterEach(async () => {
     await gateway?.expectLedgerClean();

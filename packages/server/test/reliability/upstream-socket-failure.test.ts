@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { UpstreamConnector } from '../../src/providers/upstream-http.js';
 import { classifyTransportError } from '../../src/providers/upstream-http.js';
-import { dialects } from '../helpers/dialects.js';
+import { describeEachDialect } from '../helpers/dialects.js';
 import { startGateway, testConfig, type TestGateway } from '../helpers/gateway.js';
 
 /** A connector that cannot make a socket, as a process out of file descriptors cannot. */
@@ -32,7 +32,7 @@ describe('a socket that could not even be opened is a certain non-delivery', () 
   });
 });
 
-describe.each(dialects)('out of file descriptors on $name', (dialect) => {
+describeEachDialect('out of file descriptors on $name', (dialect) => {
   let gateway: TestGateway | undefined;
   afterEach(async () => {
     await gateway?.expectLedgerClean();

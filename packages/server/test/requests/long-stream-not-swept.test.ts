@@ -1,9 +1,9 @@
 import pino from 'pino';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, expect, it, vi } from 'vitest';
 import { parseConfig } from '../../src/config/load.js';
 import { startSweeper, staleAfterMs } from '../../src/maintenance/sweeper.js';
 import { OpenAiChat, type StreamEvent } from '../../src/providers/openai-compatible/chat.js';
-import { dialects } from '../helpers/dialects.js';
+import { describeEachDialect } from '../helpers/dialects.js';
 import { manualClock, startGateway, testConfig, type TestGateway } from '../helpers/gateway.js';
 
 /**
@@ -69,7 +69,7 @@ const usage: StreamEvent = {
   chunk: { choices: [], usage: { prompt_tokens: 5, completion_tokens: 5, total_tokens: 10 } },
 };
 
-describe.each(dialects)('long streams and the stale-record sweeper on $name', (dialect) => {
+describeEachDialect('long streams and the stale-record sweeper on $name', (dialect) => {
   let gateway: TestGateway | undefined;
   afterEach(async () => {
     vi.restoreAllMocks();

@@ -13,7 +13,7 @@ import type { Outcome, RequestIdentity } from '../../src/requests/request-servic
 import { RequestStore } from '../../src/requests/request-store.js';
 import { SettlementService } from '../../src/requests/settlement-service.js';
 import type { RequestStatus } from '../../src/store/schema.js';
-import { dialects } from '../helpers/dialects.js';
+import { describeEachDialect } from '../helpers/dialects.js';
 import {
   ADMIN_TOKEN,
   manualClock,
@@ -47,7 +47,7 @@ const failed: Outcome = {
   upstreamRequestId: null,
 };
 
-describe.each(dialects)('request record transitions on $name', (dialect) => {
+describeEachDialect('request record transitions on $name', (dialect) => {
   let gateway: TestGateway | undefined;
   let logged: { msg: string; [field: string]: unknown }[] = [];
   const clock = manualClock();

@@ -9,7 +9,7 @@ import { pathForLog } from '../../src/log-redaction.js';
 import { createLogger } from '../../src/logger.js';
 import { ShareStore } from '../../src/shares/share-store.js';
 import { shareToken } from '../../src/shares/share-token.js';
-import { dialects, type TestDialect } from '../helpers/dialects.js';
+import { describeEachDialect, type TestDialect } from '../helpers/dialects.js';
 import {
   ADMIN_TOKEN,
   errorWithoutRequestId,
@@ -40,7 +40,7 @@ interface ReviewedShare extends Omit<Share, 'public_url'> {
   events?: { at: string; actor: string; action: string; reason: string | null }[];
 }
 
-describe.each(dialects)('public shares behind review, on $name', (dialect) => {
+describeEachDialect('public shares behind review, on $name', (dialect) => {
   let gateway: TestGateway | undefined;
   afterEach(async () => {
     await gateway?.expectLedgerClean();

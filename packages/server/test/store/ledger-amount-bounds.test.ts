@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { MAX_BALANCE_MICRO_YUAN, MAX_MOVEMENT_MICRO_YUAN } from '@tollgate/protocol';
 import { Migrator, sql } from 'kysely';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, expect, it } from 'vitest';
 import { migrationProvider } from '../../src/store/migrations/index.js';
-import { dialects, openTestStore } from '../helpers/dialects.js';
+import { describeEachDialect, openTestStore } from '../helpers/dialects.js';
 import { ADMIN_TOKEN, startGateway, type TestGateway } from '../helpers/gateway.js';
 
 /**
@@ -12,7 +12,7 @@ import { ADMIN_TOKEN, startGateway, type TestGateway } from '../helpers/gateway.
  * bounded far below 2^53, by the services (a 400 naming the field, nothing moves) and by the
  * database (a constraint or trigger refuses any other writer).
  */
-describe.each(dialects)('money bounds on $name', (dialect) => {
+describeEachDialect('money bounds on $name', (dialect) => {
   let gateway: TestGateway | undefined;
   afterEach(async () => {
     await gateway?.expectLedgerClean();
@@ -240,7 +240,7 @@ describe.each(dialects)('money bounds on $name', (dialect) => {
   });
 });
 
-describe.each(dialects)('the money-bounds migration on $name', (dialect) => {
+describeEachDialect('the money-bounds migration on $name', (dialect) => {
   it('refuses to apply over rows already past the bounds, naming the table, and changes nothing', async () => {
     const { store, close } = await openTestStore(dialect);
     try {

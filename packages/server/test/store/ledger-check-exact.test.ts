@@ -1,11 +1,11 @@
 import { MAX_BALANCE_MICRO_YUAN, MAX_MOVEMENT_MICRO_YUAN } from '@tollgate/protocol';
 import type { Kysely } from 'kysely';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, expect, it } from 'vitest';
 import { checkLedger } from '../../src/billing/ledger-check.js';
 import type { Store } from '../../src/store/database.js';
 import { down as removeMoneyBounds } from '../../src/store/migrations/007-money-bounds.js';
 import type { JournalTable, TopupTable } from '../../src/store/schema.js';
-import { dialects, openTestStore } from '../helpers/dialects.js';
+import { describeEachDialect, openTestStore } from '../helpers/dialects.js';
 
 /**
  * The ledger check compared floating-point numbers: past 2^53 a one-micro-yuan difference
@@ -13,7 +13,7 @@ import { dialects, openTestStore } from '../helpers/dialects.js';
  * check said `ok`. It now reads every amount and sum as text and compares BigInts. The rows
  * here are written with SQL, as corruption from any source would be.
  */
-describe.each(dialects)('exact ledger check on $name', (dialect) => {
+describeEachDialect('exact ledger check on $name', (dialect) => {
   let store: Store;
   let close: () => Promise<void>;
   beforeEach(async () => ({ store, close } = await openTestStore(dialect)));

@@ -1,13 +1,13 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, expect, it } from 'vitest';
 import { AccountService } from '../../src/accounts/account-service.js';
 import { checkLedger } from '../../src/billing/ledger-check.js';
 import { captureHold, placeHold, releaseHold } from '../../src/billing/ledger.js';
 import type { Store } from '../../src/store/database.js';
 import { createIdGenerator } from '../../src/util/effects.js';
-import { dialects, openTestStore } from '../helpers/dialects.js';
+import { describeEachDialect, openTestStore } from '../helpers/dialects.js';
 import { manualClock } from '../helpers/clock.js';
 
-describe.each(dialects)('ledger guards on $name', (dialect) => {
+describeEachDialect('ledger guards on $name', (dialect) => {
   let store: Store;
   let close: () => Promise<void>;
   const clock = manualClock();

@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, expect, it } from 'vitest';
 import type { Store } from '../../src/store/database.js';
 import { preparedQuery } from '../../src/store/prepared-query.js';
-import { dialects, openTestStore } from '../helpers/dialects.js';
+import { describeEachDialect, describeOnPostgres, openTestStore } from '../helpers/dialects.js';
 
 const insertAccount = preparedQuery<{ id: string; email: string; balance: number }>((db, slot) =>
   db.insertInto('accounts').values({
@@ -26,7 +26,7 @@ const spreadsItsSlots = preparedQuery<{ id: string; email: string; balance: numb
   db.insertInto('accounts').values({ ...slot, held: 0, created_at: 1 }),
 );
 
-describe.each(dialects)('prepared queries on $name', (dialect) => {
+describeEachDialect('prepared queries on $name', (dialect) => {
   let store: Store;
   let close: () => Promise<void>;
   beforeEach(async () => ({ store, close } = await openTestStore(dialect)));
@@ -69,31 +69,26 @@ describe.each(dialects)('prepared queries on $name', (dialect) => {
   });
 });
 
-describe.each(dialects.filter((dialect) => dialect.name === 'postgres'))(
-  'prepared queries on $name connections',
-  (dialect) => {
-    let store: Store;
-    let close: () => Promise<void>;
-    beforeEach(async () => ({ store, close } = await openTestStore(dialect)));
-    afterEach(() => close());
+describeOnPostgres('prepared queries on $name connections', (dialect) => {
+  let store: Store;
+  let close: () => Promise<void>;
+  beforeEach(async () => ({ store, close } = await openTestStore(dialect)));
+  afterEach(() => close());
 
-    it('is prepared by name once per PostgreSQL connection, and only the hot statements are', async () => {
-      await store.db.transaction().execute(async (trx) => {
-        await insertAccount(trx, { id: 'p1', email: 'p1@example.test', balance: 10 });
-        await insertAccount(trx, { id: 'p2', email: 'p2@example.test', balance: 10 });
-        await trx.selectFrom('accounts').select('id').where('id', '=', 'p1').execute();
-        const prepared = await sql<{
-          name: string;
-          statement: string;
-        }>`select name, statement from pg_prepared_statements`.execute(trx);
-        const statements = prepared.rows.map((row) => row.statement);
-        expect(statements.filter((text) => text.startsWith('insert into "accounts"'))).toHaveLength(
-          1,
-        );
-        expect(statements.some((text) => text.startsWith('select "id" from "accounts"'))).toBe(
-          false,
-        );
-      });
+  it('is prepared by name once per PostgreSQL connection, and only the hot statements are', async () => {
+    await store.db.transaction().execute(async (trx) => {
+      await insertAccount(trx, { id: 'p1', email: 'p1@example.test', balance: 10 });
+      await insertAccount(trx, { id: 'p2', email: 'p2@example.test', balance: 10 });
+      await trx.selectFrom('accounts').select('id').where('id', '=', 'p1').execute();
+      const prepared = await sql<{
+        name: string;
+        statement: string;
+      }>`select name, statement from pg_prepared_statements`.execute(trx);
+      const statements = prepared.rows.map((row) => row.statement);
+      expect(statements.filter((text) => text.startsWith('insert into "accounts"'))).toHaveLength(
+        1,
+      );
+      expect(statements.some((text) => text.startsWith('select "id" from "accounts"'))).toBe(false);
     });
-  },
-);
+  });
+});

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { afterEach, describe, expect, it } from 'vitest';
-import { dialects } from '../helpers/dialects.js';
+import { afterEach, expect, it } from 'vitest';
+import { describeEachDialect } from '../helpers/dialects.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { png } from '../helpers/media.js';
 import { finishedTask, settleBodyOf, workUntil, type TaskBody } from '../helpers/tasks.js';
@@ -14,7 +14,7 @@ const NAMES_ASSET_IDS = expect.stringMatching(/^assetIds(\.0)?$/) as string;
  * be deleted from under a task that may still need it, and a task can only name the caller's own,
  * delivered assets — never another account's, never an output still waiting for settlement.
  */
-describe.each(dialects)('assets used by a task on $name', (dialect) => {
+describeEachDialect('assets used by a task on $name', (dialect) => {
   let gateway: TestGateway | undefined;
   afterEach(async () => {
     await gateway?.expectLedgerClean();

@@ -1,7 +1,7 @@
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, expect, it, vi } from 'vitest';
 import { OpenAiVideos } from '../../src/providers/openai-compatible/videos.js';
 import { WorkerKilled, type WorkerStep } from '../../src/tasks/task-worker.js';
-import { dialects } from '../helpers/dialects.js';
+import { describeEachDialect } from '../helpers/dialects.js';
 import {
   ADMIN_TOKEN,
   shortTimeoutsConfig,
@@ -12,7 +12,7 @@ import { finishedTask, settleBodyOf, workUntil, type TaskBody } from '../helpers
 
 const BALANCE = 100_000_000;
 
-describe.each(dialects)('failed, unknown and interrupted tasks on $name', (dialect) => {
+describeEachDialect('failed, unknown and interrupted tasks on $name', (dialect) => {
   let gateway: TestGateway | undefined;
   afterEach(async () => {
     vi.restoreAllMocks();

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { afterEach, describe, expect, it } from 'vitest';
-import { dialects } from '../helpers/dialects.js';
+import { afterEach, expect, it } from 'vitest';
+import { describeEachDialect } from '../helpers/dialects.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { finishedTask, settleBodyOf, type TaskBody } from '../helpers/tasks.js';
 
@@ -12,7 +12,7 @@ interface Quote {
   closed_reasons: string[];
 }
 
-describe.each(dialects)('image and video tasks on $name', (dialect) => {
+describeEachDialect('image and video tasks on $name', (dialect) => {
   let gateway: TestGateway | undefined;
   afterEach(async () => {
     await gateway?.expectLedgerClean();

@@ -1,11 +1,11 @@
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, expect, it, vi } from 'vitest';
 import { OpenAiVideos } from '../../src/providers/openai-compatible/videos.js';
-import { dialects } from '../helpers/dialects.js';
+import { describeEachDialect } from '../helpers/dialects.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { png, wav } from '../helpers/media.js';
 import { finishedTask, type TaskBody } from '../helpers/tasks.js';
 
-describe.each(dialects)('reference images of a task on $name', (dialect) => {
+describeEachDialect('reference images of a task on $name', (dialect) => {
   let gateway: TestGateway | undefined;
   afterEach(async () => {
     vi.restoreAllMocks();

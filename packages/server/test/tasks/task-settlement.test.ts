@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { afterEach, describe, expect, it } from 'vitest';
-import { dialects } from '../helpers/dialects.js';
+import { afterEach, expect, it } from 'vitest';
+import { describeEachDialect } from '../helpers/dialects.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { finishedTask, settleBodyOf, type TaskBody } from '../helpers/tasks.js';
 
@@ -18,7 +18,7 @@ async function pricedImageTask(gateway: TestGateway, balance = 100_000_000) {
   return { ...owner, path, task };
 }
 
-describe.each(dialects)('settling a task on $name', (dialect) => {
+describeEachDialect('settling a task on $name', (dialect) => {
   let gateway: TestGateway | undefined;
   afterEach(async () => {
     await gateway?.expectLedgerClean();

@@ -1,11 +1,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, expect, it, vi } from 'vitest';
 import { parseConfig } from '../../src/config/load.js';
 import { OpenAiImages } from '../../src/providers/openai-compatible/images.js';
 import { createServices, type Services } from '../../src/services.js';
-import { dialects, type TestDialect } from '../helpers/dialects.js';
+import { describeOnPostgres, type TestDialect } from '../helpers/dialects.js';
 import { startGateway, testConfig, type TestGateway } from '../helpers/gateway.js';
 import type { TaskBody } from '../helpers/tasks.js';
 
@@ -19,17 +19,10 @@ function shared(dialect: TestDialect): TestDialect {
 
 /**
  * Several instances share PostgreSQL (the embedded SQLite file is one instance's: see
- * docs/tasks.md), so the race runs there; without TOLLGATE_TEST_PG_URL it is skipped loudly by
- * helpers/dialects.ts, and CI requires PostgreSQL.
+ * docs/tasks.md), so the race runs there; without TOLLGATE_TEST_PG_URL it is registered skipped,
+ * loudly, by helpers/dialects.ts, and CI requires PostgreSQL.
  */
-const postgres = dialects.filter((dialect) => dialect.name === 'postgres');
-
-if (postgres.length === 0)
-  describe('two workers on one database', () => {
-    it.skip('needs PostgreSQL: set TOLLGATE_TEST_PG_URL (bash .ci/run does)', () => {});
-  });
-
-describe.each(postgres)('two workers on one $name database', (dialect) => {
+describeOnPostgres('two workers on one $name database', (dialect) => {
   let gateway: TestGateway | undefined;
   let second: Services | undefined;
   let dir: string | undefined;

@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { checkLedger } from '../../billing/ledger-check.js';
+import { modelPricesView, priceHistoryView } from '../../billing/price-view.js';
 import { ApiError } from '../../errors/api-error.js';
 import { operatorRecordView } from '../../requests/record-view.js';
 import { bearerTokenOrNothing } from '../plugins/admin-token.js';
@@ -117,27 +118,12 @@ export function registerAdmin(scope: FastifyInstance, deps: AppDeps): void {
     // The price fields are many and the price book refuses unknown ones itself (CLI included).
     { schema: { body: { type: 'object' } } },
     async (request) => {
-      const entry = await deps.prices.set(request.params.model, request.body);
-      return {
-        object: 'model_prices',
-        model: entry.model,
-        price_version: entry.priceVersion,
-        prices: entry.prices,
-        created_at: new Date(entry.createdAt).toISOString(),
-      };
+      return modelPricesView(await deps.prices.set(request.params.model, request.body));
     },
   );
-  scope.get<{ Params: { model: string } }>('/admin/v1/models/:model/prices', async (request) => {
-    const history = await deps.prices.history(request.params.model);
-    return {
-      object: 'list',
-      data: history.map((entry) => ({
-        price_version: entry.priceVersion,
-        prices: entry.prices,
-        created_at: new Date(entry.createdAt).toISOString(),
-      })),
-    };
-  });
+  scope.get<{ Params: { model: string } }>('/admin/v1/models/:model/prices', async (request) =>
+    priceHistoryView(await deps.prices.history(request.params.model)),
+  );
 
   scope.post<{ Body: Body }>(
     '/admin/v1/redemption-codes',

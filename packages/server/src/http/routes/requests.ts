@@ -1,6 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../../errors/api-error.js';
 import { readIdempotencyKey } from '../../requests/idempotency.js';
+import {
+  parseRequestsQuery,
+  requestsQuerySchema,
+  type RequestsQueryString,
+} from '../../usage/request-list-query.js';
 import { principalOf } from '../plugins/authenticate.js';
 import type { AppDeps } from '../deps.js';
 import { refuseQueryString } from '../settle-rules.js';
@@ -11,20 +16,16 @@ export function registerRequests(scope: FastifyInstance, deps: AppDeps): void {
     deps.requests.read(principalOf(request), request.params.id),
   );
 
-  scope.get<{ Querystring: { idempotency_key?: string } }>(
+  // One record by idempotency key (spec 4.2), or the key's own list (docs/requests.md, "Listing").
+  scope.get<{ Querystring: RequestsQueryString }>(
     '/v1/requests',
-    {
-      schema: {
-        querystring: {
-          type: 'object',
-          required: ['idempotency_key'],
-          additionalProperties: false,
-          properties: { idempotency_key: { type: 'string', minLength: 1, maxLength: 200 } },
-        },
-      },
+    { schema: { querystring: requestsQuerySchema } },
+    async (request) => {
+      const query = parseRequestsQuery(request.query);
+      return query.mode === 'lookup'
+        ? deps.requests.readByIdempotencyKey(principalOf(request), query.idempotencyKey)
+        : deps.requestListing.list(principalOf(request), query.filter);
     },
-    async (request) =>
-      deps.requests.readByIdempotencyKey(principalOf(request), request.query.idempotency_key ?? ''),
   );
 
   scope.post<{ Params: { id: string } }>('/v1/requests/:id/settle', async (request, reply) => {

@@ -10,6 +10,7 @@ import * as usageReview from './008-usage-review.js';
 import * as tasks from './009-tasks.js';
 import * as shares from './010-shares.js';
 import * as h3Refresh from './011-h3-refresh.js';
+import * as spendListings from './012-spend-listings.js';
 
 /**
  * Versioned migrations, applied in name order at start. Never edit a released migration: add
@@ -27,6 +28,7 @@ const migrations: Record<string, Migration> = {
   '009-tasks': tasks,
   '010-shares': shares,
   '011-h3-refresh': h3Refresh,
+  '012-spend-listings': spendListings,
 };
 
 export const migrationProvider: MigrationProvider = {

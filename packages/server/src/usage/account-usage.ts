@@ -1,0 +1,101 @@
+import type { AccountUsage, UsageModelTotal, UsageRow } from '@tollgate/protocol';
+import { sql, type Kysely } from 'kysely';
+import type { Database } from '../store/schema.js';
+import { DAY_MS, dayOf, parseDayRange, type DayRange } from './days.js';
+import { exactSum, safeAmount } from './exact-sum.js';
+
+/** The longest range one usage read covers: a year, leap day included. */
+export const MAX_USAGE_DAYS = 366;
+/** Without `from`: the 30 days ending with `to` (both included). */
+const DEFAULT_USAGE_DAYS = 30;
+
+export const usageQuerySchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { from: { type: 'string' }, to: { type: 'string' } },
+} as const;
+
+/** `?from=&to=` (UTC days, both optional) into the range to read; see `parseDayRange`. */
+export function parseUsageRange(
+  query: { from?: string | undefined; to?: string | undefined },
+  now: number,
+): DayRange {
+  return parseDayRange(query, {
+    now,
+    defaultFrom: (toStart) => toStart - (DEFAULT_USAGE_DAYS - 1) * DAY_MS,
+    maxDays: MAX_USAGE_DAYS,
+  });
+}
+
+// Literal SQL (no parameters): PostgreSQL matches a grouped expression to the selected one by
+// its text, and two parameter slots would be two different expressions.
+const DAY_NUMBER = sql<number>`journal.created_at / 86400000`;
+/** The model of the capture's price version; the version itself if it was never in the book. */
+const MODEL = sql<string>`coalesce(model_prices.model, holds.price_version)`;
+
+/**
+ * What an account was charged, per UTC day and model, read from the journal: one `capture`
+ * entry per charged request or task (docs/usage.md). The model comes from the captured hold's
+ * price version, which outlives the request record (records are purged after their retention;
+ * holds, prices and the journal are not), so a year of usage stays whole. Holds, releases and
+ * requests that took no hold (free models, refusals before any hold) charge nothing and do not
+ * appear.
+ */
+export class AccountUsageReader {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async read(accountId: string, range: DayRange): Promise<AccountUsage> {
+    const rows = await this.db
+      .selectFrom('journal')
+      .innerJoin('holds', 'holds.id', 'journal.hold_id')
+      .leftJoin('model_prices', 'model_prices.price_version', 'holds.price_version')
+      .select([
+        DAY_NUMBER.as('day'),
+        MODEL.as('model'),
+        sql<string>`cast(count(*) as text)`.as('requests'),
+        exactSum('-journal.balance_delta').as('amount'),
+      ])
+      .where('journal.account_id', '=', accountId)
+      .where('journal.kind', '=', 'capture')
+      .where('journal.created_at', '>=', range.start)
+      .where('journal.created_at', '<', range.end)
+      .groupBy([DAY_NUMBER, MODEL])
+      .execute();
+    const data: UsageRow[] = rows
+      .map((row) => ({
+        date: dayOf(Number(row.day) * DAY_MS),
+        model: row.model,
+        requests: Number(row.requests),
+        amount: safeAmount(row.amount),
+      }))
+      .sort((a, b) => compareText(a.date, b.date) || compareText(a.model, b.model));
+    const byModel = new Map<string, UsageModelTotal>();
+    for (const row of data) {
+      const total = byModel.get(row.model) ?? { model: row.model, requests: 0, amount: 0 };
+      byModel.set(row.model, {
+        model: row.model,
+        requests: total.requests + row.requests,
+        amount: total.amount + row.amount,
+      });
+    }
+    const models = [...byModel.values()].sort((a, b) => compareText(a.model, b.model));
+    return {
+      object: 'account.usage',
+      account_id: accountId,
+      currency: 'CNY_MICRO',
+      from: range.from,
+      to: range.to,
+      data,
+      totals: {
+        requests: models.reduce((sum, model) => sum + model.requests, 0),
+        amount: models.reduce((sum, model) => sum + model.amount, 0),
+        by_model: models,
+      },
+    };
+  }
+}
+
+/** Code-point order, the same whatever the locale (PostgreSQL's collation is not consulted). */
+function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

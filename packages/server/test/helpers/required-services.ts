@@ -1,0 +1,59 @@
+import { describe } from 'vitest';
+import { SKIP_NOTE_KEY, type SkipNote } from './skip-note.js';
+
+/**
+ * The services some suites need beyond SQLite and memory: PostgreSQL (every store and money test
+ * runs on it too) and Redis (shared rate limits). This module decides, from the environment, for
+ * every test file, whether those suites run; it is the one place a skip reason comes from.
+ *
+ * Without a service its suites are still registered, as skipped suites stamped with the reason,
+ * so vitest counts their tests as skipped and the closing summary
+ * (test/reporters/skip-summary.ts) says how many and why. A missing service is announced loudly;
+ * under CI (`CI=true`) it fails the run instead (docs/ci.md).
+ */
+export interface RequiredService {
+  readonly name: SkipNote['service'];
+  readonly variable: 'TOLLGATE_TEST_PG_URL' | 'TOLLGATE_TEST_REDIS_URL';
+  /** The service's URL; `undefined` when its suites are skipped. */
+  readonly url: string | undefined;
+  /** Why its suites are skipped (`TOLLGATE_TEST_PG_URL is not set`); `undefined` when they run. */
+  readonly skipReason: string | undefined;
+}
+
+/** Reads one service's variable; throws under CI when it is missing, else warns and skips. */
+export function requiredService(
+  name: RequiredService['name'],
+  variable: RequiredService['variable'],
+): RequiredService {
+  const url = process.env[variable];
+  if (url !== undefined && url !== '') return { name, variable, url, skipReason: undefined };
+  const skipReason = `${variable} is not set`;
+  const message = `\n*** ${name} suites SKIPPED: ${skipReason} (bash .ci/run sets it) ***\n`;
+  if (process.env['CI'] === 'true') throw new Error(`${message}CI requires ${name}.`);
+  console.warn(message);
+  return { name, variable, url: undefined, skipReason };
+}
+
+/**
+ * Registers a suite that needs `service`: run when it is there, otherwise registered skipped
+ * (its tests counted as skipped) with the reason in its meta. The body still runs at collection
+ * either way, as vitest's does: it only declares tests and hooks.
+ */
+export function describeNeeding(service: RequiredService, title: string, body: () => void): void {
+  if (service.skipReason === undefined) {
+    describe(title, body);
+    return;
+  }
+  const collector = describe.skip(title, body);
+  const note: SkipNote = { service: service.name, reason: service.skipReason };
+  if (collector.suite !== undefined)
+    (collector.suite.meta as Record<string, unknown>)[SKIP_NOTE_KEY] = note;
+}
+
+/**
+ * A title as `describe.each` would format it for one item: `$name` becomes the quoted name,
+ * `%s` the bare one (so test names stay as they were).
+ */
+export function titleFor(title: string, name: string): string {
+  return title.replaceAll('$name', `'${name}'`).replaceAll('%s', name);
+}

@@ -1,0 +1,22 @@
+/**
+ * What a suite registered skipped for a missing service carries in its meta: written by
+ * helpers/required-services.ts in the test workers, read by reporters/skip-summary.ts in vitest's
+ * main process (meta travels with the collected tasks). No imports, so the reporter can load it.
+ */
+export interface SkipNote {
+  readonly service: 'PostgreSQL' | 'Redis';
+  /** e.g. `TOLLGATE_TEST_PG_URL is not set`. */
+  readonly reason: string;
+}
+
+/** The key of the suite meta that holds a `SkipNote`. */
+export const SKIP_NOTE_KEY = 'tollgateSkipped';
+
+export function skipNoteOf(meta: object): SkipNote | undefined {
+  const value = (meta as Record<string, unknown>)[SKIP_NOTE_KEY];
+  if (typeof value !== 'object' || value === null) return undefined;
+  const { service, reason } = value as Record<string, unknown>;
+  return (service === 'PostgreSQL' || service === 'Redis') && typeof reason === 'string'
+    ? { service, reason }
+    : undefined;
+}
