@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { DEFAULT_RATIO, DEFAULT_RESOLUTION, type H3Output } from './h3-output.js';
 import type { H3Request, H3SimAction } from './h3-request.js';
 import { SIMULATOR_LIMITS } from './limits.js';
-import { IdempotencyConflict } from './videos.js';
+import { ClockedJobs } from './clocked-jobs.js';
 
 /** An H3 task id: `cgt-` and 24 hex digits (Ark's ids start `cgt-` too). */
 export const H3_TASK_ID = /^cgt-[0-9a-f]{24}$/;
@@ -34,28 +34,25 @@ type VideoOutput = Extract<H3Output, { kind: 'video' }>;
  * first fifth of the job's time, running until it ends, then succeeded or failed.
  */
 export class H3Jobs {
-  private readonly jobs = new Map<string, H3Job>();
-  private readonly byKey = new Map<string, string>();
+  private readonly jobs: ClockedJobs<H3Job>;
 
-  constructor(private readonly now: () => number) {}
+  constructor(now: () => number) {
+    this.jobs = new ClockedJobs(now);
+  }
 
   /** The job created earlier under `key`; throws `IdempotencyConflict` if it was another request. */
   replay(key: string, request: H3Request): H3Job | undefined {
-    const job = this.byIdempotencyKey(key);
-    if (job !== undefined && job.fingerprint !== request.fingerprint)
-      throw new IdempotencyConflict('this Idempotency-Key was used with a different request body');
-    return job;
+    return this.jobs.replay(key, request.fingerprint);
   }
 
   create(request: H3Request, output: H3Output, key: string | undefined): H3Job | undefined {
-    if (this.jobs.size >= SIMULATOR_LIMITS.videoJobs && !this.evictOneFinished()) return undefined;
     const { task, taskSeconds } = request.directives;
     const video = output.kind === 'video';
     const job: H3Job = {
       id: `cgt-${randomBytes(12).toString('hex')}`,
       model: request.model,
       action: request.action,
-      createdAtMs: this.now(),
+      createdAtMs: this.jobs.now(),
       durationMs: taskSeconds === undefined ? DEFAULT_DURATION_MS : taskSeconds * 1000,
       outcome: task === 'fail' ? 'failed' : task === 'fail_billed' ? 'failed_billed' : 'succeeded',
       resolution: video ? (request.resolution ?? DEFAULT_RESOLUTION) : undefined,
@@ -64,9 +61,7 @@ export class H3Jobs {
       idempotencyKey: key,
       fingerprint: request.fingerprint,
     };
-    this.jobs.set(job.id, job);
-    if (key !== undefined) this.byKey.set(key, job.id);
-    return job;
+    return this.jobs.add(job) ? job : undefined;
   }
 
   get(id: string): H3Job | undefined {
@@ -74,12 +69,11 @@ export class H3Jobs {
   }
 
   byIdempotencyKey(key: string): H3Job | undefined {
-    const id = this.byKey.get(key);
-    return id === undefined ? undefined : this.jobs.get(id);
+    return this.jobs.byIdempotencyKey(key);
   }
 
   isSucceeded(job: H3Job): boolean {
-    return job.outcome === 'succeeded' && this.finished(job);
+    return job.outcome === 'succeeded' && this.jobs.finished(job);
   }
 
   /**
@@ -100,8 +94,8 @@ export class H3Jobs {
     };
     const duration = (pick: (video: VideoOutput) => number) =>
       output.kind === 'video' ? { duration: pick(output) } : {};
-    if (!this.finished(job)) {
-      const queued = this.now() - job.createdAtMs < job.durationMs / 5;
+    if (!this.jobs.finished(job)) {
+      const queued = this.jobs.queued(job);
       return {
         ...base,
         status: queued ? 'queued' : 'running',
@@ -141,21 +135,6 @@ export class H3Jobs {
         message: `simulated generation failure${billed ? ' (billed)' : ''}`,
       },
     };
-  }
-
-  private finished(job: H3Job): boolean {
-    return this.now() - job.createdAtMs >= job.durationMs;
-  }
-
-  /** Evicts the oldest finished job (insertion order is creation order); false if none is. */
-  private evictOneFinished(): boolean {
-    for (const job of this.jobs.values()) {
-      if (!this.finished(job)) continue;
-      this.jobs.delete(job.id);
-      if (job.idempotencyKey !== undefined) this.byKey.delete(job.idempotencyKey);
-      return true;
-    }
-    return false;
   }
 }
 

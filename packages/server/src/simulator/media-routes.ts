@@ -6,7 +6,8 @@ import { createH3Routes } from './h3-routes.js';
 import { parseBody, readBody, send, sendBytes, sendError } from './http-io.js';
 import { ImageService, parseImageBody } from './images.js';
 import { EncoderBusy, VideoEncoder } from './video-encoder.js';
-import { IdempotencyConflict, parseVideoBody, VideoJobs } from './videos.js';
+import { IdempotencyConflict } from './clocked-jobs.js';
+import { parseVideoBody, VideoJobs } from './videos.js';
 
 export interface MediaRoutes {
   /** Answers the request if its path is an image or video route; false when it is not one. */

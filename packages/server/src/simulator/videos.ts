@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { Directives } from './directives.js';
 import { BadRequest } from './embeddings.js';
 import { parsePrompt, parseSize } from './images.js';
+import { ClockedJobs } from './clocked-jobs.js';
 import { SIMULATOR_LIMITS } from './limits.js';
 
 /** `POST /v1/videos` as the OpenAI Videos API takes it (JSON). */
@@ -55,28 +56,21 @@ export function parseVideoBody(body: unknown): VideoRequest {
   return { model, prompt, seconds: parsedSeconds, width, height };
 }
 
-export class IdempotencyConflict extends Error {
-  override readonly name = 'IdempotencyConflict';
-}
-
 /**
  * The video jobs, in memory and bounded: at most `SIMULATOR_LIMITS.videoJobs`; when full, the
  * oldest finished job is evicted, and when none is finished a new job is refused (`create`
  * answers undefined). State is a function of the clock, so no timer runs per job.
  */
 export class VideoJobs {
-  private readonly jobs = new Map<string, VideoJob>();
-  private readonly byKey = new Map<string, string>();
+  private readonly jobs: ClockedJobs<VideoJob>;
 
-  constructor(private readonly now: () => number) {}
+  constructor(now: () => number) {
+    this.jobs = new ClockedJobs(now);
+  }
 
   /** The job created earlier under `key`; throws `IdempotencyConflict` if it was another request. */
   replay(key: string, request: VideoRequest): VideoJob | undefined {
-    const id = this.byKey.get(key);
-    const job = id === undefined ? undefined : this.jobs.get(id);
-    if (job !== undefined && job.fingerprint !== fingerprintOf(request))
-      throw new IdempotencyConflict('this Idempotency-Key was used with a different request body');
-    return job;
+    return this.jobs.replay(key, fingerprintOf(request));
   }
 
   create(
@@ -85,14 +79,13 @@ export class VideoJobs {
     directives: Directives,
     key: string | undefined,
   ): VideoJob | undefined {
-    if (this.jobs.size >= SIMULATOR_LIMITS.videoJobs && !this.evictOneFinished()) return undefined;
     const job: VideoJob = {
       id: `video_${randomBytes(16).toString('hex')}`,
       model: request.model,
       seconds: request.seconds,
       width: request.width,
       height: request.height,
-      createdAtMs: this.now(),
+      createdAtMs: this.jobs.now(),
       durationMs:
         directives.taskSeconds === undefined ? DEFAULT_DURATION_MS : directives.taskSeconds * 1000,
       outcome:
@@ -106,9 +99,7 @@ export class VideoJobs {
       idempotencyKey: key,
       fingerprint: fingerprintOf(request),
     };
-    this.jobs.set(job.id, job);
-    if (key !== undefined) this.byKey.set(key, job.id);
-    return job;
+    return this.jobs.add(job) ? job : undefined;
   }
 
   get(id: string): VideoJob | undefined {
@@ -116,22 +107,21 @@ export class VideoJobs {
   }
 
   byIdempotencyKey(key: string): VideoJob | undefined {
-    const id = this.byKey.get(key);
-    return id === undefined ? undefined : this.jobs.get(id);
+    return this.jobs.byIdempotencyKey(key);
   }
 
   /** The newest `limit` jobs, newest first. */
   newest(limit: number): VideoJob[] {
-    return [...this.jobs.values()].slice(-limit).reverse();
+    return this.jobs.newest(limit);
   }
 
   isCompleted(job: VideoJob): boolean {
-    return job.outcome === 'completed' && this.finished(job);
+    return job.outcome === 'completed' && this.jobs.finished(job);
   }
 
   /** The OpenAI video object at this moment, with the simulator's `usage` extension once finished. */
   view(job: VideoJob) {
-    const elapsed = this.now() - job.createdAtMs;
+    const elapsed = this.jobs.now() - job.createdAtMs;
     const base = {
       id: job.id,
       object: 'video',
@@ -140,9 +130,9 @@ export class VideoJobs {
       seconds: String(job.seconds),
       size: `${job.width}x${job.height}`,
     };
-    if (!this.finished(job)) {
+    if (!this.jobs.finished(job)) {
       // The first fifth of the time queued, then running with progress in proportion.
-      const queued = elapsed < job.durationMs / 5;
+      const queued = this.jobs.queued(job);
       return {
         ...base,
         status: queued ? 'queued' : 'in_progress',
@@ -168,21 +158,6 @@ export class VideoJobs {
       },
       usage: { seconds: billed ? job.seconds : 0, billed },
     };
-  }
-
-  private finished(job: VideoJob): boolean {
-    return this.now() - job.createdAtMs >= job.durationMs;
-  }
-
-  /** Evicts the oldest finished job (insertion order is creation order); false if none is. */
-  private evictOneFinished(): boolean {
-    for (const job of this.jobs.values()) {
-      if (!this.finished(job)) continue;
-      this.jobs.delete(job.id);
-      if (job.idempotencyKey !== undefined) this.byKey.delete(job.idempotencyKey);
-      return true;
-    }
-    return false;
   }
 }
 
