@@ -5,6 +5,10 @@ export default defineConfig({
   resolve: {
     // Tests run against the TypeScript sources of the protocol package, not its build output.
     alias: {
+      // Before '@tollgate/protocol', which would otherwise take this subpath as a prefix match.
+      '@tollgate/protocol/wire-schemas': fileURLToPath(
+        new URL('./packages/protocol/src/generated/wire-schemas.ts', import.meta.url),
+      ),
       '@tollgate/protocol': fileURLToPath(
         new URL('./packages/protocol/src/index.ts', import.meta.url),
       ),

@@ -36,3 +36,15 @@ export interface AssetList {
   /** The last id of this page when `has_more`; else `null`. */
   next_cursor: string | null;
 }
+
+/** `POST /v1/assets`: the one wrapped single object, as the specification fixes it (spec 2.4). */
+export interface AssetUpload {
+  data: Asset;
+}
+
+/** `DELETE /v1/assets/{id}`. */
+export interface AssetDeleted {
+  object: 'asset';
+  id: string;
+  deleted: true;
+}

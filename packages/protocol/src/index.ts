@@ -9,3 +9,4 @@ export * from './shares.js';
 export * from './operator.js';
 export * from './h3.js';
 export * from './usage.js';
+export * from './compat.js';

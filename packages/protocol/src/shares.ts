@@ -29,3 +29,11 @@ export interface Share {
    */
   public_url: string | null;
 }
+
+/** `GET /v1/shares`: the key's shares, newest first. */
+export interface ShareList {
+  object: 'list';
+  data: Share[];
+  has_more: boolean;
+  next_cursor: string | null;
+}

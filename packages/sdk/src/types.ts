@@ -59,8 +59,10 @@ export interface ChatCompletion {
     message: {
       role: 'assistant';
       content: string | null;
-      tool_calls?: ChatToolCall[];
-      reasoning_content?: string;
+      /** `null` when the upstream sent `null` (the gateway passes it on as it came). */
+      tool_calls?: ChatToolCall[] | null;
+      reasoning_content?: string | null;
+      refusal?: string | null;
     };
     finish_reason: string | null;
   }[];
@@ -75,12 +77,22 @@ export interface ChatCompletionChunk {
   choices: {
     index: number;
     delta: {
-      role?: 'assistant';
+      role?: 'assistant' | null;
       content?: string | null;
-      reasoning_content?: string;
-      tool_calls?: (Partial<ChatToolCall> & { index: number })[];
+      reasoning_content?: string | null;
+      refusal?: string | null;
+      /** Pieces of tool calls: `arguments` arrives in parts, `id` and `name` with the first. */
+      tool_calls?:
+        | {
+            index: number;
+            id?: string;
+            type?: 'function';
+            function?: { name?: string; arguments?: string };
+          }[]
+        | null;
     };
-    finish_reason: string | null;
+    /** Left out by some upstreams on chunks before the last. */
+    finish_reason?: string | null;
   }[];
   /** Present on the last chunk when `stream_options.include_usage` was asked. */
   usage?: ChatUsage | null;

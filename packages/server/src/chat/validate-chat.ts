@@ -14,7 +14,7 @@ const settings = (param: string, message: string) =>
   new ApiError('INVALID_CHAT_SETTINGS', `${param}: ${message}`, param);
 
 /** Fields the gateway rebuilds for the upstream (the rest pass through as validated). */
-const REBUILT = new Set([
+export const REBUILT = new Set([
   'model',
   'messages',
   'stream',
@@ -24,9 +24,15 @@ const REBUILT = new Set([
   'conversation_id',
 ]);
 /** Fields this module checks and forwards itself. */
-const FORWARDED = ['tools', 'tool_choice', 'response_format', 'reasoning_effort', 'thinking'];
+export const FORWARDED = [
+  'tools',
+  'tool_choice',
+  'response_format',
+  'reasoning_effort',
+  'thinking',
+];
 /** OpenAI fields with a rule of their own (docs/chat.md, "Request fields"). */
-const SPECIAL = new Set(['modalities', 'functions', 'function_call']);
+export const SPECIAL = new Set(['modalities', 'functions', 'function_call']);
 /** Every field this module reads itself (the optional OpenAI fields are request-fields.ts's). */
 const OWN = new Set([...REBUILT, ...FORWARDED, ...SPECIAL]);
 const REASONING_EFFORTS = ['none', 'minimal', 'low', 'medium', 'high', 'xhigh'];

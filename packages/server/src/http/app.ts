@@ -1,5 +1,7 @@
 import swagger from '@fastify/swagger';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import { completeDocument } from './openapi/document.js';
+import { registerRouteCatalog } from './openapi/route-catalog.js';
 import { guardConnections, serverOptions } from './connection-guard.js';
 import type { AppDeps } from './deps.js';
 import { principalOf, requireApiKey } from './plugins/authenticate.js';
@@ -60,6 +62,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ...serverOptions(deps.config.server),
   });
   guardConnections(app.server, deps.config.server);
+  registerRouteCatalog(app);
   registerRequestHygiene(app);
   registerErrorHandling(app);
   registerJsonBody(app);
@@ -74,6 +77,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
       security: [{ bearer: [] }],
     },
+    // The route schemas give the requests; the protocol's types give the answers (docs/openapi.md).
+    transformObject: (documentObject) =>
+      completeDocument('openapiObject' in documentObject ? documentObject.openapiObject : {}),
   });
 
   app.addHook('onResponse', async (request, reply) => {

@@ -1,0 +1,51 @@
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { wireSchemas } from '@tollgate/protocol/wire-schemas';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildWireSchemas } from '../../../protocol/scripts/wire-schemas.mjs';
+import { dialects } from '../helpers/dialects.js';
+import { startGateway, type TestGateway } from '../helpers/gateway.js';
+
+/**
+ * Risks: the published OpenAPI document is not valid OpenAPI 3.1 (generators and validators
+ * refuse it), and the response schemas in it drift from the protocol's TypeScript types.
+ */
+describe('the OpenAPI document', () => {
+  let gateway: TestGateway;
+  beforeAll(async () => {
+    gateway = await startGateway(dialects[0]!);
+  });
+  afterAll(async () => gateway.close());
+
+  it('is valid OpenAPI 3.1, served without a key', async () => {
+    const response = await gateway.call('GET', '/v1/openapi.json');
+    expect(response.statusCode).toBe(200);
+    expect(response.headers['x-service-request-id']).toMatch(/^req_/);
+    const document = response.json<{ openapi: string; paths: Record<string, unknown> }>();
+    expect(document.openapi).toBe('3.1.0');
+    const result = await new Validator().validate(document);
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+    expect(Object.keys(document.paths).every((path) => path.startsWith('/v1/'))).toBe(true);
+  });
+
+  it('refuses a key in its URL, as every route does', async () => {
+    const response = await gateway.call('GET', '/v1/openapi.json?api_key=tgk_anything');
+    expect(response.statusCode).toBe(401);
+    expect(response.json()).toMatchObject({ error: { code: 'UNAUTHENTICATED' } });
+  });
+
+  it('describes exactly the /v1 routes the gateway registers', async () => {
+    const document = (await gateway.call('GET', '/v1/openapi.json')).json<{
+      paths: Record<string, Record<string, unknown>>;
+    }>();
+    const documented = Object.entries(document.paths).flatMap(([path, item]) =>
+      Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`),
+    );
+    expect(documented.sort()).toEqual([...gateway.app.v1Routes].sort());
+    expect(documented.length).toBeGreaterThanOrEqual(31);
+  });
+
+  it('uses response schemas generated from the current protocol types', () => {
+    expect(wireSchemas).toEqual(buildWireSchemas());
+  });
+});
