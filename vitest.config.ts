@@ -5,6 +5,11 @@ export default defineConfig({
   resolve: {
     // Tests run against the TypeScript sources of the protocol package, not its build output.
     alias: {
+      // The SDK's examples import it by name: run them against its sources.
+      '@tollgate/sdk/file-journal': fileURLToPath(
+        new URL('./packages/sdk/src/file-journal.ts', import.meta.url),
+      ),
+      '@tollgate/sdk': fileURLToPath(new URL('./packages/sdk/src/index.ts', import.meta.url)),
       // Before '@tollgate/protocol', which would otherwise take this subpath as a prefix match.
       '@tollgate/protocol/wire-schemas': fileURLToPath(
         new URL('./packages/protocol/src/generated/wire-schemas.ts', import.meta.url),

@@ -1,4 +1,5 @@
-import { FileJournal, Tollgate } from '@tollgate/sdk';
+import { Tollgate } from '@tollgate/sdk';
+import { FileJournal } from '@tollgate/sdk/file-journal';
 
 // The key stays in server-side configuration (spec 5.3): never in a URL or in browser code.
 export const client = new Tollgate({

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { H3Task, Task } from '@tollgate/protocol';
 import { h3Family, imageOrVideoFamily } from './families.js';
 import { generate, pendingJobs, type Delivery, type GenerateOptions } from './generate.js';
@@ -27,7 +26,8 @@ export interface TollgateOptions {
   baseURL: string;
   /**
    * Where business POSTs are written before they are sent. In memory by default; a
-   * `FileJournal` lets a script recover or resume after a crash.
+   * `FileJournal` (`@tollgate/sdk/file-journal`, Node only) lets a script recover or resume
+   * after a crash.
    */
   journal?: RequestJournal;
   /** Milliseconds to wait for an answer (headers, and a JSON body) before giving up: 60 000. */
@@ -71,7 +71,7 @@ export class Tollgate {
     if (!/^https?:\/\/[^/]+(\/.*)?\/v1\/?$/.test(options.baseURL))
       throw new TypeError(`baseURL must be an http(s) URL ending with /v1: ${options.baseURL}`);
     const timeoutMs = options.timeoutMs ?? 60_000;
-    const newIdempotencyKey = options.newIdempotencyKey ?? (() => randomUUID());
+    const newIdempotencyKey = options.newIdempotencyKey ?? (() => globalThis.crypto.randomUUID());
     this.journal = options.journal ?? new MemoryJournal();
     this.transport = new Transport({
       baseURL: options.baseURL,

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { sha256 } from './digest.js';
 import type { H3Task, Task } from '@tollgate/protocol';
 import { APIError, InternalServerError, NotFoundError, TollgateError } from './errors.js';
 import type { DeliveredOutput, Family, JobQuote } from './families.js';
@@ -76,7 +76,7 @@ export async function generate<Input, T extends Task | H3Task>(
   const maxAmount = options.maxAmount;
   if (!Number.isSafeInteger(maxAmount) || maxAmount <= 0)
     throw new TypeError('maxAmount must be a positive safe integer of micro-yuan');
-  const inputDigest = digestOf(input);
+  const inputDigest = await digestOf(input);
   const key = `job:${family.kind}:${options.jobKey ?? inputDigest}`;
   const save = async (job: JobEntry, change: Partial<JobEntry>): Promise<JobEntry> => {
     const next = { ...job, ...change, updatedAt: new Date().toISOString() };
@@ -217,8 +217,8 @@ async function findCreated(requests: Requests, job: JobEntry): Promise<string | 
 }
 
 /** `sha256:` of the input's canonical JSON (keys sorted at every depth). */
-function digestOf(value: unknown): string {
-  return `sha256:${createHash('sha256').update(canonicalJson(value)).digest('hex')}`;
+function digestOf(value: unknown): Promise<string> {
+  return sha256(canonicalJson(value));
 }
 
 function canonicalJson(value: unknown): string {

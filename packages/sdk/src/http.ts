@@ -241,7 +241,7 @@ export class Transport {
       key,
       method: request.method,
       path: request.path,
-      bodyDigest: bodyDigest(request),
+      bodyDigest: await bodyDigest(request),
       state: 'sending',
       ...(request.business?.jobKey === undefined ? {} : { jobKey: request.business.jobKey }),
       createdAt: now,

@@ -2,7 +2,6 @@ export { Tollgate, type TollgateOptions } from './client.js';
 export * from './errors.js';
 export * from './task-errors.js';
 export {
-  FileJournal,
   MemoryJournal,
   type JobEntry,
   type JobStep,

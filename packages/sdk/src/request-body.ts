@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { sha256 } from './digest.js';
 
 /** A binary request body: bytes, a Blob, a web stream or any async iterable of bytes (a Node stream). */
 export type BinaryBody = Uint8Array | Blob | ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>;
@@ -25,12 +25,11 @@ export function fetchBody(request: Bodies): {
  * `sha256:<hex>` of the body as sent (JSON text or bytes), for the journal; `null` for a
  * stream, which is not read twice.
  */
-export function bodyDigest(request: Bodies): string | null {
-  const hash = createHash('sha256');
-  if (request.json !== undefined) hash.update(JSON.stringify(request.json));
-  else if (request.body instanceof Uint8Array) hash.update(request.body);
-  else if (request.body !== undefined) return null;
-  return `sha256:${hash.digest('hex')}`;
+export async function bodyDigest(request: Bodies): Promise<string | null> {
+  if (request.json !== undefined) return sha256(JSON.stringify(request.json));
+  if (request.body instanceof Uint8Array) return sha256(request.body);
+  if (request.body !== undefined) return null;
+  return sha256('');
 }
 
 function toWebStream(source: AsyncIterable<Uint8Array>): ReadableStream<Uint8Array> {

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FileJournal, OutcomeUnknownError, type Fetch, type JobEntry } from '../src/index.js';
+import { FileJournal } from '../src/file-journal.js';
+import { OutcomeUnknownError, type Fetch, type JobEntry } from '../src/index.js';
 import { clientFor, countRows, liveGateway, tempDir, type TestGateway } from './helpers/gateway.js';
 
 /*

@@ -1,12 +1,8 @@
 import { appendFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  FileJournal,
-  MemoryJournal,
-  type RequestEntry,
-  type RequestJournal,
-} from '../src/index.js';
+import { FileJournal } from '../src/file-journal.js';
+import { MemoryJournal, type RequestEntry, type RequestJournal } from '../src/index.js';
 import { clientFor, liveGateway, tempDir, type TestGateway } from './helpers/gateway.js';
 
 /*
