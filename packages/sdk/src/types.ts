@@ -1,19 +1,14 @@
 /*
  * Request and answer shapes of the text family (OpenAI-compatible; docs/chat.md). The spec
- * leaves most of these fields open (4.6), so only what the SDK and its callers rely on is
+ * leaves most request fields open (4.6), so only what the SDK and its callers rely on is
  * typed; everything else passes through untouched.
  */
+import type { ChatToolCall } from '@tollgate/protocol';
 
 export type ChatContentPart =
   | { type: 'text'; text: string }
   | { type: 'image_url'; image_url: { url: string; detail?: string } }
   | { type: 'video_url'; video_url: { url: string } };
-
-export interface ChatToolCall {
-  id: string;
-  type: 'function';
-  function: { name: string; arguments: string };
-}
 
 export type ChatMessage =
   | { role: 'system' | 'developer'; content: string | ChatContentPart[] }
@@ -42,62 +37,6 @@ export interface ChatCompletionParams {
   [field: string]: unknown;
 }
 
-export interface ChatUsage {
-  prompt_tokens: number;
-  completion_tokens: number;
-  total_tokens: number;
-  [field: string]: unknown;
-}
-
-export interface ChatCompletion {
-  id: string;
-  object: 'chat.completion';
-  created: number;
-  model: string;
-  choices: {
-    index: number;
-    message: {
-      role: 'assistant';
-      content: string | null;
-      /** `null` when the upstream sent `null` (the gateway passes it on as it came). */
-      tool_calls?: ChatToolCall[] | null;
-      reasoning_content?: string | null;
-      refusal?: string | null;
-    };
-    finish_reason: string | null;
-  }[];
-  usage?: ChatUsage;
-}
-
-export interface ChatCompletionChunk {
-  id: string;
-  object: 'chat.completion.chunk';
-  created: number;
-  model: string;
-  choices: {
-    index: number;
-    delta: {
-      role?: 'assistant' | null;
-      content?: string | null;
-      reasoning_content?: string | null;
-      refusal?: string | null;
-      /** Pieces of tool calls: `arguments` arrives in parts, `id` and `name` with the first. */
-      tool_calls?:
-        | {
-            index: number;
-            id?: string;
-            type?: 'function';
-            function?: { name?: string; arguments?: string };
-          }[]
-        | null;
-    };
-    /** Left out by some upstreams on chunks before the last. */
-    finish_reason?: string | null;
-  }[];
-  /** Present on the last chunk when `stream_options.include_usage` was asked. */
-  usage?: ChatUsage | null;
-}
-
 export interface EmbeddingParams {
   model: string;
   input: string | string[];
@@ -106,26 +45,12 @@ export interface EmbeddingParams {
   [field: string]: unknown;
 }
 
-export interface EmbeddingList {
-  object: 'list';
-  model: string;
-  data: { object: 'embedding'; index: number; embedding: number[] | string }[];
-  usage: { prompt_tokens: number; total_tokens: number };
-}
-
 export interface RerankParams {
   model: string;
   query: string;
   documents: (string | { text: string })[];
   top_n?: number;
   return_documents?: boolean;
-  [field: string]: unknown;
-}
-
-export interface RerankResult {
-  model?: string;
-  results: { index: number; relevance_score: number; document?: { text: string } }[];
-  usage?: { total_tokens: number; [field: string]: unknown };
   [field: string]: unknown;
 }
 
@@ -149,3 +74,16 @@ export interface WithMeta<T> {
   idempotencyKey: string | undefined;
   replayed: boolean;
 }
+
+/*
+ * The answers are the wire types of `@tollgate/protocol` (the OpenAPI document's schemas are
+ * generated from them), not copies.
+ */
+export type {
+  ChatCompletion,
+  ChatCompletionChunk,
+  ChatToolCall,
+  ChatUsage,
+  EmbeddingList,
+  RerankResponse as RerankResult,
+} from '@tollgate/protocol';
