@@ -1,7 +1,13 @@
-import type { H3Quote, H3Task, LineItem, TaskBilling } from '@tollgate/protocol';
+import type { H3Quote, H3Task } from '@tollgate/protocol';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeEachDialect } from '../helpers/dialects.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import {
+  expectExactKeys,
+  lineItemKeys,
+  taskBillingKeys,
+  type Presence,
+} from '../helpers/wire-keys.js';
 import { finishedH3, h3Quote, h3QuoteAndSubmit, settledH3 } from '../helpers/h3.js';
 
 /**
@@ -11,19 +17,6 @@ import { finishedH3, h3Quote, h3QuoteAndSubmit, settledH3 } from '../helpers/h3.
  * compiler (`satisfies`), and each real body against its list.
  */
 
-type Presence<T> = { readonly [K in keyof T]-?: object extends Pick<T, K> ? 'optional' : 'always' };
-type KeyList = Readonly<Record<string, 'always' | 'optional'>>;
-
-const lineItemKeys = {
-  name: 'always',
-  quantity: 'always',
-  free_quantity: 'optional',
-  unit_price: 'always',
-  per_units: 'optional',
-  amount: 'always',
-  detail: 'always',
-  measured: 'optional',
-} as const satisfies Presence<LineItem>;
 const quoteKeys = {
   object: 'always',
   model: 'always',
@@ -56,40 +49,10 @@ const taskKeys = {
   error: 'optional',
   resolution: 'optional',
 } as const satisfies Presence<H3Task>;
-const billingKeys = {
-  settlement_pending: 'always',
-  actual_amount: 'optional',
-  price_version: 'always',
-  reserved_amount: 'always',
-  settled_amount: 'always',
-  state: 'always',
-  currency: 'always',
-  line_items: 'optional',
-  pricing_rule: 'optional',
-} as const satisfies Presence<TaskBilling>;
-
-function expectExactKeys(label: string, body: unknown, keys: KeyList): Record<string, unknown> {
-  const object = body as Record<string, unknown>;
-  const present = Object.keys(object);
-  const listed = Object.keys(keys);
-  expect(
-    present.filter((key) => !listed.includes(key)),
-    `${label}: unlisted keys`,
-  ).toEqual([]);
-  expect(
-    listed.filter((key) => keys[key] === 'always' && !present.includes(key)),
-    `${label}: missing keys`,
-  ).toEqual([]);
-  expect(
-    listed.filter((key) => keys[key] === 'optional' && object[key] === null),
-    `${label}: optional keys sent as null`,
-  ).toEqual([]);
-  return object;
-}
 
 function expectTask(label: string, task: H3Task): void {
   expectExactKeys(label, task, taskKeys);
-  expectExactKeys(`${label}.billing`, task.billing, billingKeys);
+  expectExactKeys(`${label}.billing`, task.billing, taskBillingKeys);
   for (const item of [...task.quote.line_items, ...(task.billing.line_items ?? [])])
     expectExactKeys(`${label} line item`, item, lineItemKeys);
 }

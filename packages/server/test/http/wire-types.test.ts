@@ -7,7 +7,6 @@ import {
   type Asset,
   type ErrorBody,
   type AssetList,
-  type LineItem,
   type OperatorRequestRecord,
   type OperatorShare,
   type OperatorTask,
@@ -21,7 +20,6 @@ import {
   type Share,
   type ShareEvent,
   type Task,
-  type TaskBilling,
   type TaskError,
   type TaskOutput,
   type TaskQuote,
@@ -52,6 +50,14 @@ import {
   type TestGateway,
 } from '../helpers/gateway.js';
 import { png } from '../helpers/media.js';
+import {
+  expectEachExact,
+  expectExactKeys,
+  lineItemKeys,
+  taskBillingKeys,
+  type KeyList,
+  type Presence,
+} from '../helpers/wire-keys.js';
 import { finishedRequest, unknownOutcome } from '../helpers/records.js';
 import { finishedTask, settleBodyOf, workUntil, type TaskBody } from '../helpers/tasks.js';
 
@@ -66,9 +72,6 @@ import { finishedTask, settleBodyOf, workUntil, type TaskBody } from '../helpers
  *   spread of stored JSON could add one that the compiler never sees) and none missing.
  */
 
-/** For each key of `T`: whether a body always carries it or may leave it out. */
-type Presence<T> = { readonly [K in keyof T]-?: object extends Pick<T, K> ? 'optional' : 'always' };
-
 // Every list is checked against its type by `satisfies`: a key the type lacks, a key it has that
 // the list lacks, or the wrong presence does not compile.
 const quoteKeys = {
@@ -80,16 +83,6 @@ const quoteKeys = {
   line_items: 'always',
   closed_reasons: 'always',
 } as const satisfies Presence<Quote>;
-const lineItemKeys = {
-  name: 'always',
-  quantity: 'always',
-  free_quantity: 'optional',
-  unit_price: 'always',
-  per_units: 'optional',
-  amount: 'always',
-  detail: 'always',
-  measured: 'optional',
-} as const satisfies Presence<LineItem>;
 const taskKeys = {
   object: 'always',
   id: 'always',
@@ -111,17 +104,6 @@ const taskQuoteKeys = {
   currency: 'always',
   line_items: 'always',
 } as const satisfies Presence<TaskQuote>;
-const taskBillingKeys = {
-  settlement_pending: 'always',
-  actual_amount: 'optional',
-  price_version: 'always',
-  reserved_amount: 'always',
-  settled_amount: 'always',
-  state: 'always',
-  currency: 'always',
-  line_items: 'optional',
-  pricing_rule: 'optional',
-} as const satisfies Presence<TaskBilling>;
 const settlementKeys = { url: 'always', method: 'always' } as const satisfies Presence<
   TaskSettlement | RecordSettlement
 >;
@@ -294,39 +276,6 @@ const VIEW_FILES = [
   'packages/server/src/assets/asset-view.ts',
   'packages/server/src/accounts/account-service.ts',
 ];
-
-type KeyList = Readonly<Record<string, 'always' | 'optional'>>;
-
-/**
- * `body` is a JSON object carrying exactly the keys `keys` lists: none the type does not name,
- * every `always` key, and an optional key only with a value (never `null`: absent means absent).
- */
-function expectExactKeys(label: string, body: unknown, keys: KeyList): Record<string, unknown> {
-  expect(body, `${label} is an object`).toBeTypeOf('object');
-  expect(body, `${label} is an object`).not.toBeNull();
-  const object = body as Record<string, unknown>;
-  const present = Object.keys(object);
-  const listed = Object.keys(keys);
-  expect(
-    present.filter((key) => !listed.includes(key)),
-    `${label}: keys its wire type does not list`,
-  ).toEqual([]);
-  expect(
-    listed.filter((key) => keys[key] === 'always' && !present.includes(key)),
-    `${label}: keys its wire type says are always there`,
-  ).toEqual([]);
-  expect(
-    listed.filter((key) => keys[key] === 'optional' && key in object && object[key] === null),
-    `${label}: optional keys sent as null`,
-  ).toEqual([]);
-  return object;
-}
-
-/** `expectExactKeys` on each element of an array. */
-function expectEachExact(label: string, list: unknown, keys: KeyList): void {
-  expect(Array.isArray(list), `${label} is an array`).toBe(true);
-  (list as unknown[]).forEach((item, index) => expectExactKeys(`${label}[${index}]`, item, keys));
-}
 
 function expectQuote(label: string, body: unknown): void {
   const quote = expectExactKeys(label, body, quoteKeys);
