@@ -101,3 +101,5 @@ console.log(
   }),
 );
 await pool.close();
+// A failed answer means the figures are not the accounted path's: fail the run.
+if (errors > 0 || latencies.length === 0) process.exitCode = 1;

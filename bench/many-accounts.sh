@@ -3,18 +3,24 @@
 # against the reference harness's mock upstream; gateway on CPU 0, client and mock on CPU 1.
 #   bench/many-accounts.sh                      # SQLite (the embedded default)
 #   TOLLGATE_DATABASE_URL=postgres://... bench/many-accounts.sh
+#   bench/many-accounts.sh --smoke              # a second per phase, 1 and 4 accounts (CI)
+# Any failed answer or a dirty ledger fails the run; the limits are raised so that none binds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-HARNESS=${TOLLGATE_BENCH_HARNESS:-$(pwd)/../shared/bench}
+ACCOUNT_COUNTS="1 64"
+if [ "${1:-}" = "--smoke" ]; then shift; set -- --seconds 1 --connections 16 "$@"; ACCOUNT_COUNTS="1 4"; fi
+HARNESS=$(bench/harness.sh)
 WORK=$(mktemp -d /tmp/tollgate-many-accounts.XXXXXX)
+GATEWAY="" MOCK=""
 trap 'kill $GATEWAY $MOCK 2>/dev/null || true; rm -rf "$WORK"' EXIT
 npm run build --silent
-[ -d "$HARNESS/node_modules" ] || (cd "$HARNESS" && npm ci --silent)
 cat > "$WORK/config.json" <<JSON
-{ "upstreams": { "mock": { "kind": "openai", "base_url": "http://127.0.0.1:18000/v1", "connections": 256 } },
+{ "upstreams": { "mock": { "kind": "openai", "base_url": "http://127.0.0.1:18000/v1", "connections": 256,
+                        "connections_per_account": 256 } },
   "models": [ { "id": "gpt-4o-mini", "upstream": "mock", "families": ["chat"],
     "prices": { "input_per_million_tokens": 1000000, "output_per_million_tokens": 4000000 } } ],
-  "limits": { "requests_per_minute": 100000000, "concurrent_requests": 100000 } }
+  "limits": { "requests_per_minute": 100000000, "concurrent_requests": 100000,
+              "concurrent_requests_per_account": 100000 } }
 JSON
 export TOLLGATE_CONFIG=$WORK/config.json TOLLGATE_DATA_DIR=$WORK/data TOLLGATE_ADMIN_TOKEN=bench-admin-$RANDOM$RANDOM
 taskset -c 1 node "$HARNESS/mock-upstream.mjs" > "$WORK/mock.log" 2>&1 &
@@ -22,8 +28,9 @@ MOCK=$!
 PORT=18294 LOG_LEVEL=warn NODE_ENV=production taskset -c 0 node packages/server/dist/main.js > "$WORK/gateway.log" 2>&1 &
 GATEWAY=$!
 for _ in $(seq 1 50); do curl -sf -o /dev/null http://127.0.0.1:18294/healthz && break; sleep 0.2; done
-for accounts in 1 64; do
+for accounts in $ACCOUNT_COUNTS; do
   taskset -c 1 node bench/many-accounts.mjs --url http://127.0.0.1:18294 --admin-token "$TOLLGATE_ADMIN_TOKEN" \
     --accounts "$accounts" --connections 64 --pid "$GATEWAY" "$@"
 done
 echo "ledger:"; node packages/server/bin/tollgate.mjs ledger check | head -3
+node packages/server/bin/tollgate.mjs ledger check >/dev/null || { echo "ledger check failed after the benchmark" >&2; exit 1; }

@@ -5,12 +5,20 @@
 #
 #   bench/run.sh                 # quick run (5 s phases)
 #   bench/run.sh --rounds 3      # what RESULTS.md quotes (extra flags go to the harness)
+#   bench/run.sh --smoke         # a second per phase: proves the benchmark still runs (CI)
 #
-# Needs ../shared/bench (the reference harness) and, for the max phase, Debian's wrk.
+# Every answer must be a 2xx and the ledger clean afterwards, or the script exits non-zero
+# (bench/check-harness-results.mjs): a benchmark that errors is not measuring the accounted path.
+# The gateway's limits are raised so that none of them binds (printed below): the benchmark
+# measures the path, not the fairness rules.
+# Needs ../shared/bench (the reference harness, copied by bench/harness.sh) and, for the max
+# phase, Debian's wrk (the harness falls back to its Node client without it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO=$(pwd)
-HARNESS=${TOLLGATE_BENCH_HARNESS:-$REPO/../shared/bench}
+SMOKE=0
+if [ "${1:-}" = "--smoke" ]; then SMOKE=1; shift; fi
+HARNESS=$(bench/harness.sh)
 WORK=$(mktemp -d /tmp/tollgate-bench.XXXXXX)
 npm run build --silent
 
@@ -23,16 +31,18 @@ cat > "$WORK/config.json" <<JSON
     { "id": "text-embedding-3-small", "upstream": "mock", "families": ["embeddings"],
       "prices": { "input_per_million_tokens": 100000 } }
   ],
-  "limits": { "body_bytes": 4194304, "requests_per_minute": 100000000, "concurrent_requests": 100000 }
+  "limits": { "body_bytes": 4194304, "requests_per_minute": 100000000, "concurrent_requests": 100000,
+              "concurrent_requests_per_account": 100000 }
 }
 JSON
+echo "limits (none binds): $(node -e 'const c=require(process.argv[1]);console.log(JSON.stringify({limits:c.limits,upstream:c.upstreams.mock}))' "$WORK/config.json")"
 export TOLLGATE_CONFIG=$WORK/config.json TOLLGATE_DATA_DIR=$WORK/data
 STORE_NAME=SQLite
 [ -n "${TOLLGATE_DATABASE_URL:-}" ] && STORE_NAME=PostgreSQL
 echo "store: $STORE_NAME"
 tollgate() { node packages/server/bin/tollgate.mjs "$@"; }
 ACCOUNT=$(tollgate accounts create --email "bench-$(date +%s)@example.test" | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).id))')
-tollgate topup "$ACCOUNT" --amount 900000000000000 --reference bench >/dev/null
+tollgate topup "$ACCOUNT" --amount 10000000000000 --reference bench >/dev/null
 KEY=$(tollgate keys create "$ACCOUNT" --kind service --name bench | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).key))')
 
 cat > "$WORK/target.json" <<JSON
@@ -46,26 +56,37 @@ cat > "$WORK/target.json" <<JSON
   "start": "node $REPO/packages/server/dist/main.js", "cwd": "$REPO"
 } ] }
 JSON
+if [ "$SMOKE" = 1 ]; then
+  set -- --duration 1 --warmup 0 --target-warmup 1 --rates 100 --stream-rate 20 --connections 16
+fi
 "$HARNESS/run.sh" --targets "anchors,$WORK/target.json" --only direct,node-passthrough,tollgate --out "$WORK/results" "${@:---quick}"
+node bench/check-harness-results.mjs "$WORK/results/results.json"
 
 # Memory with 1,000 concurrent open streams: a slow mock (100 chunks, 100 ms apart), the gateway
 # and the bare Node passthrough each pinned to CPU 0, the load client on CPU 1.
 # Both proxies get 1,100 upstream connections, so no stream waits for a free one.
-sed -e 's#127.0.0.1:18000#127.0.0.1:18001#' -e 's#"connections": 256#"connections": 1100#' "$WORK/config.json" > "$WORK/config-slow.json"
-UPSTREAM_PORT=18001 STREAM_CHUNKS=100 STREAM_CHUNK_DELAY_MS=100 taskset -c 1 node "$HARNESS/mock-upstream.mjs" > "$WORK/mock-slow.log" 2>&1 &
+STREAMS=1000 CHUNKS=100 CHUNK_DELAY_MS=100
+[ "$SMOKE" = 1 ] && STREAMS=20 CHUNKS=10 CHUNK_DELAY_MS=20
+sed -e 's#127.0.0.1:18000#127.0.0.1:18001#' -e 's#"connections": 256#"connections": 1100#' -e 's#"connections_per_account": 256#"connections_per_account": 1100#' "$WORK/config.json" > "$WORK/config-slow.json"
+UPSTREAM_PORT=18001 STREAM_CHUNKS=$CHUNKS STREAM_CHUNK_DELAY_MS=$CHUNK_DELAY_MS taskset -c 1 node "$HARNESS/mock-upstream.mjs" > "$WORK/mock-slow.log" 2>&1 &
 MOCK=$!
-trap 'kill $MOCK 2>/dev/null || true' EXIT
+GATEWAY="" PROXY=""
+trap 'kill $MOCK $GATEWAY $PROXY 2>/dev/null || true' EXIT
 TOLLGATE_CONFIG=$WORK/config-slow.json PORT=18291 LOG_LEVEL=warn NODE_ENV=production taskset -c 0 node packages/server/dist/main.js > "$WORK/gateway-slow.log" 2>&1 &
 GATEWAY=$!
 PROXY_PORT=18292 PROXY_CONNECTIONS=1100 UPSTREAM_URL=http://127.0.0.1:18001 PROXY_MODE=passthrough taskset -c 0 node "$HARNESS/anchors/node-proxy.mjs" > "$WORK/proxy-slow.log" 2>&1 &
 PROXY=$!
-sleep 2
+for _ in $(seq 1 100); do
+  curl -sf -o /dev/null http://127.0.0.1:18291/healthz && curl -s -o /dev/null http://127.0.0.1:18292/ && break
+  sleep 0.2
+done
 echo "streams memory, tollgate:"
-taskset -c 1 node bench/streams-memory.mjs --url http://127.0.0.1:18291/v1 --key "$KEY" --pid "$GATEWAY" --streams 1000 | tee "$WORK/streams-tollgate.json"
+taskset -c 1 node bench/streams-memory.mjs --url http://127.0.0.1:18291/v1 --key "$KEY" --pid "$GATEWAY" --streams "$STREAMS" | tee "$WORK/streams-tollgate.json"
 echo "streams memory, node-passthrough:"
-taskset -c 1 node bench/streams-memory.mjs --url http://127.0.0.1:18292/v1 --key "$KEY" --pid "$PROXY" --streams 1000 | tee "$WORK/streams-passthrough.json"
+taskset -c 1 node bench/streams-memory.mjs --url http://127.0.0.1:18292/v1 --key "$KEY" --pid "$PROXY" --streams "$STREAMS" | tee "$WORK/streams-passthrough.json"
 kill $GATEWAY $PROXY 2>/dev/null || true
 wait $GATEWAY 2>/dev/null || true
 
 echo "ledger after the run:"; tollgate ledger check | head -5
+tollgate ledger check >/dev/null || { echo "ledger check failed after the benchmark" >&2; exit 1; }
 echo "results: $WORK/results"

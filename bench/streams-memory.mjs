@@ -77,3 +77,5 @@ console.log(
     perStreamKiB: Math.round(((peak - idle) * 1024) / Math.max(firstBytes, 1)),
   }),
 );
+// A stream that failed means the figure above is not the accounted path's: fail the run.
+if (failed > 0 || completed !== streams) process.exitCode = 1;

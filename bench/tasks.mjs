@@ -262,6 +262,11 @@ async function main() {
       2,
     ),
   );
+  // A failed answer or a dirty ledger means the figures are not the accounted path's: fail the run.
+  if (passthrough.failed > 0 || quotes.failed > 0 || ledger.ok !== true) {
+    console.error('benchmark did not measure cleanly: failed answers or a dirty ledger (above)');
+    process.exitCode = 1;
+  }
 }
 
 main()

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Every benchmark under bench/ in its smoke mode (a second or so per phase), one after another.
+# Not a timing check: it fails when a benchmark no longer runs, answers anything but 2xx, or leaves
+# a dirty ledger, so that no benchmark can silently stop working. .ci/run runs it after the tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+for bench in run assets many-accounts tasks; do
+  printf '\n=== bench/%s.sh --smoke ===\n' "$bench"
+  started=$(date +%s)
+  bash "bench/$bench.sh" --smoke
+  echo "bench/$bench.sh --smoke passed in $(($(date +%s) - started)) s"
+done
