@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Where an accounted request's CPU goes: runs the gateway under `node --cpu-prof` against the
+# reference harness's mock upstream, drives a closed loop of accounted chat requests through it
+# (the harness's load client, a fresh Idempotency-Key per request), then summarises the profile's
+# samples inside the measured window by component (bench/profile-summary.mjs). RESULTS.md quotes it.
+#
+#   bench/profile.sh [--seconds 10] [--connections 32]   # SQLite
+#   bench/profile.sh --smoke                              # one second: proves the script still runs
+#   TOLLGATE_DATABASE_URL=postgres://... bench/profile.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SECONDS_MEASURED=10 CONNECTIONS=32
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --smoke) SECONDS_MEASURED=1 CONNECTIONS=8 ;;
+    --seconds) SECONDS_MEASURED=$2; shift ;;
+    --connections) CONNECTIONS=$2; shift ;;
+    *) echo "unknown option $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+HARNESS=$(bench/harness.sh)
+WORK=$(mktemp -d /tmp/tollgate-profile.XXXXXX)
+GATEWAY="" MOCK=""
+trap 'kill $GATEWAY $MOCK 2>/dev/null || true' EXIT
+npm run build --silent
+cat > "$WORK/config.json" <<JSON
+{ "upstreams": { "mock": { "kind": "openai", "base_url": "http://127.0.0.1:18000/v1", "connections": 256,
+                        "connections_per_account": 256 } },
+  "models": [ { "id": "gpt-4o-mini", "upstream": "mock", "families": ["chat"], "combinations": [["streaming"]],
+    "prices": { "input_per_million_tokens": 1000000, "output_per_million_tokens": 4000000 } } ],
+  "limits": { "requests_per_minute": 100000000, "concurrent_requests": 100000,
+              "concurrent_requests_per_account": 100000 } }
+JSON
+export TOLLGATE_CONFIG=$WORK/config.json TOLLGATE_DATA_DIR=$WORK/data
+tollgate() { node packages/server/bin/tollgate.mjs "$@"; }
+json_field() { node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s)[process.argv[1]]))' "$1"; }
+ACCOUNT=$(tollgate accounts create --email "profile-$(date +%s)@example.test" | json_field id)
+tollgate topup "$ACCOUNT" --amount 10000000000000 --reference profile >/dev/null
+KEY=$(tollgate keys create "$ACCOUNT" --kind service --name profile | json_field key)
+taskset -c 1 node "$HARNESS/mock-upstream.mjs" > "$WORK/mock.log" 2>&1 &
+MOCK=$!
+PORT=18295 LOG_LEVEL=warn NODE_ENV=production taskset -c 0 \
+  node --cpu-prof --cpu-prof-dir="$WORK/profile" packages/server/dist/main.js > "$WORK/gateway.log" 2>&1 &
+GATEWAY=$!
+for attempt in $(seq 1 300); do
+  curl -sf -o /dev/null http://127.0.0.1:18295/readyz && break
+  [ "$attempt" = 300 ] && { echo "the gateway did not become ready" >&2; exit 1; }
+  sleep 0.2
+done
+load() {
+  taskset -c 1 node "$HARNESS/loadgen.mjs" --url http://127.0.0.1:18295/v1/chat/completions --mode max \
+    --connections "$CONNECTIONS" --warmup 0 --duration "$1" \
+    --header "authorization: Bearer $KEY" --header 'idempotency-key: {{uuid}}'
+}
+load 3 > "$WORK/warmup.json" # compiled and pooled before anything is counted
+START=$(node -e 'console.log(String(process.hrtime.bigint() / 1000n))')
+load "$SECONDS_MEASURED" > "$WORK/load.json"
+END=$(node -e 'console.log(String(process.hrtime.bigint() / 1000n))')
+kill -TERM "$GATEWAY"
+wait "$GATEWAY" || true
+GATEWAY=""
+node bench/profile-summary.mjs --profile-dir "$WORK/profile" --load "$WORK/load.json" \
+  --from "$START" --to "$END"
+tollgate ledger check >/dev/null || { echo "ledger check failed after the profile run" >&2; exit 1; }
+echo "profile and logs: $WORK"
