@@ -118,7 +118,7 @@ const busy = [...byComponent]
   .reduce((sum, [, us]) => sum + us, 0);
 const perRequest = (micros) => (requests === 0 ? 0 : micros / requests);
 console.log(
-  `requests in the window: ${requests} (${failed} failed); CPU per request: ${perRequest(busy).toFixed(0)} µs\n`,
+  `requests in the window: ${requests} (${failed} failed); main thread CPU per request: ${perRequest(busy).toFixed(0)} µs; worker threads ${perRequest(workerMicros).toFixed(1)} µs\n`,
 );
 console.log('| component | µs per request | share |\n|---|---:|---:|');
 for (const [name, micros] of [...byComponent].sort((a, b) => b[1] - a[1])) {
