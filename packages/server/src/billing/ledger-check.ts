@@ -32,10 +32,19 @@ export interface LedgerReport {
  * Arithmetic is exact: every amount and every SQL sum is read as text (`cast(... as text)`;
  * `pg` would hand sums over as strings anyway, better-sqlite3 as lossy numbers past 2^53) and
  * compared as BigInt, so a one-micro-yuan difference is found at any magnitude, whatever wrote it.
- * Reads are done in one pass per table; run it on a quiet database or accept that a request in
- * flight between two reads may show up as a transient difference (the CLI retries once).
+ * Every table is read in one pass, all inside one read transaction: on PostgreSQL a REPEATABLE
+ * READ snapshot, so money moved by other instances between two reads cannot look like a
+ * difference on a busy cluster; on SQLite one transaction of the store's single connection
+ * (writes of this process wait for it; other processes' commits are not seen mid-check).
  */
 export async function checkLedger(db: Kysely<Database>): Promise<LedgerReport> {
+  return db
+    .transaction()
+    .setIsolationLevel('repeatable read')
+    .execute((snapshot) => checkLedgerInSnapshot(snapshot));
+}
+
+async function checkLedgerInSnapshot(db: Kysely<Database>): Promise<LedgerReport> {
   const violations: LedgerViolation[] = [];
   const add = (invariant: string, subject: string, detail: string) =>
     violations.push({ invariant, subject, detail });
