@@ -118,7 +118,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
     );
     await prices.syncWithConfig();
     const metrics = new Metrics(options.processMetrics ?? false);
-    const catalog = new ModelCatalog(config.models, prices, clock.now());
+    const catalog = new ModelCatalog(config.models, prices);
     const taskStore = new TaskStore(store.db, store.dialect);
     metrics.countTasks = () => taskStore.countByStatus();
     const taskWorker = new TaskWorker(

@@ -30,6 +30,7 @@ export interface PriceEntry {
  */
 export class PriceBook {
   private readonly current = new Map<string, { entry: PriceEntry; fetchedAt: number }>();
+  private readonly firstPublished = new Map<string, number>();
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -86,6 +87,26 @@ export class PriceBook {
     const entry = toEntry(row);
     this.current.set(model, { entry, fetchedAt });
     return entry;
+  }
+
+  /**
+   * When the model's first price version was stored (ms): the same on every instance and after
+   * every restart, and it never changes, so it is cached for good. `GET /v1/models` shows it as
+   * OpenAI's `created`.
+   */
+  async firstPublishedAt(model: string): Promise<number> {
+    const known = this.firstPublished.get(model);
+    if (known !== undefined) return known;
+    const row = await this.db
+      .selectFrom('model_prices')
+      .select('created_at')
+      .where('model', '=', model)
+      .orderBy('version', 'asc')
+      .limit(1)
+      .executeTakeFirst();
+    if (row === undefined) throw new ApiError('MODEL_UNAVAILABLE', `model ${model} has no price`);
+    this.firstPublished.set(model, Number(row.created_at));
+    return Number(row.created_at);
   }
 
   async byVersion(priceVersion: string): Promise<PriceEntry | undefined> {

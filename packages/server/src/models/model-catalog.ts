@@ -12,7 +12,6 @@ export class ModelCatalog {
   constructor(
     readonly models: readonly ModelConfig[],
     private readonly prices: PriceBook,
-    private readonly createdAt: number,
   ) {
     this.byId = new Map(models.map((model) => [model.id, model]));
   }
@@ -63,10 +62,12 @@ export class ModelCatalog {
     return Promise.all(
       models.map(async (model) => {
         const price = await this.prices.currentFor(model.id);
+        // When the model was first priced here: the same on every instance (not a start time).
+        const created = await this.prices.firstPublishedAt(model.id);
         return {
           id: model.id,
           object: 'model' as const,
-          created: Math.floor(this.createdAt / 1000),
+          created: Math.floor(created / 1000),
           owned_by: model.owned_by,
           capabilities: {
             families: model.families,
