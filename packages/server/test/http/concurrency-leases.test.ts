@@ -92,7 +92,7 @@ describeNeeding(redisService, 'concurrency slots in Redis as leases', () => {
       statuses.push(status);
       // Refused attempts never push the expiry beyond one lease.
       for (const counter of [`key:${keyId}`, `account:${accountId}`])
-        expect(await observer.pttl(`tollgate:inflight:${counter}`)).toBeLessThanOrEqual(leaseMs);
+        expect(await observer.pttl(`tollgate:slots:${counter}`)).toBeLessThanOrEqual(leaseMs);
       if (status === 200) {
         freedAfter = Date.now() - killedAt;
         break;
@@ -122,7 +122,7 @@ describeNeeding(redisService, 'concurrency slots in Redis as leases', () => {
     // Well past two leases: only renewal keeps the slot.
     await delay(leaseMs * 2 + 500);
     const observer = redisClient();
-    expect(await observer.exists(`tollgate:inflight:key:${keyId}`)).toBe(1);
+    expect(await observer.exists(`tollgate:slots:key:${keyId}`)).toBe(1);
     const refused = await gateway.call('GET', '/v1/models', { key });
     expect(refused.statusCode).toBe(429);
     expect(refused.json()).toMatchObject({ error: { code: 'RATE_LIMITED' } });
@@ -130,9 +130,23 @@ describeNeeding(redisService, 'concurrency slots in Redis as leases', () => {
 
     // Given back as the answer is sent: nothing left in Redis, no counter below zero.
     for (const counter of [`key:${keyId}`, `account:${accountId}`])
-      expect(await leftInRedis(observer, `tollgate:inflight:${counter}`)).toBe(0);
+      expect(await leftInRedis(observer, `tollgate:slots:${counter}`)).toBe(0);
     expect((await gateway.call('GET', '/v1/models', { key })).statusCode).toBe(200);
-    expect(await leftInRedis(observer, `tollgate:inflight:key:${keyId}`)).toBe(0);
+    expect(await leftInRedis(observer, `tollgate:slots:key:${keyId}`)).toBe(0);
     await gateway.expectLedgerClean();
   }, 20_000);
+
+  it('serves a key whose integer counter an earlier version left in Redis (rolling upgrade)', async () => {
+    const gateway = await start({
+      concurrent_requests: 2,
+      concurrent_requests_per_account: 2,
+      concurrency_lease_ms: 30_000,
+    });
+    const { accountId, key, keyId } = await gateway.account(0);
+    const observer = redisClient();
+    await observer.set(`tollgate:inflight:key:${keyId}`, '1', 'EX', 60);
+    await observer.set(`tollgate:inflight:account:${accountId}`, '1', 'EX', 60);
+    expect((await gateway.call('GET', '/v1/models', { key })).statusCode).toBe(200);
+    await observer.del(`tollgate:inflight:key:${keyId}`, `tollgate:inflight:account:${accountId}`);
+  });
 });

@@ -99,10 +99,14 @@ export class RateLimits {
     });
   }
 
-  /** Takes every slot or none, in one round trip: shared-slots.ts. */
+  /**
+   * Takes every slot or none, in one round trip: shared-slots.ts. The sets are named apart from
+   * the counters of earlier versions (`tollgate:inflight:*`, plain integers), which a rolling
+   * upgrade may still find in Redis and a sorted-set command would refuse.
+   */
   private async takeShared(slots: SharedSlots, wanted: readonly Slot[]): Promise<() => void> {
     const result = await slots.take(
-      wanted.map((slot) => ({ ...slot, set: `tollgate:inflight:${slot.counter}` })),
+      wanted.map((slot) => ({ ...slot, set: `tollgate:slots:${slot.counter}` })),
     );
     if (!result.taken) throw overLimit(result.full);
     return result.release;
