@@ -83,6 +83,8 @@ export async function createServices(options: ServiceOptions): Promise<Services>
   const storeOptions: StoreOptions = {
     url: options.databaseUrl,
     ...(options.postgresSchema === undefined ? {} : { postgresSchema: options.postgresSchema }),
+    onConnectionLost: (error) =>
+      logger.warn({ err: error }, 'database connection lost; the pool opens a new one'),
   };
   const store = await openStore(storeOptions);
   const closers: (() => Promise<void>)[] = [() => store.close()];

@@ -312,6 +312,12 @@ export const limitsSchema = z
     concurrent_uploads_per_account: positiveInt.default(8),
     /** Requests in flight at once for all keys of one account together (429 above it). */
     concurrent_requests_per_account: positiveInt.default(64),
+    /**
+     * With Redis: how long the concurrency slots of a request outlive their last renewal (each
+     * instance renews its requests' slots every third of this), so an instance that died frees
+     * its slots within this many milliseconds. See docs/configuration.md.
+     */
+    concurrency_lease_ms: positiveInt.min(300).default(30_000),
   })
   .strict();
 

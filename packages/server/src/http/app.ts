@@ -113,6 +113,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       requestsPerMinute: deps.config.limits.requests_per_minute,
       concurrentRequests: deps.config.limits.concurrent_requests,
       concurrentRequestsPerAccount: deps.config.limits.concurrent_requests_per_account,
+      concurrencyLeaseMs: deps.config.limits.concurrency_lease_ms,
     },
     deps.redis,
   );

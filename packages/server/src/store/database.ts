@@ -23,9 +23,16 @@ export interface StoreOptions {
   /** PostgreSQL only: the schema to use (created if missing); tests isolate themselves with it. */
   readonly postgresSchema?: string;
   readonly postgresPoolSize?: number;
+  /**
+   * PostgreSQL only: told of each connection the server or the network dropped (a failover, a
+   * restart, `pg_terminate_backend`, a proxy's idle timeout). The dead connection is already
+   * out of the pool; the work on it failed with an error of its own.
+   */
+  readonly onConnectionLost?: (error: Error) => void;
 }
 
 const INT8_OID = 20;
+const CONNECT_TIMEOUT_MS = 5_000;
 
 /** Opens the database and applies every pending migration. */
 export async function openStore(options: StoreOptions): Promise<Store> {
@@ -87,20 +94,47 @@ async function openPostgres(options: StoreOptions): Promise<Store> {
     throw new Error(`bad schema name ${schema}`);
   if (schema !== undefined) {
     const client = new pg.Client({ connectionString: options.url });
+    // A connection lost between these statements makes the next one fail; never the process.
+    client.on('error', () => {});
     await client.connect();
     await client.query(`create schema if not exists ${schema}`);
     await client.end();
   }
   const pool = new pg.Pool({
     connectionString: options.url,
+    // Names the gateway's sessions in pg_stat_activity; `?application_name=` in the URL wins.
+    application_name: 'tollgate',
     max: options.postgresPoolSize ?? 20,
+    // An unreachable server fails a request (and `/readyz`) in seconds instead of hanging on
+    // the operating system's connect timeout; TCP keep-alive finds peers that vanished silently.
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    keepAlive: true,
     ...(schema === undefined ? {} : { options: `-c search_path=${schema}` }),
     // Amounts are bigint; every one is a safe integer, so parse them as numbers on this pool only.
     types: { getTypeParser: bigintAsNumber },
   });
+  surviveConnectionLoss(pool, options.onConnectionLost ?? (() => {}));
   prepareHotStatementsByName(pool);
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return { db, dialect: 'postgres', close: () => db.destroy() };
+}
+
+/**
+ * `pg` reports a connection that died (server restart, failover, `pg_terminate_backend`, a
+ * proxy closing it) as an `'error'` event: on the pool for an idle connection, on the client
+ * for one checked out. An `'error'` event nobody listens to ends the Node process, so without
+ * these listeners one killed connection would take the gateway down. With them, the pool drops
+ * the dead connection (pg-pool removes an idle one itself, and one released by Kysely is
+ * discarded as no longer queryable), the statement that ran on it fails like any database
+ * error (the request ends by the ordinary certain/uncertain rules), and the next checkout opens
+ * a fresh connection once the server answers again.
+ */
+function surviveConnectionLoss(pool: pg.Pool, onConnectionLost: (error: Error) => void): void {
+  // The pool re-emits an idle client's error, which the client's own listener already reported.
+  pool.on('error', () => {});
+  pool.on('connect', (client) => {
+    client.on('error', (error) => onConnectionLost(error));
+  });
 }
 
 /**

@@ -68,7 +68,12 @@ describeNeeding(redisService, 'shared limits through Redis', () => {
       const { accountId, key, keyId } = await first.account(0);
       const { RateLimits } = await import('../../src/http/plugins/rate-limit.js');
       const other = new RateLimits(
-        { requestsPerMinute: 4, concurrentRequests: 100, concurrentRequestsPerAccount: 100 },
+        {
+          requestsPerMinute: 4,
+          concurrentRequests: 100,
+          concurrentRequestsPerAccount: 100,
+          concurrencyLeaseMs: 30_000,
+        },
         first.services.redis,
       );
       (await other.acquire({ keyId, accountId }))();
@@ -99,7 +104,12 @@ describeNeeding(redisService, 'shared limits through Redis', () => {
       const { accountId, key } = await first.account(0);
       const { RateLimits } = await import('../../src/http/plugins/rate-limit.js');
       const other = new RateLimits(
-        { requestsPerMinute: 1_000, concurrentRequests: 100, concurrentRequestsPerAccount: 2 },
+        {
+          requestsPerMinute: 1_000,
+          concurrentRequests: 100,
+          concurrentRequestsPerAccount: 2,
+          concurrencyLeaseMs: 30_000,
+        },
         first.services.redis,
       );
       // The other instance holds both of the account's slots with another key.

@@ -6,12 +6,19 @@ import {
   type RateLimiterAbstract,
 } from 'rate-limiter-flexible';
 import { ApiError } from '../../errors/api-error.js';
+import { SharedSlots } from './shared-slots.js';
 
 export interface RateLimitSettings {
   readonly requestsPerMinute: number;
   readonly concurrentRequests: number;
   /** In flight at once for all keys of one account together. */
   readonly concurrentRequestsPerAccount: number;
+  /**
+   * Redis only: how long a request's concurrency slots outlive the last renewal by the instance
+   * running it (renewed every third of it), so the slots of an instance that died free
+   * themselves within this time.
+   */
+  readonly concurrencyLeaseMs: number;
 }
 
 /** Whose slots a request takes. */
@@ -24,15 +31,17 @@ export interface RateLimitSubject {
  * Per-API-key limits: requests per minute (a fixed one-minute window from rate-limiter-flexible)
  * and requests in flight at once; and requests in flight per account, so that an account cannot
  * multiply its share by creating keys. In memory per instance, or shared through Redis when
- * configured. Redis only counts; it never decides money.
+ * configured (concurrency slots as leases that a dead instance cannot keep: shared-slots.ts).
+ * Redis only counts; it never decides money.
  */
 export class RateLimits {
   private readonly perMinute: RateLimiterAbstract;
   private readonly inFlight = new Map<string, number>();
+  private readonly shared: SharedSlots | undefined;
 
   constructor(
     private readonly settings: RateLimitSettings,
-    private readonly redis: Redis | undefined,
+    redis: Redis | undefined,
   ) {
     this.perMinute =
       redis === undefined
@@ -43,6 +52,8 @@ export class RateLimits {
             duration: 60,
             keyPrefix: 'tollgate:rpm',
           });
+    this.shared =
+      redis === undefined ? undefined : new SharedSlots(redis, settings.concurrencyLeaseMs);
   }
 
   /** Takes one request slot and the key's and the account's concurrency slots; returns the function that frees them. */
@@ -69,7 +80,7 @@ export class RateLimits {
         scope: "for this API key's account (all its keys together)",
       },
     ];
-    return this.redis === undefined ? this.takeLocal(slots) : this.takeShared(this.redis, slots);
+    return this.shared === undefined ? this.takeLocal(slots) : this.takeShared(this.shared, slots);
   }
 
   /** Takes every slot or none (nothing else runs in between: one event-loop turn). */
@@ -89,28 +100,16 @@ export class RateLimits {
   }
 
   /**
-   * Takes every slot in one round trip (one MULTI), and gives them all back in one if any is
-   * over its limit. The expiry bounds the damage of an instance that dies holding slots.
+   * Takes every slot or none, in one round trip: shared-slots.ts. The sets are named apart from
+   * the counters of earlier versions (`tollgate:inflight:*`, plain integers), which a rolling
+   * upgrade may still find in Redis and a sorted-set command would refuse.
    */
-  private async takeShared(redis: Redis, slots: readonly Slot[]): Promise<() => void> {
-    const names = slots.map((slot) => `tollgate:inflight:${slot.counter}`);
-    const take = redis.multi();
-    for (const name of names) take.incr(name).expire(name, 600);
-    const results = ((await take.exec()) ?? []) as [unknown, number][];
-    const giveBack = () => {
-      const back = redis.multi();
-      for (const name of names) back.decr(name);
-      return back.exec();
-    };
-    const over = slots.find((slot, index) => {
-      const count = results[index * 2]?.[1];
-      return typeof count === 'number' && count > slot.limit;
-    });
-    if (over !== undefined) {
-      await giveBack();
-      throw overLimit(over);
-    }
-    return once(() => void giveBack().catch(() => {}));
+  private async takeShared(slots: SharedSlots, wanted: readonly Slot[]): Promise<() => void> {
+    const result = await slots.take(
+      wanted.map((slot) => ({ ...slot, set: `tollgate:slots:${slot.counter}` })),
+    );
+    if (!result.taken) throw overLimit(result.full);
+    return result.release;
   }
 }
 
