@@ -43,8 +43,8 @@ export async function runBackupCommand(
     if (target.kind === 'postgres')
       throw new ApiError(
         'INVALID_INPUT',
-        `tollgate backup copies a SQLite database; ${target.database} is on PostgreSQL: use ` +
-          `pg_dump (docs/operations.md, "Backup and restore")`,
+        `tollgate backup copies a SQLite database, and this one is PostgreSQL (${target.database} ` +
+          `at ${target.address}): back it up with pg_dump (docs/operations.md, "Backup and restore")`,
       );
     if (typeof to !== 'string' || to === '')
       throw new ApiError('INVALID_INPUT', '--to FILE is required: where to write the copy', 'to');
