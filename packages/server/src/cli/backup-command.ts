@@ -73,8 +73,8 @@ function errorFields(code: ErrorCode, message: string, param: string | undefined
  * - every page is copied in ONE step, i.e. inside one WAL read transaction: a consistent
  *   snapshot that does not block the gateway's writers (WAL readers never do) nor its PASSIVE
  *   checkpoints beyond the snapshot. The default (100 pages a step, the lock released between
- *   steps) restarts from the first page each time another connection writes, which under
- *   steady traffic may never finish;
+ *   steps) restarts from the first page each time another connection writes between two steps
+ *   (SQLite's documentation of sqlite3_backup_step): under steady traffic it might never finish;
  * - the copy is written beside FILE under a temporary name and renamed only once complete and
  *   checked, so FILE is never a partial database.
  */
