@@ -1,4 +1,4 @@
-import { existsSync, renameSync, rmSync, statSync } from 'node:fs';
+import { existsSync, linkSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { ErrorCode } from '@tollgate/protocol';
 import { loadSettings } from '../config/load.js';
@@ -75,8 +75,8 @@ function errorFields(code: ErrorCode, message: string, param: string | undefined
  *   checkpoints beyond the snapshot. The default (100 pages a step, the lock released between
  *   steps) restarts from the first page each time another connection writes between two steps
  *   (SQLite's documentation of sqlite3_backup_step): under steady traffic it might never finish;
- * - the copy is written beside FILE under a temporary name and renamed only once complete and
- *   checked, so FILE is never a partial database.
+ * - the copy is written beside FILE under a temporary name and linked to FILE only once complete
+ *   and checked, so FILE is never a partial database and never replaces another file.
  */
 export async function backupSqlite(source: string, file: string): Promise<BackupReport> {
   if (!existsSync(source))
@@ -101,7 +101,8 @@ export async function backupSqlite(source: string, file: string): Promise<Backup
   }
   try {
     const checked = checkCopy(partial);
-    renameSync(partial, file);
+    // A link, not a rename: it fails (EEXIST) rather than replace a FILE created meanwhile.
+    linkSync(partial, file);
     return { object: 'backup', source, file, bytes: statSync(file).size, ...checked };
   } finally {
     for (const leftover of [partial, `${partial}-wal`, `${partial}-shm`])
