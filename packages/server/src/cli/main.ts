@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { runBackupCommand } from './backup-command.js';
 import { checkLedger } from '../billing/ledger-check.js';
 import { modelPricesView, priceHistoryView } from '../billing/price-view.js';
 import { loadSettings } from '../config/load.js';
@@ -9,7 +10,7 @@ import { serve } from '../main.js';
 import { operatorRecordView } from '../requests/record-view.js';
 import { createServices, defaultDatabaseUrl, type Services } from '../services.js';
 import { shareServiceOf } from '../shares/share-service.js';
-import { startSimulator } from '../simulator/server.js';
+import { simulatorBaseUrl, startSimulator } from '../simulator/server.js';
 import { parseStatementPeriod } from '../usage/statement.js';
 import { renderStatement } from '../usage/statement-output.js';
 
@@ -17,6 +18,7 @@ const USAGE = `tollgate <command> — every command prints JSON (docs/admin.md)
 
   serve                                         run the gateway (same as npm start)
   sim [--port N] [--host H]                     run the simulator upstream alone
+  backup --to FILE                              copy the SQLite database while it serves (PostgreSQL: pg_dump)
   ledger check                                  verify every ledger invariant; exit 1 on a violation
   accounts create --email E
   accounts show ACCOUNT_ID
@@ -99,9 +101,10 @@ export async function runCli(
       host: values.host ?? '127.0.0.1',
       port: Number(values.port ?? 18000),
     });
-    out.write(`${JSON.stringify({ simulator: simulator.url })}\n`);
+    out.write(`${JSON.stringify({ simulator: simulatorBaseUrl(simulator) })}\n`);
     return -1;
   }
+  if (command === 'backup') return runBackupCommand(values['to'], env, out, err);
   const settings = loadSettings(env);
   const services = await createServices({
     config: settings.config,

@@ -57,6 +57,14 @@ const routes: Record<string, Handler> = {
 };
 
 /**
+ * The base URL a client of the simulator uses (the upstream `base_url` in a configuration):
+ * its routes live under `/v1`, as at the providers it imitates.
+ */
+export function simulatorBaseUrl(simulator: Pick<Simulator, 'url'>): string {
+  return `${simulator.url}/v1`;
+}
+
+/**
  * The built-in upstream: a real HTTP server on loopback that speaks the OpenAI chat (plain and
  * SSE), embeddings, Images and Videos protocols and the Cohere/Jina rerank protocol with
  * deterministic outputs, and injects faults on request (docs/simulator.md).

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { ConfigError } from '../config/load.js';
+import { NewerSchemaError } from '../store/schema-version.js';
 import type { DatabaseTarget } from './database-target.js';
 
 /**
@@ -13,7 +14,12 @@ export class StartupError extends Error {
 
 /** The lines `main.ts` prints for any start-up failure, explained or not. */
 export function startupFailureMessage(error: unknown): string {
-  if (error instanceof ConfigError || error instanceof StartupError) return error.message;
+  if (
+    error instanceof ConfigError ||
+    error instanceof StartupError ||
+    error instanceof NewerSchemaError
+  )
+    return error.message;
   return `could not start: ${firstLine(error)} (LOG_LEVEL=debug prints the stack trace)`;
 }
 
@@ -53,6 +59,9 @@ export function explainListenError(
  */
 export function explainServicesError(error: unknown, database: DatabaseTarget): string {
   const chain = causesOf(error);
+  // Already said for an operator (store/schema-version.ts), whatever the dialect.
+  const newer = chain.find((cause) => cause instanceof NewerSchemaError);
+  if (newer !== undefined) return newer.message;
   const explained =
     database.kind === 'postgres'
       ? postgresProblem(chain, database)

@@ -5,6 +5,7 @@ import pg from 'pg';
 import { migrationProvider } from './migrations/index.js';
 import { SqliteDatabase, sqliteBindingPath } from './sqlite-binding.js';
 import { startCheckpointer } from './sqlite-checkpointer.js';
+import { refuseNewerSchema } from './schema-version.js';
 import { GroupCommitSqliteDialect } from './sqlite-group-commit.js';
 import { statementNameOf } from './prepared-query.js';
 import type { Database } from './schema.js';
@@ -39,7 +40,18 @@ export async function openStore(options: StoreOptions): Promise<Store> {
   const store = options.url.startsWith('postgres')
     ? await openPostgres(options)
     : openSqlite(options.url);
-  await migrate(store.db, options.postgresSchema);
+  try {
+    await refuseNewerSchema(
+      store.db,
+      store.dialect,
+      options.postgresSchema,
+      Object.keys(await migrationProvider.getMigrations()),
+    );
+    await migrate(store.db, options.postgresSchema);
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
   return store;
 }
 

@@ -1,5 +1,13 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import {
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -55,6 +63,19 @@ function bashBlocks(markdown: string, title: string): string[] {
   return [...section(markdown, title).matchAll(/^```bash\n([\s\S]*?)^```$/gm)].map(
     (match) => match[1] ?? '',
   );
+}
+
+/** The balances "Try it" says its account prints show (`# … "balance": N …`), in order. */
+function statedBalances(script: string): number[] {
+  return [...script.matchAll(/^# .*"balance": (\d+)/gm)].map((match) => Number(match[1]));
+}
+
+/** The balances of the account objects "Try it" printed, in order. */
+function printedBalances(stdout: string): number[] {
+  return stdout
+    .split('\n')
+    .filter((line) => line.startsWith('{') && line.includes('"object":"account"'))
+    .map((line) => (JSON.parse(line) as { balance: number }).balance);
 }
 
 interface Run {
@@ -196,8 +217,19 @@ describe('the README quick start and "Try it", pasted into bash', () => {
     const lastLine = tryRun.stdout.trim().split('\n').at(-1) ?? '';
     const account = JSON.parse(lastLine) as { object: string; balance: number; held: number };
     expect(account).toMatchObject({ object: 'account', balance: FINAL_BALANCE, held: 0 });
-    for (const file of ['waves.mp4', 'fox.png', 'lighthouse.mp4'])
-      expect(statSync(path.join(dir, file)).size, file).toBeGreaterThan(0);
+    // The balances the README says each account print shows are the ones printed, in order.
+    expect(statedBalances(script)).toEqual(printedBalances(tryRun.stdout));
+    expect(statedBalances(script).at(-1)).toBe(FINAL_BALANCE);
+
+    // The fetched files land in the fresh data directory, never in the checkout.
+    const data = readdirSync(dir)
+      .map((name) => path.join(dir ?? '', name))
+      .find((entry) => existsSync(path.join(entry, 'tollgate.log')));
+    if (data === undefined) throw new Error('no data directory with tollgate.log under TMPDIR');
+    for (const file of ['waves.mp4', 'fox.png', 'lighthouse.mp4']) {
+      expect(statSync(path.join(data, file)).size, file).toBeGreaterThan(0);
+      expect(existsSync(path.join(dir, file)), `${file} in the checkout`).toBe(false);
+    }
 
     // The quick start's gateway served all along, untouched by "Try it".
     expect((await fetch(`http://127.0.0.1:${quickPort}/healthz`)).ok).toBe(true);

@@ -1,0 +1,67 @@
+import { sql, type Kysely } from 'kysely';
+import type { DialectName } from './database.js';
+import type { Database } from './schema.js';
+
+/**
+ * The database was migrated by a newer Tollgate: it holds migrations this binary does not have.
+ * Running on it would mean reading and writing money tables whose shape this code does not know
+ * (a new NOT NULL column, a new constraint, a moved invariant), so start-up stops instead. The
+ * message names the unknown migrations and the two ways out (docs/operations.md, "Upgrade and
+ * rollback").
+ */
+export class NewerSchemaError extends Error {
+  override readonly name = 'NewerSchemaError';
+  constructor(
+    readonly unknownMigrations: readonly string[],
+    readonly newestKnown: string,
+  ) {
+    super(
+      `the database was migrated by a newer Tollgate: migration ${unknownMigrations.join(', ')} ` +
+        `is unknown to this version (its newest is ${newestKnown}). Run the newer version, or ` +
+        `restore the backup taken before the upgrade (docs/operations.md, "Upgrade and rollback")`,
+    );
+  }
+}
+
+/** Kysely's record of applied migrations (its default table name). */
+const MIGRATION_TABLE = 'kysely_migration';
+
+/**
+ * Throws `NewerSchemaError` when the database records a migration that `known` lacks. A fresh
+ * database (no migration table yet) passes. Runs before the migrator, whose own refusal
+ * ("corrupted migrations: previously executed migration … is missing") reads like damage.
+ */
+export async function refuseNewerSchema(
+  db: Kysely<Database>,
+  dialect: DialectName,
+  schema: string | undefined,
+  known: readonly string[],
+): Promise<void> {
+  if (!(await migrationTableExists(db, dialect, schema))) return;
+  const table =
+    schema === undefined ? sql.table(MIGRATION_TABLE) : sql.table(`${schema}.${MIGRATION_TABLE}`);
+  const applied = await sql<{ name: string }>`select name from ${table} order by name`.execute(db);
+  const knownNames = new Set(known);
+  const unknown = applied.rows.map((row) => row.name).filter((name) => !knownNames.has(name));
+  if (unknown.length > 0) throw new NewerSchemaError(unknown, [...known].sort().at(-1) ?? 'none');
+}
+
+async function migrationTableExists(
+  db: Kysely<Database>,
+  dialect: DialectName,
+  schema: string | undefined,
+): Promise<boolean> {
+  if (dialect === 'sqlite') {
+    const found = await sql<{ name: string }>`
+      select name from sqlite_master where type = 'table' and name = ${MIGRATION_TABLE}`.execute(
+      db,
+    );
+    return found.rows.length > 0;
+  }
+  // Without a schema, the connection's search_path decides, as it does for the migrator.
+  const qualified = schema === undefined ? MIGRATION_TABLE : `${schema}.${MIGRATION_TABLE}`;
+  const found = await sql<{ oid: string | null }>`select to_regclass(${qualified}) as oid`.execute(
+    db,
+  );
+  return found.rows[0]?.oid !== null && found.rows[0]?.oid !== undefined;
+}

@@ -1,0 +1,89 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { runCli } from '../../src/cli/main.js';
+
+/** Runs one CLI command in this process; its exit code and both outputs. */
+async function cli(env: NodeJS.ProcessEnv, ...args: string[]) {
+  let out = '';
+  let err = '';
+  const code = await runCli(
+    args,
+    env,
+    { write: (text) => void (out += text) },
+    { write: (text) => void (err += text) },
+  );
+  return { code, out, err };
+}
+
+/**
+ * `tollgate backup` refuses what it must not do, saying so in the CLI's error shape and writing
+ * nothing: no FILE, an existing FILE (a backup never overwrites another), no database to copy
+ * (it must not create an empty one), and PostgreSQL (pg_dump's job). The copy under load is
+ * tested in sqlite-backup-under-load.test.ts.
+ */
+describe('tollgate backup: what it refuses', () => {
+  let dir: string;
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+  const fresh = () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'tollgate-backup-command-'));
+    return { TOLLGATE_DATA_DIR: dir };
+  };
+
+  it('without --to: INVALID_INPUT naming to', async () => {
+    const env = fresh();
+    await cli(env, 'accounts', 'create', '--email', 'a@example.test');
+    const result = await cli(env, 'backup');
+    expect(result.code).toBe(1);
+    expect(JSON.parse(result.err)).toEqual({
+      error: {
+        code: 'INVALID_INPUT',
+        message: '--to FILE is required: where to write the copy',
+        param: 'to',
+      },
+    });
+  });
+
+  it('an existing FILE: refused and left as it was', async () => {
+    const env = fresh();
+    await cli(env, 'accounts', 'create', '--email', 'a@example.test');
+    const file = path.join(dir, 'earlier-backup.sqlite');
+    writeFileSync(file, 'an earlier backup');
+    const result = await cli(env, 'backup', '--to', file);
+    expect(result.code).toBe(1);
+    expect(JSON.parse(result.err)).toMatchObject({ error: { code: 'INVALID_INPUT', param: 'to' } });
+    expect(readFileSync(file, 'utf8')).toBe('an earlier backup');
+  });
+
+  it('no database at the source: NOT_FOUND, and no empty database created', async () => {
+    const env = fresh();
+    const file = path.join(dir, 'backup.sqlite');
+    const result = await cli(env, 'backup', '--to', file);
+    expect(result.code).toBe(1);
+    expect(JSON.parse(result.err)).toMatchObject({ error: { code: 'NOT_FOUND' } });
+    expect(existsSync(path.join(dir, 'tollgate.sqlite'))).toBe(false);
+    expect(existsSync(file)).toBe(false);
+  });
+
+  it('on PostgreSQL: refused with a message pointing to pg_dump, without connecting', async () => {
+    const env = fresh();
+    const file = path.join(dir, 'backup.sqlite');
+    const result = await cli(
+      { ...env, TOLLGATE_DATABASE_URL: 'postgres://nobody@127.0.0.1:1/tollgate' },
+      'backup',
+      '--to',
+      file,
+    );
+    expect(result.code).toBe(1);
+    expect(JSON.parse(result.err)).toEqual({
+      error: {
+        code: 'INVALID_INPUT',
+        message:
+          'tollgate backup copies a SQLite database, and this one is PostgreSQL (tollgate at ' +
+          '127.0.0.1:1): back it up with pg_dump (docs/operations.md, "Backup and restore")',
+      },
+    });
+    expect(existsSync(file)).toBe(false);
+  });
+});
