@@ -24,7 +24,8 @@ export function registerAssets(v1: FastifyInstance, deps: AppDeps, storage: Asse
     // An upload refused before its body has arrived (415 from its first bytes, 413, 429) closes
     // the connection after the answer: app.ts does this for every route.
     const uploads = new UploadService(deps, storage);
-    scope.post('/v1/assets', async (request, reply) => {
+    // Its fingerprint is the hash of the bytes still to arrive: judged at the claim, not before.
+    scope.post('/v1/assets', { config: { businessPost: false } }, async (request, reply) => {
       const answer = await uploads.upload(parseUpload(deps, request));
       return reply.code(answer.status).headers(answer.headers).send(answer.body);
     });
