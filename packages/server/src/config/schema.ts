@@ -312,6 +312,11 @@ export const limitsSchema = z
     concurrent_uploads_per_account: positiveInt.default(8),
     /** Requests in flight at once for all keys of one account together (429 above it). */
     concurrent_requests_per_account: positiveInt.default(64),
+    /**
+     * Shares one account may have awaiting review at once, all its keys together (429
+     * RATE_LIMITED above it, docs/shares.md): what one caller can put in the review queue.
+     */
+    pending_shares_per_account: positiveInt.default(20),
   })
   .strict();
 
