@@ -16,13 +16,11 @@ import { serveContent } from '../serve-content.js';
 const PUBLIC_CACHE_CONTROL = 'public, no-cache';
 
 /**
- * Content served to anyone on the gateway's own origin: never sniffed into something else,
- * never run as a page (a sandbox without scripts), never indexed, and never sending its token
- * onwards in a Referer.
+ * Content served to anyone on the gateway's own origin, beyond what every content route sends
+ * (`INERT_CONTENT_HEADERS` of serve-content.ts: never sniffed, never run as a page): never
+ * indexed, and never sending its token onwards in a Referer.
  */
 const PUBLIC_HEADERS = {
-  'x-content-type-options': 'nosniff',
-  'content-security-policy': "default-src 'none'; sandbox",
   'referrer-policy': 'no-referrer',
   'x-robots-tag': 'noindex, nofollow',
 } as const;
