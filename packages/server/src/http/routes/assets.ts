@@ -8,6 +8,7 @@ import { invalidInput } from '../../errors/api-error.js';
 import { readIdempotencyKey } from '../../requests/idempotency.js';
 import { principalOf, requirePersonal } from '../plugins/authenticate.js';
 import type { AppDeps } from '../deps.js';
+import { pageQuerySchema } from '../page-query.js';
 import { serveContent } from '../serve-content.js';
 
 /**
@@ -32,6 +33,7 @@ export function registerAssets(v1: FastifyInstance, deps: AppDeps, storage: Asse
 
     scope.get<{ Querystring: { limit?: string; after?: string } }>(
       '/v1/assets',
+      { schema: { querystring: pageQuerySchema() } },
       async (request) => {
         const principal = principalOf(request);
         requirePersonal(principal);

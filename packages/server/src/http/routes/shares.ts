@@ -6,6 +6,7 @@ import { answerClaim as answer } from '../claim-answer.js';
 import { requestIdentity } from '../billed-request.js';
 import type { AppDeps } from '../deps.js';
 import { bearerToken, principalOf, requirePersonal } from '../plugins/authenticate.js';
+import { pageQuerySchema } from '../page-query.js';
 import { serveContent } from '../serve-content.js';
 
 /**
@@ -41,8 +42,10 @@ export function registerShares(v1: FastifyInstance, deps: AppDeps): void {
       return answer(reply, await shares.create(identity, ownerOf(request).apiKey, target));
     },
   );
-  v1.get<{ Querystring: { limit?: string; after?: string } }>('/v1/shares', async (request) =>
-    shares.list(ownerOf(request), request.query),
+  v1.get<{ Querystring: { limit?: string; after?: string } }>(
+    '/v1/shares',
+    { schema: { querystring: pageQuerySchema() } },
+    async (request) => shares.list(ownerOf(request), request.query),
   );
   v1.get<{ Params: { id: string } }>('/v1/shares/:id', async (request) =>
     shares.read(ownerOf(request), request.params.id),
@@ -90,6 +93,7 @@ export function registerShareReview(admin: FastifyInstance, deps: AppDeps): void
 
   admin.get<{ Querystring: { state?: string; limit?: string; after?: string } }>(
     '/admin/v1/shares',
+    { schema: { querystring: pageQuerySchema(['state']) } },
     async (request) => shares.listForReview(request.query),
   );
   admin.get<{ Params: { id: string } }>('/admin/v1/shares/:id', async (request) =>
