@@ -42,7 +42,8 @@ export interface LineItem {
 /**
  * The answer of `POST /v1/images/quote` and `POST /v1/videos/quote` (200; read-only: nothing is
  * recorded, held or created). Echo `price_version` and `quoted_amount` at creation as
- * `expected_price_version` and `expected_quote_amount` to be refused (409 `PRICE_CHANGED`)
+ * `expected_price_version` and `expected_quote_amount` to be refused (409 `PRICE_CHANGED` when
+ * the price version moved, 409 `QUOTE_MISMATCH` when the amount is not this input's quote)
  * rather than charged a changed price.
  */
 export interface Quote {

@@ -185,7 +185,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       taskOperations: new TaskOperations({ db: store.db, tasks: taskStore, effects }),
       taskStore,
       taskWorker,
-      settlements: new SettlementService(store.db, effects, requests.records),
+      settlements: new SettlementService(store.db, effects, requests.records, requests),
       usageReviews: new UsageReviewService(store.db, clock, requests.records),
       requestListing: new RequestListing(store.db),
       accountUsage: new AccountUsageReader(store.db),

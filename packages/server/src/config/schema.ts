@@ -318,6 +318,11 @@ export const limitsSchema = z
      * its slots within this many milliseconds. See docs/configuration.md.
      */
     concurrency_lease_ms: positiveInt.min(300).default(30_000),
+    /**
+     * Shares one account may have awaiting review at once, all its keys together (429
+     * RATE_LIMITED above it, docs/shares.md): what one caller can put in the review queue.
+     */
+    pending_shares_per_account: positiveInt.default(20),
   })
   .strict();
 

@@ -11,6 +11,7 @@ import {
   answerFrameworkError,
   registerErrorHandling,
 } from './plugins/error-handler.js';
+import { guardIdempotency } from './plugins/idempotency-guard.js';
 import { registerJsonBody } from './plugins/json-body.js';
 import { RateLimits } from './plugins/rate-limit.js';
 import { pathOnly, registerRequestHygiene } from './plugins/request-hygiene.js';
@@ -123,6 +124,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     v1.addHook('onRequest', async (request) => {
       request.releaseRateLimit = await limits.acquire(principalOf(request));
     });
+    guardIdempotency(v1, deps.requests.records);
     registerModels(v1, deps);
     registerChat(v1, deps);
     registerEmbeddings(v1, deps);

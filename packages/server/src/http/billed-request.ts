@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../errors/api-error.js';
 import { UpstreamFailure } from '../providers/upstream-error.js';
-import { fingerprint, readIdempotencyKey } from '../requests/idempotency.js';
+import { fingerprint, pathWithValues, readIdempotencyKey } from '../requests/idempotency.js';
 import type {
   Answer,
   Outcome,
@@ -51,7 +51,7 @@ export interface ClaimedRequest {
 
 /**
  * What the record of a business POST remembers of it: its key (required), the fingerprint of
- * method, route and canonical body, the caller, and the model it names.
+ * method, path (with its values) and canonical body, the caller, and the model it names.
  */
 export function requestIdentity(request: FastifyRequest, model: string | null): RequestIdentity {
   const route = request.routeOptions.url ?? request.url;
@@ -59,11 +59,28 @@ export function requestIdentity(request: FastifyRequest, model: string | null): 
     requestId: request.id,
     principal: principalOf(request),
     idempotencyKey: readIdempotencyKey(request.headers),
-    fingerprint: fingerprint(request.method, route, request.body),
+    fingerprint: requestFingerprint(request),
     method: request.method,
     path: request.url.split('?')[0] ?? route,
     model,
   };
+}
+
+/** Computed once per request: the idempotency guard and the claim judge the same value. */
+const fingerprints = new WeakMap<FastifyRequest, string>();
+
+/**
+ * The idempotency fingerprint of a business POST (requests/idempotency.ts): method, the route
+ * with its parameters' values, canonical body. The one definition both the early judgement
+ * (plugins/idempotency-guard.ts) and the claim use.
+ */
+export function requestFingerprint(request: FastifyRequest): string {
+  const known = fingerprints.get(request);
+  if (known !== undefined) return known;
+  const route = request.routeOptions.url ?? request.url.split('?')[0] ?? request.url;
+  const computed = fingerprint(request.method, pathWithValues(route, request.params), request.body);
+  fingerprints.set(request, computed);
+  return computed;
 }
 
 /**

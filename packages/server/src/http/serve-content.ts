@@ -11,6 +11,17 @@ export interface ServedObject {
 }
 
 /**
+ * Stored content is served as data, never as a page of this origin, whoever reads it (the owner's
+ * asset and task content routes, a public share, an operator's review): never sniffed into
+ * another type, and a sandbox without scripts should a browser render it (an uploaded SVG or
+ * HTML-looking bytes). One set for every content route; public shares add theirs (routes/shares.ts).
+ */
+export const INERT_CONTENT_HEADERS = {
+  'x-content-type-options': 'nosniff',
+  'content-security-policy': "default-src 'none'; sandbox",
+} as const;
+
+/**
  * Answers GET or HEAD with a stored object: strong ETag (its content address), `Last-Modified`,
  * `If-None-Match` (304), `If-Range`, and one `Range` (206; 416 with the unsatisfied-range
  * `Content-Range` when unsatisfiable), streamed from storage. The one place content is served.
@@ -24,6 +35,7 @@ export async function serveContent(
 ): Promise<FastifyReply> {
   const etag = `"${object.sha256}"`;
   void reply
+    .headers(INERT_CONTENT_HEADERS)
     .header('etag', etag)
     .header('last-modified', new Date(object.created_at).toUTCString())
     .header('accept-ranges', 'bytes')

@@ -17,3 +17,15 @@ export function awaitingFundsError(requestId: string, amount: number): ApiError 
 }
 
 export const recordNotFound = () => new ApiError('NOT_FOUND', 'no such request');
+
+/**
+ * The same idempotency key already names another request of this key (another body, another
+ * path): refused before anything else is judged, so the answer never depends on the new body.
+ */
+export function idempotencyConflict(originalRequestId: string): ApiError {
+  return new ApiError(
+    'IDEMPOTENCY_CONFLICT',
+    `this Idempotency-Key was used for a different request (${originalRequestId}); use a new key for a new request`,
+    'Idempotency-Key',
+  );
+}

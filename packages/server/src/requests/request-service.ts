@@ -9,7 +9,12 @@ import type { Database } from '../store/schema.js';
 import { RecordHeartbeat } from './record-heartbeat.js';
 import { writeOutcome } from './record-outcome.js';
 import { recordView, type RecordRow, type RecordView } from './record-view.js';
-import { awaitingFundsError, insufficientFunds, recordNotFound } from './request-errors.js';
+import {
+  awaitingFundsError,
+  idempotencyConflict,
+  insufficientFunds,
+  recordNotFound,
+} from './request-errors.js';
 import { RequestStore } from './request-store.js';
 
 /** What the caller asked for, as the record remembers it. */
@@ -227,14 +232,7 @@ export class RequestService {
 
   private answerExisting(existing: RecordRow, fingerprint: string): Claim {
     if (existing.fingerprint !== fingerprint) {
-      return {
-        kind: 'refused',
-        error: new ApiError(
-          'IDEMPOTENCY_CONFLICT',
-          `this Idempotency-Key was used for a different request (${existing.id}); use a new key for a new request`,
-          'Idempotency-Key',
-        ),
-      };
+      return { kind: 'refused', error: idempotencyConflict(existing.id) };
     }
     if (existing.status === 'processing') {
       return {

@@ -4,9 +4,11 @@ import { captureHold, releaseHold, type LedgerEffects } from '../billing/ledger.
 import { parseMovementAmount } from '../billing/money.js';
 import { ApiError, invalidInput } from '../errors/api-error.js';
 import type { Database } from '../store/schema.js';
-import { recordView, type RecordView } from './record-view.js';
+import { recordView, type RecordRow, type RecordView } from './record-view.js';
 import { awaitingFundsError, recordNotFound } from './request-errors.js';
 import type { RequestStore } from './request-store.js';
+import type { Claim, RequestIdentity, RequestService } from './request-service.js';
+import { taskPath } from '../tasks/task-view.js';
 
 /**
  * Money moved after a request has finished: the caller settling a result that awaited funds
@@ -18,63 +20,83 @@ export class SettlementService {
     private readonly db: Kysely<Database>,
     private readonly effects: LedgerEffects,
     private readonly records: RequestStore,
+    private readonly requests: RequestService,
   ) {}
 
   /**
    * Captures a record that awaits funds, without regenerating anything. Settling twice never
-   * charges twice: the hold moves out of `open` once. The settle's own idempotency key is kept
-   * on the record, so a retry with the same key replays the success.
+   * charges twice: the hold moves out of `open` once. The settle is a business POST with its own
+   * record, claimed like every other (fingerprint: method, this record's path, empty body), so a
+   * retry with the same key replays the success and the same key sent to settle another record
+   * is 409 `IDEMPOTENCY_CONFLICT`. Any refusal (402, 409) rolls back and records nothing.
    */
-  async settle(
-    principal: Principal,
-    requestId: string,
-    idempotencyKey: string,
-  ): Promise<{ view: RecordView; replayed: boolean }> {
+  async settle(identity: RequestIdentity, requestId: string): Promise<Claim> {
     const row = await this.records.byId(requestId);
-    if (row === undefined || row.key_id !== principal.keyId) throw recordNotFound();
-    if (row.status !== 'awaiting_funds' || row.hold_id === null || row.amount === null) {
-      const settledBy =
-        row.resolution === null
-          ? undefined
-          : (JSON.parse(row.resolution) as { idempotency_key?: string }).idempotency_key;
-      if (row.status === 'succeeded' && settledBy === idempotencyKey)
-        return { view: recordView(row), replayed: true };
-      throw new ApiError(
-        'SETTLEMENT_NOT_ALLOWED',
-        row.status === 'accepted' && row.task_id !== null
-          ? `request ${requestId} created task ${row.task_id}: a task is settled at its own settlement.url (read the task), never here`
-          : `request ${requestId} cannot be settled: its status is ${row.status} (canSettle is false)`,
-      );
-    }
-    const holdId = row.hold_id;
-    const amount = row.amount;
-    const now = this.effects.clock.now();
-    const outcome = await this.db.transaction().execute(async (trx) => {
+    if (row === undefined || row.key_id !== identity.principal.keyId) throw recordNotFound();
+    // Settled before settles had records of their own: the original names the settling key.
+    if (row.status === 'succeeded' && settledBy(row) === identity.idempotencyKey)
+      return { kind: 'replay', status: 200, body: recordView(row), requestId, transcript: null };
+    return this.requests.claim(identity, null, [], async (trx) => {
+      const current = await this.records.byId(requestId, trx);
+      if (current === undefined) throw recordNotFound();
+      if (
+        current.status !== 'awaiting_funds' ||
+        current.hold_id === null ||
+        current.amount === null
+      )
+        throw await this.notSettleable(current, trx);
+      const amount = current.amount;
+      const now = this.effects.clock.now();
       const result = await captureHold(trx, this.effects, {
-        holdId,
+        holdId: current.hold_id,
         amount,
         reason: `settle ${requestId}`,
       });
-      if (result === 'captured') {
-        const resolution = JSON.stringify({
-          action: 'settled',
-          idempotency_key: idempotencyKey,
-          at: new Date(now).toISOString(),
-        });
-        const moved = await this.records.transition(trx, requestId, 'awaiting_funds', 'succeeded', {
-          resolution,
-          updated_at: now,
-        });
-        // Not awaiting funds any more: the capture rolls back with this refusal.
-        if (!moved) throw settlementRefused(requestId);
-      }
-      return result;
+      if (result === 'insufficient_funds') throw awaitingFundsError(requestId, amount);
+      if (result === 'already_resolved') throw settlementRefused(requestId);
+      const resolution = JSON.stringify({
+        action: 'settled',
+        idempotency_key: identity.idempotencyKey,
+        at: new Date(now).toISOString(),
+      });
+      const moved = await this.records.transition(trx, requestId, 'awaiting_funds', 'succeeded', {
+        resolution,
+        updated_at: now,
+      });
+      // Not awaiting funds any more: the capture rolls back with this refusal.
+      if (!moved) throw settlementRefused(requestId);
+      const settled = await this.records.byId(requestId, trx);
+      if (settled === undefined) throw recordNotFound();
+      return {
+        status: 200,
+        body: recordView(settled),
+        taskId: null,
+        rule: `settlement of request ${requestId}: ${amount} micro-yuan charged on its hold`,
+      };
     });
-    if (outcome === 'insufficient_funds') throw awaitingFundsError(requestId, amount);
-    if (outcome === 'already_resolved') throw settlementRefused(requestId);
-    const settled = await this.records.byId(requestId);
-    if (settled === undefined) throw recordNotFound();
-    return { view: recordView(settled), replayed: false };
+  }
+
+  /** Why a record cannot be settled here; a task's creation names the task's own settle URL. */
+  private async notSettleable(row: RecordRow, trx: Kysely<Database>): Promise<ApiError> {
+    if (row.status === 'accepted' && row.task_id !== null) {
+      const task = await trx
+        .selectFrom('tasks')
+        .select(['id', 'kind'])
+        .where('id', '=', row.task_id)
+        .executeTakeFirst();
+      const where =
+        task === undefined
+          ? 'its own settlement.url (read the task)'
+          : `${taskPath(task.kind, task.id)}/settle (the task's settlement.url, once it gives one)`;
+      return new ApiError(
+        'SETTLEMENT_NOT_ALLOWED',
+        `request ${row.id} created task ${row.task_id}: a task is settled at ${where}, never here`,
+      );
+    }
+    return new ApiError(
+      'SETTLEMENT_NOT_ALLOWED',
+      `request ${row.id} cannot be settled: its status is ${row.status} (canSettle is false)`,
+    );
   }
 
   /**
@@ -174,4 +196,10 @@ function resolutionRefused(requestId: string): ApiError {
     'SETTLEMENT_NOT_ALLOWED',
     `request ${requestId} is no longer submission_unknown: it was finished or resolved meanwhile; read it again`,
   );
+}
+
+/** The idempotency key that settled a record, as its resolution names it. */
+function settledBy(row: RecordRow): string | undefined {
+  if (row.resolution === null) return undefined;
+  return (JSON.parse(row.resolution) as { idempotency_key?: string }).idempotency_key;
 }

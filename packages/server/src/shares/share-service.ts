@@ -24,6 +24,12 @@ type Decision = Exclude<ShareAction, 'requested'>;
  * The one 404 of shares: a missing share, another key's, and on the public route an unknown
  * token or a share that does not serve (pending, rejected, revoked, asset deleted) all look alike.
  */
+/**
+ * `Retry-After` of a refusal for too many pending shares: reviews are decided by people, so no
+ * moment is known when one frees up; a minute keeps a polite client from hammering.
+ */
+const PENDING_SHARES_RETRY_AFTER_SECONDS = 60;
+
 const shareNotFound = () => new ApiError('NOT_FOUND', 'no such share');
 
 const unshareable = (target: ShareTarget) =>
@@ -55,6 +61,8 @@ export class ShareService {
       requests: RequestService;
       clock: Clock;
       ids: IdGenerator;
+      /** Most shares one account may have awaiting review (`limits.pending_shares_per_account`). */
+      maxPendingPerAccount: number;
     },
   ) {
     this.store = new ShareStore(deps.db);
@@ -63,13 +71,29 @@ export class ShareService {
   /**
    * `POST /v1/shares`: 202 with the share, `pending_review`. The target must be the caller's
    * own delivered result; anything else is the same 404 whatever the reason, and records
-   * nothing (the claim rolls back), so the same idempotency key may be used again.
+   * nothing (the claim rolls back), so the same idempotency key may be used again. Asking again
+   * for an asset this key already has awaiting review answers that share (200), queueing nothing;
+   * an account with `pending_shares_per_account` shares awaiting review is 429 `RATE_LIMITED`.
+   * Both are judged under a lock of the account's row, and the index of migration 015 keeps one
+   * pending share per key and asset whatever races.
    */
   async create(identity: RequestIdentity, apiKey: string, target: ShareTarget): Promise<Claim> {
     const shareId = this.deps.ids.next('share');
     const { principal } = identity;
     return this.deps.requests.claim(identity, null, [], async (trx) => {
       const asset = await this.deliveredTarget(trx, principal, target);
+      await this.store.lockAccount(trx, principal.accountId);
+      const already = await this.store.pendingOf(trx, principal.keyId, asset.id);
+      if (already !== undefined)
+        return { status: 200, body: shareView(already, null), taskId: null, rule: 'shares: free' };
+      const pending = await this.store.pendingCount(trx, principal.accountId);
+      if (pending >= this.deps.maxPendingPerAccount)
+        throw new ApiError(
+          'RATE_LIMITED',
+          `this account has ${pending} shares awaiting review, the most allowed (limits.pending_shares_per_account); ask again once some are decided, or withdraw one`,
+          undefined,
+          { 'retry-after': String(PENDING_SHARES_RETRY_AFTER_SECONDS) },
+        );
       const now = this.deps.clock.now();
       const row = {
         id: shareId,
@@ -84,11 +108,17 @@ export class ShareService {
         decision_reason: null,
         updated_at: now,
       };
-      await this.store.insert(
+      const inserted = await this.store.insert(
         trx,
         row,
         this.event(shareId, `key:${principal.keyId}`, 'requested', null, now),
       );
+      if (!inserted) {
+        // Another request queued this asset between our look and our insert (no lock held it).
+        const first = await this.store.pendingOf(trx, principal.keyId, asset.id);
+        if (first === undefined) throw new Error('a pending share conflicted, yet none is there');
+        return { status: 200, body: shareView(first, null), taskId: null, rule: 'shares: free' };
+      }
       const shared: SharedRow = {
         ...row,
         sha256: asset.sha256,
@@ -297,12 +327,14 @@ export function shareServiceOf(deps: {
   readonly requests: RequestService;
   readonly clock: Clock;
   readonly ids: IdGenerator;
+  readonly config: { readonly limits: { readonly pending_shares_per_account: number } };
 }): ShareService {
   return new ShareService({
     db: deps.store.db,
     requests: deps.requests,
     clock: deps.clock,
     ids: deps.ids,
+    maxPendingPerAccount: deps.config.limits.pending_shares_per_account,
   });
 }
 

@@ -1,4 +1,4 @@
-import type { Kysely, Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Database, ShareEventTable, ShareState, ShareTable } from '../store/schema.js';
 import { canMove, ForbiddenShareMove } from './share-states.js';
 
@@ -29,15 +29,68 @@ export interface SharePage {
 export class ShareStore {
   constructor(private readonly db: Kysely<Database>) {}
 
+  /**
+   * Inserts a share with its first journal row; `false` (nothing written) when the key already
+   * has a pending share of this asset (the unique index of migration 015).
+   */
   async insert(
     executor: Kysely<Database>,
     row: ShareTable,
     event: Omit<ShareEventTable, 'sequence'>,
-  ): Promise<void> {
-    await executor.insertInto('shares').values(row).execute();
+  ): Promise<boolean> {
+    const inserted = await executor
+      .insertInto('shares')
+      .values(row)
+      .onConflict((conflict) =>
+        conflict
+          .columns(['key_id', 'asset_id'])
+          // A literal, as in the index: SQLite matches a partial index's WHERE by its text.
+          .where('state', '=', sql.lit('pending_review'))
+          .doNothing(),
+      )
+      .executeTakeFirst();
+    if (inserted.numInsertedOrUpdatedRows !== 1n) return false;
     await executor
       .insertInto('share_events')
       .values({ ...event, sequence: 0 })
+      .execute();
+    return true;
+  }
+
+  /** The share of `assetId` this key has awaiting review, if any (at most one: migration 015). */
+  async pendingOf(
+    executor: Kysely<Database>,
+    keyId: string,
+    assetId: string,
+  ): Promise<SharedRow | undefined> {
+    return this.withAsset(executor)
+      .where('shares.key_id', '=', keyId)
+      .where('shares.asset_id', '=', assetId)
+      .where('shares.state', '=', 'pending_review')
+      .executeTakeFirst();
+  }
+
+  /** How many shares of the account await review, all its keys together. */
+  async pendingCount(executor: Kysely<Database>, accountId: string): Promise<number> {
+    const { count } = await executor
+      .selectFrom('shares')
+      .select((eb) => eb.fn.countAll<string>().as('count'))
+      .where('account_id', '=', accountId)
+      .where('state', '=', 'pending_review')
+      .executeTakeFirstOrThrow();
+    return Number(count);
+  }
+
+  /**
+   * Takes the account row's write lock until the transaction ends (an update that changes
+   * nothing): one share request of an account at a time judges "already pending?" and "how many
+   * pending?", so neither answer is stale when it inserts. SQLite writers are serialized anyway.
+   */
+  async lockAccount(executor: Kysely<Database>, accountId: string): Promise<void> {
+    await executor
+      .updateTable('accounts')
+      .set((eb) => ({ id: eb.ref('id') }))
+      .where('id', '=', accountId)
       .execute();
   }
 

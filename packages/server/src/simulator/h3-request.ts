@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { characterCount } from '../util/characters.js';
 import { parseDirectives, type Directives } from './directives.js';
 import { BadRequest } from './embeddings.js';
 import { SIMULATOR_LIMITS } from './limits.js';
@@ -132,7 +133,7 @@ function parseItem(item: unknown, where: string): string | H3Reference {
   if (type === 'text') {
     onlyFields(item, ['type', 'text'], where);
     const text = item['text'];
-    if (typeof text !== 'string' || text.length > SIMULATOR_LIMITS.promptCharacters)
+    if (typeof text !== 'string' || characterCount(text) > SIMULATOR_LIMITS.promptCharacters)
       throw new BadRequest(
         `${where}.text must be a string of at most ${SIMULATOR_LIMITS.promptCharacters} characters`,
       );

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { characterCount } from '../util/characters.js';
 import { LRUCache } from 'lru-cache';
 import { BadRequest } from './embeddings.js';
 import { SIMULATOR_LIMITS } from './limits.js';
@@ -41,7 +42,7 @@ export function parseSize(
 export function parsePrompt(value: unknown): string {
   if (typeof value !== 'string' || value.trim() === '')
     throw new BadRequest('prompt must be a non-empty string');
-  if (value.length > SIMULATOR_LIMITS.promptCharacters)
+  if (characterCount(value) > SIMULATOR_LIMITS.promptCharacters)
     throw new BadRequest(`prompt must be at most ${SIMULATOR_LIMITS.promptCharacters} characters`);
   return value;
 }

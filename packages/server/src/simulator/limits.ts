@@ -29,7 +29,10 @@ export const SIMULATOR_LIMITS = {
   embeddingValues: 1_048_576,
   /** Rerank: documents per request. */
   rerankDocuments: 10_000,
-  /** Images and videos: characters of a prompt (OpenAI's own limit for image prompts). */
+  /**
+   * Images, videos and H3: characters (code points, util/characters.ts: the gateway's unit) of
+   * a prompt (OpenAI's own limit for image prompts).
+   */
   promptCharacters: 32_000,
   /** Images: pictures per request, and the width and height range of each (pixels). */
   imagesPerRequest: 4,

@@ -128,8 +128,8 @@ export class TaskService {
   }
 
   /**
-   * Creates the task: re-prices, refuses a closed combination (400) or a changed price (409
-   * `PRICE_CHANGED`), then claims the idempotency key with the hold of the quoted amount and
+   * Creates the task: re-prices, refuses a closed combination (400), a changed price (409
+   * `PRICE_CHANGED`) or an echoed amount that is not this input's quote (409 `QUOTE_MISMATCH`), then claims the idempotency key with the hold of the quoted amount and
    * writes the task row inside the same transaction (402: nothing created). Replays answer from
    * the record.
    */
@@ -215,7 +215,11 @@ export class TaskService {
   }
 }
 
-/** The caller's echoed quote must match today's: a changed price is 409, nothing created. */
+/**
+ * The caller's echoed quote must match today's, nothing created otherwise (docs/errors.md): a
+ * moved price version is `PRICE_CHANGED`; an amount that is not what this input costs at the
+ * echoed (or, none echoed, today's) version is `QUOTE_MISMATCH` — the same meanings as H3's.
+ */
 function checkExpectations(request: TaskRequest, priceVersion: string, quotedAmount: number): void {
   const { expected } = request;
   if (expected.priceVersion !== undefined && expected.priceVersion !== priceVersion)
@@ -226,8 +230,8 @@ function checkExpectations(request: TaskRequest, priceVersion: string, quotedAmo
     );
   if (expected.quoteAmount !== undefined && expected.quoteAmount !== quotedAmount)
     throw new ApiError(
-      'PRICE_CHANGED',
-      `the quote changed: expected_quote_amount ${expected.quoteAmount} is not today's ${quotedAmount} micro-yuan; quote again`,
+      'QUOTE_MISMATCH',
+      `expected_quote_amount ${expected.quoteAmount} is not the quote of this input at ${priceVersion} (${quotedAmount} micro-yuan): echo the quote's quoted_amount, never an amount of your own; quote again`,
       'expected_quote_amount',
     );
 }

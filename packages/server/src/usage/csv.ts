@@ -16,9 +16,9 @@ function csvField(cell: CsvCell): string {
 
 /**
  * Free text (a reason, a top-up reference an operator typed) as a spreadsheet cannot take it for
- * a formula: text starting with `=`, `+`, `-`, `@`, tab or CR gets a leading `'` (OWASP, "CSV
+ * a formula: text starting with `=`, `+`, `-`, `@`, tab, CR or LF gets a leading `'` (OWASP, "CSV
  * injection"). Only for text columns: numbers are written as they are, signs included.
  */
 export function inertText(text: string | null): string | null {
-  return text !== null && /^[=+\-@\t\r]/.test(text) ? `'${text}` : text;
+  return text !== null && /^[=+\-@\t\r\n]/.test(text) ? `'${text}` : text;
 }

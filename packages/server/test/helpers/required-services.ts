@@ -1,5 +1,5 @@
 import { describe } from 'vitest';
-import { SKIP_NOTE_KEY, type SkipNote } from './skip-note.js';
+import { SKIP_NOTE_KEY, skipBanner, type SkipNote } from './skip-note.js';
 
 /**
  * The services some suites need beyond SQLite and memory: PostgreSQL (every store and money test
@@ -8,8 +8,9 @@ import { SKIP_NOTE_KEY, type SkipNote } from './skip-note.js';
  *
  * Without a service its suites are still registered, as skipped suites stamped with the reason,
  * so vitest counts their tests as skipped and the closing summary
- * (test/reporters/skip-summary.ts) says how many and why. A missing service is announced loudly;
- * under CI (`CI=true`) it fails the run instead (docs/ci.md).
+ * (test/reporters/skip-summary.ts) says how many and why. A missing service is announced loudly,
+ * once per run, by that reporter (every test file loads this module in its own worker: a banner
+ * printed here came once per file); under CI (`CI=true`) it fails the run instead (docs/ci.md).
  */
 export interface RequiredService {
   readonly name: SkipNote['service'];
@@ -20,7 +21,7 @@ export interface RequiredService {
   readonly skipReason: string | undefined;
 }
 
-/** Reads one service's variable; throws under CI when it is missing, else warns and skips. */
+/** Reads one service's variable; throws under CI when it is missing, else skips its suites. */
 export function requiredService(
   name: RequiredService['name'],
   variable: RequiredService['variable'],
@@ -28,11 +29,13 @@ export function requiredService(
   const url = process.env[variable];
   if (url !== undefined && url !== '') return { name, variable, url, skipReason: undefined };
   const skipReason = `${variable} is not set`;
-  const message = `\n*** ${name} suites SKIPPED: ${skipReason} (bash .ci/run sets it) ***\n`;
-  if (process.env['CI'] === 'true') throw new Error(`${message}CI requires ${name}.`);
-  console.warn(message);
+  if (process.env['CI'] === 'true')
+    throw new Error(`\n${skipBanner(name, skipReason)}\nCI requires ${name}.`);
   return { name, variable, url: undefined, skipReason };
 }
+
+/** How many suites registered skipped by `describeNeeding` are being collected right now. */
+let insideSkippedSuite = 0;
 
 /**
  * Registers a suite that needs `service`: run when it is there, otherwise registered skipped
@@ -40,11 +43,22 @@ export function requiredService(
  * either way, as vitest's does: it only declares tests and hooks.
  */
 export function describeNeeding(service: RequiredService, title: string, body: () => void): void {
-  if (service.skipReason === undefined) {
+  // Inside a suite already registered skipped, a plain suite: it is skipped with its parent, and
+  // vitest marks its tests skipped (a skipped suite nested in a skipped one leaves its tests
+  // unmarked, out of vitest's own count, so two summaries gave two skip counts). The outer
+  // suite's note says why (the reporter reads the outermost one).
+  if (service.skipReason === undefined || insideSkippedSuite > 0) {
     describe(title, body);
     return;
   }
-  const collector = describe.skip(title, body);
+  const collector = describe.skip(title, () => {
+    insideSkippedSuite += 1;
+    try {
+      body();
+    } finally {
+      insideSkippedSuite -= 1;
+    }
+  });
   const note: SkipNote = { service: service.name, reason: service.skipReason };
   if (collector.suite !== undefined)
     (collector.suite.meta as Record<string, unknown>)[SKIP_NOTE_KEY] = note;

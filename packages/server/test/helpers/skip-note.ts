@@ -9,6 +9,11 @@ export interface SkipNote {
   readonly reason: string;
 }
 
+/** The loud line saying a service's suites did not run (printed once per run by the reporter). */
+export function skipBanner(service: SkipNote['service'], reason: string): string {
+  return `*** ${service} suites SKIPPED: ${reason} (bash .ci/run sets it) ***`;
+}
+
 /** The key of the suite meta that holds a `SkipNote`. */
 export const SKIP_NOTE_KEY = 'tollgateSkipped';
 

@@ -12,10 +12,11 @@ import { describe, expect, it } from 'vitest';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../..');
 const config = 'packages/server/test/reporters/fixtures/vitest.fixture.config.ts';
 
-function childRun(filter: string, extraEnv: Record<string, string> = {}) {
+function childRun(filter: string | string[], extraEnv: Record<string, string> = {}) {
+  const filters = typeof filter === 'string' ? [filter] : filter;
   const result = spawnSync(
     process.execPath,
-    [path.join(root, 'node_modules/vitest/vitest.mjs'), 'run', '--config', config, filter],
+    [path.join(root, 'node_modules/vitest/vitest.mjs'), 'run', '--config', config, ...filters],
     {
       cwd: root,
       // A clean environment: no service URLs, no CI, nothing of the parent vitest.
@@ -39,6 +40,19 @@ describe('the closing summary of a test run', () => {
     expect(run.output).toContain('*** PostgreSQL suites SKIPPED: TOLLGATE_TEST_PG_URL is not set');
     // The form CI reads: one word and a colon may stand before `N passed, N failed, N skipped`.
     expect(run.lines.at(-1)).toMatch(/^(\w+: )?\d+ passed, \d+ failed(, \d+ skipped)?$/);
+  });
+
+  it('a run of several files without a service announces it once, and gives one skip count', () => {
+    const run = childRun(['passing', 'second-store']);
+    expect(run.status, run.output).toBe(0);
+    const banners = (service: string) =>
+      run.output.split(`*** ${service} suites SKIPPED:`).length - 1;
+    expect(banners('PostgreSQL'), run.output).toBe(1);
+    expect(banners('Redis'), run.output).toBe(1);
+    expect(run.lines.at(-1)).toBe('tests: 3 passed, 0 failed, 5 skipped');
+    // vitest's own summary counts the same skipped tests (ANSI colours aside).
+    const plain = run.output.replace(new RegExp(String.raw`\u001b\[[0-9;]*m`, 'g'), '');
+    expect(plain).toMatch(/Tests\s+3 passed \| 5 skipped \(8\)/);
   });
 
   it('counts a failing hook as a failure, and the tests it kept from running as skipped', () => {

@@ -7,7 +7,7 @@ import type {
   Vitest,
 } from 'vitest/node';
 import path from 'node:path';
-import { skipNoteOf, type SkipNote } from '../helpers/skip-note.js';
+import { skipBanner, skipNoteOf, type SkipNote } from '../helpers/skip-note.js';
 
 /**
  * The run's last two lines (docs/ci.md, "The closing lines"): why tests were skipped, then the
@@ -39,7 +39,12 @@ export default class SkipSummaryReporter implements Reporter {
     // vitest dispatches onTestRunEnd and then, in the same tick, the default reporter's
     // onFinished, which prints its summary synchronously: one macrotask later, ours comes last.
     await new Promise((resolve) => setImmediate(resolve));
-    const lines = [skippedLine(tally), ...failedOutsideLines(tally), tallyLine(tally)];
+    const lines = [
+      ...bannerLines(tally),
+      skippedLine(tally),
+      ...failedOutsideLines(tally),
+      tallyLine(tally),
+    ];
     const log = (line: string) =>
       this.vitest === undefined ? console.log(line) : this.vitest.logger.log(line);
     log('');
@@ -56,6 +61,8 @@ export interface Tally {
   skipped: number;
   /** Skipped tests by reason (`service: why`, or what kind of skip); printed most first. */
   skippedBy: Map<string, number>;
+  /** The services whose suites were skipped, with why: one banner each. */
+  servicesSkipped: Map<SkipNote['service'], string>;
 }
 
 /** Counts every test of the run, and every failure that belongs to no test. */
@@ -70,6 +77,7 @@ export function summarize(
     failedOutside: [],
     skipped: 0,
     skippedBy: new Map(),
+    servicesSkipped: new Map(),
   };
   for (const module of modules) {
     const file = path.relative(root, module.moduleId);
@@ -86,6 +94,8 @@ export function summarize(
         tally.skipped += 1;
         // A test of a skipped suite nested in another skipped suite keeps no result (vitest
         // does not mark it; its own summary leaves it out): it is a skip all the same.
+        const note = state === 'pending' && !insideSkippedSuite(test) ? undefined : skipNote(test);
+        if (note !== undefined) tally.servicesSkipped.set(note.service, note.reason);
         const reason =
           state === 'pending' && !insideSkippedSuite(test)
             ? 'not run: the run ended first'
@@ -111,17 +121,30 @@ function insideSkippedSuite(test: TestCase): boolean {
  * what kind of skip it was.
  */
 function skipReason(test: TestCase): string {
-  let outermost: SkipNote | undefined;
+  const outermost = skipNote(test);
+  if (outermost !== undefined) return `${outermost.service}: ${outermost.reason}`;
   let afterFailure = false;
   for (let parent: TestSuite | TestModule = test.parent; ; parent = parent.parent) {
-    outermost = skipNoteOf(parent.meta()) ?? outermost;
     if (parent.errors().length > 0) afterFailure = true;
     if (parent.type === 'module') break;
   }
-  if (outermost !== undefined) return `${outermost.service}: ${outermost.reason}`;
   return afterFailure
     ? 'not run: a hook of their suite failed'
     : 'skip, skipIf or todo in a test file';
+}
+
+/** The note of the outermost suite registered skipped for a service, if any. */
+function skipNote(test: TestCase): SkipNote | undefined {
+  let outermost: SkipNote | undefined;
+  for (let parent: TestSuite | TestModule = test.parent; ; parent = parent.parent) {
+    outermost = skipNoteOf(parent.meta()) ?? outermost;
+    if (parent.type === 'module') return outermost;
+  }
+}
+
+/** One loud line per service whose suites were skipped, however many files had them. */
+function bannerLines(tally: Tally): string[] {
+  return [...tally.servicesSkipped].map(([service, reason]) => skipBanner(service, reason));
 }
 
 export function skippedLine(tally: Tally): string {

@@ -294,10 +294,19 @@ describeEachDialect('request record transitions on $name', (dialect) => {
       gw.services.store.db,
       { clock, ids: gw.services.ids },
       staleView(gw, { status: 'awaiting_funds', amount: 150 }),
+      gw.services.requests,
     );
-    await expect(
-      settlements.settle(identity.principal, identity.requestId, randomUUID()),
-    ).rejects.toMatchObject({ code: 'SETTLEMENT_NOT_ALLOWED' });
+    const settle = {
+      ...identity,
+      requestId: gw.services.ids.next('req'),
+      idempotencyKey: randomUUID(),
+      fingerprint: `settle ${identity.requestId}`,
+      path: `/v1/requests/${identity.requestId}/settle`,
+    };
+    expect(await settlements.settle(settle, identity.requestId)).toMatchObject({
+      kind: 'refused',
+      error: { code: 'SETTLEMENT_NOT_ALLOWED' },
+    });
     expect(await record(gw, identity.requestId)).toMatchObject({
       status: 'processing',
       amount: null,

@@ -240,10 +240,12 @@ describeEachDialect('public shares behind review, on $name', (dialect) => {
     const client = await start();
     const { key } = await client.account(0);
     const assetId = await uploadedPng(client, key);
+    // One pending share per key and asset (share-flood.test.ts): the second is asked for once
+    // the first is decided.
     const byOwner = await pendingShare(client, key, { asset_id: assetId });
+    await client.admin('POST', `/admin/v1/shares/${byOwner.id}/approve`);
     const byOperator = await pendingShare(client, key, { asset_id: assetId });
-    for (const share of [byOwner, byOperator])
-      await client.admin('POST', `/admin/v1/shares/${share.id}/approve`);
+    await client.admin('POST', `/admin/v1/shares/${byOperator.id}/approve`);
     const ownerToken = shareToken(key, byOwner.id);
     const operatorToken = shareToken(key, byOperator.id);
     expect(ownerToken).not.toBe(operatorToken);

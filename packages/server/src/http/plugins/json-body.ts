@@ -25,8 +25,11 @@ const QUOTED_SEGMENTS = 8;
  * with other media types register their own parsers in their scope). A `POST` with
  * `Content-Type: application/json` and no body (settle) parses to `undefined`. A body nested
  * deeper than `MAX_JSON_DEPTH`, or holding more than `MAX_JSON_ITEMS` items, is 400 `INVALID_INPUT`
- * naming the top-level field being read when the limit was passed (or `body`); decided by one
- * linear scan of the text before parsing, so nothing is built or recorded.
+ * naming the top-level field being read when the limit was passed (or `body`). An object holding
+ * the same key twice is 400 `INVALID_INPUT` naming that key (at the top level) or the top-level
+ * field it lies in: the parser would keep the last one and another reader of the same bytes (a
+ * proxy, a log) the first, so the request would mean two things. All decided by one linear scan
+ * of the text before parsing, so nothing is built or recorded.
  */
 export function registerJsonBody(app: FastifyInstance): void {
   app.removeContentTypeParser('text/plain');
@@ -47,6 +50,14 @@ export function registerJsonBody(app: FastifyInstance): void {
 }
 
 function shapeError(problem: JsonShapeProblem) {
+  if (problem.kind === 'duplicate') {
+    const [first] = problem.path;
+    const where = [...problem.path.slice(0, QUOTED_SEGMENTS), problem.key].join('.');
+    return invalidInput(
+      typeof first === 'string' ? first : problem.path.length === 0 ? problem.key : 'body',
+      `the key ${JSON.stringify(problem.key)} appears twice in one object (at ${where}): send each field once`,
+    );
+  }
   if (problem.kind === 'items')
     return invalidInput(
       problem.field ?? 'body',

@@ -8,6 +8,7 @@ import { invalidInput } from '../../errors/api-error.js';
 import { readIdempotencyKey } from '../../requests/idempotency.js';
 import { principalOf, requirePersonal } from '../plugins/authenticate.js';
 import type { AppDeps } from '../deps.js';
+import { pageQuerySchema } from '../page-query.js';
 import { serveContent } from '../serve-content.js';
 
 /**
@@ -24,13 +25,15 @@ export function registerAssets(v1: FastifyInstance, deps: AppDeps, storage: Asse
     // An upload refused before its body has arrived (415 from its first bytes, 413, 429) closes
     // the connection after the answer: app.ts does this for every route.
     const uploads = new UploadService(deps, storage);
-    scope.post('/v1/assets', async (request, reply) => {
+    // Its fingerprint is the hash of the bytes still to arrive: judged at the claim, not before.
+    scope.post('/v1/assets', { config: { businessPost: false } }, async (request, reply) => {
       const answer = await uploads.upload(parseUpload(deps, request));
       return reply.code(answer.status).headers(answer.headers).send(answer.body);
     });
 
     scope.get<{ Querystring: { limit?: string; after?: string } }>(
       '/v1/assets',
+      { schema: { querystring: pageQuerySchema() } },
       async (request) => {
         const principal = principalOf(request);
         requirePersonal(principal);

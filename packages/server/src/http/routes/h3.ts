@@ -15,6 +15,9 @@ const readQuerySchema = {
   properties: { refresh: { enum: ['true', 'false'] } },
 } as const;
 
+const isSubmit = (body: unknown): boolean =>
+  (body as { operation?: unknown } | undefined)?.operation === 'submit';
+
 /**
  * H3 tasks (spec 4.4, 4.5; docs/h3.md): one endpoint for quote and submit, reads (with an
  * explicit refresh), settlement with the H3 confirmation word, and the delivered video. Routes
@@ -23,7 +26,8 @@ const readQuerySchema = {
 export function registerH3(scope: FastifyInstance, deps: AppDeps): void {
   scope.post<{ Body: H3Body }>(
     '/v1/h3/tasks',
-    { schema: { body: h3BodySchema } },
+    // Only a submit is recorded; a quote's key is read, never judged (plugins/idempotency-guard.ts).
+    { config: { businessPost: isSubmit }, schema: { body: h3BodySchema } },
     async (request, reply) => {
       const parsed = parseH3Body(request.body);
       if (parsed.operation === 'quote') {

@@ -18,6 +18,8 @@ export function registerModels(scope: FastifyInstance, deps: AppDeps): void {
   scope.post<{ Body: { code: string } }>(
     '/v1/redemptions',
     {
+      // A redemption code is used once by its own rule (accounts), not by an Idempotency-Key.
+      config: { businessPost: false },
       schema: {
         body: {
           type: 'object',

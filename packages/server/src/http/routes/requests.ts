@@ -1,6 +1,5 @@
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../../errors/api-error.js';
-import { readIdempotencyKey } from '../../requests/idempotency.js';
 import {
   parseRequestsQuery,
   requestsQuerySchema,
@@ -9,6 +8,8 @@ import {
 import { principalOf } from '../plugins/authenticate.js';
 import type { AppDeps } from '../deps.js';
 import { refuseQueryString } from '../settle-rules.js';
+import { requestIdentity } from '../billed-request.js';
+import { answerClaim } from '../claim-answer.js';
 
 /** Recovery reads and settlement of the original request record (spec 4.2). */
 export function registerRequests(scope: FastifyInstance, deps: AppDeps): void {
@@ -29,7 +30,7 @@ export function registerRequests(scope: FastifyInstance, deps: AppDeps): void {
   );
 
   scope.post<{ Params: { id: string } }>('/v1/requests/:id/settle', async (request, reply) => {
-    const idempotencyKey = readIdempotencyKey(request.headers);
+    const identity = requestIdentity(request, null);
     refuseQueryString(request);
     const length = Number(request.headers['content-length'] ?? 0);
     if (length > 0 || (request.body !== undefined && request.body !== null)) {
@@ -39,12 +40,6 @@ export function registerRequests(scope: FastifyInstance, deps: AppDeps): void {
         'body',
       );
     }
-    const { view, replayed } = await deps.settlements.settle(
-      principalOf(request),
-      request.params.id,
-      idempotencyKey,
-    );
-    if (replayed) void reply.header('idempotent-replayed', 'true');
-    return view;
+    return answerClaim(reply, await deps.settlements.settle(identity, request.params.id));
   });
 }

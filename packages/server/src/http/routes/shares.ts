@@ -6,6 +6,7 @@ import { answerClaim as answer } from '../claim-answer.js';
 import { requestIdentity } from '../billed-request.js';
 import type { AppDeps } from '../deps.js';
 import { bearerToken, principalOf, requirePersonal } from '../plugins/authenticate.js';
+import { pageQuerySchema } from '../page-query.js';
 import { serveContent } from '../serve-content.js';
 
 /**
@@ -16,13 +17,11 @@ import { serveContent } from '../serve-content.js';
 const PUBLIC_CACHE_CONTROL = 'public, no-cache';
 
 /**
- * Content served to anyone on the gateway's own origin: never sniffed into something else,
- * never run as a page (a sandbox without scripts), never indexed, and never sending its token
- * onwards in a Referer.
+ * Content served to anyone on the gateway's own origin, beyond what every content route sends
+ * (`INERT_CONTENT_HEADERS` of serve-content.ts: never sniffed, never run as a page): never
+ * indexed, and never sending its token onwards in a Referer.
  */
 const PUBLIC_HEADERS = {
-  'x-content-type-options': 'nosniff',
-  'content-security-policy': "default-src 'none'; sandbox",
   'referrer-policy': 'no-referrer',
   'x-robots-tag': 'noindex, nofollow',
 } as const;
@@ -43,8 +42,10 @@ export function registerShares(v1: FastifyInstance, deps: AppDeps): void {
       return answer(reply, await shares.create(identity, ownerOf(request).apiKey, target));
     },
   );
-  v1.get<{ Querystring: { limit?: string; after?: string } }>('/v1/shares', async (request) =>
-    shares.list(ownerOf(request), request.query),
+  v1.get<{ Querystring: { limit?: string; after?: string } }>(
+    '/v1/shares',
+    { schema: { querystring: pageQuerySchema() } },
+    async (request) => shares.list(ownerOf(request), request.query),
   );
   v1.get<{ Params: { id: string } }>('/v1/shares/:id', async (request) =>
     shares.read(ownerOf(request), request.params.id),
@@ -92,6 +93,7 @@ export function registerShareReview(admin: FastifyInstance, deps: AppDeps): void
 
   admin.get<{ Querystring: { state?: string; limit?: string; after?: string } }>(
     '/admin/v1/shares',
+    { schema: { querystring: pageQuerySchema(['state']) } },
     async (request) => shares.listForReview(request.query),
   );
   admin.get<{ Params: { id: string } }>('/admin/v1/shares/:id', async (request) =>

@@ -28,8 +28,11 @@ const KINDS = [
  */
 export function registerTasks(scope: FastifyInstance, deps: AppDeps): void {
   for (const { kind, base, create, schema } of KINDS) {
-    scope.post<{ Body: TaskBody }>(`${base}/quote`, { schema: { body: schema } }, async (request) =>
-      deps.tasks.quote(principalOf(request), parseTaskBody(kind, request.body)),
+    // A quote is read-only: nothing recorded, so no key to judge (plugins/idempotency-guard.ts).
+    scope.post<{ Body: TaskBody }>(
+      `${base}/quote`,
+      { config: { businessPost: false }, schema: { body: schema } },
+      async (request) => deps.tasks.quote(principalOf(request), parseTaskBody(kind, request.body)),
     );
 
     scope.post<{ Body: TaskBody }>(create, { schema: { body: schema } }, async (request, reply) => {

@@ -1,0 +1,49 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { readIdempotencyKey } from '../../requests/idempotency.js';
+import { idempotencyConflict } from '../../requests/request-errors.js';
+import type { RequestStore } from '../../requests/request-store.js';
+import { requestFingerprint } from '../billed-request.js';
+import { principalOf } from './authenticate.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * Whether a `POST` is a business POST whose `Idempotency-Key` is judged by the guard below
+     * (default: yes). `false`: a read-only POST that records nothing (the quotes); a function:
+     * decided per validated body (H3's one endpoint for quote and submit). Uploads say `false`
+     * too: their fingerprint is the hash of bytes still to arrive, judged at their claim.
+     */
+    businessPost?: boolean | ((body: unknown) => boolean);
+  }
+}
+
+/**
+ * The idempotency fingerprint is judged before anything else about a business POST (docs/
+ * requests.md): once authentication, rate limits and the body's schema have passed, and before
+ * any rule of the route (model, price, digest, quote, task state, balance), a key that already
+ * names another request of this API key — another body, or another path such as another task's
+ * settle — is 409 `IDEMPOTENCY_CONFLICT`. The claim judges again inside its transaction (a
+ * concurrent first use), with the same fingerprint (`requestFingerprint`). A missing or malformed
+ * key is left to the route, which refuses it where it always did.
+ */
+export function guardIdempotency(scope: FastifyInstance, records: RequestStore): void {
+  scope.addHook('preHandler', async (request) => {
+    if (!isBusinessPost(request)) return;
+    let idempotencyKey: string;
+    try {
+      idempotencyKey = readIdempotencyKey(request.headers);
+    } catch {
+      return;
+    }
+    const existing = await records.byIdempotencyKey(principalOf(request).keyId, idempotencyKey);
+    if (existing !== undefined && existing.fingerprint !== requestFingerprint(request))
+      throw idempotencyConflict(existing.id);
+  });
+}
+
+function isBusinessPost(request: FastifyRequest): boolean {
+  if (request.method !== 'POST') return false;
+  const marked = request.routeOptions.config.businessPost;
+  if (marked === undefined) return true;
+  return typeof marked === 'function' ? marked(request.body) : marked;
+}
