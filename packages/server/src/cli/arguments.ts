@@ -62,10 +62,8 @@ export function parseArguments(argv: readonly string[]): ParsedArguments {
       strict: true,
       tokens: true,
     });
-    const given = tokens.flatMap((token) =>
-      token.kind === 'option' ? [token.name as OptionName] : [],
-    );
-    return { positionals, values: values as OptionValues, given };
+    const given = tokens.flatMap((token) => (token.kind === 'option' ? [token.name] : []));
+    return { positionals, values, given };
   } catch (error) {
     throw explained(argv, error);
   }
