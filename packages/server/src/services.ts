@@ -1,4 +1,3 @@
-import path from 'node:path';
 import { Redis } from 'ioredis';
 import pino from 'pino';
 import type { FastifyBaseLogger } from 'fastify';
@@ -67,10 +66,8 @@ export interface Services extends AppDeps {
   close(): Promise<void>;
 }
 
-/** Where the embedded SQLite file lives when no database URL is given. */
-export function defaultDatabaseUrl(dataDir: string): string {
-  return `sqlite:${path.join(dataDir, 'tollgate.sqlite')}`;
-}
+// Its own module so the CLI can find the database without importing every service.
+export { defaultDatabaseUrl } from './config/database-location.js';
 
 /**
  * Wires every service from explicit options (nothing here reads the environment). Starts the

@@ -1,5 +1,5 @@
 import type { Kysely, Transaction } from 'kysely';
-import { modelPriceIssues, TOKEN_PRICE_FIELDS } from '../config/price-rules.js';
+import { modelPriceIssues, TOKEN_PRICE_FIELDS, zeroPriceIssues } from '../config/price-rules.js';
 import {
   modelPricesSchema,
   type Family,
@@ -170,14 +170,11 @@ export class PriceBook {
           `${model.id} (${model.families.join(', ')}) bills input tokens only; give input_per_million_tokens alone`,
         );
     }
-    const zero = zeroAmounts(parsed.data)[0];
-    if (zero !== undefined && free !== true)
-      throw invalidInput(
-        zero,
-        'is 0, which makes it free of charge; send "free": true with it if that is meant',
-      );
-    if (zero === undefined && free === true)
-      throw invalidInput('free', 'is true but no price is 0');
+    const zero = zeroPriceIssues(parsed.data, free, 'admin')[0];
+    if (zero !== undefined) {
+      const path = zero.path[0] === 'prices' ? zero.path.slice(1) : zero.path;
+      throw invalidInput(path.join('.'), zero.message);
+    }
     const entry = await this.insertVersion(modelId, parsed.data, 'admin');
     this.current.set(modelId, { entry, fetchedAt: this.clock.now() });
     return entry;
@@ -220,22 +217,6 @@ export class PriceBook {
 const NOT_INPUT_FIELDS = TOKEN_PRICE_FIELDS.filter((field) => field !== 'input_per_million_tokens');
 /** Families billed on input tokens alone (docs/billing.md, "Text family"). */
 const INPUT_ONLY_FAMILIES: ReadonlySet<Family> = new Set<Family>(['embeddings', 'rerank']);
-
-/**
- * The dotted paths of every amount that is 0 (`per_image.1024x1024.hd`), token and task prices
- * alike. `free_reference_images` is a count, not an amount: 0 there charges nothing extra.
- */
-function zeroAmounts(prices: ModelPrices): string[] {
-  const zeros: string[] = TOKEN_PRICE_FIELDS.filter((field) => prices[field] === 0);
-  for (const [size, qualities] of Object.entries(prices.per_image ?? {}))
-    for (const [quality, amount] of Object.entries(qualities))
-      if (amount === 0) zeros.push(`per_image.${size}.${quality}`);
-  for (const field of ['per_second', 'per_second_with_audio'] as const)
-    for (const [size, amount] of Object.entries(prices[field] ?? {}))
-      if (amount === 0) zeros.push(`${field}.${size}`);
-  if (prices.per_reference_image === 0) zeros.push('per_reference_image');
-  return zeros;
-}
 
 /** Takes `free` (a boolean confirming zero prices) out of an admin price body. */
 function splitFreeFlag(body: unknown): { free: boolean | undefined; prices: unknown } {

@@ -10,10 +10,13 @@ export interface ChatRequest {
   readonly stream: boolean;
   /** The caller asked for the usage chunk (`stream_options.include_usage`). */
   readonly includeUsage: boolean;
-  /** The output cap actually sent upstream (caller's, or the model's). */
+  /** The output cap held and billed against (the caller's, or the model's). */
   readonly maxOutputTokens: number;
-  /** Which field carried the caller's cap, so the upstream gets the same name. */
-  readonly maxTokensField: 'max_tokens' | 'max_completion_tokens';
+  /**
+   * The token limit put into the upstream body: `{}` when the caller gave none and the upstream
+   * needs none, else one field, named as the model's upstream accepts it (validate-chat.ts).
+   */
+  readonly upstreamTokenLimit: Readonly<Record<string, number>>;
   readonly conversationId: string | undefined;
   /** The other fields forwarded upstream as the caller sent them (already validated). */
   readonly passthrough: Readonly<Record<string, unknown>>;

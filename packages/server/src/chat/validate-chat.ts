@@ -87,7 +87,7 @@ export function validateChat(body: unknown, model: ModelConfig): ChatRequest {
   // The model's max_input_bytes counts all text it reads; images and videos have their own caps.
   checkInputBytes(model, textBytes, 'messages');
 
-  const { maxOutputTokens, field } = checkMaxTokens(body, model);
+  const { maxOutputTokens, upstreamTokenLimit } = checkMaxTokens(body, model);
   const conversationId = body['conversation_id'];
   if (
     conversationId !== undefined &&
@@ -104,7 +104,7 @@ export function validateChat(body: unknown, model: ModelConfig): ChatRequest {
     stream,
     includeUsage,
     maxOutputTokens,
-    maxTokensField: field,
+    upstreamTokenLimit,
     conversationId,
     passthrough,
     features,
@@ -256,20 +256,36 @@ function checkThinking(effort: unknown, thinking: unknown): boolean {
   return thinking['type'] === 'enabled' || asksEffort;
 }
 
+/**
+ * The output cap held (the caller's, else the model's `max_output_tokens`) and the limit sent
+ * upstream. The caller's `max_tokens` or `max_completion_tokens` goes under the field the model's
+ * upstream accepts (`token_limit_field`: OpenAI's reasoning models refuse `max_tokens`); with
+ * none from the caller nothing is invented, unless the model says its upstream needs a limit
+ * (`token_limit_required`), and then the held cap is sent (docs/chat.md, "Output cap").
+ */
 function checkMaxTokens(
   body: Record<string, unknown>,
   model: ModelConfig,
-): { maxOutputTokens: number; field: 'max_tokens' | 'max_completion_tokens' } {
+): { maxOutputTokens: number; upstreamTokenLimit: Readonly<Record<string, number>> } {
   const legacy = body['max_tokens'];
   const current = body['max_completion_tokens'];
   if (legacy !== undefined && current !== undefined && legacy !== current)
     throw settings('max_completion_tokens', 'differs from max_tokens; send one of them');
   const value = current ?? legacy;
   const field = current !== undefined ? 'max_completion_tokens' : 'max_tokens';
-  if (value === undefined) return { maxOutputTokens: model.max_output_tokens, field };
+  if (value === undefined)
+    return {
+      maxOutputTokens: model.max_output_tokens,
+      upstreamTokenLimit: model.token_limit_required
+        ? { [model.token_limit_field]: model.max_output_tokens }
+        : {},
+    };
   if (!Number.isSafeInteger(value) || (value as number) < 1)
     throw settings(field, 'must be a positive integer');
   if ((value as number) > model.max_output_tokens)
     throw settings(field, `must be at most ${model.max_output_tokens} for ${model.id}`);
-  return { maxOutputTokens: value as number, field };
+  return {
+    maxOutputTokens: value as number,
+    upstreamTokenLimit: { [model.token_limit_field]: value as number },
+  };
 }

@@ -1,15 +1,10 @@
 import { existsSync, linkSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
-import type { ErrorCode } from '@tollgate/protocol';
 import { loadSettings } from '../config/load.js';
 import { ApiError } from '../errors/api-error.js';
 import { defaultDatabaseUrl } from '../services.js';
 import { databaseTarget } from '../startup/database-target.js';
 import { SqliteDatabase } from '../store/sqlite-binding.js';
-
-interface Output {
-  write(text: string): void;
-}
 
 /** What `tollgate backup` prints once the copy is complete and checked. */
 export interface BackupReport {
@@ -28,40 +23,24 @@ export interface BackupReport {
 /**
  * `tollgate backup --to FILE`: a consistent copy of the SQLite database while the gateway keeps
  * serving from another process (docs/operations.md, "Backup and restore"). PostgreSQL is
- * refused: pg_dump does that job there. Prints the report as JSON; errors as `{"error": …}` on
- * `err` with exit 1, as every CLI command does.
+ * refused: pg_dump does that job there. Refusals are `ApiError`s, printed by the CLI as
+ * `{"error": …}` on stderr with exit 1, as every command's.
  */
-export async function runBackupCommand(
+export async function backupDatabase(
   to: string | boolean | undefined,
   env: NodeJS.ProcessEnv,
-  out: Output,
-  err: Output,
-): Promise<number> {
-  try {
-    const settings = loadSettings(env);
-    const target = databaseTarget(settings.databaseUrl ?? defaultDatabaseUrl(settings.dataDir));
-    if (target.kind === 'postgres')
-      throw new ApiError(
-        'INVALID_INPUT',
-        `tollgate backup copies a SQLite database, and this one is PostgreSQL (${target.database} ` +
-          `at ${target.address}): back it up with pg_dump (docs/operations.md, "Backup and restore")`,
-      );
-    if (typeof to !== 'string' || to === '')
-      throw new ApiError('INVALID_INPUT', '--to FILE is required: where to write the copy', 'to');
-    const report = await backupSqlite(target.file, path.resolve(to));
-    out.write(`${JSON.stringify(report, null, 2)}\n`);
-    return 0;
-  } catch (error) {
-    if (!(error instanceof ApiError)) throw error;
-    err.write(
-      `${JSON.stringify({ error: errorFields(error.code, error.message, error.param) })}\n`,
+): Promise<BackupReport> {
+  const settings = loadSettings(env);
+  const target = databaseTarget(settings.databaseUrl ?? defaultDatabaseUrl(settings.dataDir));
+  if (target.kind === 'postgres')
+    throw new ApiError(
+      'INVALID_INPUT',
+      `tollgate backup copies a SQLite database, and this one is PostgreSQL (${target.database} ` +
+        `at ${target.address}): back it up with pg_dump (docs/operations.md, "Backup and restore")`,
     );
-    return 1;
-  }
-}
-
-function errorFields(code: ErrorCode, message: string, param: string | undefined) {
-  return { code, message, ...(param === undefined ? {} : { param }) };
+  if (typeof to !== 'string' || to === '')
+    throw new ApiError('INVALID_INPUT', '--to FILE is required: where to write the copy', 'to');
+  return backupSqlite(target.file, path.resolve(to));
 }
 
 /**

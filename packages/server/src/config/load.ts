@@ -101,8 +101,9 @@ export function loadSettings(env: NodeJS.ProcessEnv): Settings {
   const unset: string[] = [];
   const secret = (field: string, variable: string): string => {
     const value = env[variable];
-    if (value === undefined || value === '')
-      unset.push(`${field}: environment variable ${variable} is not set`);
+    // Set but empty is its own mistake (an `export KEY=` with the value lost): say which.
+    if (value === undefined) unset.push(`${field}: environment variable ${variable} is not set`);
+    else if (value === '') unset.push(`${field}: environment variable ${variable} is empty`);
     return value ?? '';
   };
   const upstreamKeys: Record<string, string> = {};
@@ -124,7 +125,7 @@ export function loadSettings(env: NodeJS.ProcessEnv): Settings {
     throw problemsError(
       unset,
       (problem) => problem,
-      'environment variables named by the configuration are not set',
+      'environment variables named by the configuration are not set or empty',
     );
   return Object.freeze({
     port: values.PORT,

@@ -121,6 +121,56 @@ export function modelPriceIssues(
   return issues;
 }
 
+/**
+ * A price of 0 makes something free of charge, which is as often a typo as a decision: it is
+ * taken only with `free: true` beside it (on the model in the configuration file, in the body of
+ * an admin price change), and `free: true` with no price at 0 is refused too. The one rule for
+ * both paths; paths start at the model like `modelPriceIssues`' (`['prices', 'per_image', ...]`).
+ */
+export function zeroPriceIssues(
+  prices: ModelPrices,
+  free: boolean | undefined,
+  source: 'config' | 'admin',
+): PriceIssue[] {
+  const zero = zeroAmounts(prices)[0];
+  if (zero !== undefined && free !== true)
+    return [
+      {
+        path: ['prices', ...zero],
+        message:
+          source === 'config'
+            ? 'is 0, which makes it free of charge; set "free": true on the model if that is meant'
+            : 'is 0, which makes it free of charge; send "free": true with it if that is meant',
+      },
+    ];
+  if (zero === undefined && free === true)
+    return [{ path: ['free'], message: 'is true but no price is 0' }];
+  return [];
+}
+
+/**
+ * The paths of every amount that is 0 (`['per_image', '1024x1024', 'hd']`), token and task
+ * prices alike. `free_reference_images` is a count, not an amount: 0 there charges nothing extra.
+ */
+function zeroAmounts(prices: ModelPrices): string[][] {
+  const zeros: string[][] = TOKEN_PRICE_FIELDS.filter((field) => prices[field] === 0).map(
+    (field) => [field],
+  );
+  for (const [size, qualities] of Object.entries(prices.per_image ?? {}))
+    for (const [quality, amount] of Object.entries(qualities))
+      if (amount === 0) zeros.push(['per_image', size, quality]);
+  for (const field of [
+    'per_second',
+    'per_second_with_audio',
+    'h3_per_second',
+    'h3_per_second_with_audio',
+  ] as const)
+    for (const [size, amount] of Object.entries(prices[field] ?? {}))
+      if (amount === 0) zeros.push([field, size]);
+  if (prices.per_reference_image === 0) zeros.push(['per_reference_image']);
+  return zeros;
+}
+
 /** The first reference images an H3 task gets free (spec 8): fixed, not configured. */
 export const H3_FREE_REFERENCE_IMAGES = 5;
 

@@ -1,7 +1,7 @@
 import { MAX_MOVEMENT_MICRO_YUAN } from '@tollgate/protocol';
 import { z } from 'zod';
 import { CONFIGURABLE_FIELDS, type RequestField } from '../chat/request-fields.js';
-import { modelPriceIssues } from './price-rules.js';
+import { modelPriceIssues, zeroPriceIssues } from './price-rules.js';
 
 /**
  * The configuration file's schema. Every amount is an integer number of micro-yuan; every price
@@ -224,6 +224,8 @@ export const modelSchema = z
     /** Chat only: the enabled feature combinations. */
     combinations: z.array(z.array(featureSchema)).default([]),
     prices: modelPricesSchema,
+    /** Confirms that a price of 0 is meant (config/price-rules.ts, `zeroPriceIssues`). */
+    free: z.boolean().optional(),
     owned_by: z.string().default('tollgate'),
     /** Embeddings: dimension used when the caller gives none, and the largest accepted. */
     default_dimensions: positiveInt.optional(),
@@ -234,6 +236,16 @@ export const modelSchema = z
     max_documents: positiveInt.default(1_000),
     /** Chat: the largest output the model may produce; the default output cap held. */
     max_output_tokens: positiveInt.default(4_096),
+    /**
+     * Chat: the body field the upstream takes the output limit in. OpenAI's reasoning models
+     * (o1, o3, o4-mini) refuse `max_tokens` and take `max_completion_tokens`.
+     */
+    token_limit_field: z.enum(['max_tokens', 'max_completion_tokens']).default('max_tokens'),
+    /**
+     * Chat: send `max_output_tokens` when the caller gives no limit (for upstreams that refuse a
+     * request without one). Otherwise none is sent; the hold still counts the full cap.
+     */
+    token_limit_required: z.boolean().default(false),
     /** Chat: worst-case input tokens counted for each image and each video. */
     image_input_tokens: positiveInt.default(1_500),
     video_input_tokens: positiveInt.default(8_000),
@@ -398,7 +410,10 @@ export const configSchema = z
           message: `unknown upstream ${model.upstream}`,
         });
       }
-      for (const issue of modelPriceIssues(model, model.prices, 'config')) {
+      for (const issue of [
+        ...modelPriceIssues(model, model.prices, 'config'),
+        ...zeroPriceIssues(model.prices, model.free, 'config'),
+      ]) {
         context.addIssue({
           code: 'custom',
           path: ['models', index, ...issue.path],

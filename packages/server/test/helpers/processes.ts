@@ -45,3 +45,22 @@ export async function cliIn(dataDir: string, ...args: string[]): Promise<CliResu
   );
   return { code, json: JSON.parse(out === '' ? err : out) as Record<string, unknown> };
 }
+
+export interface RawCliResult {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs one CLI command on the data dir `dataDir`; its exit code and both outputs as written. */
+export async function cliRawIn(dataDir: string, ...args: string[]): Promise<RawCliResult> {
+  let stdout = '';
+  let stderr = '';
+  const code = await runCli(
+    args,
+    { TOLLGATE_DATA_DIR: dataDir },
+    { write: (text) => void (stdout += text) },
+    { write: (text) => void (stderr += text) },
+  );
+  return { code, stdout, stderr };
+}

@@ -56,6 +56,18 @@ describe('the CLI prints what the admin API answers', () => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
+  it('accounts list: the same page, with the same filters', async () => {
+    const http = await admin('GET', '/admin/v1/accounts?q=SHAPES&limit=5');
+    const printed = await cliIn(dataDir, 'accounts', 'list', '--q', 'SHAPES', '--limit', '5');
+    expect(printed.code).toBe(0);
+    expect(printed.json).toEqual(http);
+    expect(printed.json).toMatchObject({ object: 'list', has_more: false });
+    const prefix = accountId.slice(0, 8);
+    expect((await cliIn(dataDir, 'accounts', 'list', '--id-prefix', prefix)).json).toEqual(
+      await admin('GET', `/admin/v1/accounts?id_prefix=${prefix}`),
+    );
+  });
+
   it('keys list: the list object, not a bare array', async () => {
     const http = await admin('GET', `/admin/v1/accounts/${accountId}/keys`);
     const cli = await cliIn(dataDir, 'keys', 'list', accountId);

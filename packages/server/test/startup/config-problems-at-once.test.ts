@@ -116,10 +116,36 @@ describe('every problem of a configuration file at once', () => {
       );
       expect(() => loadSettings({ TOLLGATE_CONFIG: file, S3_KEY_ID: 'id' })).toThrow(
         [
-          'environment variables named by the configuration are not set:',
+          'environment variables named by the configuration are not set or empty:',
           '  upstreams.openai.api_key_env: environment variable OPENAI_KEY is not set',
           '  storage.secret_access_key_env: environment variable S3_SECRET is not set',
         ].join('\n'),
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a secret variable that is set but empty is reported as empty, not as unset', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'tollgate-secrets-'));
+    try {
+      const file = path.join(dir, 'tollgate.json');
+      writeFileSync(
+        file,
+        JSON.stringify({
+          ...defaultConfig,
+          upstreams: {
+            ...defaultConfig.upstreams,
+            openai: {
+              kind: 'openai',
+              base_url: 'https://api.example.com/v1',
+              api_key_env: 'OPENAI_KEY',
+            },
+          },
+        }),
+      );
+      expect(() => loadSettings({ TOLLGATE_CONFIG: file, OPENAI_KEY: '' })).toThrow(
+        'upstreams.openai.api_key_env: environment variable OPENAI_KEY is empty',
       );
     } finally {
       rmSync(dir, { recursive: true, force: true });

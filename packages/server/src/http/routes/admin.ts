@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
+import { AccountListing } from '../../accounts/account-listing.js';
 import { checkLedger } from '../../billing/ledger-check.js';
 import { modelPricesView, priceHistoryView } from '../../billing/price-view.js';
 import { ApiError } from '../../errors/api-error.js';
@@ -55,6 +56,21 @@ export function registerAdmin(scope: FastifyInstance, deps: AppDeps): void {
       void reply.code(201);
       return deps.accounts.create({ email: request.body.email });
     },
+  );
+  const accountListing = new AccountListing(deps.store.db);
+  scope.get<{ Querystring: Record<string, string | undefined> }>(
+    '/admin/v1/accounts',
+    {
+      schema: {
+        // An unknown parameter (`?email=` for `?q=`) is a 400 naming it, not an unfiltered list.
+        querystring: {
+          type: 'object',
+          additionalProperties: false,
+          properties: { q: {}, id_prefix: {}, limit: {}, after: {} },
+        },
+      },
+    },
+    async (request) => accountListing.list(request.query),
   );
   scope.get<{ Params: { id: string } }>('/admin/v1/accounts/:id', async (request) =>
     deps.accounts.get(request.params.id),

@@ -57,7 +57,7 @@ export function registerChat(scope: FastifyInstance, deps: AppDeps): void {
       model: model.upstream_model ?? model.id,
       messages:
         url === undefined ? chat.messages : await inlineImageUrls(chat.messages, deps.fetchDeps),
-      [chat.maxTokensField]: chat.maxOutputTokens,
+      ...chat.upstreamTokenLimit,
     };
     const provider = deps.providers.chat(model, upstreamCaller(request, reply));
     // Usage beyond what the gateway allowed is billed at the bound and flagged (billing/credible-usage.ts).

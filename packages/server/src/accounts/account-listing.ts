@@ -1,0 +1,89 @@
+import type { Account } from '@tollgate/protocol';
+import { sql, type Kysely } from 'kysely';
+import { invalidInput } from '../errors/api-error.js';
+import { parseLimit } from '../shares/share-input.js';
+import type { Database } from '../store/schema.js';
+import { accountView } from './account-service.js';
+
+/** What an operator may filter accounts by; each field as it came (query string or CLI option). */
+export interface AccountQuery {
+  readonly q?: unknown;
+  readonly id_prefix?: unknown;
+  readonly limit?: unknown;
+  readonly after?: unknown;
+}
+
+export interface AccountPage {
+  readonly object: 'list';
+  readonly data: Account[];
+  readonly has_more: boolean;
+  readonly next_cursor: string | null;
+}
+
+const MAX_FILTER_LENGTH = 254;
+
+/**
+ * Operators finding accounts (`GET /admin/v1/accounts`, `tollgate accounts list`): newest first,
+ * `q` a case-insensitive substring of the email (accounts have no other name), `id_prefix` the
+ * start of the id, `limit` 1–100 (default 20), `after` the id of the last account of the page
+ * before. One rule for both callers, so the CLI and the API answer the same list.
+ */
+export class AccountListing {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async list(query: AccountQuery): Promise<AccountPage> {
+    const q = optionalFilter(query.q, 'q');
+    const idPrefix = optionalFilter(query.id_prefix, 'id_prefix');
+    const limit = parseLimit(query.limit, 20);
+    let select = this.db.selectFrom('accounts').selectAll();
+    // Emails are stored lower-cased, so a lower-cased needle matches whatever case was typed;
+    // LIKE's own wildcards in it are escaped so `_` and `%` match themselves.
+    if (q !== undefined)
+      select = select.where(
+        sql<boolean>`email like ${`%${likeEscaped(q.toLowerCase())}%`} escape '\\'`,
+      );
+    // Ids are case-sensitive (base62): compare the prefix exactly, in both dialects.
+    if (idPrefix !== undefined)
+      select = select.where(sql<boolean>`substr(id, 1, ${idPrefix.length}) = ${idPrefix}`);
+    if (query.after !== undefined) {
+      const cursor =
+        typeof query.after === 'string'
+          ? await this.db
+              .selectFrom('accounts')
+              .select(['created_at', 'id'])
+              .where('id', '=', query.after)
+              .executeTakeFirst()
+          : undefined;
+      if (cursor === undefined) throw invalidInput('after', 'is not an account id');
+      select = select.where((eb) =>
+        eb.or([
+          eb('created_at', '<', cursor.created_at),
+          eb.and([eb('created_at', '=', cursor.created_at), eb('id', '<', cursor.id)]),
+        ]),
+      );
+    }
+    const rows = await select
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(limit + 1)
+      .execute();
+    const page = rows.slice(0, limit);
+    return {
+      object: 'list',
+      data: page.map(accountView),
+      has_more: rows.length > limit,
+      next_cursor: rows.length > limit ? (page[page.length - 1]?.id ?? null) : null,
+    };
+  }
+}
+
+function optionalFilter(value: unknown, field: string): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || value.length < 1 || value.length > MAX_FILTER_LENGTH)
+    throw invalidInput(field, `must be a string of 1 to ${MAX_FILTER_LENGTH} characters`);
+  return value;
+}
+
+function likeEscaped(text: string): string {
+  return text.replace(/[\\%_]/g, (character) => `\\${character}`);
+}
