@@ -9,6 +9,7 @@ import { Chat } from './resources/chat.js';
 import { download, type Content, type ContentOptions } from './resources/content.js';
 import { Embeddings } from './resources/embeddings.js';
 import { H3, type H3Input } from './resources/h3.js';
+import { Models } from './resources/models.js';
 import { Requests } from './resources/requests.js';
 import { Rerank } from './resources/rerank.js';
 import {
@@ -46,6 +47,7 @@ export interface TollgateOptions {
  * an unknown outcome is an `OutcomeUnknownError` to be read back with `requests.recover`.
  */
 export class Tollgate {
+  readonly models: Models;
   readonly chat: Chat;
   readonly embeddings: Embeddings;
   readonly rerank: Rerank;
@@ -81,6 +83,7 @@ export class Tollgate {
       journal: this.journal,
       newIdempotencyKey,
     });
+    this.models = new Models(this.transport);
     this.chat = new Chat(this.transport, options.streamIdleTimeoutMs ?? timeoutMs);
     this.embeddings = new Embeddings(this.transport);
     this.rerank = new Rerank(this.transport);

@@ -110,7 +110,7 @@ export class OutcomeUnknownError extends TollgateError {
   readonly requestId: string | undefined;
   readonly method: string;
   readonly path: string;
-  readonly reason: 'timeout' | 'connection' | 'aborted' | 'stream_cut' | 'submission_unknown';
+  readonly reason: 'timeout' | 'connection' | 'stream_cut' | 'submission_unknown';
 
   constructor(fields: {
     idempotencyKey: string;
@@ -130,6 +130,44 @@ export class OutcomeUnknownError extends TollgateError {
     this.method = fields.method;
     this.path = fields.path;
     this.reason = fields.reason;
+  }
+}
+
+/**
+ * The caller's `AbortSignal` aborted the call. `outcomeUnknown` says whether a business POST
+ * may have reached the gateway before it was aborted: then its journal entry is `unknown` and
+ * `client.requests.recover(error.idempotencyKey)` reads what it did (never send it again with a
+ * new key). Otherwise nothing was done: it was aborted before it was sent, or it was a read
+ * or a wait between reads (`generate`, `recover`), and `idempotencyKey` is the key only when one
+ * was journaled.
+ */
+export class AbortedError extends TollgateError {
+  override readonly name = 'AbortedError';
+  /** The `Idempotency-Key` of the aborted business POST, once it was journaled. */
+  readonly idempotencyKey: string | undefined;
+  /** `X-Service-Request-Id`, when the answer's headers had arrived (a stream, a JSON body). */
+  readonly requestId: string | undefined;
+  readonly outcomeUnknown: boolean;
+
+  constructor(
+    message: string,
+    fields: {
+      idempotencyKey: string | undefined;
+      requestId: string | undefined;
+      outcomeUnknown: boolean;
+      cause: unknown;
+    },
+  ) {
+    super(
+      fields.outcomeUnknown && fields.idempotencyKey !== undefined
+        ? `${message}; its outcome is unknown: read it with ` +
+            `requests.recover('${fields.idempotencyKey}'), do not send it again`
+        : message,
+      { cause: fields.cause },
+    );
+    this.idempotencyKey = fields.idempotencyKey;
+    this.requestId = fields.requestId;
+    this.outcomeUnknown = fields.outcomeUnknown;
   }
 }
 

@@ -1,10 +1,10 @@
 import {
+  AbortedError,
   ConnectionError,
   errorFromAnswer,
   InternalServerError,
   NotFoundError,
   OutcomeUnknownError,
-  TollgateError,
   type APIError,
 } from './errors.js';
 import type { RequestEntry, RequestJournal } from './journal.js';
@@ -50,10 +50,17 @@ export interface Answer {
   readonly idempotencyKey: string | undefined;
   /** `Idempotent-Replayed: true`: the gateway answered a repeat with the original's answer. */
   readonly replayed: boolean;
-  /** Stops the timeout (streams call it once their body flows; JSON reads once it is read). */
+  /** Stops the timeout (a stream calls it once its body flows). */
   readonly clearTimeout: () => void;
+  /**
+   * Stops the timeout and unhooks the caller's signal: once the body is read (JSON), the
+   * stream has ended, or the body is handed to the caller (downloads).
+   */
+  readonly release: () => void;
   /** Whether the client's timeout aborted the request. */
   readonly timedOut: () => boolean;
+  /** Whether the caller's signal aborted the request (and not the client's timeout). */
+  readonly callerAborted: () => boolean;
   /** Aborts the request (an early `break` out of a stream). */
   readonly abort: () => void;
 }
@@ -79,16 +86,13 @@ export class Transport {
     } catch (cause) {
       throw await this.lostAnswer(request, answer, cause);
     } finally {
-      answer.clearTimeout();
+      answer.release();
     }
   }
 
   /** Sends the request; resolves with the answer once its headers are in (2xx, 206, 304). */
   async send(request: RequestOptions): Promise<Answer> {
-    if (request.signal?.aborted === true)
-      throw new TollgateError(`${request.method} ${request.path} not sent: already aborted`, {
-        cause: request.signal.reason,
-      });
+    if (request.signal?.aborted === true) throw notSent(request, undefined);
     const idempotencyKey = request.business
       ? (request.business.idempotencyKey ?? this.options.newIdempotencyKey())
       : undefined;
@@ -105,10 +109,17 @@ export class Transport {
     }, timeoutMs);
     const onAbort = () => controller.abort(request.signal?.reason);
     request.signal?.addEventListener('abort', onAbort, { once: true });
+    const callerAborted = () => !timedOut && request.signal?.aborted === true;
     const stopTimer = () => {
       clearTimeout(timer);
       request.signal?.removeEventListener('abort', onAbort);
     };
+    // Aborted while the journal was written: the listener above came too late to fire.
+    if (callerAborted()) {
+      stopTimer();
+      if (entry !== undefined) await this.update(entry, { state: 'not_sent' });
+      throw notSent(request, entry?.key);
+    }
     let response: Response;
     try {
       response = await this.options.fetch(this.url(request), {
@@ -119,6 +130,7 @@ export class Transport {
       });
     } catch (cause) {
       stopTimer();
+      if (callerAborted()) throw await this.aborted(request, idempotencyKey, undefined, cause);
       if (entry === undefined)
         throw new ConnectionError(transportMessage(request, cause), { cause });
       if (neverSent(cause) && !timedOut) {
@@ -126,7 +138,7 @@ export class Transport {
         throw new ConnectionError(transportMessage(request, cause), { cause });
       }
       await this.update(entry, { state: 'unknown' });
-      const reason = timedOut ? 'timeout' : request.signal?.aborted ? 'aborted' : 'connection';
+      const reason = timedOut ? 'timeout' : 'connection';
       throw new OutcomeUnknownError({ ...describe(entry), requestId: undefined, reason, cause });
     }
 
@@ -150,8 +162,10 @@ export class Transport {
       requestId,
       idempotencyKey,
       replayed: response.headers.get('idempotent-replayed') === 'true',
-      clearTimeout: stopTimer,
+      clearTimeout: () => clearTimeout(timer),
+      release: stopTimer,
       timedOut: () => timedOut,
+      callerAborted,
       abort: () => controller.abort(new Error('aborted by the caller')),
     };
   }
@@ -194,10 +208,12 @@ export class Transport {
    */
   async lostAnswer(
     request: RequestOptions,
-    answer: Pick<Answer, 'idempotencyKey' | 'requestId' | 'timedOut'>,
+    answer: Pick<Answer, 'idempotencyKey' | 'requestId' | 'timedOut' | 'callerAborted'>,
     cause: unknown,
     reason: 'connection' | 'stream_cut' = 'connection',
   ): Promise<Error> {
+    if (answer.callerAborted())
+      return this.aborted(request, answer.idempotencyKey, answer.requestId, cause);
     if (answer.idempotencyKey === undefined)
       return new ConnectionError(transportMessage(request, cause), { cause });
     const entry = await this.journal.read(answer.idempotencyKey);
@@ -208,6 +224,28 @@ export class Transport {
       method: request.method,
       path: request.path,
       reason: answer.timedOut() ? 'timeout' : reason,
+      cause,
+    });
+  }
+
+  /**
+   * The error for a call the caller's signal aborted once it may have left: a business POST's
+   * outcome is unknown (its journal entry says so); a read did nothing.
+   */
+  private async aborted(
+    request: RequestOptions,
+    idempotencyKey: string | undefined,
+    requestId: string | undefined,
+    cause: unknown,
+  ): Promise<AbortedError> {
+    if (idempotencyKey !== undefined) {
+      const entry = await this.journal.read(idempotencyKey);
+      if (entry?.kind === 'request') await this.update(entry, { state: 'unknown' });
+    }
+    return new AbortedError(`${request.method} ${request.path} aborted by the caller`, {
+      idempotencyKey,
+      requestId,
+      outcomeUnknown: idempotencyKey !== undefined,
       cause,
     });
   }
@@ -259,6 +297,16 @@ export class Transport {
     if (request.json !== undefined) headers.set('content-type', 'application/json');
     return headers;
   }
+}
+
+/** A call aborted before it was sent: nothing was done. */
+function notSent(request: RequestOptions, idempotencyKey: string | undefined): AbortedError {
+  return new AbortedError(`${request.method} ${request.path} not sent: aborted by the caller`, {
+    idempotencyKey,
+    requestId: undefined,
+    outcomeUnknown: false,
+    cause: request.signal?.reason,
+  });
 }
 
 function describe(entry: RequestEntry) {

@@ -28,6 +28,8 @@ export type {
   ErrorCode,
   H3Quote,
   H3Task,
+  Model,
+  ModelList,
   Quote,
   RequestRecord,
   Task,

@@ -74,6 +74,7 @@ export class Stream<Chunk> implements AsyncIterable<Chunk> {
       throw await this.cut(error);
     } finally {
       if (!finished) this.answer.abort(); // the caller left the loop early
+      this.answer.release();
       reader.releaseLock();
     }
   }

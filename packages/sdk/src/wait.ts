@@ -1,3 +1,5 @@
+import { AbortedError } from './errors.js';
+
 /** How `generate` and `recover` wait between reads: doubling from `initialMs` up to `maxMs`, for at most `timeoutMs`. */
 export interface Backoff {
   initialMs?: number;
@@ -5,16 +7,23 @@ export interface Backoff {
   timeoutMs?: number;
 }
 
-/** Resolves after `ms`, or rejects when `signal` aborts. */
+/** Resolves after `ms`, or rejects with `AbortedError` when `signal` aborts (nothing is in flight). */
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  const aborted = () =>
+    new AbortedError('waiting between reads aborted by the caller', {
+      idempotencyKey: undefined,
+      requestId: undefined,
+      outcomeUnknown: false,
+      cause: signal?.reason,
+    });
   return new Promise((resolve, reject) => {
     if (signal?.aborted === true) {
-      reject(signal.reason as Error);
+      reject(aborted());
       return;
     }
     const onAbort = () => {
       clearTimeout(timer);
-      reject(signal?.reason as Error);
+      reject(aborted());
     };
     const timer = setTimeout(() => {
       signal?.removeEventListener('abort', onAbort);

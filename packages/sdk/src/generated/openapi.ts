@@ -560,8 +560,6 @@ export interface components {
       closed_reasons: string[];
     };
     /** @enum {string} */
-    TaskKind: 'image' | 'video' | 'h3';
-    /** @enum {string} */
     TaskStatus: 'queued' | 'running' | 'succeeded' | 'failed' | 'submission_unknown';
     /** @enum {string} */
     TaskBillingState: 'reserved' | 'pending' | 'settled' | 'released';
@@ -624,12 +622,6 @@ export interface components {
       outputs?: components['schemas']['TaskOutput'][];
       error?: components['schemas']['TaskError'];
       resolution?: components['schemas']['TaskResolution'];
-    };
-    SettleBody: {
-      actual_amount: components['schemas']['MicroYuan'];
-      price_version: string;
-      /** @constant */
-      confirmation: 'settle_original_approved';
     };
     /** @enum {string} */
     RequestStatus:
@@ -776,110 +768,6 @@ export interface components {
       has_more: boolean;
       next_cursor: string | null;
     };
-    OperatorRequestRecord: {
-      /** @constant */
-      object: 'request';
-      id: string;
-      idempotency_key: string;
-      method: string;
-      path: string;
-      model: string | null;
-      status: components['schemas']['RequestStatus'];
-      http_status: number | null;
-      result: unknown;
-      error: {
-        code: components['schemas']['ErrorCode'];
-        message: string;
-        request_id: string;
-        param?: string;
-      } | null;
-      usage: {
-        [key: string]: number;
-      } | null;
-      reserve: components['schemas']['RecordReserve'] | null;
-      bill: components['schemas']['RecordBill'] | null;
-      usage_exceeded_cap: components['schemas']['UsageExceededCap'] | null;
-      canSettle: boolean;
-      settlement: components['schemas']['RecordSettlement'] | null;
-      upstream_request_id: string | null;
-      task_id: string | null;
-      resolution: components['schemas']['RequestResolution'] | null;
-      created_at: string;
-      updated_at: string;
-      key_id: string;
-      account_id: string;
-      ending_rule: string | null;
-    };
-    /** @enum {string} */
-    TaskSubmission: 'pending' | 'sending' | 'accepted';
-    OperatorTask:
-      | {
-          account_id: string;
-          key_id: string;
-          upstream: string;
-          upstream_task_id: string | null;
-          submission: components['schemas']['TaskSubmission'];
-          lease_owner: string | null;
-          due_at: string | null;
-          leases_taken: number;
-          note?: string;
-          /** @enum {string} */
-          object: 'image.task' | 'video.task';
-          id: string;
-          model: string;
-          status: components['schemas']['TaskStatus'];
-          request_id: string;
-          created_at: string;
-          finished_at?: string;
-          quote: components['schemas']['TaskQuote'];
-          billing: components['schemas']['TaskBilling'];
-          settlement?: components['schemas']['TaskSettlement'];
-          outputs?: components['schemas']['TaskOutput'][];
-          error?: components['schemas']['TaskError'];
-          resolution?: components['schemas']['TaskResolution'];
-        }
-      | {
-          account_id: string;
-          key_id: string;
-          upstream: string;
-          upstream_task_id: string | null;
-          submission: components['schemas']['TaskSubmission'];
-          lease_owner: string | null;
-          due_at: string | null;
-          leases_taken: number;
-          note?: string;
-          /** @constant */
-          object: 'h3.task';
-          id: string;
-          model: string;
-          action: components['schemas']['H3Action'];
-          status: components['schemas']['H3TaskStatus'];
-          request_id: string;
-          input_digest: string;
-          source_task_id?: string;
-          created_at: string;
-          finished_at?: string;
-          quote: components['schemas']['TaskQuote'];
-          billing: components['schemas']['TaskBilling'];
-          settlement?: components['schemas']['TaskSettlement'];
-          asset_id?: string;
-          content_path?: string;
-          seconds?: number;
-          text?: string;
-          error?: components['schemas']['TaskError'];
-          resolution?: components['schemas']['TaskResolution'];
-        };
-    OperatorTaskFields: {
-      account_id: string;
-      key_id: string;
-      upstream: string;
-      upstream_task_id: string | null;
-      submission: components['schemas']['TaskSubmission'];
-      lease_owner: string | null;
-      due_at: string | null;
-      leases_taken: number;
-      note?: string;
-    };
     H3Task: {
       /** @constant */
       object: 'h3.task';
@@ -906,35 +794,6 @@ export interface components {
     H3Action: 'generate' | 'regenerate' | 'understand';
     /** @enum {string} */
     H3TaskStatus: 'queued' | 'running' | 'succeeded' | 'FAILED' | 'submission_unknown';
-    ShareEvent: {
-      at: string;
-      actor: string;
-      /** @enum {string} */
-      action: 'requested' | 'approved' | 'rejected' | 'revoked';
-      reason: string | null;
-    };
-    OperatorShare: {
-      /** @constant */
-      object: 'share';
-      id: string;
-      state: components['schemas']['ShareState'];
-      task_id: string | null;
-      asset_id: string;
-      created_at: string;
-      decided_at: string | null;
-      reason: string | null;
-      account_id: string;
-      key_id: string;
-      media_type: string;
-      bytes: number;
-      asset_deleted: boolean;
-      serving: boolean;
-      content_url: string;
-      events?: components['schemas']['ShareEvent'][];
-    };
-    /** @enum {string} */
-    H3Role:
-      'first_frame' | 'last_frame' | 'reference_image' | 'reference_video' | 'reference_audio';
     H3Quote: {
       /** @constant */
       object: 'h3.quote';
@@ -946,12 +805,6 @@ export interface components {
       currency: components['schemas']['Currency'];
       line_items: components['schemas']['LineItem'][];
       closed_reasons: string[];
-    };
-    H3SettleBody: {
-      actual_amount: components['schemas']['MicroYuan'];
-      price_version: string;
-      /** @constant */
-      confirmation: 'settle_original_h3';
     };
     RequestSummary: {
       /** @constant */
@@ -1014,41 +867,6 @@ export interface components {
         amount: components['schemas']['MicroYuan'];
         by_model: components['schemas']['UsageModelTotal'][];
       };
-    };
-    /** @enum {string} */
-    StatementMovementKind: 'topup' | 'redemption' | 'capture';
-    StatementMovement: {
-      id: string;
-      time: string;
-      kind: components['schemas']['StatementMovementKind'];
-      amount: number;
-      balance: components['schemas']['MicroYuan'];
-      description: string;
-      reference: string | null;
-      request_id: string | null;
-      task_id: string | null;
-      model: string | null;
-      price_version: string | null;
-    };
-    AccountStatement: {
-      /** @constant */
-      object: 'account.statement';
-      account_id: string;
-      email: string;
-      currency: components['schemas']['Currency'];
-      from: string;
-      to: string;
-      period_start: string;
-      period_end: string;
-      complete: boolean;
-      opening_balance: components['schemas']['MicroYuan'];
-      movements: components['schemas']['StatementMovement'][];
-      totals: {
-        movements: number;
-        credits: components['schemas']['MicroYuan'];
-        debits: components['schemas']['MicroYuan'];
-      };
-      closing_balance: components['schemas']['MicroYuan'];
     };
     ChatUsage: {
       prompt_tokens: number;
@@ -1694,7 +1512,8 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['ChatCompletion'];
-          'text/event-stream': string;
+          'text/event-stream':
+            components['schemas']['ChatCompletionChunk'] | components['schemas']['ErrorBody'];
         };
       };
       400: components['responses']['Error400'];

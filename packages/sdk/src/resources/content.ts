@@ -36,7 +36,7 @@ export async function download(
   const headers: Record<string, string> = { accept: '*/*' };
   if (options.range !== undefined) headers['range'] = rangeHeader(options.range);
   const answer = await transport.send({ method: 'GET', path, headers, ...callOptions(options) });
-  answer.clearTimeout();
+  answer.release();
   const response = answer.response;
   const number = (name: string) => {
     const value = response.headers.get(name);

@@ -8,12 +8,15 @@ import { describe, expect, it } from 'vitest';
 
 const root = new URL('../../../../', import.meta.url);
 const doc = readFileSync(new URL('docs/clients.md', root), 'utf8');
-const blocks = [...doc.matchAll(/<!-- example: ([\w./-]+\.ts) -->\n```ts\n([\s\S]*?)\n```/g)];
+// TypeScript recipes in ```ts blocks, plain JavaScript ones (.mjs) in ```js blocks.
+const blocks = [
+  ...doc.matchAll(/<!-- example: ([\w./-]+\.(?:ts|mjs)) -->\n```(?:ts|js)\n([\s\S]*?)\n```/g),
+];
 
 describe('docs/clients.md recipes', () => {
   it('every recipe file is shown', () => {
     const recipes = readdirSync(new URL('recipes/', import.meta.url))
-      .filter((name) => name.endsWith('.ts'))
+      .filter((name) => name.endsWith('.ts') || name.endsWith('.mjs'))
       .map((name) => `packages/server/test/clients/recipes/${name}`);
     expect(blocks.map((block) => block[1]).filter((file) => recipes.includes(file ?? ''))).toEqual(
       expect.arrayContaining(recipes),

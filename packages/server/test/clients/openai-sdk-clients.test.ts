@@ -210,3 +210,56 @@ describe('the official openai SDK through the docs/clients.md recipe', () => {
     await expectOneRecordPerPost(gateway, key, sent, recordsBefore);
   });
 });
+
+/**
+ * Risk: the plain JavaScript recipe of docs/clients.md (for callers without TypeScript) drifts
+ * from the TypeScript one: a POST without its own key, or a retry that may pay twice.
+ */
+describe('the official openai SDK through the plain JavaScript recipe', () => {
+  let gateway: TestGateway;
+  let baseURL: string;
+  let key: string;
+  beforeAll(async () => {
+    if (sqlite === undefined) throw new Error('no sqlite');
+    gateway = await startGateway(sqlite);
+    ({ key } = await gateway.account(1_000_000_000));
+    baseURL = await gateway.listen();
+  });
+  afterAll(async () => {
+    await gateway.expectLedgerClean();
+    await gateway.close();
+  });
+
+  /** The .mjs recipe, typed as the TypeScript one it mirrors (it has no declarations). */
+  async function javascriptRecipe(): Promise<typeof import('./recipes/openai-client.js')> {
+    const file = new URL('./recipes/openai-client.mjs', import.meta.url).href;
+    return (await import(file)) as typeof import('./recipes/openai-client.js');
+  }
+
+  it('chat twice: two replies, each POST its own key and one record', async () => {
+    const { tollgateOpenAI: javascriptClient } = await javascriptRecipe();
+    const sent: SentRequest[] = [];
+    const recordsBefore = await countRecords(gateway);
+    const client = javascriptClient({ baseURL, apiKey: key, fetch: observingFetch(sent) });
+    for (const content of ['first from js', 'second from js']) {
+      const completion = await client.chat.completions.create({
+        model: 'sim-chat',
+        messages: [{ role: 'user', content }],
+      });
+      expect(completion.choices[0]?.message.content).toBe(`Simulated reply to: ${content}`);
+    }
+    expect(sent.filter((request) => request.method === 'POST')).toHaveLength(2);
+    await expectOneRecordPerPost(gateway, key, sent, recordsBefore);
+  });
+
+  it('a 5xx is not retried: one POST sent', async () => {
+    const { tollgateOpenAI: javascriptClient } = await javascriptRecipe();
+    const sent: SentRequest[] = [];
+    const client = javascriptClient({ baseURL, apiKey: key, fetch: observingFetch(sent) });
+    const failure = await client.chat.completions
+      .create({ model: 'sim-chat', messages: [{ role: 'user', content: 'x [sim:fail=503]' }] })
+      .catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(OpenAI.APIError);
+    expect(sent.filter((request) => request.method === 'POST')).toHaveLength(1);
+  });
+});

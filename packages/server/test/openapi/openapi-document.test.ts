@@ -45,7 +45,64 @@ describe('the OpenAPI document', () => {
     expect(documented.length).toBeGreaterThanOrEqual(31);
   });
 
+  it('has no unused component: each schema and response is reachable from a path', async () => {
+    const document = (await gateway.call('GET', '/v1/openapi.json')).json<OpenApiDocument>();
+    expect(unusedComponents(document)).toEqual([]);
+  });
+
+  it('names where it is served (servers) and its licence', async () => {
+    const document = (await gateway.call('GET', '/v1/openapi.json')).json<OpenApiDocument>();
+    // Relative: resolved against the URL the document was fetched from (docs/openapi.md).
+    expect(document.servers).toEqual([{ url: '/', description: expect.any(String) as string }]);
+    expect(document.info.license).toEqual({ name: 'Apache-2.0', identifier: 'Apache-2.0' });
+  });
+
   it('uses response schemas generated from the current protocol types', () => {
     expect(wireSchemas).toEqual(buildWireSchemas());
   });
 });
+
+interface OpenApiDocument {
+  info: { license?: unknown };
+  servers?: unknown;
+  security?: Record<string, unknown>[];
+  paths: Record<string, Record<string, { security?: Record<string, unknown>[] }>>;
+  components: Record<string, Record<string, unknown>>;
+}
+
+/**
+ * `components.<kind>.<name>` entries nothing reaches: the `$ref`s outside `components`, then
+ * those of the components they reach, transitively; security schemes by the `security` lists.
+ */
+function unusedComponents(document: OpenApiDocument): string[] {
+  const { components, ...outside } = document;
+  const used = new Set<string>();
+  const pending = [...refsIn(outside)];
+  for (let ref = pending.pop(); ref !== undefined; ref = pending.pop()) {
+    if (used.has(ref)) continue;
+    used.add(ref);
+    const [kind = '', name = ''] = ref.replace('#/components/', '').split('/');
+    pending.push(...refsIn(components[kind]?.[name]));
+  }
+  const requirements = [
+    ...(document.security ?? []),
+    ...Object.values(document.paths).flatMap((item) =>
+      Object.values(item).flatMap((operation) => operation.security ?? []),
+    ),
+  ];
+  for (const requirement of requirements)
+    for (const name of Object.keys(requirement)) used.add(`#/components/securitySchemes/${name}`);
+  return Object.entries(components)
+    .flatMap(([kind, entries]) =>
+      Object.keys(entries).map((name) => `#/components/${kind}/${name}`),
+    )
+    .filter((pointer) => !used.has(pointer));
+}
+
+function refsIn(value: unknown): string[] {
+  if (Array.isArray(value)) return value.flatMap(refsIn);
+  if (typeof value !== 'object' || value === null) return [];
+  return Object.entries(value).flatMap(([key, inner]) =>
+    key === '$ref' && typeof inner === 'string' ? [inner] : refsIn(inner),
+  );
+}

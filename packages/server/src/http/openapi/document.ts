@@ -31,6 +31,17 @@ const HEADERS = {
 } as const;
 
 /**
+ * Relative: resolved against the URL the document itself was fetched from, so it is right for
+ * whatever host, port and scheme a caller reached the gateway by (the paths carry `/v1`), with
+ * no configuration (docs/openapi.md "Servers").
+ */
+const SERVERS = [
+  { url: '/', description: 'This gateway: the origin the document was fetched from' },
+] as const;
+/** The licence of the code that serves the API (the root package.json). */
+const LICENSE = { name: 'Apache-2.0', identifier: 'Apache-2.0' } as const;
+
+/**
  * Completes the OpenAPI 3.1 document @fastify/swagger builds from the route schemas (the very
  * schemas Ajv validates requests with): keeps the `/v1` routes, adds each operation's responses
  * (schemas generated from the protocol types), headers, error codes and the bodies the routes
@@ -60,15 +71,49 @@ export function completeDocument(document: Json): Json {
   if (missing.length > 0)
     throw new Error(`OpenAPI: operations.ts lists routes that do not exist: ${missing.join(', ')}`);
   const components = (document['components'] ?? {}) as Json;
+  const responses = errorResponses();
+  const schemas = { ...(components['schemas'] as Json | undefined), ...wireSchemas };
   return {
     ...document,
+    info: { ...(document['info'] as Json | undefined), license: LICENSE },
+    servers: SERVERS,
     paths: kept,
     components: {
       ...components,
-      schemas: { ...(components['schemas'] as Json | undefined), ...wireSchemas },
-      responses: errorResponses(),
+      schemas: reachableSchemas([kept, responses], schemas),
+      responses,
     },
   };
+}
+
+/**
+ * The schemas the document uses: those the paths and responses `$ref`, and those these refer
+ * to, transitively. The protocol generates a schema for every wire type (the admin API's, the
+ * settle bodies the routes validate with their own schemas, …); one nothing refers to would
+ * only mislead readers and generators (openapi-document.test.ts fails on an unused component).
+ */
+function reachableSchemas(roots: unknown, schemas: Json): Json {
+  const prefix = '#/components/schemas/';
+  const kept: Json = {};
+  const pending = refsIn(roots);
+  for (let ref = pending.pop(); ref !== undefined; ref = pending.pop()) {
+    const name = ref.startsWith(prefix) ? ref.slice(prefix.length) : undefined;
+    if (name === undefined || name in kept || !(name in schemas)) continue;
+    kept[name] = schemas[name];
+    pending.push(...refsIn(schemas[name]));
+  }
+  // In the order the protocol generates them, not the order they were reached.
+  return Object.fromEntries(
+    Object.keys(schemas).flatMap((name) => (name in kept ? [[name, kept[name]]] : [])),
+  );
+}
+
+function refsIn(value: unknown): string[] {
+  if (Array.isArray(value)) return value.flatMap(refsIn);
+  if (typeof value !== 'object' || value === null) return [];
+  return Object.entries(value).flatMap(([key, inner]) =>
+    key === '$ref' && typeof inner === 'string' ? [inner] : refsIn(inner),
+  );
 }
 
 function describe(operation: OperationObject, documented: Operation, name: string): Json {
@@ -114,11 +159,16 @@ function successResponse(success: Success, documented: Operation, name: string):
     };
   const names = typeof success.json === 'string' ? [success.json] : success.json;
   const content: Json = { 'application/json': { schema: oneOf(names) } };
+  // OpenAPI 3.1 has no schema for the items of a stream (3.2's `itemSchema`): the schema of a
+  // `text/event-stream` answer is that of one `data:` event, as generators read it.
   if ('stream' in success)
     content['text/event-stream'] = {
       schema: {
-        type: 'string',
-        description: `Server-sent events: each \`data:\` event is a ${success.stream} (#/components/schemas/${success.stream}); the stream ends with \`data: [DONE]\`, or instead with one error event, an ErrorBody (docs/chat.md)`,
+        description: `Server-sent events (\`stream: true\`): each \`data:\` event is one JSON ${success.stream}; the stream ends with \`data: [DONE]\`, or instead with one error event, an ErrorBody (docs/chat.md)`,
+        oneOf: [
+          { $ref: `#/components/schemas/${success.stream}` },
+          { $ref: '#/components/schemas/ErrorBody' },
+        ],
       },
     };
   return { description: names.join(' or '), headers, content };
