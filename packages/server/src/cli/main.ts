@@ -148,8 +148,18 @@ export async function runCli(
  * command that could not start (a bad configuration, an unreachable database) is
  * `COMMAND_FAILED` with the line `npm start` prints for the same cause.
  */
-async function errorBody(error: unknown): Promise<{ error: { code: string; message: string } }> {
-  if (error instanceof ApiError) return { error: { code: error.code, message: error.message } };
+async function errorBody(
+  error: unknown,
+): Promise<{ error: { code: string; message: string; param?: string } }> {
+  // The HTTP error shape (param names the field or option when there is one).
+  if (error instanceof ApiError)
+    return {
+      error: {
+        code: error.code,
+        message: error.message,
+        ...(error.param === undefined ? {} : { param: error.param }),
+      },
+    };
   const { startupFailureMessage } = await import('../startup/startup-errors.js');
   return { error: { code: 'COMMAND_FAILED', message: startupFailureMessage(error) } };
 }

@@ -6,12 +6,16 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openStore, type StoreOptions } from '../../src/store/database.js';
+import { migrationProvider } from '../../src/store/migrations/index.js';
 import { SqliteDatabase } from '../../src/store/sqlite-binding.js';
 import { describeEachDialect, dropSchema } from '../helpers/dialects.js';
 import { requireBuild, tollgate } from './gateway-process.js';
 
 const FUTURE = '099-from-a-newer-tollgate';
-const NEWEST_KNOWN = '012-spend-listings';
+/** This version's newest migration (the last in name order). */
+const NEWEST_KNOWN = Object.keys(await migrationProvider.getMigrations())
+  .sort()
+  .at(-1);
 const main = new URL('../../dist/main.js', import.meta.url).pathname;
 
 /**
@@ -114,10 +118,15 @@ describe('an older gateway process on a newer SQLite schema', () => {
 
     const cli = await tollgate({ TOLLGATE_DATA_DIR: dir }, 'ledger', 'check');
     expect(cli.code).toBe(1);
-    expect(cli.stderr.trim()).toBe(
-      `the database was migrated by a newer Tollgate: migration ${FUTURE} is unknown to this version ` +
-        `(its newest is ${NEWEST_KNOWN}). Run the newer version, or restore the backup taken ` +
-        `before the upgrade (docs/operations.md, "Upgrade and rollback")`,
-    );
+    // Every CLI error is the JSON error shape (docs/admin.md).
+    expect(JSON.parse(cli.stderr)).toEqual({
+      error: {
+        code: 'COMMAND_FAILED',
+        message:
+          `the database was migrated by a newer Tollgate: migration ${FUTURE} is unknown to this version ` +
+          `(its newest is ${NEWEST_KNOWN}). Run the newer version, or restore the backup taken ` +
+          `before the upgrade (docs/operations.md, "Upgrade and rollback")`,
+      },
+    });
   }, 60_000);
 });
