@@ -42,6 +42,7 @@ const USAGE = `tollgate <command> — every command prints JSON (docs/admin.md)
   shares approve SHARE_ID [--reason TEXT]
   shares reject SHARE_ID --reason TEXT
   shares revoke SHARE_ID --reason TEXT
+  users invite EMAIL --role member|operator [--account ACCOUNT_ID]   a one-time console link (invite_url, docs/console.md)
 `;
 
 interface Output {
@@ -76,6 +77,7 @@ export async function runCli(
       account: { type: 'string' },
       attach: { type: 'string' },
       state: { type: 'string' },
+      role: { type: 'string' },
       reason: { type: 'string' },
       port: { type: 'string' },
       from: { type: 'string' },
@@ -188,6 +190,14 @@ async function dispatch(
     case 'codes create':
       return ok(
         await services.accounts.createRedemptionCode({ amount, expires_at: values['expires-at'] }),
+      );
+    case 'users invite':
+      return ok(
+        await services.consoleUsers.invite({
+          email: required(target, 'EMAIL'),
+          role: values['role'],
+          account_id: values['account'],
+        }),
       );
     case 'codes redeem':
       return ok(
