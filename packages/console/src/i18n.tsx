@@ -162,8 +162,8 @@ export function initialLanguage(): Language {
 
 interface I18n {
   language: Language;
-  setLanguage(language: Language): void;
-  t(key: MessageKey): string;
+  setLanguage: (language: Language) => void;
+  t: (key: MessageKey) => string;
 }
 
 const I18nContext = createContext<I18n | null>(null);
@@ -173,7 +173,7 @@ export function I18nProvider({ children }: { children: ReactNode }) {
   const value = useMemo<I18n>(
     () => ({
       language,
-      setLanguage(next) {
+      setLanguage: (next) => {
         localStorage.setItem(STORAGE_KEY, next);
         document.documentElement.lang = next;
         setLanguageState(next);

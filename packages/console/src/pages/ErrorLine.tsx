@@ -5,7 +5,8 @@ import { useI18n } from '../i18n.js';
 export function ErrorLine({ error }: { error: unknown }) {
   const { t } = useI18n();
   if (error === null || error === undefined) return null;
-  const text = error instanceof ApiFailure ? error.message : String(error);
+  const text =
+    error instanceof ApiFailure || error instanceof Error ? error.message : JSON.stringify(error);
   return (
     <p role="alert" className="error">
       {t('common.error')}

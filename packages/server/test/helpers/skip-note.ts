@@ -4,7 +4,7 @@
  * main process (meta travels with the collected tasks). No imports, so the reporter can load it.
  */
 export interface SkipNote {
-  readonly service: 'PostgreSQL' | 'Redis';
+  readonly service: 'PostgreSQL' | 'Redis' | 'Chromium';
   /** e.g. `TOLLGATE_TEST_PG_URL is not set`. */
   readonly reason: string;
 }
@@ -16,7 +16,8 @@ export function skipNoteOf(meta: object): SkipNote | undefined {
   const value = (meta as Record<string, unknown>)[SKIP_NOTE_KEY];
   if (typeof value !== 'object' || value === null) return undefined;
   const { service, reason } = value as Record<string, unknown>;
-  return (service === 'PostgreSQL' || service === 'Redis') && typeof reason === 'string'
+  return (service === 'PostgreSQL' || service === 'Redis' || service === 'Chromium') &&
+    typeof reason === 'string'
     ? { service, reason }
     : undefined;
 }
