@@ -130,7 +130,7 @@ describeNeeding(chromiumService, 'console in Chromium', () => {
       await page.evaluate(AXE_SOURCE);
       const violations = await page.evaluate(async () => {
         const axe = (
-          window as unknown as {
+          globalThis as unknown as {
             axe: {
               run(): Promise<{
                 violations: {
