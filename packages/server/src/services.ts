@@ -6,6 +6,9 @@ import { createAssetStorage, type StorageSecrets } from './assets/create-storage
 import { KeyService } from './auth/key-service.js';
 import { PriceBook } from './billing/price-book.js';
 import type { Config } from './config/schema.js';
+import { ConsoleSessions } from './console/console-sessions.js';
+import { ConsoleUsers } from './console/console-users.js';
+import { LoginThrottle } from './console/login-throttle.js';
 import type { AppDeps } from './http/deps.js';
 import { Metrics } from './http/metrics.js';
 import { ModelCatalog } from './models/model-catalog.js';
@@ -55,6 +58,8 @@ export interface ServiceOptions {
   readonly upstreamConnector?: UpstreamConnector;
   /** This instance's name in task leases (default: a fresh id). */
   readonly workerName?: string;
+  /** Where the built console is (tests build their own; default: packages/console/dist). */
+  readonly consoleDir?: string;
   /** Task worker settings (tests: faults, short leases). */
   readonly worker?: Omit<WorkerOptions, 'owner'>;
 }
@@ -135,6 +140,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       { owner: options.workerName ?? ids.next('worker'), ...options.worker },
     );
     closers.push(() => taskWorker.stop());
+    const consoleUsers = new ConsoleUsers(store.db, effects);
     const services: Services = {
       config,
       store,
@@ -193,6 +199,14 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       metricsToken: options.metricsToken,
       assets,
       ...(options.fetchDeps === undefined ? {} : { fetchDeps: options.fetchDeps }),
+      consoleUsers,
+      consoleSessions: new ConsoleSessions(
+        store.db,
+        effects,
+        consoleUsers,
+        new LoginThrottle(redis),
+      ),
+      ...(options.consoleDir === undefined ? {} : { consoleDir: options.consoleDir }),
       close: async () => {
         for (const close of closers.reverse()) await close();
       },

@@ -18,6 +18,7 @@ export const OPTIONS = {
   all: { type: 'boolean' },
   status: { type: 'string' },
   account: { type: 'string' },
+  role: { type: 'string' },
   attach: { type: 'string' },
   state: { type: 'string' },
   reason: { type: 'string' },

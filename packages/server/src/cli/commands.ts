@@ -465,6 +465,25 @@ export const COMMAND_GROUPS: Readonly<Record<string, CommandGroup>> = {
     reject: shareDecision('reject', '--reason TEXT'),
     revoke: shareDecision('revoke', '--reason TEXT'),
   },
+  users: {
+    invite: {
+      usage: 'users invite EMAIL --role member|operator [--account ACCOUNT_ID]',
+      note: 'a one-time console link (invite_url, docs/console.md)',
+      args: ['EMAIL'],
+      options: ['role', 'account'],
+      run: async (input) => {
+        const email = arg(input, 0, 'EMAIL');
+        const { consoleUsers } = await input.context.services();
+        return ok(
+          await consoleUsers.invite({
+            email,
+            role: input.values.role,
+            account_id: input.values.account,
+          }),
+        );
+      },
+    },
+  },
 };
 
 function shareDecision(decision: 'approve' | 'reject' | 'revoke', reasonUsage: string): Command {

@@ -358,6 +358,11 @@ export const serverSchema = z
     keep_alive_timeout_ms: positiveInt.default(5_000),
     /** Requests served on one connection before it is closed. */
     max_requests_per_socket: positiveInt.default(1_000),
+    /**
+     * The console is reached over https (through a proxy that terminates TLS): its session
+     * cookie is always `Secure`. Otherwise it is `Secure` when the request itself came over https.
+     */
+    console_secure_cookie: z.boolean().default(false),
   })
   .strict();
 

@@ -28,6 +28,7 @@ import { registerPublicShares, registerShares } from './routes/shares.js';
 import { registerH3 } from './routes/h3.js';
 import { registerTasks } from './routes/tasks.js';
 import { registerUsage } from './routes/usage.js';
+import { registerConsole } from '../console/register-console.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -38,7 +39,7 @@ declare module 'fastify' {
 /**
  * Builds the HTTP app; never listens (main.ts does, tests use `inject` or listen on port 0).
  * Order: hygiene and errors, then the OpenAPI generator, then the scopes: operations (no
- * auth), `/v1` (API key, rate limits), `/admin/v1` (admin token).
+ * auth), `/v1` (API key, rate limits), `/admin/v1` (admin token), `/console` (console session).
  */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
@@ -141,6 +142,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     registerAdmin(admin, deps);
     registerAdminStatements(admin, deps);
   });
+  // The web console: session cookie and CSRF token, never an API key (docs/console.md).
+  await registerConsole(app, deps);
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   await app.ready();
   return app;

@@ -5,6 +5,8 @@ import type { AssetStorage } from '../assets/local-storage.js';
 import type { KeyService } from '../auth/key-service.js';
 import type { PriceBook } from '../billing/price-book.js';
 import type { Config } from '../config/schema.js';
+import type { ConsoleSessions } from '../console/console-sessions.js';
+import type { ConsoleUsers } from '../console/console-users.js';
 import type { ModelCatalog } from '../models/model-catalog.js';
 import type { GuardedFetchDeps } from '../providers/guarded-fetch.js';
 import type { ProviderRegistry } from '../providers/registry.js';
@@ -55,4 +57,9 @@ export interface AppDeps {
   readonly adminToken: string | undefined;
   /** When set, `/metrics` needs it as a bearer token; `undefined` leaves `/metrics` open. */
   readonly metricsToken?: string | undefined;
+  /** The web console's users and sessions (docs/console.md). */
+  readonly consoleUsers: ConsoleUsers;
+  readonly consoleSessions: ConsoleSessions;
+  /** Where the built console is (default: packages/console/dist). */
+  readonly consoleDir?: string;
 }

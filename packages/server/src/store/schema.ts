@@ -28,6 +28,9 @@ export interface Database {
   tasks: TaskTable;
   shares: ShareTable;
   share_events: ShareEventTable;
+  console_users: ConsoleUserTable;
+  console_invitations: ConsoleInvitationTable;
+  console_sessions: ConsoleSessionTable;
 }
 
 /** A stored object (content address) and whether it may still be used; migrations/005. */
@@ -300,4 +303,45 @@ export interface ShareEventTable {
   actor: string;
   action: 'requested' | 'approved' | 'rejected' | 'revoked';
   reason: string | null;
+}
+
+/** `member`: the account it belongs to; `operator`: the admin pages (docs/console.md). */
+export type ConsoleRole = 'member' | 'operator';
+
+export interface ConsoleUserTable {
+  id: string;
+  /** Lower-cased. */
+  email: string;
+  role: ConsoleRole;
+  /** The member's account; `null` for operators. */
+  account_id: string | null;
+  /** argon2id PHC string; `null` until the invitation is accepted. */
+  password_hash: string | null;
+  created_at: number;
+  password_changed_at: number | null;
+  disabled_at: number | null;
+}
+
+export interface ConsoleInvitationTable {
+  id: string;
+  user_id: string;
+  /** Hex SHA-256 of the token in the link; the token is never stored. */
+  token_hash: string;
+  created_at: number;
+  expires_at: number;
+  used_at: number | null;
+}
+
+export interface ConsoleSessionTable {
+  id: string;
+  user_id: string;
+  /** Hex SHA-256 of the cookie's token; the token is never stored. */
+  token_hash: string;
+  created_at: number;
+  last_seen_at: number;
+  expires_at: number;
+  revoked_at: number | null;
+  /** The client address and User-Agent at sign-in, so a user can tell sessions apart. */
+  address: string;
+  user_agent: string;
 }

@@ -11,12 +11,35 @@ import { encodeCursor, type RequestListFilter } from './request-list-query.js';
  * `requests_key_created` (migrations/012). Every read is bounded to `principal.keyId` in SQL:
  * no other key's record, of the same account or not, can appear, whatever the filters or cursor.
  * Records purged after their retention (docs/requests.md, "Idempotency") are gone from the list
- * too; the account's spend stays in the journal (docs/usage.md).
+ * too; the account's spend stays in the journal (docs/usage.md). The console's owner view
+ * (`listForAccount`, docs/console.md) reads the same summaries for every key of one account,
+ * bounded to that account in SQL (index `requests_account_created`, migrations/013); no API
+ * key reaches it.
  */
 export class RequestListing {
   constructor(private readonly db: Kysely<Database>) {}
 
   async list(principal: Principal, filter: RequestListFilter): Promise<RequestList> {
+    return this.listWhere('requests.key_id', principal.keyId, filter, summaryView);
+  }
+
+  /**
+   * Every key's records of one account, each naming the key that made it: the console's owner
+   * view (docs/console.md), never reachable by an API key.
+   */
+  async listForAccount(accountId: string, filter: RequestListFilter): Promise<OwnerRequestList> {
+    return this.listWhere('requests.account_id', accountId, filter, (row) => ({
+      ...summaryView(row),
+      key_id: row.key_id,
+    }));
+  }
+
+  private async listWhere<Summary>(
+    owner: 'requests.key_id' | 'requests.account_id',
+    ownerId: string,
+    filter: RequestListFilter,
+    view: (row: RecordRow) => Summary,
+  ): Promise<ListOf<Summary>> {
     let query = this.db
       .selectFrom('requests')
       .leftJoin('holds', 'holds.id', 'requests.hold_id')
@@ -30,7 +53,7 @@ export class RequestListing {
           'response_body',
         ),
       )
-      .where('requests.key_id', '=', principal.keyId);
+      .where(owner, '=', ownerId);
     if (filter.model !== null) query = query.where('requests.model', '=', filter.model);
     if (filter.status !== null) query = query.where('requests.status', '=', filter.status);
     if (filter.createdAfter !== null)
@@ -58,12 +81,18 @@ export class RequestListing {
     const hasMore = rows.length > filter.limit && last !== undefined;
     return {
       object: 'list',
-      data: page.map((row) => summaryView({ ...row, transcript: null })),
+      data: page.map((row) => view({ ...row, transcript: null })),
       has_more: hasMore,
       next_cursor: hasMore ? encodeCursor({ createdAt: last.created_at, id: last.id }) : null,
     };
   }
 }
+
+/** A page of a list, as `RequestList` is for summaries. */
+export type ListOf<Summary> = Omit<RequestList, 'data'> & { data: Summary[] };
+
+/** The owner's list: each summary names the key that made it. */
+export type OwnerRequestList = ListOf<RequestSummary & { key_id: string }>;
 
 /** The record as `GET /v1/requests/{id}` shows it, without `result`. */
 export function summaryView(row: RecordRow): RequestSummary {

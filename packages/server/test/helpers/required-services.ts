@@ -1,9 +1,10 @@
+import { existsSync } from 'node:fs';
 import { describe } from 'vitest';
 import { SKIP_NOTE_KEY, skipBanner, type SkipNote } from './skip-note.js';
 
 /**
  * The services some suites need beyond SQLite and memory: PostgreSQL (every store and money test
- * runs on it too) and Redis (shared rate limits). This module decides, from the environment, for
+ * runs on it too), Redis (shared rate limits) and Chromium (the console's browser suite). This module decides, from the environment, for
  * every test file, whether those suites run; it is the one place a skip reason comes from.
  *
  * Without a service its suites are still registered, as skipped suites stamped with the reason,
@@ -14,8 +15,7 @@ import { SKIP_NOTE_KEY, skipBanner, type SkipNote } from './skip-note.js';
  */
 export interface RequiredService {
   readonly name: SkipNote['service'];
-  readonly variable: 'TOLLGATE_TEST_PG_URL' | 'TOLLGATE_TEST_REDIS_URL';
-  /** The service's URL; `undefined` when its suites are skipped. */
+  /** The service's URL (for a program, its executable); `undefined` when its suites are skipped. */
   readonly url: string | undefined;
   /** Why its suites are skipped (`TOLLGATE_TEST_PG_URL is not set`); `undefined` when they run. */
   readonly skipReason: string | undefined;
@@ -24,14 +24,27 @@ export interface RequiredService {
 /** Reads one service's variable; throws under CI when it is missing, else skips its suites. */
 export function requiredService(
   name: RequiredService['name'],
-  variable: RequiredService['variable'],
+  variable: 'TOLLGATE_TEST_PG_URL' | 'TOLLGATE_TEST_REDIS_URL',
 ): RequiredService {
   const url = process.env[variable];
-  if (url !== undefined && url !== '') return { name, variable, url, skipReason: undefined };
-  const skipReason = `${variable} is not set`;
+  if (url !== undefined && url !== '') return { name, url, skipReason: undefined };
+  return missing(name, `${variable} is not set`);
+}
+
+/** A program some suites drive (Chromium): there when its executable exists. */
+export function requiredExecutable(
+  name: RequiredService['name'],
+  executable: string,
+): RequiredService {
+  if (existsSync(executable)) return { name, url: executable, skipReason: undefined };
+  return missing(name, `${executable} does not exist`);
+}
+
+/** Under CI a missing service fails the run; otherwise its suites are registered skipped. */
+function missing(name: RequiredService['name'], skipReason: string): RequiredService {
   if (process.env['CI'] === 'true')
     throw new Error(`\n${skipBanner(name, skipReason)}\nCI requires ${name}.`);
-  return { name, variable, url: undefined, skipReason };
+  return { name, url: undefined, skipReason };
 }
 
 /** How many suites registered skipped by `describeNeeding` are being collected right now. */

@@ -4,14 +4,14 @@
  * main process (meta travels with the collected tasks). No imports, so the reporter can load it.
  */
 export interface SkipNote {
-  readonly service: 'PostgreSQL' | 'Redis';
+  readonly service: 'PostgreSQL' | 'Redis' | 'Chromium';
   /** e.g. `TOLLGATE_TEST_PG_URL is not set`. */
   readonly reason: string;
 }
 
 /** The loud line saying a service's suites did not run (printed once per run by the reporter). */
 export function skipBanner(service: SkipNote['service'], reason: string): string {
-  return `*** ${service} suites SKIPPED: ${reason} (bash .ci/run sets it) ***`;
+  return `*** ${service} suites SKIPPED: ${reason} (bash .ci/run provides it) ***`;
 }
 
 /** The key of the suite meta that holds a `SkipNote`. */
@@ -21,7 +21,8 @@ export function skipNoteOf(meta: object): SkipNote | undefined {
   const value = (meta as Record<string, unknown>)[SKIP_NOTE_KEY];
   if (typeof value !== 'object' || value === null) return undefined;
   const { service, reason } = value as Record<string, unknown>;
-  return (service === 'PostgreSQL' || service === 'Redis') && typeof reason === 'string'
+  return (service === 'PostgreSQL' || service === 'Redis' || service === 'Chromium') &&
+    typeof reason === 'string'
     ? { service, reason }
     : undefined;
 }

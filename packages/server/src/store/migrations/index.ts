@@ -11,6 +11,7 @@ import * as tasks from './009-tasks.js';
 import * as shares from './010-shares.js';
 import * as h3Refresh from './011-h3-refresh.js';
 import * as spendListings from './012-spend-listings.js';
+import * as consoleUsers from './013-console-users.js';
 import * as onePendingShare from './015-one-pending-share.js';
 
 /**
@@ -30,6 +31,7 @@ const migrations: Record<string, Migration> = {
   '010-shares': shares,
   '011-h3-refresh': h3Refresh,
   '012-spend-listings': spendListings,
+  '013-console-users': consoleUsers,
   '015-one-pending-share': onePendingShare,
 };
 

@@ -1,0 +1,154 @@
+import { useCallback, useEffect, useState, type ReactNode } from 'react';
+import { api, ApiFailure, rememberSession, type SessionState } from './api.js';
+import { LANGUAGES, useI18n, type Language, type MessageKey } from './i18n.js';
+import { navigate, usePath } from './router.js';
+import { InvitePage } from './pages/InvitePage.js';
+import { KeysPage } from './pages/KeysPage.js';
+import { OverviewPage } from './pages/OverviewPage.js';
+import { RedeemPage } from './pages/RedeemPage.js';
+import { RequestsPage } from './pages/RequestsPage.js';
+import { SignInPage } from './pages/SignInPage.js';
+
+const NAV: readonly { path: string; label: MessageKey }[] = [
+  { path: '/', label: 'nav.overview' },
+  { path: '/keys', label: 'nav.keys' },
+  { path: '/redeem', label: 'nav.redeem' },
+  { path: '/requests', label: 'nav.requests' },
+];
+
+/** Which page the path shows; a signed-out visitor sees sign-in (or the invitation). */
+export function App() {
+  const path = usePath();
+  const [session, setSession] = useState<SessionState | null | 'loading'>('loading');
+  const signedIn = useCallback((state: SessionState | null) => {
+    rememberSession(state);
+    setSession(state);
+  }, []);
+  // A 401 on any page means the session ended (signed out elsewhere, expired): show sign-in.
+  const onError = useCallback(
+    (error: unknown) => {
+      if (error instanceof ApiFailure && error.status === 401) signedIn(null);
+    },
+    [signedIn],
+  );
+  useEffect(() => {
+    api
+      .session()
+      .then(signedIn)
+      .catch(() => signedIn(null));
+  }, [signedIn]);
+
+  const invite = /^\/invite\/([^/]+)$/.exec(path);
+  if (invite?.[1] !== undefined)
+    return (
+      <Frame>
+        <InvitePage
+          token={invite[1]}
+          onSignedIn={(state) => {
+            signedIn(state);
+            navigate('/');
+          }}
+        />
+      </Frame>
+    );
+  if (session === 'loading') return <Frame>{null}</Frame>;
+  if (session === null)
+    return (
+      <Frame>
+        <SignInPage
+          onSignedIn={(state) => {
+            signedIn(state);
+            if (path === '/sign-in') navigate('/');
+          }}
+        />
+      </Frame>
+    );
+  return (
+    <Frame session={session} path={path} onSignOut={() => signedIn(null)}>
+      <Page path={path} onError={onError} />
+    </Frame>
+  );
+}
+
+function Page({ path, onError: guard }: { path: string; onError: (error: unknown) => void }) {
+  switch (path) {
+    case '/keys':
+      return <KeysPage onError={guard} />;
+    case '/redeem':
+      return <RedeemPage onError={guard} />;
+    case '/requests':
+      return <RequestsPage onError={guard} />;
+    default:
+      return <OverviewPage onError={guard} />;
+  }
+}
+
+/** Header (title, navigation when signed in, language, sign-out) around a page. */
+function Frame({
+  children,
+  session,
+  path,
+  onSignOut,
+}: {
+  children: ReactNode;
+  session?: SessionState;
+  path?: string;
+  onSignOut?: () => void;
+}) {
+  const { t, language, setLanguage } = useI18n();
+  return (
+    <div className="frame">
+      <header className="top">
+        <span className="brand">{t('app.title')}</span>
+        {session !== undefined && (
+          <nav aria-label={t('app.title')}>
+            {NAV.map((item) => (
+              <a
+                key={item.path}
+                href={`/console${item.path === '/' ? '' : item.path}`}
+                aria-current={path === item.path ? 'page' : undefined}
+                onClick={(event) => {
+                  event.preventDefault();
+                  navigate(item.path);
+                }}
+              >
+                {t(item.label)}
+              </a>
+            ))}
+          </nav>
+        )}
+        <span className="tools">
+          <label>
+            <span className="visually-hidden">{t('nav.language')}</span>
+            <select
+              aria-label={t('nav.language')}
+              value={language}
+              onChange={(event) => setLanguage(event.target.value as Language)}
+            >
+              {LANGUAGES.map((choice) => (
+                <option key={choice} value={choice}>
+                  {choice === 'zh-CN' ? '中文' : 'English'}
+                </option>
+              ))}
+            </select>
+          </label>
+          {session !== undefined && (
+            <>
+              <span className="who">{session.user.email}</span>
+              <button
+                type="button"
+                className="secondary"
+                onClick={() => {
+                  void api.signOut().finally(() => onSignOut?.());
+                }}
+              >
+                {t('nav.signOut')}
+              </button>
+            </>
+          )}
+        </span>
+      </header>
+      <main>{children}</main>
+    </div>
+  );
+}

@@ -1,0 +1,108 @@
+/**
+ * The console API (`/console/api`, docs/console.md): JSON, the session cookie sent by the
+ * browser, and the session's CSRF token on every state-changing call.
+ */
+
+export interface ConsoleUser {
+  id: string;
+  email: string;
+  role: 'member' | 'operator';
+  account_id: string | null;
+}
+
+export interface SessionState {
+  user: ConsoleUser;
+  csrf_token: string;
+}
+
+export interface Account {
+  id: string;
+  email: string;
+  balance: number;
+  held: number;
+  available: number;
+}
+
+export interface ApiKey {
+  id: string;
+  kind: 'personal' | 'service';
+  name: string | null;
+  hint: string;
+  disabled_at: string | null;
+  last_used_at: string | null;
+  created_at: string;
+}
+
+export interface RequestSummary {
+  id: string;
+  key_id: string;
+  model: string | null;
+  status: string;
+  http_status: number | null;
+  bill: { amount: number } | null;
+  created_at: string;
+}
+
+export interface Page<T> {
+  data: T[];
+  has_more: boolean;
+  next_cursor: string | null;
+}
+
+/** An error answer of the API: its code (`UNAUTHENTICATED`, `RATE_LIMITED`, ...) and message. */
+export class ApiFailure extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+let csrfToken: string | null = null;
+
+/** Remembers the CSRF token of the current session (from sign-in or `GET /session`). */
+export function rememberSession(state: SessionState | null): void {
+  csrfToken = state?.csrf_token ?? null;
+}
+
+async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
+  const headers: Record<string, string> = {};
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  if (method !== 'GET' && csrfToken !== null) headers['x-csrf-token'] = csrfToken;
+  const response = await fetch(`/console/api${path}`, {
+    method,
+    headers,
+    credentials: 'same-origin',
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  if (response.status === 204) return undefined as T;
+  const answer = (await response.json()) as unknown;
+  if (!response.ok) {
+    const error = (answer as { error?: { code?: string; message?: string } }).error;
+    throw new ApiFailure(response.status, error?.code ?? 'UNKNOWN', error?.message ?? '');
+  }
+  return answer as T;
+}
+
+export const api = {
+  session: () => call<SessionState>('GET', '/session'),
+  signIn: (email: string, password: string) =>
+    call<SessionState>('POST', '/session', { email, password }),
+  signOut: () => call<undefined>('DELETE', '/session'),
+  invitation: (token: string) =>
+    call<{ email: string; expires_at: string }>('GET', `/invitations/${encodeURIComponent(token)}`),
+  acceptInvitation: (token: string, password: string) =>
+    call<ConsoleUser>('POST', `/invitations/${encodeURIComponent(token)}`, { password }),
+  account: () => call<Account>('GET', '/account'),
+  keys: () => call<Page<ApiKey>>('GET', '/keys'),
+  createKey: (name: string) => call<ApiKey & { key: string }>('POST', '/keys', { name }),
+  disableKey: (id: string) => call<ApiKey>('POST', `/keys/${encodeURIComponent(id)}/disable`),
+  redeem: (code: string) => call<Account>('POST', '/redemptions', { code }),
+  requests: (cursor: string | null) =>
+    call<Page<RequestSummary>>(
+      'GET',
+      `/requests${cursor === null ? '' : `?cursor=${encodeURIComponent(cursor)}`}`,
+    ),
+};

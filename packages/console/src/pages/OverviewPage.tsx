@@ -1,0 +1,51 @@
+import { useEffect, useState } from 'react';
+import { api, type Account } from '../api.js';
+import { useI18n } from '../i18n.js';
+import { Yuan } from '../money.js';
+import { ErrorLine } from './ErrorLine.js';
+
+export function OverviewPage({ onError }: { onError: (error: unknown) => void }) {
+  const { t } = useI18n();
+  const [account, setAccount] = useState<Account | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  useEffect(() => {
+    api
+      .account()
+      .then(setAccount)
+      .catch((failure: unknown) => {
+        onError(failure);
+        setError(failure);
+      });
+  }, [onError]);
+  return (
+    <section>
+      <h1>{t('overview.title')}</h1>
+      <ErrorLine error={error} />
+      {account === null ? (
+        error === null && <p>{t('common.loading')}</p>
+      ) : (
+        <>
+          <p className="muted">
+            {t('overview.account')}: <code>{account.id}</code>
+          </p>
+          <div className="figures">
+            <Figure label={t('overview.balance')} micro={account.balance} name="balance" />
+            <Figure label={t('overview.held')} micro={account.held} name="held" />
+            <Figure label={t('overview.available')} micro={account.available} name="available" />
+          </div>
+        </>
+      )}
+    </section>
+  );
+}
+
+function Figure({ label, micro, name }: { label: string; micro: number; name: string }) {
+  return (
+    <div className="card figure" data-figure={name}>
+      <h2>{label}</h2>
+      <p className="big">
+        <Yuan micro={micro} />
+      </p>
+    </div>
+  );
+}

@@ -1,0 +1,65 @@
+import { useState, type FormEvent } from 'react';
+import { api, ApiFailure, type Account } from '../api.js';
+import { useI18n } from '../i18n.js';
+import { Yuan } from '../money.js';
+
+export function RedeemPage({ onError }: { onError: (error: unknown) => void }) {
+  const { t } = useI18n();
+  const [code, setCode] = useState('');
+  const [account, setAccount] = useState<Account | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    setBusy(true);
+    setError(null);
+    setAccount(null);
+    api
+      .redeem(code.trim())
+      .then((after) => {
+        setAccount(after);
+        setCode('');
+      })
+      .catch((failure: unknown) => {
+        onError(failure);
+        setError(
+          failure instanceof ApiFailure && failure.code === 'NOT_FOUND'
+            ? t('redeem.unusable')
+            : `${t('common.error')}${failure instanceof ApiFailure ? failure.message : String(failure)}`,
+        );
+      })
+      .finally(() => setBusy(false));
+  };
+  return (
+    <section>
+      <h1>{t('redeem.title')}</h1>
+      <form className="card narrow" onSubmit={submit}>
+        <label>
+          {t('redeem.code')}
+          <input
+            name="code"
+            required
+            autoComplete="off"
+            maxLength={100}
+            value={code}
+            onChange={(event) => setCode(event.target.value)}
+          />
+        </label>
+        {error !== null && (
+          <p role="alert" className="error">
+            {error}
+          </p>
+        )}
+        {account !== null && (
+          <p role="status" className="success">
+            {t('redeem.done')}
+            <Yuan micro={account.balance} />
+          </p>
+        )}
+        <button type="submit" disabled={busy}>
+          {t('redeem.submit')}
+        </button>
+      </form>
+    </section>
+  );
+}

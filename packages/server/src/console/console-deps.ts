@@ -1,0 +1,13 @@
+import type { AppDeps } from '../http/deps.js';
+
+/** What the console's routes use: the app's services (no money rule of its own). */
+export type ConsoleDeps = Pick<
+  AppDeps,
+  | 'config'
+  | 'accounts'
+  | 'keys'
+  | 'requestListing'
+  | 'consoleUsers'
+  | 'consoleSessions'
+  | 'consoleDir'
+>;

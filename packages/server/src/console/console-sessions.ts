@@ -1,0 +1,209 @@
+import type { Kysely } from 'kysely';
+import { ApiError, invalidInput, notFound } from '../errors/api-error.js';
+import type { ConsoleSessionTable, ConsoleUserTable, Database } from '../store/schema.js';
+import type { Clock, IdGenerator } from '../util/effects.js';
+import { CONSOLE_TOKEN, hashConsoleToken, newConsoleToken } from './console-tokens.js';
+import type { ConsoleUsers } from './console-users.js';
+import type { LoginThrottle } from './login-throttle.js';
+import { hashPassword, parsePassword, passwordMatches } from './passwords.js';
+
+/** A session ends this long after sign-in, however active. */
+export const SESSION_LIFETIME_MS = 7 * 24 * 3_600_000;
+/** ...and this long after its last use. */
+export const SESSION_IDLE_MS = 12 * 3_600_000;
+/** `last_seen_at` is written at most this often per session. */
+const SEEN_WRITE_INTERVAL_MS = 60_000;
+
+export interface SessionView {
+  object: 'console_session';
+  id: string;
+  created_at: string;
+  last_seen_at: string;
+  expires_at: string;
+  address: string;
+  user_agent: string;
+  /** The session this list was asked from. */
+  current: boolean;
+}
+
+/** Who is signed in, after the cookie was checked. */
+export interface ConsoleIdentity {
+  readonly user: ConsoleUserTable;
+  readonly session: ConsoleSessionTable;
+  /** The cookie's token (for the CSRF token, derived from it). */
+  readonly token: string;
+}
+
+/** Where a sign-in comes from. */
+export interface ClientOrigin {
+  readonly address: string;
+  readonly userAgent: string;
+}
+
+/**
+ * Server-side console sessions (docs/console.md): the cookie carries a random token, the store
+ * its SHA-256. Signing out, revoking and a password change end sessions at once, on every
+ * instance (each request reads its session row).
+ */
+export class ConsoleSessions {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly effects: { clock: Clock; ids: IdGenerator },
+    private readonly users: ConsoleUsers,
+    private readonly throttle: LoginThrottle,
+  ) {}
+
+  /**
+   * Signs in: the same 401 for an unknown email, a wrong password, a user without a password
+   * yet or a disabled one. Failures count towards the throttle (429 past it).
+   */
+  async signIn(
+    input: { email?: unknown; password?: unknown; totp?: unknown },
+    origin: ClientOrigin,
+  ): Promise<{ token: string; identity: ConsoleIdentity }> {
+    if (typeof input.email !== 'string' || input.email.length < 3 || input.email.length > 320)
+      throw invalidInput('email', 'must be an email address');
+    if (typeof input.password !== 'string' || input.password.length > 1_000)
+      throw invalidInput('password', 'must be a string');
+    if (input.totp !== undefined)
+      throw invalidInput('totp', 'no console user has a second factor on this server yet');
+    const email = input.email.toLowerCase();
+    await this.throttle.refuseIfBlocked(origin.address, email);
+    const user = await this.users.byEmail(email);
+    const matches = await passwordMatches(input.password, user?.password_hash ?? null);
+    if (user === undefined || !matches || user.disabled_at !== null) {
+      await this.throttle.recordFailure(origin.address, email);
+      throw new ApiError('UNAUTHENTICATED', 'wrong email or password', 'password');
+    }
+    return this.open(user, origin);
+  }
+
+  /** The session a cookie's token opens, or 401. */
+  async authenticate(token: string | undefined): Promise<ConsoleIdentity> {
+    if (token === undefined || !CONSOLE_TOKEN.test(token))
+      throw new ApiError('UNAUTHENTICATED', 'sign in to the console first');
+    const now = this.effects.clock.now();
+    const session = await this.db
+      .selectFrom('console_sessions')
+      .selectAll()
+      .where('token_hash', '=', hashConsoleToken(token))
+      .executeTakeFirst();
+    if (
+      session === undefined ||
+      session.revoked_at !== null ||
+      session.expires_at <= now ||
+      session.last_seen_at + SESSION_IDLE_MS <= now
+    )
+      throw new ApiError('UNAUTHENTICATED', 'your console session has ended; sign in again');
+    const user = await this.users.byId(session.user_id);
+    if (user.disabled_at !== null)
+      throw new ApiError('UNAUTHENTICATED', 'your console session has ended; sign in again');
+    if (now - session.last_seen_at >= SEEN_WRITE_INTERVAL_MS)
+      await this.db
+        .updateTable('console_sessions')
+        .set({ last_seen_at: now })
+        .where('id', '=', session.id)
+        .execute();
+    return { user, session, token };
+  }
+
+  async signOut(identity: ConsoleIdentity): Promise<void> {
+    await this.end(identity.user.id, identity.session.id);
+  }
+
+  async list(identity: ConsoleIdentity): Promise<SessionView[]> {
+    const now = this.effects.clock.now();
+    const rows = await this.db
+      .selectFrom('console_sessions')
+      .selectAll()
+      .where('user_id', '=', identity.user.id)
+      .where('revoked_at', 'is', null)
+      .where('expires_at', '>', now)
+      .where('last_seen_at', '>', now - SESSION_IDLE_MS)
+      .orderBy('created_at', 'desc')
+      .execute();
+    return rows.map((row) => sessionView(row, identity.session.id));
+  }
+
+  /** Ends one of the user's own sessions (404 for anyone else's). */
+  async revoke(identity: ConsoleIdentity, sessionId: string): Promise<void> {
+    const ended = await this.end(identity.user.id, sessionId);
+    if (!ended) throw notFound('session');
+  }
+
+  /**
+   * Changes the password after checking the current one, and ends every other session of the
+   * user (a stolen session does not survive the owner's password change).
+   */
+  async changePassword(
+    identity: ConsoleIdentity,
+    input: { current_password?: unknown; new_password?: unknown },
+  ): Promise<void> {
+    if (typeof input.current_password !== 'string')
+      throw invalidInput('current_password', 'must be a string');
+    const next = parsePassword(input.new_password, 'new_password');
+    if (!(await passwordMatches(input.current_password, identity.user.password_hash)))
+      throw new ApiError('PERMISSION_DENIED', 'the current password is wrong', 'current_password');
+    const passwordHash = await hashPassword(next);
+    const now = this.effects.clock.now();
+    await this.db.transaction().execute(async (trx) => {
+      await trx
+        .updateTable('console_users')
+        .set({ password_hash: passwordHash, password_changed_at: now })
+        .where('id', '=', identity.user.id)
+        .execute();
+      await trx
+        .updateTable('console_sessions')
+        .set({ revoked_at: now })
+        .where('user_id', '=', identity.user.id)
+        .where('id', '!=', identity.session.id)
+        .where('revoked_at', 'is', null)
+        .execute();
+    });
+  }
+
+  private async open(
+    user: ConsoleUserTable,
+    origin: ClientOrigin,
+  ): Promise<{ token: string; identity: ConsoleIdentity }> {
+    const now = this.effects.clock.now();
+    const token = newConsoleToken();
+    const session: ConsoleSessionTable = {
+      id: this.effects.ids.next('cs'),
+      user_id: user.id,
+      token_hash: hashConsoleToken(token),
+      created_at: now,
+      last_seen_at: now,
+      expires_at: now + SESSION_LIFETIME_MS,
+      revoked_at: null,
+      address: origin.address.slice(0, 100),
+      user_agent: origin.userAgent.slice(0, 300),
+    };
+    await this.db.insertInto('console_sessions').values(session).execute();
+    return { token, identity: { user, session, token } };
+  }
+
+  private async end(userId: string, sessionId: string): Promise<boolean> {
+    const ended = await this.db
+      .updateTable('console_sessions')
+      .set({ revoked_at: this.effects.clock.now() })
+      .where('id', '=', sessionId)
+      .where('user_id', '=', userId)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
+    return ended.numUpdatedRows === 1n;
+  }
+}
+
+export function sessionView(row: ConsoleSessionTable, currentId: string): SessionView {
+  return {
+    object: 'console_session',
+    id: row.id,
+    created_at: new Date(row.created_at).toISOString(),
+    last_seen_at: new Date(row.last_seen_at).toISOString(),
+    expires_at: new Date(row.expires_at).toISOString(),
+    address: row.address,
+    user_agent: row.user_agent,
+    current: row.id === currentId,
+  };
+}

@@ -1,0 +1,223 @@
+import type { Kysely } from 'kysely';
+import { ApiError, invalidInput, notFound } from '../errors/api-error.js';
+import type { ConsoleRole, ConsoleUserTable, Database } from '../store/schema.js';
+import type { Clock, IdGenerator } from '../util/effects.js';
+import { CONSOLE_TOKEN, hashConsoleToken, newConsoleToken } from './console-tokens.js';
+import { hashPassword, parsePassword } from './passwords.js';
+
+/** How long an invitation link works. */
+export const INVITATION_LIFETIME_MS = 7 * 24 * 3_600_000;
+
+/** A console user as the console API shows it (never the password hash). */
+export interface ConsoleUserView {
+  object: 'console_user';
+  id: string;
+  email: string;
+  role: ConsoleRole;
+  account_id: string | null;
+  created_at: string;
+}
+
+export function consoleUserView(row: ConsoleUserTable): ConsoleUserView {
+  return {
+    object: 'console_user',
+    id: row.id,
+    email: row.email,
+    role: row.role,
+    account_id: row.account_id,
+    created_at: new Date(row.created_at).toISOString(),
+  };
+}
+
+export interface Invitation {
+  object: 'console_invitation';
+  user: ConsoleUserView;
+  /** Shown once: the token is stored hashed. Relative to the gateway's address. */
+  invite_url: string;
+  expires_at: string;
+}
+
+const EMAIL = /^[^\s@\p{Cc}]{1,64}@[^\s@\p{Cc}]{1,255}$/u;
+
+/**
+ * Console users and their invitations (docs/console.md). An operator invites; the invitation's
+ * one-time link sets the password. Inviting an email again (its invitation lost or expired)
+ * issues a new link for the same user and voids the older ones, as long as no password was set.
+ */
+export class ConsoleUsers {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly effects: { clock: Clock; ids: IdGenerator },
+  ) {}
+
+  async invite(input: {
+    email: unknown;
+    role: unknown;
+    account_id?: unknown;
+  }): Promise<Invitation> {
+    if (typeof input.email !== 'string' || !EMAIL.test(input.email))
+      throw invalidInput('email', 'must be an email address');
+    const role = input.role;
+    if (role !== 'member' && role !== 'operator')
+      throw invalidInput('role', 'must be member or operator');
+    const accountId = input.account_id ?? null;
+    if (role === 'member' && typeof accountId !== 'string')
+      throw invalidInput('account', 'a member belongs to one account: give its id');
+    if (role === 'operator' && accountId !== null)
+      throw invalidInput('account', 'an operator belongs to no account');
+    if (typeof accountId === 'string') {
+      const account = await this.db
+        .selectFrom('accounts')
+        .select('id')
+        .where('id', '=', accountId)
+        .executeTakeFirst();
+      if (account === undefined) throw invalidInput('account', `no account ${accountId}`);
+    }
+    const email = input.email.toLowerCase();
+    const now = this.effects.clock.now();
+    const token = newConsoleToken();
+    const user = await this.db.transaction().execute(async (trx) => {
+      let row = await trx
+        .selectFrom('console_users')
+        .selectAll()
+        .where('email', '=', email)
+        .executeTakeFirst();
+      if (row === undefined) {
+        row = {
+          id: this.effects.ids.next('cu'),
+          email,
+          role,
+          account_id: typeof accountId === 'string' ? accountId : null,
+          password_hash: null,
+          created_at: now,
+          password_changed_at: null,
+          disabled_at: null,
+        };
+        await trx.insertInto('console_users').values(row).execute();
+      } else if (row.password_hash !== null) {
+        throw new ApiError(
+          'IDEMPOTENCY_CONFLICT',
+          `${email} has already set a password; they sign in with it`,
+          'email',
+        );
+      } else if (row.role !== role || row.account_id !== accountId) {
+        throw new ApiError(
+          'IDEMPOTENCY_CONFLICT',
+          `${email} was invited with another role or account`,
+          'email',
+        );
+      }
+      await trx
+        .updateTable('console_invitations')
+        .set({ used_at: now })
+        .where('user_id', '=', row.id)
+        .where('used_at', 'is', null)
+        .execute();
+      await trx
+        .insertInto('console_invitations')
+        .values({
+          id: this.effects.ids.next('inv'),
+          user_id: row.id,
+          token_hash: hashConsoleToken(token),
+          created_at: now,
+          expires_at: now + INVITATION_LIFETIME_MS,
+          used_at: null,
+        })
+        .execute();
+      return row;
+    });
+    return {
+      object: 'console_invitation',
+      user: consoleUserView(user),
+      invite_url: `/console/invite/${token}`,
+      expires_at: new Date(now + INVITATION_LIFETIME_MS).toISOString(),
+    };
+  }
+
+  /** Who an invitation is for (the set-password page shows the email); 404 when unusable. */
+  async invitation(token: string): Promise<{ email: string; expires_at: string }> {
+    const found = await this.openInvitation(this.db, token);
+    return { email: found.email, expires_at: new Date(found.expires_at).toISOString() };
+  }
+
+  /**
+   * Sets the password of an invited user and uses the invitation up, once: the claim is a
+   * guarded update, so two tabs racing with the same link set one password.
+   */
+  async acceptInvitation(token: string, input: { password?: unknown }): Promise<ConsoleUserView> {
+    const password = parsePassword(input.password, 'password');
+    const passwordHash = await hashPassword(password);
+    return this.db.transaction().execute(async (trx) => {
+      const found = await this.openInvitation(trx, token);
+      const now = this.effects.clock.now();
+      const claimed = await trx
+        .updateTable('console_invitations')
+        .set({ used_at: now })
+        .where('id', '=', found.invitation_id)
+        .where('used_at', 'is', null)
+        .executeTakeFirst();
+      if (claimed.numUpdatedRows !== 1n) throw unusableInvitation();
+      await trx
+        .updateTable('console_users')
+        .set({ password_hash: passwordHash, password_changed_at: now })
+        .where('id', '=', found.user_id)
+        .execute();
+      const user = await trx
+        .selectFrom('console_users')
+        .selectAll()
+        .where('id', '=', found.user_id)
+        .executeTakeFirstOrThrow();
+      return consoleUserView(user);
+    });
+  }
+
+  async byEmail(email: string): Promise<ConsoleUserTable | undefined> {
+    return this.db
+      .selectFrom('console_users')
+      .selectAll()
+      .where('email', '=', email.toLowerCase())
+      .executeTakeFirst();
+  }
+
+  async byId(id: string): Promise<ConsoleUserTable> {
+    const row = await this.db
+      .selectFrom('console_users')
+      .selectAll()
+      .where('id', '=', id)
+      .executeTakeFirst();
+    if (row === undefined) throw notFound('console user');
+    return row;
+  }
+
+  private async openInvitation(db: Kysely<Database>, token: string) {
+    if (!CONSOLE_TOKEN.test(token)) throw unusableInvitation();
+    const found = await db
+      .selectFrom('console_invitations')
+      .innerJoin('console_users', 'console_users.id', 'console_invitations.user_id')
+      .select([
+        'console_invitations.id as invitation_id',
+        'console_invitations.user_id',
+        'console_invitations.expires_at',
+        'console_invitations.used_at',
+        'console_users.email',
+      ])
+      .where('console_invitations.token_hash', '=', hashConsoleToken(token))
+      .executeTakeFirst();
+    if (
+      found === undefined ||
+      found.used_at !== null ||
+      found.expires_at <= this.effects.clock.now()
+    )
+      throw unusableInvitation();
+    return found;
+  }
+}
+
+/** One answer for unknown, used and expired links: a link tells nothing about others. */
+function unusableInvitation(): ApiError {
+  return new ApiError(
+    'NOT_FOUND',
+    'no such invitation, or it was used or has expired; ask an operator for a new link',
+    'token',
+  );
+}

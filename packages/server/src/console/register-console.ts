@@ -1,0 +1,21 @@
+import cookie from '@fastify/cookie';
+import type { FastifyInstance } from 'fastify';
+import { registerCallerRoutes } from './caller-routes.js';
+import type { ConsoleDeps } from './console-deps.js';
+import { BUILT_CONSOLE_DIR, registerConsoleStatic } from './console-static.js';
+import { registerSessionRoutes } from './session-routes.js';
+
+/**
+ * The web console (docs/console.md): its API under `/console/api` in a scope of its own (the
+ * session cookie and CSRF token; never an API key), and its built pages at `/console`.
+ */
+export async function registerConsole(app: FastifyInstance, deps: ConsoleDeps): Promise<void> {
+  await app.register(async (scope) => {
+    await scope.register(cookie);
+    registerSessionRoutes(scope, deps);
+    registerCallerRoutes(scope, deps);
+  });
+  await app.register(async (scope) =>
+    registerConsoleStatic(scope, deps.consoleDir ?? BUILT_CONSOLE_DIR),
+  );
+}

@@ -1,0 +1,103 @@
+import type { FastifyInstance } from 'fastify';
+import { ApiError } from '../errors/api-error.js';
+import {
+  clearSessionCookie,
+  identityOf,
+  requireConsoleSession,
+  setSessionCookie,
+} from './console-auth.js';
+import { SESSION_LIFETIME_MS, type ConsoleIdentity } from './console-sessions.js';
+import { csrfTokenFor } from './console-tokens.js';
+import { consoleUserView, type ConsoleUserView } from './console-users.js';
+import type { ConsoleDeps } from './console-deps.js';
+
+/** `GET /console/api/session` and the answer of a sign-in: who, and the CSRF token to send back. */
+export interface SessionAnswer {
+  object: 'console_session_state';
+  user: ConsoleUserView;
+  csrf_token: string;
+  session_id: string;
+  expires_at: string;
+}
+
+function sessionAnswer(identity: ConsoleIdentity): SessionAnswer {
+  return {
+    object: 'console_session_state',
+    user: consoleUserView(identity.user),
+    csrf_token: csrfTokenFor(identity.token),
+    session_id: identity.session.id,
+    expires_at: new Date(identity.session.expires_at).toISOString(),
+  };
+}
+
+/**
+ * Sign-in, sign-out, sessions, password and invitations (names fixed by issue 20). Sign-in and
+ * the invitation calls need no session; everything else does (console-auth.ts).
+ */
+export function registerSessionRoutes(scope: FastifyInstance, deps: ConsoleDeps): void {
+  requireConsoleSession(scope, deps.consoleSessions);
+  const secureAlways = deps.config.server.console_secure_cookie;
+  const open = { config: { consolePublic: true } };
+
+  scope.get<{ Params: { token: string } }>(
+    '/console/api/invitations/:token',
+    open,
+    async (request) => ({
+      object: 'console_invitation_state',
+      ...(await deps.consoleUsers.invitation(request.params.token)),
+    }),
+  );
+
+  scope.post<{ Params: { token: string }; Body: { password?: unknown } | undefined }>(
+    '/console/api/invitations/:token',
+    open,
+    async (request) =>
+      deps.consoleUsers.acceptInvitation(request.params.token, bodyObject(request.body)),
+  );
+
+  scope.post<{ Body: Record<string, unknown> | undefined }>(
+    '/console/api/session',
+    open,
+    async (request, reply) => {
+      const { token, identity } = await deps.consoleSessions.signIn(bodyObject(request.body), {
+        address: request.ip,
+        userAgent: request.headers['user-agent'] ?? '',
+      });
+      setSessionCookie(reply, request, token, SESSION_LIFETIME_MS / 1000, secureAlways);
+      return sessionAnswer(identity);
+    },
+  );
+
+  scope.get('/console/api/session', async (request) => sessionAnswer(identityOf(request)));
+
+  scope.delete('/console/api/session', async (request, reply) => {
+    await deps.consoleSessions.signOut(identityOf(request));
+    clearSessionCookie(reply, request, secureAlways);
+    return reply.code(204).send();
+  });
+
+  scope.get('/console/api/sessions', async (request) => ({
+    object: 'list',
+    data: await deps.consoleSessions.list(identityOf(request)),
+  }));
+
+  scope.delete<{ Params: { id: string } }>('/console/api/sessions/:id', async (request, reply) => {
+    await deps.consoleSessions.revoke(identityOf(request), request.params.id);
+    return reply.code(204).send();
+  });
+
+  scope.post<{ Body: Record<string, unknown> | undefined }>(
+    '/console/api/password',
+    async (request, reply) => {
+      await deps.consoleSessions.changePassword(identityOf(request), bodyObject(request.body));
+      return reply.code(204).send();
+    },
+  );
+}
+
+/** The JSON object a console call sends; anything else is 400 naming `body`. */
+export function bodyObject(body: unknown): Record<string, unknown> {
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw new ApiError('INVALID_INPUT', 'body: must be a JSON object', 'body');
+  return body as Record<string, unknown>;
+}

@@ -1,0 +1,316 @@
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { BUILT_CONSOLE_DIR } from '../../src/console/console-static.js';
+import { describeEachDialect } from '../helpers/dialects.js';
+import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import { describeNeeding, requiredExecutable } from '../helpers/required-services.js';
+
+/**
+ * The console in a real browser (Debian's Chromium through playwright-core): a member invited
+ * by an operator sets a password, signs in, creates a key (shown once), redeems a code, uses the
+ * key on /v1 and finds the request in the console; in Chinese and in English. Every page is
+ * screenshot at 1280x800 and 390x844 into test/console/screenshots/ (not committed) and checked
+ * with axe-core (no serious or critical violation) and for CSP violations (none).
+ */
+const CHROMIUM = '/usr/bin/chromium';
+const chromiumService = requiredExecutable('Chromium', CHROMIUM);
+const SCREENSHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
+const AXE_SOURCE = readFileSync(
+  createRequire(import.meta.url).resolve('axe-core/axe.min.js'),
+  'utf8',
+);
+const PASSWORD = 'correct horse battery';
+const VIEWPORTS = [
+  { width: 1280, height: 800 },
+  { width: 390, height: 844 },
+] as const;
+
+const TEXT = {
+  'zh-CN': {
+    overview: '账户概览',
+    navOverview: '概览',
+    keys: 'API 密钥',
+    redeem: '兑换码',
+    requests: '请求记录',
+    createKey: '创建密钥',
+    shownOnce: '此密钥只显示这一次',
+    redeemButton: '兑换',
+    signOut: '退出登录',
+    signIn: '登录',
+    wrong: '邮箱或密码错误。',
+    microYuan: '微元',
+    setPassword: '设置密码并登录',
+  },
+  en: {
+    overview: 'Overview',
+    navOverview: 'Overview',
+    keys: 'API keys',
+    redeem: 'Redeem code',
+    requests: 'Requests',
+    createKey: 'Create key',
+    shownOnce: 'This key is shown only this once',
+    redeemButton: 'Redeem',
+    signOut: 'Sign out',
+    signIn: 'Sign in',
+    wrong: 'Wrong email or password.',
+    microYuan: 'micro-yuan',
+    setPassword: 'Set password and sign in',
+  },
+} as const;
+
+type Language = keyof typeof TEXT;
+
+describeNeeding(chromiumService, 'console in Chromium', () => {
+  beforeAll(() => {
+    if (!existsSync(path.join(BUILT_CONSOLE_DIR, 'index.html')))
+      throw new Error(`the console is not built in ${BUILT_CONSOLE_DIR}: run npm run build`);
+    mkdirSync(SCREENSHOTS, { recursive: true });
+  });
+
+  describeEachDialect('on $name', (dialect) => {
+    let gateway: TestGateway;
+    let origin: string;
+    beforeAll(async () => {
+      gateway = await startGateway(dialect);
+      origin = (await gateway.listen()).replace(/\/v1$/, '');
+    });
+    afterAll(async () => gateway.close());
+
+    /** A fresh browser profile in `language`, closed with its profile directory. */
+    async function browser(
+      language: Language,
+    ): Promise<{ context: BrowserContext; page: Page; close: () => Promise<void> }> {
+      const profile = mkdtempSync(path.join(tmpdir(), 'tollgate-chromium-'));
+      const context = await chromium.launchPersistentContext(profile, {
+        executablePath: CHROMIUM,
+        headless: true,
+        locale: language,
+        viewport: VIEWPORTS[0],
+        args: [
+          '--no-sandbox',
+          '--disable-gpu',
+          '--disable-quic',
+          '--no-first-run',
+          '--disable-background-networking',
+          '--disable-component-update',
+          '--disable-sync',
+        ],
+      });
+      const page = context.pages()[0] ?? (await context.newPage());
+      return {
+        context,
+        page,
+        close: async () => {
+          await context.close();
+          rmSync(profile, { recursive: true, force: true });
+        },
+      };
+    }
+
+    /** Screenshots at both sizes, and axe-core: no serious or critical violation. */
+    async function inspect(page: Page, name: string): Promise<void> {
+      for (const viewport of VIEWPORTS) {
+        await page.setViewportSize(viewport);
+        await page.screenshot({
+          path: path.join(
+            SCREENSHOTS,
+            `${dialect.name}-${name}-${viewport.width}x${viewport.height}.png`,
+          ),
+          fullPage: true,
+        });
+      }
+      await page.setViewportSize(VIEWPORTS[0]);
+      // Through the DevTools protocol, which the page's CSP does not govern (nothing inline is added).
+      await page.evaluate(AXE_SOURCE);
+      const violations = await page.evaluate(async () => {
+        const axe = (
+          globalThis as unknown as {
+            axe: {
+              run(): Promise<{
+                violations: {
+                  id: string;
+                  impact: string | null;
+                  help: string;
+                  nodes: { target: unknown }[];
+                }[];
+              }>;
+            };
+          }
+        ).axe;
+        const result = await axe.run();
+        return result.violations
+          .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
+          .map(
+            (violation) =>
+              `${violation.id}: ${violation.help} at ${JSON.stringify(violation.nodes.map((node) => node.target))}`,
+          );
+      });
+      expect(violations, name).toEqual([]);
+    }
+
+    for (const language of ['zh-CN', 'en'] as const) {
+      it(
+        `a member goes from invitation to a used key and its request, in ${language}`,
+        { timeout: 180_000 },
+        async () => {
+          const text = TEXT[language];
+          const account = await gateway.account(0);
+          const email = `browser-${language.toLowerCase()}-${randomUUID()}@example.test`;
+          const invitation = await gateway.services.consoleUsers.invite({
+            email,
+            role: 'member',
+            account_id: account.accountId,
+          });
+          const { page, context, close } = await browser(language);
+          const cspViolations: string[] = [];
+          page.on('console', (message) => {
+            if (message.text().includes('Content Security Policy'))
+              cspViolations.push(message.text());
+          });
+          page.on('dialog', (dialog) => void dialog.accept());
+          try {
+            // Invitation: set the password; the page signs in and shows the overview.
+            await page.goto(`${origin}${invitation.invite_url}`);
+            await expect.poll(() => page.locator('.invite-email').textContent()).toBe(email);
+            expect(await page.getAttribute('html', 'lang')).toBe(language);
+            await inspect(page, `${language}-invite`);
+            await page.locator('input[name="new-password"]').fill(PASSWORD);
+            await page.locator('input[name="confirm-password"]').fill(PASSWORD);
+            await page.getByRole('button', { name: text.setPassword }).click();
+            await page.getByRole('heading', { name: text.overview }).waitFor();
+            await expect
+              .poll(() => page.locator('[data-figure="balance"] .amount').textContent())
+              .toBe('¥0.00');
+            await inspect(page, `${language}-overview-empty`);
+
+            // Keys: created, shown once, gone after a reload.
+            await page.getByRole('navigation').getByRole('link', { name: text.keys }).click();
+            await page.locator('input[name="key-name"]').fill('browser key');
+            await page.getByRole('button', { name: text.createKey }).click();
+            const shown = page.getByTestId('new-key');
+            await shown.waitFor();
+            const key = (await shown.textContent()) ?? '';
+            expect(key).toMatch(/^tgk_[0-9A-Za-z]{49}$/);
+            await expect
+              .poll(() => page.getByRole('status').textContent())
+              .toContain(text.shownOnce);
+            await inspect(page, `${language}-keys-created`);
+            await page.reload();
+            await page.locator(`tr[data-key-id]`).first().waitFor();
+            expect(await page.getByTestId('new-key').count()).toBe(0);
+            expect(await page.content()).not.toContain(key);
+            expect(await page.locator('tbody').textContent()).toContain(key.slice(-4));
+            await inspect(page, `${language}-keys`);
+
+            // Redeem: the balance changes.
+            const code = await gateway.services.accounts.createRedemptionCode({
+              amount: 2_000_000,
+            });
+            await page.getByRole('navigation').getByRole('link', { name: text.redeem }).click();
+            await page.locator('input[name="code"]').fill(code.code);
+            await page.getByRole('button', { name: text.redeemButton, exact: true }).click();
+            await expect.poll(() => page.locator('.success .amount').textContent()).toBe('¥2.00');
+            await inspect(page, `${language}-redeem`);
+            expect((await gateway.balance(account.accountId)).balance).toBe(2_000_000);
+            await page
+              .getByRole('navigation')
+              .getByRole('link', { name: text.navOverview })
+              .click();
+            const balance = page.locator('[data-figure="balance"] .amount');
+            await expect.poll(() => balance.textContent()).toBe('¥2.00');
+            expect(await balance.getAttribute('title')).toBe(`2,000,000 ${text.microYuan}`);
+            await inspect(page, `${language}-overview`);
+
+            // The new key on /v1; its request appears in the console.
+            const chat = await fetch(`${origin}/v1/chat/completions`, {
+              method: 'POST',
+              headers: {
+                authorization: `Bearer ${key}`,
+                'content-type': 'application/json',
+                'idempotency-key': randomUUID(),
+              },
+              body: JSON.stringify({
+                model: 'sim-chat',
+                messages: [{ role: 'user', content: 'hi' }],
+              }),
+            });
+            expect(chat.status).toBe(200);
+            const requestId = chat.headers.get('x-service-request-id') ?? '';
+            await page.getByRole('navigation').getByRole('link', { name: text.requests }).click();
+            const row = page.locator(`tr[data-request-id="${requestId}"]`);
+            await row.waitFor();
+            expect(await row.textContent()).toContain('sim-chat');
+            await inspect(page, `${language}-requests`);
+
+            // The session cookie opens nothing on /v1; the key opens nothing on /console/api; a
+            // state-changing call without the CSRF token is refused.
+            const cookies = await context.cookies(`${origin}/console/`);
+            const session = cookies.find((cookie) => cookie.name === 'tollgate_console');
+            expect(session?.httpOnly).toBe(true);
+            expect(session?.sameSite).toBe('Lax');
+            expect(session?.path).toBe('/console');
+            const cookieOnV1 = await fetch(`${origin}/v1/requests`, {
+              headers: { cookie: `tollgate_console=${session?.value ?? ''}` },
+            });
+            expect(cookieOnV1.status).toBe(401);
+            const keyOnConsole = await fetch(`${origin}/console/api/account`, {
+              headers: { authorization: `Bearer ${key}` },
+            });
+            expect(keyOnConsole.status).toBe(401);
+            const withoutCsrf = await page.evaluate(async () => {
+              const response = await fetch('/console/api/keys', {
+                method: 'POST',
+                headers: { 'content-type': 'application/json' },
+                body: JSON.stringify({ name: 'forged' }),
+              });
+              return response.status;
+            });
+            expect(withoutCsrf).toBe(403);
+            expect(
+              (await gateway.services.keys.list(account.accountId)).map((row) => row.name),
+            ).not.toContain('forged');
+
+            // Sign out; a wrong password is refused; the right one signs in again.
+            await page.getByRole('button', { name: text.signOut }).click();
+            await page.getByRole('heading', { name: text.signIn }).waitFor();
+            await page.locator('input[name="email"]').fill(email);
+            await page.locator('input[name="password"]').fill('wrong password 123');
+            await page.getByRole('button', { name: text.signIn }).click();
+            await expect.poll(() => page.getByRole('alert').textContent()).toBe(text.wrong);
+            await inspect(page, `${language}-sign-in-refused`);
+            await page.locator('input[name="password"]').fill(PASSWORD);
+            await page.getByRole('button', { name: text.signIn }).click();
+            // Back on the page that was open when the session ended.
+            await page.locator(`tr[data-request-id="${requestId}"]`).waitFor();
+            expect(cspViolations).toEqual([]);
+          } finally {
+            await close();
+          }
+          await gateway.expectLedgerClean();
+        },
+      );
+    }
+
+    it('the language switch is remembered across reloads', { timeout: 120_000 }, async () => {
+      const { page, close } = await browser('zh-CN');
+      try {
+        await page.goto(`${origin}/console`);
+        await page.getByRole('heading', { name: TEXT['zh-CN'].signIn }).waitFor();
+        await page.getByRole('combobox').selectOption('en');
+        await page.getByRole('heading', { name: TEXT.en.signIn }).waitFor();
+        await page.reload();
+        await page.getByRole('heading', { name: TEXT.en.signIn }).waitFor();
+        expect(await page.getAttribute('html', 'lang')).toBe('en');
+        await inspect(page, 'en-sign-in');
+      } finally {
+        await close();
+      }
+    });
+  });
+});

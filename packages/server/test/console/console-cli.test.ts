@@ -1,0 +1,108 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runCli } from '../../src/cli/main.js';
+import { defaultConfig } from '../../src/config/default-config.js';
+import { parseConfig } from '../../src/config/load.js';
+import { buildApp } from '../../src/http/app.js';
+import { createServices } from '../../src/services.js';
+
+const dataDir = mkdtempSync(path.join(tmpdir(), 'tollgate-console-cli-'));
+const env = { TOLLGATE_DATA_DIR: dataDir };
+
+async function cli(...args: string[]): Promise<{ code: number; json: Record<string, unknown> }> {
+  let out = '';
+  let err = '';
+  const code = await runCli(
+    args,
+    env,
+    { write: (text) => void (out += text) },
+    { write: (text) => void (err += text) },
+  );
+  return { code, json: JSON.parse(out === '' ? err : out) as Record<string, unknown> };
+}
+
+/** The gateway on the CLI's database, for following the printed link. */
+async function gatewayOnCliDatabase() {
+  const services = await createServices({
+    config: parseConfig(defaultConfig, 'test'),
+    databaseUrl: `sqlite:${path.join(dataDir, 'tollgate.sqlite')}`,
+    assetsDir: path.join(dataDir, 'assets'),
+    upstreams: false,
+  });
+  const app = await buildApp(services);
+  return {
+    app,
+    close: async () => {
+      await app.close();
+      await services.close();
+    },
+  };
+}
+
+describe('tollgate users invite', () => {
+  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  it('prints a one-time invite_url for the first operator, which sets a password that signs in', async () => {
+    const invited = await cli('users', 'invite', 'Boss@Example.test', '--role', 'operator');
+    expect(invited.code).toBe(0);
+    expect(invited.json).toMatchObject({
+      object: 'console_invitation',
+      user: { email: 'boss@example.test', role: 'operator', account_id: null },
+    });
+    const url = String(invited.json['invite_url']);
+    expect(url).toMatch(/^\/console\/invite\/[0-9A-Za-z]{32}$/);
+    const gateway = await gatewayOnCliDatabase();
+    try {
+      const token = url.split('/').at(-1) ?? '';
+      const accepted = await gateway.app.inject({
+        method: 'POST',
+        url: `/console/api/invitations/${token}`,
+        payload: { password: 'operator password 1' },
+      });
+      expect(accepted.statusCode).toBe(200);
+      const signedIn = await gateway.app.inject({
+        method: 'POST',
+        url: '/console/api/session',
+        payload: { email: 'boss@example.test', password: 'operator password 1' },
+      });
+      expect(signedIn.statusCode).toBe(200);
+      expect(signedIn.json()).toMatchObject({ user: { role: 'operator' } });
+    } finally {
+      await gateway.close();
+    }
+  });
+
+  it('invites a member of an account; a member without --account, or of an unknown one, is refused', async () => {
+    const account = await cli('accounts', 'create', '--email', 'owner@example.test');
+    const accountId = String(account.json['id']);
+    const member = await cli(
+      'users',
+      'invite',
+      'm@example.test',
+      '--role',
+      'member',
+      '--account',
+      accountId,
+    );
+    expect(member.code).toBe(0);
+    expect(member.json).toMatchObject({ user: { role: 'member', account_id: accountId } });
+    const without = await cli('users', 'invite', 'n@example.test', '--role', 'member');
+    expect(without.code).toBe(1);
+    expect(without.json).toMatchObject({ error: { code: 'INVALID_INPUT' } });
+    const unknown = await cli(
+      'users',
+      'invite',
+      'n@example.test',
+      '--role',
+      'member',
+      '--account',
+      'acct_nope',
+    );
+    expect(unknown.code).toBe(1);
+    const badRole = await cli('users', 'invite', 'n@example.test', '--role', 'admin');
+    expect(badRole.code).toBe(1);
+    expect(String((badRole.json['error'] as { message: string }).message)).toContain('role');
+  });
+});
