@@ -35,7 +35,11 @@ export class CliContext {
         import('../store/database.js'),
         import('../config/database-location.js'),
       ]);
-      return openStore({ url: settings.databaseUrl ?? defaultDatabaseUrl(settings.dataDir) });
+      // A command is over in moments: no WAL checkpoint thread (SQLite's autocheckpoint does).
+      return openStore({
+        url: settings.databaseUrl ?? defaultDatabaseUrl(settings.dataDir),
+        checkpointWorker: false,
+      });
     })();
     return this.opened;
   }

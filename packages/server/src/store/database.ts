@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { Kysely, Migrator, PostgresDialect } from 'kysely';
-import pg from 'pg';
+import type pg from 'pg';
 import { migrationProvider } from './migrations/index.js';
 import { SqliteDatabase, sqliteBindingPath } from './sqlite-binding.js';
 import { startCheckpointer } from './sqlite-checkpointer.js';
@@ -25,6 +25,12 @@ export interface StoreOptions {
   readonly postgresSchema?: string;
   readonly postgresPoolSize?: number;
   /**
+   * SQLite only: checkpoint the WAL from a worker thread (default true, what a serving gateway
+   * wants). A short-lived process (a CLI command) leaves it to SQLite's own autocheckpoint and
+   * does not pay for starting the thread.
+   */
+  readonly checkpointWorker?: boolean;
+  /**
    * PostgreSQL only: told of each connection the server or the network dropped (a failover, a
    * restart, `pg_terminate_backend`, a proxy's idle timeout). The dead connection is already
    * out of the pool; the work on it failed with an error of its own.
@@ -39,7 +45,7 @@ const CONNECT_TIMEOUT_MS = 5_000;
 export async function openStore(options: StoreOptions): Promise<Store> {
   const store = options.url.startsWith('postgres')
     ? await openPostgres(options)
-    : openSqlite(options.url);
+    : openSqlite(options.url, options.checkpointWorker ?? true);
   try {
     await refuseNewerSchema(
       store.db,
@@ -73,7 +79,7 @@ async function migrate(db: Kysely<Database>, schema: string | undefined): Promis
   }
 }
 
-function openSqlite(url: string): Store {
+function openSqlite(url: string, checkpointWorker: boolean): Store {
   const file = url.replace(/^sqlite:/, '');
   if (file !== ':memory:') mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
   const database = new SqliteDatabase(file);
@@ -86,7 +92,9 @@ function openSqlite(url: string): Store {
   database.pragma('mmap_size = 268435456');
   database.pragma('temp_store = MEMORY');
   const checkpointer =
-    file === ':memory:' ? undefined : startCheckpointer(path.resolve(file), sqliteBindingPath);
+    file === ':memory:' || !checkpointWorker
+      ? undefined
+      : startCheckpointer(path.resolve(file), sqliteBindingPath);
   if (checkpointer !== undefined) database.pragma('wal_autocheckpoint = 20000');
   cachePreparedStatements(database);
   const db = new Kysely<Database>({ dialect: new GroupCommitSqliteDialect(database) });
@@ -101,6 +109,9 @@ function openSqlite(url: string): Store {
 }
 
 async function openPostgres(options: StoreOptions): Promise<Store> {
+  // Loaded here, not at the top: a SQLite process (the embedded default, every CLI command on
+  // it) never pays for importing the PostgreSQL driver.
+  const { default: pg } = await import('pg');
   const schema = options.postgresSchema;
   if (schema !== undefined && !/^[a-z_][a-z0-9_]*$/.test(schema))
     throw new Error(`bad schema name ${schema}`);
@@ -123,7 +134,7 @@ async function openPostgres(options: StoreOptions): Promise<Store> {
     keepAlive: true,
     ...(schema === undefined ? {} : { options: `-c search_path=${schema}` }),
     // Amounts are bigint; every one is a safe integer, so parse them as numbers on this pool only.
-    types: { getTypeParser: bigintAsNumber },
+    types: { getTypeParser: bigintAsNumber(pg.types) },
   });
   surviveConnectionLoss(pool, options.onConnectionLost ?? (() => {}));
   prepareHotStatementsByName(pool);
@@ -169,10 +180,12 @@ function prepareHotStatementsByName(pool: pg.Pool): void {
   });
 }
 
-const bigintAsNumber = ((oid: number, format?: 'text' | 'binary') =>
-  oid === INT8_OID
-    ? (value: string) => Number(value)
-    : (pg.types.getTypeParser(oid, format ?? 'text') as unknown)) as typeof pg.types.getTypeParser;
+/** `pg`'s type parsers, with bigint (int8) parsed as a number. */
+const bigintAsNumber = (types: typeof pg.types) =>
+  ((oid: number, format?: 'text' | 'binary') =>
+    oid === INT8_OID
+      ? (value: string) => Number(value)
+      : (types.getTypeParser(oid, format ?? 'text') as unknown)) as typeof pg.types.getTypeParser;
 
 /**
  * Kysely prepares every query anew; preparing costs about as much as running a small statement.
