@@ -12,11 +12,14 @@ import type { TaskStatus } from '../store/schema.js';
  * - submission_unknown → running: a look-up found the submission; it goes on.
  * - submission_unknown → failed / succeeded: an operator resolved it.
  * - running → succeeded / failed: the upstream finished (outputs stored and priced, or not).
+ * - running → submission_unknown: the upstream kept answering "no such job" (it forgot or
+ *   expired the job): the hold is kept and an operator resolves it.
+ * - queued / running → failed: an operator released an unfinished task.
  */
 export const TASK_MOVES: Readonly<Record<TaskStatus, readonly TaskStatus[]>> = {
   queued: ['running', 'succeeded', 'failed', 'submission_unknown'],
   submission_unknown: ['running', 'succeeded', 'failed'],
-  running: ['succeeded', 'failed'],
+  running: ['succeeded', 'failed', 'submission_unknown'],
   succeeded: [],
   failed: [],
 };

@@ -2,17 +2,21 @@ import { releaseHold } from '../billing/ledger.js';
 import type { ProviderTaskInput, TaskProvider } from '../providers/task-provider.js';
 import { h3UpstreamInput } from '../h3/h3-upstream-input.js';
 import { readTaskAssets } from './task-assets.js';
-import { UpstreamFailure } from '../providers/upstream-error.js';
+import { isNoSuchJob, UpstreamFailure } from '../providers/upstream-error.js';
 import type { TaskStatus } from '../store/schema.js';
 import { priceDelivery, priceBilledFailure, type StoredInput } from './task-billing.js';
 import { storeOutputs } from './task-outputs.js';
-import type { TaskChanges, TaskRow } from './task-store.js';
+import type { LeasedTask, TaskChanges, TaskRow } from './task-store.js';
 import type { TaskWorkerDeps, WorkerStep } from './task-worker.js';
 
 /** What a step needs: the worker's dependencies, with the task's provider instead of the registry. */
 export type TaskStepDeps = Omit<TaskWorkerDeps, 'providers'> & {
   readonly provider: TaskProvider;
   readonly owner: string;
+  /** Aborted when the instance stops and the step outlasts the grace (task-worker.ts `stop`). */
+  readonly signal: AbortSignal;
+  /** How long polls may answer "no such job" before the task goes to the operator queue. */
+  readonly vanishedAfterMs: number;
   readonly fault: (step: WorkerStep, task: TaskRow) => void;
 };
 
@@ -30,69 +34,125 @@ const lookupDelayMs = (attempts: number) => Math.min(60_000, 2_000 * 2 ** Math.m
  * One step of a leased task, by where it stands; returns when it is next due (null: nothing more
  * to do until a settle or an operator). See docs/tasks.md for the states.
  *
- * - `queued`, nothing sent: submit. Before the call, `submission` becomes `sending` (guarded):
- *   from then on the task is never submitted again, whatever happens.
+ * - `queued`, nothing sent: build what the upstream is sent (a failure there fails the task:
+ *   it certainly never left), then `submission` becomes `sending` (guarded), then the call:
+ *   from `sending` on the task is never submitted again, whatever happens.
  * - `queued` but `sending` (a worker died mid-submission): `submission_unknown`.
  * - `submission_unknown`: look the submission up (read-only) where the upstream can be asked.
  * - `running`: poll; when done, store outputs, price what was delivered, finish.
  */
-export async function runTaskStep(deps: TaskStepDeps, task: TaskRow): Promise<number | null> {
+export async function runTaskStep(deps: TaskStepDeps, task: LeasedTask): Promise<number | null> {
   const now = deps.effects.clock.now();
   if (task.status === 'queued' && task.submission === 'pending') return submit(deps, task);
-  if (task.status === 'queued') return markUnknown(deps, task, 'a worker stopped mid-submission');
+  if (task.status === 'queued')
+    return markUnknown(deps, task, 'queued', 'a worker stopped mid-submission');
   if (task.status === 'submission_unknown') return lookUp(deps, task);
   if (task.status === 'running') return poll(deps, task);
   return task.status === 'succeeded' || task.status === 'failed' ? null : now;
 }
 
-async function submit(deps: TaskStepDeps, task: TaskRow): Promise<number | null> {
-  const now = deps.effects.clock.now();
+async function submit(deps: TaskStepDeps, task: LeasedTask): Promise<number | null> {
   deps.fault('before_submit', task);
+  let input: ProviderTaskInput;
+  try {
+    input = await providerInput(deps, task);
+  } catch (error) {
+    // Nothing was sent (`submission` is still `pending`): the task fails and its hold goes back.
+    deps.logger.warn({ taskId: task.id, err: error }, 'task input could not be built; not sent');
+    return fail(
+      deps,
+      task,
+      'queued',
+      'INPUT_UNAVAILABLE',
+      'the task could not be sent: its input (a reference asset) could not be read; it was never submitted and nothing was charged',
+      null,
+    );
+  }
+  const now = deps.effects.clock.now();
   const marked = await deps.tasks.updateLeased(
-    task.id,
-    { owner: deps.owner, status: 'queued', now },
+    task,
+    { status: 'queued', now },
     { submission: 'sending', submitted_at: now },
   );
   if (!marked) throw new LostLease(task.id);
-  const input = await providerInput(deps, task);
   deps.metrics.taskSubmissions.inc();
   let result;
   try {
-    result = await deps.provider.submit(input, task.id);
+    result = await deps.provider.submit(input, task.id, deps.signal);
   } catch (error) {
     if (error instanceof UpstreamFailure && error.certainty === 'failed')
       return fail(deps, task, 'queued', error.apiError.code, error.apiError.message, null);
     deps.logger.warn({ taskId: task.id, err: error }, 'task submission outcome unknown');
-    return markUnknown(deps, task, 'the submission was sent but its answer never came');
+    return markUnknown(deps, task, 'queued', 'the submission was sent but its answer never came');
   }
   deps.fault('after_submit', task);
-  if (result.kind === 'completed')
-    return succeed(deps, task, 'queued', result, {
+  try {
+    if (result.kind === 'completed')
+      return await succeed(deps, task, 'queued', result, {
+        submission: 'accepted',
+        upstream_task_id: result.upstreamTaskId,
+      });
+    await move(deps, task, 'queued', 'running', {
       submission: 'accepted',
       upstream_task_id: result.upstreamTaskId,
     });
-  await move(deps, task, 'queued', 'running', {
-    submission: 'accepted',
-    upstream_task_id: result.upstreamTaskId,
-  });
+  } catch (error) {
+    if (error instanceof LostLease) await keepLateAnswer(deps, task, result.upstreamTaskId);
+    throw error;
+  }
   return deps.effects.clock.now() + pollDelayMs(0);
 }
 
-async function markUnknown(deps: TaskStepDeps, task: TaskRow, why: string): Promise<number | null> {
-  await move(deps, task, 'queued', 'submission_unknown', {
-    submission: 'sending',
-    error_message: `${why}; the task keeps its hold, is never submitted again, and is looked up or resolved by an operator`,
-  });
-  return deps.provider.lookup === undefined ? null : deps.effects.clock.now() + lookupDelayMs(0);
+/**
+ * The upstream answered after this claim was lost (the step outlived its lease and another
+ * worker marked the task `submission_unknown`): its upstream id is kept through the guarded
+ * move `submission_unknown` → `running` (only where no id is recorded), logged and counted, so
+ * the accepted work is polled and delivered instead of waiting for an operator. The step still
+ * ends as a lost claim.
+ */
+async function keepLateAnswer(
+  deps: TaskStepDeps,
+  task: TaskRow,
+  upstreamTaskId: string | null,
+): Promise<void> {
+  const kept =
+    upstreamTaskId !== null &&
+    (await deps.tasks.keepLateAnswer(task.id, upstreamTaskId, deps.effects.clock.now()));
+  deps.metrics.taskLateAnswers.inc({ outcome: kept ? 'kept' : 'not_kept' });
+  deps.logger.warn(
+    { taskId: task.id, upstreamTaskId, kept },
+    kept
+      ? 'an upstream answer came after the claim was lost; its upstream id is kept and the task runs on'
+      : 'an upstream answer came after the claim was lost; the task had moved on (or the answer had no id), nothing changed',
+  );
 }
 
-async function lookUp(deps: TaskStepDeps, task: TaskRow): Promise<number | null> {
+async function markUnknown(
+  deps: TaskStepDeps,
+  task: LeasedTask,
+  from: 'queued' | 'running',
+  why: string,
+  extra: TaskChanges = {},
+  lookUpLater = true,
+): Promise<number | null> {
+  await move(deps, task, from, 'submission_unknown', {
+    // A running task's submission was accepted; it stays so (its upstream id is kept).
+    ...(from === 'queued' ? { submission: 'sending' as const } : {}),
+    ...extra,
+    error_message: `${why}; the task keeps its hold, is never submitted again, and is looked up or resolved by an operator`,
+  });
+  return !lookUpLater || deps.provider.lookup === undefined
+    ? null
+    : deps.effects.clock.now() + lookupDelayMs(0);
+}
+
+async function lookUp(deps: TaskStepDeps, task: LeasedTask): Promise<number | null> {
   const lookup = deps.provider.lookup;
   if (lookup === undefined) return null;
   const now = deps.effects.clock.now();
   let found: string | null;
   try {
-    found = await lookup(task.id);
+    found = await lookup(task.id, deps.signal);
   } catch (error) {
     deps.logger.warn({ taskId: task.id, err: error }, 'task look-up failed; retrying later');
     return now + lookupDelayMs(task.attempts);
@@ -106,28 +166,66 @@ async function lookUp(deps: TaskStepDeps, task: TaskRow): Promise<number | null>
   return now;
 }
 
-async function poll(deps: TaskStepDeps, task: TaskRow): Promise<number | null> {
+async function poll(deps: TaskStepDeps, task: LeasedTask): Promise<number | null> {
   const now = deps.effects.clock.now();
-  if (task.upstream_task_id === null) return markUnknown(deps, task, 'no upstream id');
+  if (task.upstream_task_id === null)
+    return markUnknown(deps, task, 'running', 'running without an upstream id', {}, false);
   let result;
   try {
-    result = await deps.provider.poll(task.upstream_task_id);
+    result = await deps.provider.poll(task.upstream_task_id, deps.signal);
   } catch (error) {
+    if (isNoSuchJob(error)) return vanished(deps, task, now);
     // A failed read changes nothing: the task is polled again later.
     deps.logger.warn({ taskId: task.id, err: error }, 'task poll failed; retrying later');
     return now + pollDelayMs(task.attempts);
   }
   deps.fault('mid_poll', task);
+  if (task.vanished_since !== null) {
+    const cleared = await deps.tasks.updateLeased(
+      task,
+      { status: 'running', now },
+      { vanished_since: null },
+    );
+    if (!cleared) throw new LostLease(task.id);
+  }
   if (result.kind === 'pending') return now + pollDelayMs(task.attempts);
   if (result.kind === 'failed')
     return fail(deps, task, 'running', result.code, result.message, result.report);
   return succeed(deps, task, 'running', result, {});
 }
 
+/**
+ * The upstream answered "no such job" (it forgot or expired it). Polled again with back-off
+ * while that has lasted less than `vanishedAfterMs`; then the task goes to the operator queue
+ * as `submission_unknown` with its hold kept (never polled forever, never resubmitted).
+ */
+async function vanished(deps: TaskStepDeps, task: LeasedTask, now: number): Promise<number | null> {
+  const since = task.vanished_since ?? now;
+  if (task.vanished_since !== null && now - since >= deps.vanishedAfterMs)
+    return markUnknown(
+      deps,
+      task,
+      'running',
+      `the upstream has answered "no such job" for ${task.upstream_task_id ?? ''} since ${new Date(since).toISOString()}`,
+      { vanished_since: since, due_at: null },
+      false,
+    );
+  if (task.vanished_since === null) {
+    const marked = await deps.tasks.updateLeased(
+      task,
+      { status: 'running', now },
+      { vanished_since: since },
+    );
+    if (!marked) throw new LostLease(task.id);
+  }
+  deps.logger.warn({ taskId: task.id }, 'the upstream has no such job; polling again later');
+  return now + pollDelayMs(task.attempts);
+}
+
 /** Stores the outputs, prices what was delivered and finishes the task, in one transaction. */
 async function succeed(
   deps: TaskStepDeps,
-  task: TaskRow,
+  task: LeasedTask,
   from: 'queued' | 'running',
   result: Parameters<typeof storeOutputs>[2] & { readonly text?: string | undefined },
   extra: TaskChanges,
@@ -142,7 +240,7 @@ async function succeed(
   await deps.db.transaction().execute(async (trx) => {
     const moved = await deps.tasks.transition(
       trx,
-      { id: task.id, from, to: 'succeeded', leaseOwner: deps.owner, now },
+      { id: task.id, from, to: 'succeeded', claim: task.claim_token, now },
       {
         ...extra,
         outputs: JSON.stringify(outputs),
@@ -171,7 +269,7 @@ async function succeed(
  */
 async function fail(
   deps: TaskStepDeps,
-  task: TaskRow,
+  task: LeasedTask,
   from: 'queued' | 'running',
   code: string,
   message: string,
@@ -188,7 +286,7 @@ async function fail(
   await deps.db.transaction().execute(async (trx) => {
     const moved = await deps.tasks.transition(
       trx,
-      { id: task.id, from, to: 'failed', leaseOwner: deps.owner, now },
+      { id: task.id, from, to: 'failed', claim: task.claim_token, now },
       {
         error_code: code.slice(0, 100),
         error_message: message.slice(0, 1_000),
@@ -212,7 +310,7 @@ async function fail(
 
 async function move(
   deps: TaskStepDeps,
-  task: TaskRow,
+  task: LeasedTask,
   from: TaskStatus,
   to: TaskStatus,
   changes: TaskChanges,
@@ -220,7 +318,7 @@ async function move(
   const now = deps.effects.clock.now();
   const moved = await deps.tasks.transition(
     deps.db,
-    { id: task.id, from, to, leaseOwner: deps.owner, now },
+    { id: task.id, from, to, claim: task.claim_token, now },
     changes,
   );
   if (!moved) throw new LostLease(task.id);

@@ -11,6 +11,7 @@ import * as tasks from './009-tasks.js';
 import * as shares from './010-shares.js';
 import * as h3Refresh from './011-h3-refresh.js';
 import * as spendListings from './012-spend-listings.js';
+import * as taskClaims from './014-task-claims.js';
 
 /**
  * Versioned migrations, applied in name order at start. Never edit a released migration: add
@@ -29,6 +30,7 @@ const migrations: Record<string, Migration> = {
   '010-shares': shares,
   '011-h3-refresh': h3Refresh,
   '012-spend-listings': spendListings,
+  '014-task-claims': taskClaims,
 };
 
 export const migrationProvider: MigrationProvider = {
