@@ -191,9 +191,12 @@ export class TaskWorker {
   /** Starts one step in its own slot; the slot is freed when it ends, whatever the outcome. */
   private run(task: LeasedTask): InFlight {
     const abort = new AbortController();
-    const done = this.runOne(task, abort.signal).finally(() => this.inFlight.delete(task.id));
+    // Keyed by claim: a task this instance lost and claimed again is two steps until the first ends.
+    const done = this.runOne(task, abort.signal).finally(() =>
+      this.inFlight.delete(task.claim_token),
+    );
     const step = { accountId: task.account_id, abort, done };
-    this.inFlight.set(task.id, step);
+    this.inFlight.set(task.claim_token, step);
     return step;
   }
 
