@@ -4,8 +4,7 @@ const positiveInt = z.number().int().positive();
 
 /**
  * The task engine of one instance (docs/tasks.md "The worker"): how much it runs at once, how
- * long its claims last, and the bounds after which a task stops waiting and goes to an operator
- * or expires.
+ * long its claims last, and the bound after which a task stops waiting and goes to an operator.
  */
 export const taskEngineSchema = z
   .object({
@@ -24,11 +23,6 @@ export const taskEngineSchema = z
      * queue as `submission_unknown` (hold kept).
      */
     vanished_after_ms: positiveInt.default(600_000),
-    /**
-     * Days a priced task may wait for its settlement; then its hold is released, its outputs
-     * deleted and nothing charged.
-     */
-    settlement_window_days: positiveInt.max(3_650).default(7),
   })
   .strict();
 

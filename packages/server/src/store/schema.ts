@@ -258,8 +258,8 @@ export interface TaskTable {
   claim_token: string | null;
   /** When polls began answering "no such job" (null: the last poll found the job). */
   vanished_since: number | null;
-  /** Until when a priced task may be settled (null: not awaiting settlement). */
-  settle_by: number | null;
+  /** Times in a row the outputs of a finished task could not be stored (bounded, then an operator's). */
+  download_failures: number;
   /** H3: when a caller's `?refresh=true` last asked the upstream (refreshes are throttled per task). */
   refreshed_at: number | null;
   /** When a worker should next look at it; null: nothing to do (final, or waits for an operator). */

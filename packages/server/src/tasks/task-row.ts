@@ -50,7 +50,7 @@ export function newTaskRow(task: {
     lease_until: null,
     claim_token: null,
     vanished_since: null,
-    settle_by: null,
+    download_failures: 0,
     refreshed_at: null,
     due_at: now,
     attempts: 0,

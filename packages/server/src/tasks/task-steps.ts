@@ -7,7 +7,7 @@ import type { TaskStatus } from '../store/schema.js';
 import { priceDelivery, priceBilledFailure, type StoredInput } from './task-billing.js';
 import { storeOutputs } from './task-outputs.js';
 import type { LeasedTask, TaskChanges, TaskRow } from './task-store.js';
-import type { TaskWorkerDeps, WorkerStep } from './task-worker.js';
+import { WorkerKilled, type TaskWorkerDeps, type WorkerStep } from './task-worker.js';
 
 /** What a step needs: the worker's dependencies, with the task's provider instead of the registry. */
 export type TaskStepDeps = Omit<TaskWorkerDeps, 'providers'> & {
@@ -25,6 +25,8 @@ export class LostLease extends Error {
   override readonly name = 'LostLease';
 }
 
+/** Tries in a row to store a finished task's outputs before it goes to an operator. */
+const MAX_DOWNLOAD_TRIES = 5;
 /** Poll delays: quick at first, then at most every 30 s. */
 const pollDelayMs = (attempts: number) => Math.min(30_000, 500 * 2 ** Math.min(attempts, 6));
 /** Look-ups of an unanswered submission: every minute at most (the upstream may still be writing it). */
@@ -230,9 +232,19 @@ async function succeed(
   result: Parameters<typeof storeOutputs>[2] & { readonly text?: string | undefined },
   extra: TaskChanges,
 ): Promise<number | null> {
-  const stored = await storeOutputs(deps, task, result);
+  // The price first: a missing price version must not cost a download on every retry.
   const price = await deps.prices.byVersion(task.price_version);
   if (price === undefined) throw new Error(`price version ${task.price_version} is gone`);
+  let stored;
+  try {
+    stored = await storeOutputs(deps, task, result);
+  } catch (error) {
+    // A synchronous answer (images, from `queued`) is not kept to retry: the worker's retry
+    // finds it mid-submission and makes it submission_unknown. A running task is polled again.
+    if (from === 'running' && !(error instanceof WorkerKilled))
+      return downloadFailed(deps, task, error);
+    throw error;
+  }
   const bill = priceDelivery(price.prices, storedInput(task), stored.report);
   const outputs = result.text === undefined ? stored.outputs : [{ text: result.text }];
   const amount = Math.min(bill.amount, task.quoted_amount);
@@ -261,6 +273,40 @@ async function succeed(
   });
   deps.metrics.taskTransitions.inc({ to: 'succeeded' });
   return null;
+}
+
+/**
+ * The upstream finished but its outputs could not be stored (a result URL the guarded fetch
+ * refuses, a download that keeps breaking, bytes that are not what was asked). Tried again with
+ * back-off up to `MAX_DOWNLOAD_TRIES` times in a row; then, the same for every family, the task
+ * goes to the operator queue as `submission_unknown` with its hold and the upstream's id kept
+ * and the last failure in its note — never `running` for good.
+ */
+async function downloadFailed(
+  deps: TaskStepDeps,
+  task: LeasedTask,
+  error: unknown,
+): Promise<number | null> {
+  const now = deps.effects.clock.now();
+  const failures = task.download_failures + 1;
+  const why = (error instanceof Error ? error.message : String(error)).slice(0, 300);
+  deps.logger.warn({ taskId: task.id, err: error, failures }, 'task outputs could not be stored');
+  if (failures >= MAX_DOWNLOAD_TRIES)
+    return markUnknown(
+      deps,
+      task,
+      'running',
+      `the upstream finished (upstream task ${task.upstream_task_id ?? ''}) but its outputs could not be stored after ${failures} tries: ${why}`,
+      { download_failures: failures, due_at: null },
+      false,
+    );
+  const counted = await deps.tasks.updateLeased(
+    task,
+    { status: 'running', now },
+    { download_failures: failures },
+  );
+  if (!counted) throw new LostLease(task.id);
+  return now + pollDelayMs(task.attempts);
 }
 
 /**
