@@ -101,6 +101,11 @@ export class TaskOperations {
         'action',
         'image upstreams answer at once: there is nothing to attach; release it',
       );
+    if (input.action === 'attach' && row.submission === 'pending')
+      throw invalidInput(
+        'action',
+        'this task was never sent: there is nothing to attach; release it',
+      );
     const now = this.deps.effects.clock.now();
     const resolution = JSON.stringify({
       action: input.action,
@@ -119,12 +124,16 @@ export class TaskOperations {
       );
     const moved = await this.deps.db.transaction().execute(async (trx) => {
       if (input.action === 'attach')
-        return this.deps.tasks.transition(
+        return this.deps.tasks.move(
           trx,
-          { id, from, to: 'running', now },
+          {
+            id,
+            now,
+            status: { from, to: 'running' },
+            submission: { from: row.submission, to: 'accepted' },
+          },
           {
             resolution,
-            submission: 'accepted',
             upstream_task_id: String(upstreamTaskId),
             vanished_since: null,
             error_message: null,
@@ -134,12 +143,16 @@ export class TaskOperations {
             claim_token: null,
           },
         );
-      const failed = await this.deps.tasks.transition(
+      const failed = await this.deps.tasks.move(
         trx,
-        { id, from, to: 'failed', now },
+        {
+          id,
+          now,
+          status: { from, to: 'failed' },
+          billing_state: { from: 'reserved', to: 'released' },
+        },
         {
           resolution,
-          billing_state: 'released',
           error_code: 'NOT_RUN',
           error_message: 'an operator released the task: nothing was charged',
           pricing_rule: 'resolved by an operator: the hold is released',

@@ -3,10 +3,10 @@ import type { ProviderTaskInput, TaskProvider } from '../providers/task-provider
 import { h3UpstreamInput } from '../h3/h3-upstream-input.js';
 import { readTaskAssets } from './task-assets.js';
 import { isNoSuchJob, UpstreamFailure } from '../providers/upstream-error.js';
-import type { TaskStatus } from '../store/schema.js';
+import type { TaskStatus, TaskSubmission } from '../store/schema.js';
 import { priceDelivery, priceBilledFailure, type StoredInput } from './task-billing.js';
 import { storeOutputs } from './task-outputs.js';
-import type { LeasedTask, TaskChanges, TaskRow } from './task-store.js';
+import type { LeasedTask, StatePair, TaskChanges, TaskRow } from './task-store.js';
 import { WorkerKilled, type TaskWorkerDeps, type WorkerStep } from './task-worker.js';
 
 /** What a step needs: the worker's dependencies, with the task's provider instead of the registry. */
@@ -71,10 +71,16 @@ async function submit(deps: TaskStepDeps, task: LeasedTask): Promise<number | nu
     );
   }
   const now = deps.effects.clock.now();
-  const marked = await deps.tasks.updateLeased(
-    task,
-    { status: 'queued', now },
-    { submission: 'sending', submitted_at: now },
+  const marked = await deps.tasks.move(
+    deps.db,
+    {
+      id: task.id,
+      now,
+      claim: task.claim_token,
+      status: { from: 'queued', to: 'queued' },
+      submission: { from: 'pending', to: 'sending' },
+    },
+    { submitted_at: now },
   );
   if (!marked) throw new LostLease(task.id);
   deps.metrics.taskSubmissions.inc();
@@ -91,13 +97,15 @@ async function submit(deps: TaskStepDeps, task: LeasedTask): Promise<number | nu
   try {
     if (result.kind === 'completed')
       return await succeed(deps, task, 'queued', result, {
-        submission: 'accepted',
         upstream_task_id: result.upstreamTaskId,
       });
-    await move(deps, task, 'queued', 'running', {
-      submission: 'accepted',
-      upstream_task_id: result.upstreamTaskId,
-    });
+    await move(
+      deps,
+      task,
+      { from: 'queued', to: 'running' },
+      { upstream_task_id: result.upstreamTaskId },
+      { from: 'sending', to: 'accepted' },
+    );
   } catch (error) {
     if (error instanceof LostLease) await keepLateAnswer(deps, task, result.upstreamTaskId);
     throw error;
@@ -117,9 +125,27 @@ async function keepLateAnswer(
   task: TaskRow,
   upstreamTaskId: string | null,
 ): Promise<void> {
+  const now = deps.effects.clock.now();
   const kept =
     upstreamTaskId !== null &&
-    (await deps.tasks.keepLateAnswer(task.id, upstreamTaskId, deps.effects.clock.now()));
+    (await deps.tasks.move(
+      deps.db,
+      {
+        id: task.id,
+        now,
+        status: { from: 'submission_unknown', to: 'running' },
+        submission: { from: 'sending', to: 'accepted' },
+        noUpstreamId: true,
+      },
+      {
+        upstream_task_id: upstreamTaskId,
+        error_message: null,
+        due_at: now,
+        lease_owner: null,
+        lease_until: null,
+        claim_token: null,
+      },
+    ));
   deps.metrics.taskLateAnswers.inc({ outcome: kept ? 'kept' : 'not_kept' });
   deps.logger.warn(
     { taskId: task.id, upstreamTaskId, kept },
@@ -137,12 +163,16 @@ async function markUnknown(
   extra: TaskChanges = {},
   lookUpLater = true,
 ): Promise<number | null> {
-  await move(deps, task, from, 'submission_unknown', {
-    // A running task's submission was accepted; it stays so (its upstream id is kept).
-    ...(from === 'queued' ? { submission: 'sending' as const } : {}),
-    ...extra,
-    error_message: `${why}; the task keeps its hold, is never submitted again, and is looked up or resolved by an operator`,
-  });
+  // The submission stays as it is: `sending` (queued), `accepted` (running: its id is kept).
+  await move(
+    deps,
+    task,
+    { from, to: 'submission_unknown' },
+    {
+      ...extra,
+      error_message: `${why}; the task keeps its hold, is never submitted again, and is looked up or resolved by an operator`,
+    },
+  );
   return !lookUpLater || deps.provider.lookup === undefined
     ? null
     : deps.effects.clock.now() + lookupDelayMs(0);
@@ -160,11 +190,13 @@ async function lookUp(deps: TaskStepDeps, task: LeasedTask): Promise<number | nu
     return now + lookupDelayMs(task.attempts);
   }
   if (found === null) return now + lookupDelayMs(task.attempts);
-  await move(deps, task, 'submission_unknown', 'running', {
-    submission: 'accepted',
-    upstream_task_id: found,
-    error_message: null,
-  });
+  await move(
+    deps,
+    task,
+    { from: 'submission_unknown', to: 'running' },
+    { upstream_task_id: found, error_message: null },
+    { from: 'sending', to: 'accepted' },
+  );
   return now;
 }
 
@@ -183,12 +215,7 @@ async function poll(deps: TaskStepDeps, task: LeasedTask): Promise<number | null
   }
   deps.fault('mid_poll', task);
   if (task.vanished_since !== null) {
-    const cleared = await deps.tasks.updateLeased(
-      task,
-      { status: 'running', now },
-      { vanished_since: null },
-    );
-    if (!cleared) throw new LostLease(task.id);
+    await move(deps, task, { from: 'running', to: 'running' }, { vanished_since: null });
   }
   if (result.kind === 'pending') return now + pollDelayMs(task.attempts);
   if (result.kind === 'failed')
@@ -213,12 +240,7 @@ async function vanished(deps: TaskStepDeps, task: LeasedTask, now: number): Prom
       false,
     );
   if (task.vanished_since === null) {
-    const marked = await deps.tasks.updateLeased(
-      task,
-      { status: 'running', now },
-      { vanished_since: since },
-    );
-    if (!marked) throw new LostLease(task.id);
+    await move(deps, task, { from: 'running', to: 'running' }, { vanished_since: since });
   }
   deps.logger.warn({ taskId: task.id }, 'the upstream has no such job; polling again later');
   return now + pollDelayMs(task.attempts);
@@ -250,16 +272,23 @@ async function succeed(
   const amount = Math.min(bill.amount, task.quoted_amount);
   const now = deps.effects.clock.now();
   await deps.db.transaction().execute(async (trx) => {
-    const moved = await deps.tasks.transition(
+    const moved = await deps.tasks.move(
       trx,
-      { id: task.id, from, to: 'succeeded', claim: task.claim_token, now },
+      {
+        id: task.id,
+        now,
+        claim: task.claim_token,
+        status: { from, to: 'succeeded' },
+        // A synchronous answer (from queued) is also the submission's acceptance.
+        ...(from === 'queued' ? { submission: { from: 'sending', to: 'accepted' } as const } : {}),
+        billing_state: { from: 'reserved', to: amount > 0 ? 'pending' : 'released' },
+      },
       {
         ...extra,
         outputs: JSON.stringify(outputs),
         actual_amount: amount > 0 ? amount : null,
         actual_line_items: JSON.stringify(bill.lineItems),
         pricing_rule: bill.rule,
-        billing_state: amount > 0 ? 'pending' : 'released',
         finished_at: now,
       },
     );
@@ -300,12 +329,7 @@ async function downloadFailed(
       { download_failures: failures, due_at: null },
       false,
     );
-  const counted = await deps.tasks.updateLeased(
-    task,
-    { status: 'running', now },
-    { download_failures: failures },
-  );
-  if (!counted) throw new LostLease(task.id);
+  await move(deps, task, { from: 'running', to: 'running' }, { download_failures: failures });
   return now + pollDelayMs(task.attempts);
 }
 
@@ -330,13 +354,18 @@ async function fail(
   const amount = Math.min(bill?.amount ?? 0, task.quoted_amount);
   const now = deps.effects.clock.now();
   await deps.db.transaction().execute(async (trx) => {
-    const moved = await deps.tasks.transition(
+    const moved = await deps.tasks.move(
       trx,
-      { id: task.id, from, to: 'failed', claim: task.claim_token, now },
+      {
+        id: task.id,
+        now,
+        claim: task.claim_token,
+        status: { from, to: 'failed' },
+        billing_state: { from: 'reserved', to: amount > 0 ? 'pending' : 'released' },
+      },
       {
         error_code: code.slice(0, 100),
         error_message: message.slice(0, 1_000),
-        billing_state: amount > 0 ? 'pending' : 'released',
         actual_amount: amount > 0 ? amount : null,
         actual_line_items: bill === undefined ? null : JSON.stringify(bill.lineItems),
         pricing_rule: bill?.rule ?? 'failed: nothing charged, the hold is released',
@@ -354,21 +383,28 @@ async function fail(
   return null;
 }
 
+/** A fenced move of this claim's task (its status, and its submission when named). */
 async function move(
   deps: TaskStepDeps,
   task: LeasedTask,
-  from: TaskStatus,
-  to: TaskStatus,
+  status: StatePair<TaskStatus>,
   changes: TaskChanges,
+  submission?: StatePair<TaskSubmission>,
 ): Promise<void> {
   const now = deps.effects.clock.now();
-  const moved = await deps.tasks.transition(
+  const moved = await deps.tasks.move(
     deps.db,
-    { id: task.id, from, to, claim: task.claim_token, now },
+    {
+      id: task.id,
+      now,
+      claim: task.claim_token,
+      status,
+      ...(submission === undefined ? {} : { submission }),
+    },
     changes,
   );
   if (!moved) throw new LostLease(task.id);
-  deps.metrics.taskTransitions.inc({ to });
+  if (status.from !== status.to) deps.metrics.taskTransitions.inc({ to: status.to });
 }
 
 /** What the provider is sent, built from the stored input (and the referenced assets' bytes). */

@@ -1,13 +1,25 @@
 import { sql, type Kysely, type Selectable, type Updateable } from 'kysely';
 import type { DialectName } from '../store/database.js';
-import type { Database, TaskKind, TaskStatus, TaskTable } from '../store/schema.js';
-import { canMove } from './task-states.js';
+import type {
+  Database,
+  TaskBillingState,
+  TaskKind,
+  TaskStatus,
+  TaskSubmission,
+  TaskTable,
+} from '../store/schema.js';
+import { canMoveColumn, type StateColumn } from './task-states.js';
 import { databaseNowMs } from './database-clock.js';
 
 export type TaskRow = Selectable<TaskTable>;
 
 /** A task under a worker's claim: its `claim_token` fences every write of the step. */
 export type LeasedTask = TaskRow & { readonly claim_token: string };
+
+function checkMove<State extends string>(column: StateColumn, pair: StatePair<State>): void {
+  if (!canMoveColumn(column, pair.from as never, pair.to as never))
+    throw new ForbiddenTaskMove(`a task's ${column} may not move from ${pair.from} to ${pair.to}`);
+}
 
 function asLeased(row: TaskRow): LeasedTask {
   if (row.claim_token === null) throw new Error(`task ${row.id} was claimed without a token`);
@@ -35,11 +47,42 @@ function fairShare(
   return chosen;
 }
 
-/** Columns a transition may write besides the status (never the identity or the quote). */
+/**
+ * Columns a move may write besides the three state columns (never the identity or the quote):
+ * `status`, `submission` and `billing_state` change only through `TaskStore.move`, each by its
+ * table in task-states.ts.
+ */
 export type TaskChanges = Omit<
   Updateable<TaskTable>,
-  'id' | 'kind' | 'account_id' | 'key_id' | 'request_id' | 'status' | 'quoted_amount'
+  | 'id'
+  | 'kind'
+  | 'account_id'
+  | 'key_id'
+  | 'request_id'
+  | 'status'
+  | 'submission'
+  | 'billing_state'
+  | 'quoted_amount'
 >;
+
+/** One state column's expected value and the value it moves to (the same: only a guard). */
+export interface StatePair<State> {
+  readonly from: State;
+  readonly to: State;
+}
+
+/** A guarded move of a task: each named state column from its expected value to the next. */
+export interface TaskMove {
+  readonly id: string;
+  readonly now: number;
+  /** A worker's claim token: the move happens only while that claim holds the task. */
+  readonly claim?: string;
+  readonly status?: StatePair<TaskStatus>;
+  readonly submission?: StatePair<TaskSubmission>;
+  readonly billing_state?: StatePair<TaskBillingState>;
+  /** Only while no upstream id is recorded (a late answer never overwrites one). */
+  readonly noUpstreamId?: true;
+}
 
 /** A move the table in task-states.ts does not allow: a bug, never a caller's mistake. */
 export class ForbiddenTaskMove extends Error {
@@ -47,7 +90,7 @@ export class ForbiddenTaskMove extends Error {
 }
 
 /**
- * Task rows. Every status change is `transition`: a compare-and-set on the expected status
+ * Task rows. Every state change is `move`: a compare-and-set on the expected states
  * (and, for a worker, on its claim's fencing token), refused for moves task-states.ts does not
  * list. Workers take due tasks with `claimDue` (`FOR UPDATE SKIP LOCKED` on PostgreSQL; SQLite
  * serialises writers, so guarded updates are enough); leases are judged by the database's clock.
@@ -78,24 +121,39 @@ export class TaskStore {
   }
 
   /**
-   * Moves `id` from `from` to `to` with `changes`, only if it is still in `from` (and, for a
-   * worker's step, still under the claim `claim` names: a fencing token, docs/tasks.md
-   * "Claims"). Returns whether it moved.
+   * The one way a task's state columns change: a compare-and-set of every named column on its
+   * expected value (and, for a worker's step, on its claim's fencing token, docs/tasks.md
+   * "Claims"), refused with `ForbiddenTaskMove` for a move its table in task-states.ts does not
+   * list. Returns whether it moved (false: the task was not as expected — another worker, a
+   * settle or an operator changed it first).
    */
-  async transition(
+  async move(
     executor: Kysely<Database>,
-    move: { id: string; from: TaskStatus; to: TaskStatus; claim?: string; now: number },
+    move: TaskMove,
     changes: TaskChanges = {},
   ): Promise<boolean> {
-    if (move.from !== move.to && !canMove(move.from, move.to))
-      throw new ForbiddenTaskMove(`a task may not move from ${move.from} to ${move.to}`);
-    let query = executor
-      .updateTable('tasks')
-      .set({ ...changes, status: move.to, updated_at: move.now })
-      .where('id', '=', move.id)
-      .where('status', '=', move.from);
+    const columns: Partial<Pick<TaskTable, 'status' | 'submission' | 'billing_state'>> = {};
+    let query = executor.updateTable('tasks').where('id', '=', move.id);
+    if (move.status !== undefined) {
+      checkMove('status', move.status);
+      columns.status = move.status.to;
+      query = query.where('status', '=', move.status.from);
+    }
+    if (move.submission !== undefined) {
+      checkMove('submission', move.submission);
+      columns.submission = move.submission.to;
+      query = query.where('submission', '=', move.submission.from);
+    }
+    if (move.billing_state !== undefined) {
+      checkMove('billing_state', move.billing_state);
+      columns.billing_state = move.billing_state.to;
+      query = query.where('billing_state', '=', move.billing_state.from);
+    }
     if (move.claim !== undefined) query = query.where('claim_token', '=', move.claim);
-    const result = await query.executeTakeFirst();
+    if (move.noUpstreamId === true) query = query.where('upstream_task_id', 'is', null);
+    const result = await query
+      .set({ ...changes, ...columns, updated_at: move.now })
+      .executeTakeFirst();
     return result.numUpdatedRows === 1n;
   }
 
@@ -219,35 +277,6 @@ export class TaskStore {
     return result.numUpdatedRows === 1n;
   }
 
-  /**
-   * Keeps the upstream's id of a submission whose answer came after its claim was lost (the
-   * task was marked `submission_unknown` meanwhile): `submission_unknown` → `running`, only while
-   * no upstream id is recorded. Not fenced by a claim (the claim is gone); guarded by the state,
-   * so it never overwrites what a look-up or an operator recorded. Returns whether it moved.
-   */
-  async keepLateAnswer(id: string, upstreamTaskId: string, now: number): Promise<boolean> {
-    if (!canMove('submission_unknown', 'running'))
-      throw new ForbiddenTaskMove('a task may not move from submission_unknown to running');
-    const result = await this.db
-      .updateTable('tasks')
-      .set({
-        status: 'running',
-        submission: 'accepted',
-        upstream_task_id: upstreamTaskId,
-        error_message: null,
-        due_at: now,
-        lease_owner: null,
-        lease_until: null,
-        claim_token: null,
-        updated_at: now,
-      })
-      .where('id', '=', id)
-      .where('status', '=', 'submission_unknown')
-      .where('upstream_task_id', 'is', null)
-      .executeTakeFirst();
-    return result.numUpdatedRows === 1n;
-  }
-
   /** How many tasks are in each status (every status listed, zeros included), for metrics. */
   async countByStatus(): Promise<Record<TaskStatus, number>> {
     const rows = await this.db
@@ -283,22 +312,6 @@ export class TaskStore {
       .where('id', '=', task.id)
       .where('claim_token', '=', task.claim_token)
       .execute();
-  }
-
-  /** Writes columns under a claim without changing the status (e.g. `submission: 'sending'`). */
-  async updateLeased(
-    task: LeasedTask,
-    guard: { status: TaskStatus; now: number },
-    changes: TaskChanges,
-  ): Promise<boolean> {
-    const result = await this.db
-      .updateTable('tasks')
-      .set({ ...changes, updated_at: guard.now })
-      .where('id', '=', task.id)
-      .where('status', '=', guard.status)
-      .where('claim_token', '=', task.claim_token)
-      .executeTakeFirst();
-    return result.numUpdatedRows === 1n;
   }
 
   private get dbNow() {
