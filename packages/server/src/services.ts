@@ -6,6 +6,7 @@ import { createAssetStorage, type StorageSecrets } from './assets/create-storage
 import { KeyService } from './auth/key-service.js';
 import { PriceBook } from './billing/price-book.js';
 import type { Config } from './config/schema.js';
+import { perAccountConcurrency } from './config/task-engine-schema.js';
 import { ConsoleSessions } from './console/console-sessions.js';
 import { ConsoleUsers } from './console/console-users.js';
 import { LoginThrottle } from './console/login-throttle.js';
@@ -137,7 +138,14 @@ export async function createServices(options: ServiceOptions): Promise<Services>
         metrics,
         maxVideoBytes: config.limits.asset_bytes,
       },
-      { owner: options.workerName ?? ids.next('worker'), ...options.worker },
+      {
+        owner: options.workerName ?? ids.next('worker'),
+        leaseMs: config.tasks.lease_ms,
+        concurrency: config.tasks.worker_concurrency,
+        perAccount: perAccountConcurrency(config.tasks),
+        vanishedAfterMs: config.tasks.vanished_after_ms,
+        ...options.worker,
+      },
     );
     closers.push(() => taskWorker.stop());
     const consoleUsers = new ConsoleUsers(store.db, effects);

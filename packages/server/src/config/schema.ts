@@ -2,6 +2,7 @@ import { MAX_MOVEMENT_MICRO_YUAN } from '@tollgate/protocol';
 import { z } from 'zod';
 import { CONFIGURABLE_FIELDS, type RequestField } from '../chat/request-fields.js';
 import { modelPriceIssues, zeroPriceIssues } from './price-rules.js';
+import { taskEngineSchema } from './task-engine-schema.js';
 
 /**
  * The configuration file's schema. Every amount is an integer number of micro-yuan; every price
@@ -391,6 +392,8 @@ export const configSchema = z
     limits: limitsSchema.prefault({}),
     server: serverSchema.prefault({}),
     storage: storageSchema.default({ kind: 'local' }),
+    /** The task worker, claims and task windows (config/task-engine-schema.ts). */
+    tasks: taskEngineSchema.prefault({}),
     /** How long an API key lookup is trusted by other instances (see docs/keys.md). */
     key_cache_ttl_ms: nonNegativeInt.default(10_000),
     /** How long request records are kept for idempotent replay and recovery. */

@@ -59,6 +59,12 @@ export class Metrics {
     labelNames: ['outcome'] as const,
     registers: [this.registry],
   });
+  readonly taskLateAnswers = new Counter({
+    name: 'tollgate_task_late_answers_total',
+    help: 'Upstream answers that came after their claim was lost, by whether their upstream id was kept',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
   readonly workerLag = new Histogram({
     name: 'tollgate_task_worker_lag_seconds',
     help: 'How late a task was taken by a worker after it became due',

@@ -15,9 +15,19 @@ export class UpstreamFailure extends Error {
     readonly apiError: ApiError,
     readonly upstreamRequestId: string | null,
     readonly detail: string,
+    /** The upstream's HTTP status when it answered with an error status (null otherwise). */
+    readonly upstreamStatus: number | null = null,
   ) {
     super(`${certainty}: ${detail}`);
   }
+}
+
+/**
+ * Whether a read (a task poll) failed because the upstream has no such job (404): an upstream
+ * that forgot or expired it. The worker counts how long this lasts (docs/tasks.md "Vanished jobs").
+ */
+export function isNoSuchJob(error: unknown): boolean {
+  return error instanceof UpstreamFailure && error.upstreamStatus === 404;
 }
 
 export function upstreamStatusFailure(
@@ -34,7 +44,13 @@ export function upstreamStatusFailure(
           'UPSTREAM_ERROR',
           `the model's upstream refused the request (upstream status ${status}); nothing was charged`,
         );
-  return new UpstreamFailure('failed', error, upstreamRequestId, `upstream status ${status}`);
+  return new UpstreamFailure(
+    'failed',
+    error,
+    upstreamRequestId,
+    `upstream status ${status}`,
+    status,
+  );
 }
 
 export function unverifiableBody(

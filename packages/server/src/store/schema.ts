@@ -255,7 +255,14 @@ export interface TaskTable {
   /** Operator resolution (JSON), for `submission_unknown` tasks. */
   resolution: string | null;
   lease_owner: string | null;
+  /** When the lease runs out, in the database's own clock (ms since the epoch; docs/tasks.md "Claims"). */
   lease_until: number | null;
+  /** The current lease's fencing token: a worker's writes match it (null: not leased). */
+  claim_token: string | null;
+  /** When polls began answering "no such job" (null: the last poll found the job). */
+  vanished_since: number | null;
+  /** Times in a row the outputs of a finished task could not be stored (bounded, then an operator's). */
+  download_failures: number;
   /** H3: when a caller's `?refresh=true` last asked the upstream (refreshes are throttled per task). */
   refreshed_at: number | null;
   /** When a worker should next look at it; null: nothing to do (final, or waits for an operator). */

@@ -5,6 +5,7 @@ import { ApiError, invalidInput } from '../errors/api-error.js';
 import type { Database, TaskKind, TaskStatus } from '../store/schema.js';
 import type { TaskRow, TaskStore } from './task-store.js';
 import { anyTaskView } from './any-task-view.js';
+import { UNFINISHED_TASK_STATES } from './task-states.js';
 
 const LIST_LIMIT = 100;
 const KINDS: readonly TaskKind[] = ['image', 'video', 'h3'];
@@ -33,11 +34,14 @@ export function operatorTaskView(row: TaskRow): OperatorTask {
 }
 
 /**
- * Tasks for operators (admin API, CLI): list and show any account's, and resolve a task whose
- * submission was never confirmed (`submission_unknown`), with a reason, once:
- * - `release`: the upstream never ran it — the task fails and its hold is released;
+ * Tasks for operators (admin API, CLI): list and show any account's, and resolve any unfinished
+ * task (`queued`, `running`, `submission_unknown`), with a reason, once, recorded on the task
+ * (`resolution`) and, for a release, in the ledger's journal with the hold's release:
+ * - `release`: the task fails and its hold is released (nothing charged) — e.g. a job the
+ *   upstream lost, or one it never ran;
  * - `attach`: the operator found it at the upstream — the task runs on with that upstream id,
  *   and the worker polls it like any other (it is never submitted again).
+ * A task a worker holds loses its claim: the worker's fenced writes fail and change nothing.
  */
 export class TaskOperations {
   constructor(
@@ -97,6 +101,11 @@ export class TaskOperations {
         'action',
         'image upstreams answer at once: there is nothing to attach; release it',
       );
+    if (input.action === 'attach' && row.submission === 'pending')
+      throw invalidInput(
+        'action',
+        'this task was never sent: there is nothing to attach; release it',
+      );
     const now = this.deps.effects.clock.now();
     const resolution = JSON.stringify({
       action: input.action,
@@ -105,31 +114,53 @@ export class TaskOperations {
       at: new Date(now).toISOString(),
       ...(input.action === 'attach' ? { upstream_task_id: upstreamTaskId } : {}),
     });
+    // Whatever state the task is in, the move is guarded on it: a worker, a settle or another
+    // operator that changed it meanwhile makes this a 409, never a double resolution.
+    const from = row.status;
+    if (!UNFINISHED_TASK_STATES.includes(from))
+      throw new ApiError(
+        'SETTLEMENT_NOT_ALLOWED',
+        `task ${id} is ${from}; only an unfinished task (queued, running, submission_unknown) is resolved by an operator`,
+      );
     const moved = await this.deps.db.transaction().execute(async (trx) => {
       if (input.action === 'attach')
-        return this.deps.tasks.transition(
+        return this.deps.tasks.move(
           trx,
-          { id, from: 'submission_unknown', to: 'running', now },
+          {
+            id,
+            now,
+            status: { from, to: 'running' },
+            submission: { from: row.submission, to: 'accepted' },
+          },
           {
             resolution,
-            submission: 'accepted',
             upstream_task_id: String(upstreamTaskId),
+            vanished_since: null,
+            error_message: null,
             due_at: now,
             lease_owner: null,
             lease_until: null,
+            claim_token: null,
           },
         );
-      const failed = await this.deps.tasks.transition(
+      const failed = await this.deps.tasks.move(
         trx,
-        { id, from: 'submission_unknown', to: 'failed', now },
+        {
+          id,
+          now,
+          status: { from, to: 'failed' },
+          billing_state: { from: 'reserved', to: 'released' },
+        },
         {
           resolution,
-          billing_state: 'released',
           error_code: 'NOT_RUN',
-          error_message: 'an operator confirmed the upstream never ran it; nothing was charged',
+          error_message: 'an operator released the task: nothing was charged',
           pricing_rule: 'resolved by an operator: the hold is released',
           finished_at: now,
           due_at: null,
+          lease_owner: null,
+          lease_until: null,
+          claim_token: null,
         },
       );
       if (failed)
@@ -142,7 +173,7 @@ export class TaskOperations {
     if (!moved)
       throw new ApiError(
         'SETTLEMENT_NOT_ALLOWED',
-        `task ${id} is ${row.status}; only submission_unknown tasks are resolved by an operator`,
+        `task ${id} changed while it was being resolved (it was ${from}); read it again`,
       );
     return this.show(id);
   }

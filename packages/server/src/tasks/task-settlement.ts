@@ -75,13 +75,12 @@ export class TaskSettlement {
           `settling costs ${amount} micro-yuan and ${current.quoted_amount} are reserved; the difference is not available: top up, then send the same settle body again (nothing is regenerated)`,
         );
       if (captured === 'already_resolved') throw notPending(current);
-      const moved = await trx
-        .updateTable('tasks')
-        .set({ billing_state: 'settled', settled_amount: amount, settled_at: now, updated_at: now })
-        .where('id', '=', current.id)
-        .where('billing_state', '=', 'pending')
-        .executeTakeFirst();
-      if (moved.numUpdatedRows !== 1n) throw notPending(current);
+      const moved = await this.deps.tasks.move(
+        trx,
+        { id: current.id, now, billing_state: { from: 'pending', to: 'settled' } },
+        { settled_amount: amount, settled_at: now },
+      );
+      if (!moved) throw notPending(current);
       await trx
         .updateTable('assets')
         .set({ delivered_at: now })

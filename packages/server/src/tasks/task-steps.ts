@@ -2,17 +2,21 @@ import { releaseHold } from '../billing/ledger.js';
 import type { ProviderTaskInput, TaskProvider } from '../providers/task-provider.js';
 import { h3UpstreamInput } from '../h3/h3-upstream-input.js';
 import { readTaskAssets } from './task-assets.js';
-import { UpstreamFailure } from '../providers/upstream-error.js';
-import type { TaskStatus } from '../store/schema.js';
+import { isNoSuchJob, UpstreamFailure } from '../providers/upstream-error.js';
+import type { TaskStatus, TaskSubmission } from '../store/schema.js';
 import { priceDelivery, priceBilledFailure, type StoredInput } from './task-billing.js';
 import { storeOutputs } from './task-outputs.js';
-import type { TaskChanges, TaskRow } from './task-store.js';
-import type { TaskWorkerDeps, WorkerStep } from './task-worker.js';
+import type { LeasedTask, StatePair, TaskChanges, TaskRow } from './task-store.js';
+import { WorkerKilled, type TaskWorkerDeps, type WorkerStep } from './task-worker.js';
 
 /** What a step needs: the worker's dependencies, with the task's provider instead of the registry. */
 export type TaskStepDeps = Omit<TaskWorkerDeps, 'providers'> & {
   readonly provider: TaskProvider;
   readonly owner: string;
+  /** Aborted when the instance stops and the step outlasts the grace (task-worker.ts `stop`). */
+  readonly signal: AbortSignal;
+  /** How long polls may answer "no such job" before the task goes to the operator queue. */
+  readonly vanishedAfterMs: number;
   readonly fault: (step: WorkerStep, task: TaskRow) => void;
 };
 
@@ -21,6 +25,8 @@ export class LostLease extends Error {
   override readonly name = 'LostLease';
 }
 
+/** Tries in a row to store a finished task's outputs before it goes to an operator. */
+const MAX_DOWNLOAD_TRIES = 5;
 /** Poll delays: quick at first, then at most every 30 s. */
 const pollDelayMs = (attempts: number) => Math.min(30_000, 500 * 2 ** Math.min(attempts, 6));
 /** Look-ups of an unanswered submission: every minute at most (the upstream may still be writing it). */
@@ -30,126 +36,259 @@ const lookupDelayMs = (attempts: number) => Math.min(60_000, 2_000 * 2 ** Math.m
  * One step of a leased task, by where it stands; returns when it is next due (null: nothing more
  * to do until a settle or an operator). See docs/tasks.md for the states.
  *
- * - `queued`, nothing sent: submit. Before the call, `submission` becomes `sending` (guarded):
- *   from then on the task is never submitted again, whatever happens.
+ * - `queued`, nothing sent: build what the upstream is sent (a failure there fails the task:
+ *   it certainly never left), then `submission` becomes `sending` (guarded), then the call:
+ *   from `sending` on the task is never submitted again, whatever happens.
  * - `queued` but `sending` (a worker died mid-submission): `submission_unknown`.
  * - `submission_unknown`: look the submission up (read-only) where the upstream can be asked.
  * - `running`: poll; when done, store outputs, price what was delivered, finish.
  */
-export async function runTaskStep(deps: TaskStepDeps, task: TaskRow): Promise<number | null> {
+export async function runTaskStep(deps: TaskStepDeps, task: LeasedTask): Promise<number | null> {
   const now = deps.effects.clock.now();
   if (task.status === 'queued' && task.submission === 'pending') return submit(deps, task);
-  if (task.status === 'queued') return markUnknown(deps, task, 'a worker stopped mid-submission');
+  if (task.status === 'queued')
+    return markUnknown(deps, task, 'queued', 'a worker stopped mid-submission');
   if (task.status === 'submission_unknown') return lookUp(deps, task);
   if (task.status === 'running') return poll(deps, task);
   return task.status === 'succeeded' || task.status === 'failed' ? null : now;
 }
 
-async function submit(deps: TaskStepDeps, task: TaskRow): Promise<number | null> {
-  const now = deps.effects.clock.now();
+async function submit(deps: TaskStepDeps, task: LeasedTask): Promise<number | null> {
   deps.fault('before_submit', task);
-  const marked = await deps.tasks.updateLeased(
-    task.id,
-    { owner: deps.owner, status: 'queued', now },
-    { submission: 'sending', submitted_at: now },
+  let input: ProviderTaskInput;
+  try {
+    input = await providerInput(deps, task);
+  } catch (error) {
+    // Nothing was sent (`submission` is still `pending`): the task fails and its hold goes back.
+    deps.logger.warn({ taskId: task.id, err: error }, 'task input could not be built; not sent');
+    return fail(
+      deps,
+      task,
+      'queued',
+      'INPUT_UNAVAILABLE',
+      'the task could not be sent: its input (a reference asset) could not be read; it was never submitted and nothing was charged',
+      null,
+    );
+  }
+  const now = deps.effects.clock.now();
+  const marked = await deps.tasks.move(
+    deps.db,
+    {
+      id: task.id,
+      now,
+      claim: task.claim_token,
+      status: { from: 'queued', to: 'queued' },
+      submission: { from: 'pending', to: 'sending' },
+    },
+    { submitted_at: now },
   );
   if (!marked) throw new LostLease(task.id);
-  const input = await providerInput(deps, task);
   deps.metrics.taskSubmissions.inc();
   let result;
   try {
-    result = await deps.provider.submit(input, task.id);
+    result = await deps.provider.submit(input, task.id, deps.signal);
   } catch (error) {
     if (error instanceof UpstreamFailure && error.certainty === 'failed')
       return fail(deps, task, 'queued', error.apiError.code, error.apiError.message, null);
     deps.logger.warn({ taskId: task.id, err: error }, 'task submission outcome unknown');
-    return markUnknown(deps, task, 'the submission was sent but its answer never came');
+    return markUnknown(deps, task, 'queued', 'the submission was sent but its answer never came');
   }
   deps.fault('after_submit', task);
-  if (result.kind === 'completed')
-    return succeed(deps, task, 'queued', result, {
-      submission: 'accepted',
-      upstream_task_id: result.upstreamTaskId,
-    });
-  await move(deps, task, 'queued', 'running', {
-    submission: 'accepted',
-    upstream_task_id: result.upstreamTaskId,
-  });
+  try {
+    if (result.kind === 'completed')
+      return await succeed(deps, task, 'queued', result, {
+        upstream_task_id: result.upstreamTaskId,
+      });
+    await move(
+      deps,
+      task,
+      { from: 'queued', to: 'running' },
+      { upstream_task_id: result.upstreamTaskId },
+      { from: 'sending', to: 'accepted' },
+    );
+  } catch (error) {
+    if (error instanceof LostLease) await keepLateAnswer(deps, task, result.upstreamTaskId);
+    throw error;
+  }
   return deps.effects.clock.now() + pollDelayMs(0);
 }
 
-async function markUnknown(deps: TaskStepDeps, task: TaskRow, why: string): Promise<number | null> {
-  await move(deps, task, 'queued', 'submission_unknown', {
-    submission: 'sending',
-    error_message: `${why}; the task keeps its hold, is never submitted again, and is looked up or resolved by an operator`,
-  });
-  return deps.provider.lookup === undefined ? null : deps.effects.clock.now() + lookupDelayMs(0);
+/**
+ * The upstream answered after this claim was lost (the step outlived its lease and another
+ * worker marked the task `submission_unknown`): its upstream id is kept through the guarded
+ * move `submission_unknown` → `running` (only where no id is recorded), logged and counted, so
+ * the accepted work is polled and delivered instead of waiting for an operator. The step still
+ * ends as a lost claim.
+ */
+async function keepLateAnswer(
+  deps: TaskStepDeps,
+  task: TaskRow,
+  upstreamTaskId: string | null,
+): Promise<void> {
+  const now = deps.effects.clock.now();
+  const kept =
+    upstreamTaskId !== null &&
+    (await deps.tasks.move(
+      deps.db,
+      {
+        id: task.id,
+        now,
+        status: { from: 'submission_unknown', to: 'running' },
+        submission: { from: 'sending', to: 'accepted' },
+        noUpstreamId: true,
+      },
+      {
+        upstream_task_id: upstreamTaskId,
+        error_message: null,
+        due_at: now,
+        lease_owner: null,
+        lease_until: null,
+        claim_token: null,
+      },
+    ));
+  deps.metrics.taskLateAnswers.inc({ outcome: kept ? 'kept' : 'not_kept' });
+  deps.logger.warn(
+    { taskId: task.id, upstreamTaskId, kept },
+    kept
+      ? 'an upstream answer came after the claim was lost; its upstream id is kept and the task runs on'
+      : 'an upstream answer came after the claim was lost; the task had moved on (or the answer had no id), nothing changed',
+  );
 }
 
-async function lookUp(deps: TaskStepDeps, task: TaskRow): Promise<number | null> {
+async function markUnknown(
+  deps: TaskStepDeps,
+  task: LeasedTask,
+  from: 'queued' | 'running',
+  why: string,
+  extra: TaskChanges = {},
+  lookUpLater = true,
+): Promise<number | null> {
+  // The submission stays as it is: `sending` (queued), `accepted` (running: its id is kept).
+  await move(
+    deps,
+    task,
+    { from, to: 'submission_unknown' },
+    {
+      ...extra,
+      error_message: `${why}; the task keeps its hold, is never submitted again, and is looked up or resolved by an operator`,
+    },
+  );
+  return !lookUpLater || deps.provider.lookup === undefined
+    ? null
+    : deps.effects.clock.now() + lookupDelayMs(0);
+}
+
+async function lookUp(deps: TaskStepDeps, task: LeasedTask): Promise<number | null> {
   const lookup = deps.provider.lookup;
   if (lookup === undefined) return null;
   const now = deps.effects.clock.now();
   let found: string | null;
   try {
-    found = await lookup(task.id);
+    found = await lookup(task.id, deps.signal);
   } catch (error) {
     deps.logger.warn({ taskId: task.id, err: error }, 'task look-up failed; retrying later');
     return now + lookupDelayMs(task.attempts);
   }
   if (found === null) return now + lookupDelayMs(task.attempts);
-  await move(deps, task, 'submission_unknown', 'running', {
-    submission: 'accepted',
-    upstream_task_id: found,
-    error_message: null,
-  });
+  await move(
+    deps,
+    task,
+    { from: 'submission_unknown', to: 'running' },
+    { upstream_task_id: found, error_message: null },
+    { from: 'sending', to: 'accepted' },
+  );
   return now;
 }
 
-async function poll(deps: TaskStepDeps, task: TaskRow): Promise<number | null> {
+async function poll(deps: TaskStepDeps, task: LeasedTask): Promise<number | null> {
   const now = deps.effects.clock.now();
-  if (task.upstream_task_id === null) return markUnknown(deps, task, 'no upstream id');
+  if (task.upstream_task_id === null)
+    return markUnknown(deps, task, 'running', 'running without an upstream id', {}, false);
   let result;
   try {
-    result = await deps.provider.poll(task.upstream_task_id);
+    result = await deps.provider.poll(task.upstream_task_id, deps.signal);
   } catch (error) {
+    if (isNoSuchJob(error)) return vanished(deps, task, now);
     // A failed read changes nothing: the task is polled again later.
     deps.logger.warn({ taskId: task.id, err: error }, 'task poll failed; retrying later');
     return now + pollDelayMs(task.attempts);
   }
   deps.fault('mid_poll', task);
+  if (task.vanished_since !== null) {
+    await move(deps, task, { from: 'running', to: 'running' }, { vanished_since: null });
+  }
   if (result.kind === 'pending') return now + pollDelayMs(task.attempts);
   if (result.kind === 'failed')
     return fail(deps, task, 'running', result.code, result.message, result.report);
   return succeed(deps, task, 'running', result, {});
 }
 
+/**
+ * The upstream answered "no such job" (it forgot or expired it). Polled again with back-off
+ * while that has lasted less than `vanishedAfterMs`; then the task goes to the operator queue
+ * as `submission_unknown` with its hold kept (never polled forever, never resubmitted).
+ */
+async function vanished(deps: TaskStepDeps, task: LeasedTask, now: number): Promise<number | null> {
+  const since = task.vanished_since ?? now;
+  if (task.vanished_since !== null && now - since >= deps.vanishedAfterMs)
+    return markUnknown(
+      deps,
+      task,
+      'running',
+      `the upstream has answered "no such job" for ${task.upstream_task_id ?? ''} since ${new Date(since).toISOString()}`,
+      { vanished_since: since, due_at: null },
+      false,
+    );
+  if (task.vanished_since === null) {
+    await move(deps, task, { from: 'running', to: 'running' }, { vanished_since: since });
+  }
+  deps.logger.warn({ taskId: task.id }, 'the upstream has no such job; polling again later');
+  return now + pollDelayMs(task.attempts);
+}
+
 /** Stores the outputs, prices what was delivered and finishes the task, in one transaction. */
 async function succeed(
   deps: TaskStepDeps,
-  task: TaskRow,
+  task: LeasedTask,
   from: 'queued' | 'running',
   result: Parameters<typeof storeOutputs>[2] & { readonly text?: string | undefined },
   extra: TaskChanges,
 ): Promise<number | null> {
-  const stored = await storeOutputs(deps, task, result);
+  // The price first: a missing price version must not cost a download on every retry.
   const price = await deps.prices.byVersion(task.price_version);
   if (price === undefined) throw new Error(`price version ${task.price_version} is gone`);
+  let stored;
+  try {
+    stored = await storeOutputs(deps, task, result);
+  } catch (error) {
+    // A synchronous answer (images, from `queued`) is not kept to retry: the worker's retry
+    // finds it mid-submission and makes it submission_unknown. A running task is polled again.
+    if (from === 'running' && !(error instanceof WorkerKilled))
+      return downloadFailed(deps, task, error);
+    throw error;
+  }
   const bill = priceDelivery(price.prices, storedInput(task), stored.report);
   const outputs = result.text === undefined ? stored.outputs : [{ text: result.text }];
   const amount = Math.min(bill.amount, task.quoted_amount);
   const now = deps.effects.clock.now();
   await deps.db.transaction().execute(async (trx) => {
-    const moved = await deps.tasks.transition(
+    const moved = await deps.tasks.move(
       trx,
-      { id: task.id, from, to: 'succeeded', leaseOwner: deps.owner, now },
+      {
+        id: task.id,
+        now,
+        claim: task.claim_token,
+        status: { from, to: 'succeeded' },
+        // A synchronous answer (from queued) is also the submission's acceptance.
+        ...(from === 'queued' ? { submission: { from: 'sending', to: 'accepted' } as const } : {}),
+        billing_state: { from: 'reserved', to: amount > 0 ? 'pending' : 'released' },
+      },
       {
         ...extra,
         outputs: JSON.stringify(outputs),
         actual_amount: amount > 0 ? amount : null,
         actual_line_items: JSON.stringify(bill.lineItems),
         pricing_rule: bill.rule,
-        billing_state: amount > 0 ? 'pending' : 'released',
         finished_at: now,
       },
     );
@@ -166,12 +305,41 @@ async function succeed(
 }
 
 /**
+ * The upstream finished but its outputs could not be stored (a result URL the guarded fetch
+ * refuses, a download that keeps breaking, bytes that are not what was asked). Tried again with
+ * back-off up to `MAX_DOWNLOAD_TRIES` times in a row; then, the same for every family, the task
+ * goes to the operator queue as `submission_unknown` with its hold and the upstream's id kept
+ * and the last failure in its note — never `running` for good.
+ */
+async function downloadFailed(
+  deps: TaskStepDeps,
+  task: LeasedTask,
+  error: unknown,
+): Promise<number | null> {
+  const now = deps.effects.clock.now();
+  const failures = task.download_failures + 1;
+  const why = (error instanceof Error ? error.message : String(error)).slice(0, 300);
+  deps.logger.warn({ taskId: task.id, err: error, failures }, 'task outputs could not be stored');
+  if (failures >= MAX_DOWNLOAD_TRIES)
+    return markUnknown(
+      deps,
+      task,
+      'running',
+      `the upstream finished (upstream task ${task.upstream_task_id ?? ''}) but its outputs could not be stored after ${failures} tries: ${why}`,
+      { download_failures: failures, due_at: null },
+      false,
+    );
+  await move(deps, task, { from: 'running', to: 'running' }, { download_failures: failures });
+  return now + pollDelayMs(task.attempts);
+}
+
+/**
  * A failed task: the hold is released, unless the upstream billed the failure, in which case
  * the task shows that amount and awaits settlement like any other (spec 2.6, 3).
  */
 async function fail(
   deps: TaskStepDeps,
-  task: TaskRow,
+  task: LeasedTask,
   from: 'queued' | 'running',
   code: string,
   message: string,
@@ -186,13 +354,18 @@ async function fail(
   const amount = Math.min(bill?.amount ?? 0, task.quoted_amount);
   const now = deps.effects.clock.now();
   await deps.db.transaction().execute(async (trx) => {
-    const moved = await deps.tasks.transition(
+    const moved = await deps.tasks.move(
       trx,
-      { id: task.id, from, to: 'failed', leaseOwner: deps.owner, now },
+      {
+        id: task.id,
+        now,
+        claim: task.claim_token,
+        status: { from, to: 'failed' },
+        billing_state: { from: 'reserved', to: amount > 0 ? 'pending' : 'released' },
+      },
       {
         error_code: code.slice(0, 100),
         error_message: message.slice(0, 1_000),
-        billing_state: amount > 0 ? 'pending' : 'released',
         actual_amount: amount > 0 ? amount : null,
         actual_line_items: bill === undefined ? null : JSON.stringify(bill.lineItems),
         pricing_rule: bill?.rule ?? 'failed: nothing charged, the hold is released',
@@ -210,21 +383,28 @@ async function fail(
   return null;
 }
 
+/** A fenced move of this claim's task (its status, and its submission when named). */
 async function move(
   deps: TaskStepDeps,
-  task: TaskRow,
-  from: TaskStatus,
-  to: TaskStatus,
+  task: LeasedTask,
+  status: StatePair<TaskStatus>,
   changes: TaskChanges,
+  submission?: StatePair<TaskSubmission>,
 ): Promise<void> {
   const now = deps.effects.clock.now();
-  const moved = await deps.tasks.transition(
+  const moved = await deps.tasks.move(
     deps.db,
-    { id: task.id, from, to, leaseOwner: deps.owner, now },
+    {
+      id: task.id,
+      now,
+      claim: task.claim_token,
+      status,
+      ...(submission === undefined ? {} : { submission }),
+    },
     changes,
   );
   if (!moved) throw new LostLease(task.id);
-  deps.metrics.taskTransitions.inc({ to });
+  if (status.from !== status.to) deps.metrics.taskTransitions.inc({ to: status.to });
 }
 
 /** What the provider is sent, built from the stored input (and the referenced assets' bytes). */

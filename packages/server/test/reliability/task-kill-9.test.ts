@@ -183,6 +183,10 @@ describe('tasks across a kill -9 of the gateway process', () => {
         },
         models: [{ ...simVideo, upstream: 'sim-process' }],
         limits: { requests_per_minute: 100_000, concurrent_requests: 1_000 },
+        // The account may run two steps at once: the two held submissions below use its share,
+        // so the tasks created after them stay queued until the kill (the worker itself is not
+        // stuck: another account's tasks would go on).
+        tasks: { worker_concurrency_per_account: 2 },
       };
       const configFile = path.join(dataDir, 'config.json');
       writeFileSync(configFile, JSON.stringify(config));
@@ -294,7 +298,8 @@ describe('tasks across a kill -9 of the gateway process', () => {
       const midSubmission = await createVideos(first, key, 'mid-submission', 2);
       await until('a submission in flight', async () => counter.state.held >= 1, STARTUP_MS);
       await new Promise((resolve) => setTimeout(resolve, 300));
-      // Created just before the kill: still queued (the worker is stuck in the submissions above).
+      // Created just before the kill: still queued (the account's share of the worker is busy
+      // with the submissions above).
       const queued = await createVideos(first, key, 'queued', 2);
       await first.kill9();
       counter.state.holdAnswers = false;

@@ -12,6 +12,7 @@ import * as shares from './010-shares.js';
 import * as h3Refresh from './011-h3-refresh.js';
 import * as spendListings from './012-spend-listings.js';
 import * as consoleUsers from './013-console-users.js';
+import * as taskClaims from './014-task-claims.js';
 import * as onePendingShare from './015-one-pending-share.js';
 
 /**
@@ -32,6 +33,7 @@ const migrations: Record<string, Migration> = {
   '011-h3-refresh': h3Refresh,
   '012-spend-listings': spendListings,
   '013-console-users': consoleUsers,
+  '014-task-claims': taskClaims,
   '015-one-pending-share': onePendingShare,
 };
 
