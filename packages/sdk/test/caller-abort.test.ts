@@ -4,7 +4,10 @@ import {
   NotFoundError,
   OutcomeUnknownError,
   TollgateError,
+  MemoryJournal,
   type ChatCompletionParams,
+  type JournalEntry,
+  type TollgateOptions,
 } from '../src/index.js';
 import { clientFor, eventually, liveGateway, type TestGateway } from './helpers/gateway.js';
 
@@ -27,11 +30,11 @@ const chat = (content: string): ChatCompletionParams => ({
   messages: [{ role: 'user', content }],
 });
 
-async function liveClient() {
+async function liveClient(options: Partial<TollgateOptions> = {}) {
   const live = await liveGateway();
   gateway = live.gateway;
   const { key } = await gateway.account(1_000_000);
-  return clientFor(live.baseURL, key);
+  return clientFor(live.baseURL, key, options);
 }
 
 describe('a call the caller aborts', () => {
@@ -109,6 +112,28 @@ describe('a call the caller aborts', () => {
     const read = await client.account.get({ signal }).catch((caught: unknown) => caught);
     expect(read).toBeInstanceOf(AbortedError);
     expect(read).toMatchObject({ idempotencyKey: undefined, outcomeUnknown: false });
+  });
+
+  it('aborted while its journal entry is written: never sent, the entry says not_sent', async () => {
+    const controller = new AbortController();
+    // A journal that is slow to store: the caller gives up meanwhile.
+    class AbortingJournal extends MemoryJournal {
+      override async write(entry: JournalEntry): Promise<void> {
+        if (entry.kind === 'request' && entry.state === 'sending') controller.abort();
+        await super.write(entry);
+      }
+    }
+    const client = await liveClient({ journal: new AbortingJournal() });
+    const idempotencyKey = crypto.randomUUID();
+    const error = await client.chat.completions
+      .create(chat('never sent either'), { idempotencyKey, signal: controller.signal })
+      .catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(AbortedError);
+    expect(error).toMatchObject({ idempotencyKey, outcomeUnknown: false });
+    expect(await client.journal.read(idempotencyKey)).toMatchObject({ state: 'not_sent' });
+    await expect(client.requests.getByIdempotencyKey(idempotencyKey)).rejects.toBeInstanceOf(
+      NotFoundError,
+    );
   });
 
   it('a wait between reads (generate) raises AbortedError, not the signal reason', async () => {

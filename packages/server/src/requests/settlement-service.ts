@@ -1,5 +1,4 @@
 import type { Kysely } from 'kysely';
-import type { Principal } from '../auth/key-service.js';
 import { captureHold, releaseHold, type LedgerEffects } from '../billing/ledger.js';
 import { parseMovementAmount } from '../billing/money.js';
 import { ApiError, invalidInput } from '../errors/api-error.js';

@@ -326,6 +326,7 @@ describeEachDialect('request record transitions on $name', (dialect) => {
       gw.services.store.db,
       { clock, ids: gw.services.ids },
       staleView(gw, { status: 'submission_unknown' }),
+      gw.services.requests,
     );
     for (const input of [
       { action: 'release', reason: 'looked dead' },
