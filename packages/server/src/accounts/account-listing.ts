@@ -3,6 +3,7 @@ import { sql, type Kysely } from 'kysely';
 import { invalidInput } from '../errors/api-error.js';
 import { parseLimit } from '../shares/share-input.js';
 import type { Database } from '../store/schema.js';
+import { listPage, type ListPage } from '../util/list-page.js';
 import { accountView } from './account-service.js';
 
 /** What an operator may filter accounts by; each field as it came (query string or CLI option). */
@@ -13,12 +14,7 @@ export interface AccountQuery {
   readonly after?: unknown;
 }
 
-export interface AccountPage {
-  readonly object: 'list';
-  readonly data: Account[];
-  readonly has_more: boolean;
-  readonly next_cursor: string | null;
-}
+export type AccountPage = ListPage<Account>;
 
 const MAX_FILTER_LENGTH = 254;
 
@@ -67,13 +63,7 @@ export class AccountListing {
       .orderBy('id', 'desc')
       .limit(limit + 1)
       .execute();
-    const page = rows.slice(0, limit);
-    return {
-      object: 'list',
-      data: page.map(accountView),
-      has_more: rows.length > limit,
-      next_cursor: rows.length > limit ? (page[page.length - 1]?.id ?? null) : null,
-    };
+    return listPage(rows, limit, accountView);
   }
 }
 

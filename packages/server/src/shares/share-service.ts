@@ -11,6 +11,7 @@ import { canMove, DECISION_TARGET, type ShareAction } from './share-states.js';
 import { ShareStore, type SharedRow } from './share-store.js';
 import { looksLikeShareToken, shareToken, shareTokenHash } from './share-token.js';
 import { isServing, operatorShareView, shareView, type ShareView } from './share-view.js';
+import { listPage } from '../util/list-page.js';
 
 /** The key that owns shares, with the key itself: only it computes the shares' tokens. */
 export interface ShareOwner {
@@ -344,17 +345,6 @@ function decisionNotAllowed(id: string, state: ShareState, decision: Decision): 
     'SHARE_DECISION_NOT_ALLOWED',
     `cannot ${verb} share ${id}: it is ${state}${state === 'rejected' || state === 'revoked' ? ' (final)' : ''}`,
   );
-}
-
-/** A page of a list fetched with one row more than `limit`, to tell whether there are more. */
-function listPage<View>(rows: readonly SharedRow[], limit: number, view: (row: SharedRow) => View) {
-  const page = rows.slice(0, limit);
-  return {
-    object: 'list' as const,
-    data: page.map(view),
-    has_more: rows.length > limit,
-    next_cursor: rows.length > limit ? (page[page.length - 1]?.id ?? null) : null,
-  };
 }
 
 function servedObject(row: SharedRow): ServedObject {

@@ -2,26 +2,15 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runCli } from '../../src/cli/main.js';
 import { defaultConfig } from '../../src/config/default-config.js';
 import { parseConfig } from '../../src/config/load.js';
 import { buildApp } from '../../src/http/app.js';
 import { createServices } from '../../src/services.js';
+import { cliIn } from '../helpers/processes.js';
 
 const dataDir = mkdtempSync(path.join(tmpdir(), 'tollgate-console-cli-'));
-const env = { TOLLGATE_DATA_DIR: dataDir };
 
-async function cli(...args: string[]): Promise<{ code: number; json: Record<string, unknown> }> {
-  let out = '';
-  let err = '';
-  const code = await runCli(
-    args,
-    env,
-    { write: (text) => void (out += text) },
-    { write: (text) => void (err += text) },
-  );
-  return { code, json: JSON.parse(out === '' ? err : out) as Record<string, unknown> };
-}
+const cli = (...args: string[]) => cliIn(dataDir, ...args);
 
 /** The gateway on the CLI's database, for following the printed link. */
 async function gatewayOnCliDatabase() {

@@ -33,34 +33,32 @@ export interface CliResult {
   readonly json: Record<string, unknown>;
 }
 
-/** Runs one CLI command on the data dir `dataDir`; its JSON answer (stdout, else stderr). */
-export async function cliIn(dataDir: string, ...args: string[]): Promise<CliResult> {
-  let out = '';
-  let err = '';
+/** Runs one CLI command in this process with `env`; its exit code and both outputs as written. */
+export async function cliWithEnv(env: NodeJS.ProcessEnv, ...args: string[]): Promise<RawCliResult> {
+  let stdout = '';
+  let stderr = '';
   const code = await runCli(
     args,
-    { TOLLGATE_DATA_DIR: dataDir },
-    { write: (text) => void (out += text) },
-    { write: (text) => void (err += text) },
+    env,
+    { write: (text) => void (stdout += text) },
+    { write: (text) => void (stderr += text) },
   );
-  return { code, json: JSON.parse(out === '' ? err : out) as Record<string, unknown> };
+  return { code, stdout, stderr };
+}
+
+/** Runs one CLI command on the data dir `dataDir`; its exit code and both outputs as written. */
+export function cliRawIn(dataDir: string, ...args: string[]): Promise<RawCliResult> {
+  return cliWithEnv({ TOLLGATE_DATA_DIR: dataDir }, ...args);
+}
+
+/** Runs one CLI command on the data dir `dataDir`; its JSON answer (stdout, else stderr). */
+export async function cliIn(dataDir: string, ...args: string[]): Promise<CliResult> {
+  const { code, stdout, stderr } = await cliRawIn(dataDir, ...args);
+  return { code, json: JSON.parse(stdout === '' ? stderr : stdout) as Record<string, unknown> };
 }
 
 export interface RawCliResult {
   readonly code: number;
   readonly stdout: string;
   readonly stderr: string;
-}
-
-/** Runs one CLI command on the data dir `dataDir`; its exit code and both outputs as written. */
-export async function cliRawIn(dataDir: string, ...args: string[]): Promise<RawCliResult> {
-  let stdout = '';
-  let stderr = '';
-  const code = await runCli(
-    args,
-    { TOLLGATE_DATA_DIR: dataDir },
-    { write: (text) => void (stdout += text) },
-    { write: (text) => void (stderr += text) },
-  );
-  return { code, stdout, stderr };
 }

@@ -3,27 +3,17 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runCli } from '../../src/cli/main.js';
 import { parseConfig } from '../../src/config/load.js';
 import { defaultConfig } from '../../src/config/default-config.js';
 import { createServices } from '../../src/services.js';
 import { openStore } from '../../src/store/database.js';
 import { finishedRequest, unknownOutcome } from '../helpers/records.js';
+import { cliIn } from '../helpers/processes.js';
 
 const dataDir = mkdtempSync(path.join(tmpdir(), 'tollgate-cli-'));
 const env = { TOLLGATE_DATA_DIR: dataDir };
 
-async function cli(...args: string[]): Promise<{ code: number; json: Record<string, unknown> }> {
-  let out = '';
-  let err = '';
-  const code = await runCli(
-    args,
-    env,
-    { write: (text) => void (out += text) },
-    { write: (text) => void (err += text) },
-  );
-  return { code, json: JSON.parse(out === '' ? err : out) as Record<string, unknown> };
-}
+const cli = (...args: string[]) => cliIn(dataDir, ...args);
 
 /**
  * A new account topped up with 1,000 and one key, and a request of that key that held 400 and

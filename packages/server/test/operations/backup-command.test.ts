@@ -2,19 +2,12 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { runCli } from '../../src/cli/main.js';
+import { cliWithEnv } from '../helpers/processes.js';
 
 /** Runs one CLI command in this process; its exit code and both outputs. */
 async function cli(env: NodeJS.ProcessEnv, ...args: string[]) {
-  let out = '';
-  let err = '';
-  const code = await runCli(
-    args,
-    env,
-    { write: (text) => void (out += text) },
-    { write: (text) => void (err += text) },
-  );
-  return { code, out, err };
+  const { code, stdout, stderr } = await cliWithEnv(env, ...args);
+  return { code, out: stdout, err: stderr };
 }
 
 /**

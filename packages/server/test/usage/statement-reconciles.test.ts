@@ -3,26 +3,16 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { AccountStatement } from '@tollgate/protocol';
 import { afterEach, expect, it } from 'vitest';
-import { runCli } from '../../src/cli/main.js';
 import { describeEachDialect, type TestDialect } from '../helpers/dialects.js';
 import { shortTimeoutsConfig, startGateway, type TestGateway } from '../helpers/gateway.js';
 import { finishedTask, settleBodyOf, type TaskBody } from '../helpers/tasks.js';
 import { DAY_MS, expectStatementReconciles, parseCsv, statementText, usageOf } from './spend.js';
+import { cliWithEnv } from '../helpers/processes.js';
 
 /** The CLI on the gateway's own database: its exit code, stdout and stderr. */
-async function cli(
-  env: NodeJS.ProcessEnv,
-  ...args: string[]
-): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const code = await runCli(
-    args,
-    env,
-    { write: (text) => void (out += text) },
-    { write: (text) => void (err += text) },
-  );
-  return { code, out, err };
+async function cli(env: NodeJS.ProcessEnv, ...args: string[]) {
+  const { code, stdout, stderr } = await cliWithEnv(env, ...args);
+  return { code, out: stdout, err: stderr };
 }
 
 /**

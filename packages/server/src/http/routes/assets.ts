@@ -10,6 +10,7 @@ import { principalOf, requirePersonal } from '../plugins/authenticate.js';
 import type { AppDeps } from '../deps.js';
 import { pageQuerySchema } from '../page-query.js';
 import { serveContent } from '../serve-content.js';
+import { listPage } from '../../util/list-page.js';
 
 /**
  * Personal assets (docs/assets.md): raw-body uploads streamed to storage and checked by their
@@ -68,13 +69,7 @@ export function registerAssets(v1: FastifyInstance, deps: AppDeps, storage: Asse
           .orderBy('id', 'desc')
           .limit(limit + 1)
           .execute();
-        const page = rows.slice(0, limit);
-        return {
-          object: 'list',
-          data: page.map(assetView),
-          has_more: rows.length > limit,
-          next_cursor: rows.length > limit ? (page[page.length - 1]?.id ?? null) : null,
-        };
+        return listPage(rows, limit, assetView);
       },
     );
 
