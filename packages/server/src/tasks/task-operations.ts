@@ -106,6 +106,13 @@ export class TaskOperations {
         'action',
         'this task was never sent: there is nothing to attach; release it',
       );
+    // Attach names the upstream task of one whose id is unknown; it never swaps the id of a task
+    // the upstream already acknowledged (that would poll, and bill, somebody else's job).
+    if (input.action === 'attach' && row.upstream_task_id !== null)
+      throw new ApiError(
+        'SETTLEMENT_NOT_ALLOWED',
+        `task ${id} already has the upstream task ${row.upstream_task_id}; there is nothing to attach (release it if the upstream lost it)`,
+      );
     const now = this.deps.effects.clock.now();
     const resolution = JSON.stringify({
       action: input.action,

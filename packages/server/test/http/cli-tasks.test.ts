@@ -249,7 +249,16 @@ describe('tollgate tasks (operator CLI)', () => {
         reason: 'found it in the provider console',
       },
     });
-    const again = await cli('tasks', 'resolve', task.id, '--release', '--reason', 'twice');
+    // The task has its upstream id now: a second attach is refused (it would swap the job).
+    const again = await cli(
+      'tasks',
+      'resolve',
+      task.id,
+      '--attach',
+      upstreamId,
+      '--reason',
+      'twice',
+    );
     expect(again).toMatchObject({ code: 1, json: { error: { code: 'SETTLEMENT_NOT_ALLOWED' } } });
 
     const done = await finishedTask(client, key, `/v1/videos/${task.id}`);
