@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { Kysely, Migrator, PostgresDialect } from 'kysely';
 import type pg from 'pg';
+import { MigrationPostgresDialect } from './migration-dialect.js';
 import { migrationProvider } from './migrations/index.js';
 import { SqliteDatabase, sqliteBindingPath } from './sqlite-binding.js';
 import { startCheckpointer } from './sqlite-checkpointer.js';
@@ -43,7 +44,7 @@ const CONNECT_TIMEOUT_MS = 5_000;
 
 /** Opens the database and applies every pending migration. */
 export async function openStore(options: StoreOptions): Promise<Store> {
-  const store = options.url.startsWith('postgres')
+  const store: Store & { migrationDb?: Kysely<Database> } = options.url.startsWith('postgres')
     ? await openPostgres(options)
     : openSqlite(options.url, options.checkpointWorker ?? true);
   try {
@@ -53,7 +54,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
       options.postgresSchema,
       Object.keys(await migrationProvider.getMigrations()),
     );
-    await migrate(store.db, options.postgresSchema);
+    await migrate(store.migrationDb ?? store.db, options.postgresSchema);
   } catch (error) {
     await store.close();
     throw error;
@@ -108,7 +109,9 @@ function openSqlite(url: string, checkpointWorker: boolean): Store {
   };
 }
 
-async function openPostgres(options: StoreOptions): Promise<Store> {
+async function openPostgres(
+  options: StoreOptions,
+): Promise<Store & { migrationDb: Kysely<Database> }> {
   // Loaded here, not at the top: a SQLite process (the embedded default, every CLI command on
   // it) never pays for importing the PostgreSQL driver.
   const { default: pg } = await import('pg');
@@ -139,7 +142,12 @@ async function openPostgres(options: StoreOptions): Promise<Store> {
   surviveConnectionLoss(pool, options.onConnectionLost ?? (() => {}));
   prepareHotStatementsByName(pool);
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  return { db, dialect: 'postgres', close: () => db.destroy() };
+  // The migrations run on the same pool through a dialect whose introspection looks at one
+  // schema only (store/migration-dialect.ts); never destroyed itself: that would end the pool.
+  const migrationDb = new Kysely<Database>({
+    dialect: new MigrationPostgresDialect({ pool }, schema),
+  });
+  return { db, migrationDb, dialect: 'postgres', close: () => db.destroy() };
 }
 
 /**
