@@ -84,38 +84,10 @@ export class PriceBook {
     return this.compareWithConfig();
   }
 
-  /**
-   * How each configured model's prices stand against the store's versions (no change). Compares
-   * the stored text (written as canonical JSON) without parsing it, so an unreadable row never
-   * stops a start: it is reported when something reads it to price.
-   */
+  /** How each configured model's prices stand against the store's versions (no change). */
   async compareWithConfig(): Promise<ConfigPriceStanding[]> {
     const standings: ConfigPriceStanding[] = [];
-    for (const model of this.models) {
-      const [current, ...older] = await this.db
-        .selectFrom('model_prices')
-        .select(['price_version', 'prices'])
-        .where('model', '=', model.id)
-        .orderBy('version', 'desc')
-        .execute();
-      const configured = canonicalJson(model.prices);
-      if (current === undefined) standings.push({ model: model.id, state: 'absent' });
-      else if (current.prices === configured)
-        standings.push({ model: model.id, state: 'current', current: current.price_version });
-      else {
-        const same = older.find((row) => row.prices === configured);
-        standings.push(
-          same === undefined
-            ? { model: model.id, state: 'new', current: current.price_version }
-            : {
-                model: model.id,
-                state: 'older',
-                current: current.price_version,
-                older: same.price_version,
-              },
-        );
-      }
-    }
+    for (const model of this.models) standings.push((await this.standingOf(model)).standing);
     return standings;
   }
 
@@ -124,29 +96,23 @@ export class PriceBook {
    * prices as a new version when they are no stored version's, and leaves a model whose current
    * version already has them. It refuses to go backwards: configured prices equal to an older
    * version (not the current one) are refused for that model unless `force`, which adds them
-   * again as a new version. Idempotent: a second run adds nothing.
+   * again as a new version. Idempotent, also when two syncs run at once: the new version is the
+   * judged current one + 1, inserted only if absent; a sync that loses that race judges again
+   * against the version the other one added (and so finds its prices current).
    */
   async syncFromConfig(options: { readonly force: boolean }): Promise<PriceSyncResult[]> {
     const results: PriceSyncResult[] = [];
-    for (const standing of await this.compareWithConfig()) {
-      const model = this.models.find((candidate) => candidate.id === standing.model);
-      if (model === undefined) continue;
-      if (standing.state === 'absent' || standing.state === 'new') {
-        const entry = await this.insertVersion(model.id, model.prices, 'config');
-        this.current.set(model.id, { entry, fetchedAt: this.clock.now() });
-        results.push({ model: model.id, outcome: 'added', price_version: entry.priceVersion });
-      } else if (standing.state === 'current')
-        results.push({
-          model: model.id,
-          outcome: 'unchanged',
-          price_version: standing.current,
-        });
-      else if (options.force) {
-        const entry = await this.insertVersion(model.id, model.prices, 'config');
-        this.current.set(model.id, { entry, fetchedAt: this.clock.now() });
-        results.push({ model: model.id, outcome: 'added', price_version: entry.priceVersion });
-      } else
-        results.push({
+    for (const model of this.models) results.push(await this.syncModel(model, options.force));
+    return results;
+  }
+
+  private async syncModel(model: ModelConfig, force: boolean): Promise<PriceSyncResult> {
+    for (let attempt = 0; attempt < 5; attempt += 1) {
+      const { standing, currentVersion } = await this.standingOf(model);
+      if (standing.state === 'current')
+        return { model: model.id, outcome: 'unchanged', price_version: standing.current };
+      if (standing.state === 'older' && !force)
+        return {
           model: model.id,
           outcome: 'refused',
           price_version: standing.current,
@@ -154,9 +120,59 @@ export class PriceBook {
             `the configuration's prices are those of ${standing.older}, older than ` +
             `the current ${standing.current}: syncing would go backwards; ` +
             'change the configuration, or run tollgate prices sync --force to restore them',
-        });
+        };
+      const row = versionRow(
+        model.id,
+        currentVersion + 1,
+        model.prices,
+        'config',
+        this.clock.now(),
+      );
+      const inserted = await this.db
+        .insertInto('model_prices')
+        .values(row)
+        .onConflict((conflict) => conflict.doNothing())
+        .executeTakeFirst();
+      if (inserted.numInsertedOrUpdatedRows === 1n) {
+        const entry = this.toEntry(row);
+        this.current.set(model.id, { entry, fetchedAt: this.clock.now() });
+        return { model: model.id, outcome: 'added', price_version: entry.priceVersion };
+      }
     }
-    return results;
+    throw new Error(`could not sync the prices of ${model.id}: its versions keep changing`);
+  }
+
+  /**
+   * How one model's configured prices stand, and its current version number (0: none). Compares
+   * the stored text (written as canonical JSON) without parsing it, so an unreadable row never
+   * stops a start: it is reported when something reads it to price.
+   */
+  private async standingOf(
+    model: ModelConfig,
+  ): Promise<{ standing: ConfigPriceStanding; currentVersion: number }> {
+    const [current, ...older] = await this.db
+      .selectFrom('model_prices')
+      .select(['version', 'price_version', 'prices'])
+      .where('model', '=', model.id)
+      .orderBy('version', 'desc')
+      .execute();
+    if (current === undefined)
+      return { standing: { model: model.id, state: 'absent' }, currentVersion: 0 };
+    const configured = canonicalJson(model.prices);
+    const same =
+      current.prices === configured ? undefined : older.find((row) => row.prices === configured);
+    const standing: ConfigPriceStanding =
+      current.prices === configured
+        ? { model: model.id, state: 'current', current: current.price_version }
+        : same === undefined
+          ? { model: model.id, state: 'new', current: current.price_version }
+          : {
+              model: model.id,
+              state: 'older',
+              current: current.price_version,
+              older: same.price_version,
+            };
+    return { standing, currentVersion: current.version };
   }
 
   /** The current price, from memory when read within `ttlMs` (quotes, lists, token requests). */

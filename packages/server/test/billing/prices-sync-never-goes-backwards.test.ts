@@ -95,6 +95,26 @@ describeEachDialect('tollgate prices sync on $name', (dialect) => {
     expect((await history(old))[0]).toEqual(['sim-embed@3', { input_per_million_tokens: 500_000 }]);
   });
 
+  it('two syncs at once add the changed prices once', async () => {
+    const shared = sharedDatabase(dialect);
+    remove = shared.remove;
+    gateways.push(
+      await startGateway(dialect, { services: shared.services, config: withEmbedPrice(500_000) }),
+    );
+    const config = withEmbedPrice(750_000);
+    const first = await startGateway(dialect, { services: shared.services, config });
+    const second = await startGateway(dialect, { services: shared.services, config });
+    gateways.push(first, second);
+    await Promise.all([
+      first.services.prices.syncFromConfig({ force: false }),
+      second.services.prices.syncFromConfig({ force: false }),
+    ]);
+    expect(await history(first)).toEqual([
+      ['sim-embed@2', { input_per_million_tokens: 750_000 }],
+      ['sim-embed@1', { input_per_million_tokens: 500_000 }],
+    ]);
+  });
+
   it('refuses to undo an admin change with the configuration it replaced', async () => {
     const shared = sharedDatabase(dialect);
     remove = shared.remove;
