@@ -64,7 +64,13 @@ export async function serve(env: NodeJS.ProcessEnv): Promise<void> {
   }
   const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : settings.port;
-  const facts = startupFacts(settings, { host: settings.host, port }, database);
+  const facts = startupFacts(
+    settings,
+    { host: settings.host, port },
+    database,
+    undefined,
+    services.pricesToSync.map((warning) => warning.model),
+  );
   if (logging.format === 'human') process.stdout.write(describeStartup(facts));
   else logger.info({ ...facts, admin: facts.adminUrl !== undefined }, 'tollgate listening');
 

@@ -5,6 +5,7 @@ import { AccountService } from './accounts/account-service.js';
 import { createAssetStorage, type StorageSecrets } from './assets/create-storage.js';
 import { KeyService } from './auth/key-service.js';
 import { PriceBook } from './billing/price-book.js';
+import { pricesOutOfSync, type PriceWarning } from './billing/price-warnings.js';
 import type { Config } from './config/schema.js';
 import { perAccountConcurrency } from './config/task-engine-schema.js';
 import { ConsoleSessions } from './console/console-sessions.js';
@@ -69,6 +70,8 @@ export interface Services extends AppDeps {
   readonly taskStore: TaskStore;
   /** Not started here: `main.ts` starts it; tests tick it or start it. */
   readonly taskWorker: TaskWorker;
+  /** Models whose configured prices differ from the store's current version (left unchanged). */
+  readonly pricesToSync: readonly PriceWarning[];
   close(): Promise<void>;
 }
 
@@ -114,14 +117,25 @@ export async function createServices(options: ServiceOptions): Promise<Services>
     const effects = { clock, ids };
     const assets = createAssetStorage(config.storage, options.assetsDir, options.storageSecrets);
     if (assets.close !== undefined) closers.push(async () => assets.close?.());
-    const prices = new PriceBook(store.db, clock, config.models, config.key_cache_ttl_ms);
+    const prices = new PriceBook(
+      store.db,
+      clock,
+      config.models,
+      config.key_cache_ttl_ms,
+      (priceVersion, problem) =>
+        logger.error(
+          { priceVersion, problem },
+          'price version is unreadable; nothing is priced on it',
+        ),
+    );
     const requests = new RequestService(
       store.db,
       effects,
       config.request_retention_days * 86_400_000,
       logger,
     );
-    await prices.syncWithConfig();
+    const pricesToSync = pricesOutOfSync(await prices.seedMissing());
+    for (const warning of pricesToSync) logger.warn({ model: warning.model }, warning.message);
     const metrics = new Metrics(options.processMetrics ?? false);
     const catalog = new ModelCatalog(config.models, prices);
     const taskStore = new TaskStore(store.db, store.dialect);
@@ -196,6 +210,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       taskOperations: new TaskOperations({ db: store.db, tasks: taskStore, effects }),
       taskStore,
       taskWorker,
+      pricesToSync,
       settlements: new SettlementService(store.db, effects, requests.records, requests),
       usageReviews: new UsageReviewService(store.db, clock, requests.records),
       requestListing: new RequestListing(store.db),

@@ -22,11 +22,36 @@ export interface PriceEntry {
 }
 
 /**
+ * How a model's configured prices stand against the store (`compareWithConfig`):
+ * - `absent`: the store has no version of the model (the first start seeds version 1);
+ * - `current`: the configuration's prices are the current version's;
+ * - `older`: they are an older version's, not the current one's: applying them would go
+ *   backwards (an old configuration during a rolling deploy, or an admin change made since);
+ * - `new`: they are no stored version's: `tollgate prices sync` adds them as a new version.
+ */
+export type ConfigPriceStanding =
+  | { readonly model: string; readonly state: 'absent' }
+  | { readonly model: string; readonly state: 'current'; readonly current: string }
+  | { readonly model: string; readonly state: 'new'; readonly current: string }
+  | {
+      readonly model: string;
+      readonly state: 'older';
+      readonly current: string;
+      readonly older: string;
+    };
+
+/** Where an operator sees a price row that cannot be read (the request gets a 503). */
+export type UnreadablePriceReport = (priceVersion: string, problem: string) => void;
+
+/**
  * Versioned prices. The database keeps every version forever (records point at the version
- * that priced them); the newest version of a model is its current price. Config prices seed the
- * first version; when the config's prices change, start-up adds a new version; an admin change
- * adds a new version at once. Reads are served from memory and refreshed after `ttlMs`, so
- * another instance's change is seen within that delay; the instance that made it sees it at once.
+ * that priced them); the newest version of a model is its current price. Prices are data: a
+ * version is added only by an admin change (`set`) or an explicit `tollgate prices sync`
+ * (`syncFromConfig`); starting an instance only seeds version 1 of a model the store has no
+ * version of (`seedMissing`), and never adds or reverts anything else. Reads are served from
+ * memory and refreshed after `ttlMs`, so another instance's change is seen within that delay;
+ * the instance that made it sees it at once. Every row is parsed with the schema that wrote it:
+ * an unreadable row prices nothing (503 MODEL_UNAVAILABLE, reported to the operator).
  */
 export class PriceBook {
   private readonly current = new Map<string, { entry: PriceEntry; fetchedAt: number }>();
@@ -37,24 +62,117 @@ export class PriceBook {
     private readonly clock: Clock,
     private readonly models: readonly ModelConfig[],
     private readonly ttlMs: number,
+    private readonly reportUnreadable: UnreadablePriceReport = () => undefined,
   ) {}
 
-  /** At start: make sure every configured model has a version matching its config prices. */
-  async syncWithConfig(): Promise<void> {
+  /**
+   * At start: gives every configured model that has no version at all its version 1 from the
+   * configuration, and nothing else. Race-free across instances starting at once: version 1 is
+   * inserted with `on conflict do nothing` on the (model, version) primary key, so exactly one
+   * instance creates it. Answers how each model's configured prices stand afterwards, for the
+   * start-up warnings; changes no existing version.
+   */
+  async seedMissing(): Promise<ConfigPriceStanding[]> {
     for (const model of this.models) {
-      const lastFromConfig = await this.db
-        .selectFrom('model_prices')
-        .select('prices')
-        .where('model', '=', model.id)
-        .where('source', '=', 'config')
-        .orderBy('version', 'desc')
-        .limit(1)
-        .executeTakeFirst();
-      if (lastFromConfig === undefined || lastFromConfig.prices !== canonicalJson(model.prices)) {
-        await this.insertVersion(model.id, model.prices, 'config');
-      }
+      await this.db
+        .insertInto('model_prices')
+        .values(versionRow(model.id, 1, model.prices, 'config', this.clock.now()))
+        .onConflict((conflict) => conflict.doNothing())
+        .execute();
     }
     this.current.clear();
+    return this.compareWithConfig();
+  }
+
+  /** How each configured model's prices stand against the store's versions (no change). */
+  async compareWithConfig(): Promise<ConfigPriceStanding[]> {
+    const standings: ConfigPriceStanding[] = [];
+    for (const model of this.models) standings.push((await this.standingOf(model)).standing);
+    return standings;
+  }
+
+  /**
+   * `tollgate prices sync`: per configured model, seeds a missing model, adds the configuration's
+   * prices as a new version when they are no stored version's, and leaves a model whose current
+   * version already has them. It refuses to go backwards: configured prices equal to an older
+   * version (not the current one) are refused for that model unless `force`, which adds them
+   * again as a new version. Idempotent, also when two syncs run at once: the new version is the
+   * judged current one + 1, inserted only if absent; a sync that loses that race judges again
+   * against the version the other one added (and so finds its prices current).
+   */
+  async syncFromConfig(options: { readonly force: boolean }): Promise<PriceSyncResult[]> {
+    const results: PriceSyncResult[] = [];
+    for (const model of this.models) results.push(await this.syncModel(model, options.force));
+    return results;
+  }
+
+  private async syncModel(model: ModelConfig, force: boolean): Promise<PriceSyncResult> {
+    for (let attempt = 0; attempt < 5; attempt += 1) {
+      const { standing, currentVersion } = await this.standingOf(model);
+      if (standing.state === 'current')
+        return { model: model.id, outcome: 'unchanged', price_version: standing.current };
+      if (standing.state === 'older' && !force)
+        return {
+          model: model.id,
+          outcome: 'refused',
+          price_version: standing.current,
+          message:
+            `the configuration's prices are those of ${standing.older}, older than ` +
+            `the current ${standing.current}: syncing would go backwards; ` +
+            'change the configuration, or run tollgate prices sync --force to restore them',
+        };
+      const row = versionRow(
+        model.id,
+        currentVersion + 1,
+        model.prices,
+        'config',
+        this.clock.now(),
+      );
+      const inserted = await this.db
+        .insertInto('model_prices')
+        .values(row)
+        .onConflict((conflict) => conflict.doNothing())
+        .executeTakeFirst();
+      if (inserted.numInsertedOrUpdatedRows === 1n) {
+        const entry = this.toEntry(row);
+        this.current.set(model.id, { entry, fetchedAt: this.clock.now() });
+        return { model: model.id, outcome: 'added', price_version: entry.priceVersion };
+      }
+    }
+    throw new Error(`could not sync the prices of ${model.id}: its versions keep changing`);
+  }
+
+  /**
+   * How one model's configured prices stand, and its current version number (0: none). Compares
+   * the stored text (written as canonical JSON) without parsing it, so an unreadable row never
+   * stops a start: it is reported when something reads it to price.
+   */
+  private async standingOf(
+    model: ModelConfig,
+  ): Promise<{ standing: ConfigPriceStanding; currentVersion: number }> {
+    const [current, ...older] = await this.db
+      .selectFrom('model_prices')
+      .select(['version', 'price_version', 'prices'])
+      .where('model', '=', model.id)
+      .orderBy('version', 'desc')
+      .execute();
+    if (current === undefined)
+      return { standing: { model: model.id, state: 'absent' }, currentVersion: 0 };
+    const configured = canonicalJson(model.prices);
+    const same =
+      current.prices === configured ? undefined : older.find((row) => row.prices === configured);
+    const standing: ConfigPriceStanding =
+      current.prices === configured
+        ? { model: model.id, state: 'current', current: current.price_version }
+        : same === undefined
+          ? { model: model.id, state: 'new', current: current.price_version }
+          : {
+              model: model.id,
+              state: 'older',
+              current: current.price_version,
+              older: same.price_version,
+            };
+    return { standing, currentVersion: current.version };
   }
 
   /** The current price, from memory when read within `ttlMs` (quotes, lists, token requests). */
@@ -84,7 +202,7 @@ export class PriceBook {
       .limit(1)
       .executeTakeFirst();
     if (row === undefined) throw new ApiError('MODEL_UNAVAILABLE', `model ${model} has no price`);
-    const entry = toEntry(row);
+    const entry = this.toEntry(row);
     this.current.set(model, { entry, fetchedAt });
     return entry;
   }
@@ -115,7 +233,7 @@ export class PriceBook {
       .selectAll()
       .where('price_version', '=', priceVersion)
       .executeTakeFirst();
-    return row === undefined ? undefined : toEntry(row);
+    return row === undefined ? undefined : this.toEntry(row);
   }
 
   async history(model: string): Promise<PriceEntry[]> {
@@ -125,7 +243,7 @@ export class PriceBook {
       .where('model', '=', model)
       .orderBy('version', 'desc')
       .execute();
-    return rows.map(toEntry);
+    return rows.map((row) => this.toEntry(row));
   }
 
   /**
@@ -195,22 +313,35 @@ export class PriceBook {
         .limit(1)
         .executeTakeFirst();
       const version = (last?.version ?? 0) + 1;
-      const row = {
-        model,
-        version,
-        price_version: `${model}@${version}`,
-        prices: canonicalJson(prices),
-        source,
-        created_at: this.clock.now(),
-      };
+      const row = versionRow(model, version, prices, source, this.clock.now());
       const inserted = await this.db
         .insertInto('model_prices')
         .values(row)
         .onConflict((conflict) => conflict.doNothing())
         .executeTakeFirst();
-      if (inserted.numInsertedOrUpdatedRows === 1n) return toEntry(row);
+      if (inserted.numInsertedOrUpdatedRows === 1n) return this.toEntry(row);
     }
     throw new Error(`could not add a price version for ${model}`);
+  }
+
+  /**
+   * A stored row as a price entry, its prices parsed with the schema that writes them. A row
+   * that fails it (edited by hand, written by a broken tool) never prices anything: the caller
+   * gets 503 MODEL_UNAVAILABLE naming the version, and the operator a report.
+   */
+  private toEntry(row: PriceRow): PriceEntry {
+    const parsed = parsePrices(row.prices);
+    if (!parsed.success) {
+      this.reportUnreadable(row.price_version, parsed.problem);
+      throw new ApiError('MODEL_UNAVAILABLE', `price version ${row.price_version} is unreadable`);
+    }
+    return {
+      model: row.model,
+      version: row.version,
+      priceVersion: row.price_version,
+      prices: parsed.prices,
+      createdAt: Number(row.created_at),
+    };
   }
 }
 
@@ -227,18 +358,55 @@ function splitFreeFlag(body: unknown): { free: boolean | undefined; prices: unkn
   return { free, prices };
 }
 
-function toEntry(row: {
+/** One outcome of `tollgate prices sync` per configured model (snake_case: printed as is). */
+export interface PriceSyncResult {
+  readonly model: string;
+  /** `added`: a new version from the configuration; `unchanged`; `refused`: it would go back. */
+  readonly outcome: 'added' | 'unchanged' | 'refused';
+  /** The model's current version after the sync. */
+  readonly price_version: string;
+  readonly message?: string;
+}
+
+interface PriceRow {
   model: string;
   version: number;
   price_version: string;
   prices: string;
   created_at: number;
-}): PriceEntry {
+}
+
+function versionRow(
+  model: string,
+  version: number,
+  prices: ModelPrices,
+  source: 'config' | 'admin',
+  createdAt: number,
+): PriceRow & { source: 'config' | 'admin' } {
   return {
-    model: row.model,
-    version: row.version,
-    priceVersion: row.price_version,
-    prices: JSON.parse(row.prices) as ModelPrices,
-    createdAt: row.created_at,
+    model,
+    version,
+    price_version: `${model}@${version}`,
+    prices: canonicalJson(prices),
+    source,
+    created_at: createdAt,
+  };
+}
+
+function parsePrices(
+  text: string,
+): { success: true; prices: ModelPrices } | { success: false; problem: string } {
+  let json: unknown;
+  try {
+    json = JSON.parse(text) as unknown;
+  } catch (error) {
+    return { success: false, problem: `not JSON: ${(error as Error).message}` };
+  }
+  const parsed = modelPricesSchema.safeParse(json);
+  if (parsed.success) return { success: true, prices: parsed.data };
+  const issue = parsed.error.issues[0];
+  return {
+    success: false,
+    problem: `${issue?.path.join('.') || 'prices'}: ${issue?.message ?? 'invalid'}`,
   };
 }

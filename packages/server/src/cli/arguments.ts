@@ -16,6 +16,7 @@ export const OPTIONS = {
   capture: { type: 'string' },
   release: { type: 'boolean' },
   all: { type: 'boolean' },
+  force: { type: 'boolean' },
   status: { type: 'string' },
   account: { type: 'string' },
   role: { type: 'string' },

@@ -283,6 +283,20 @@ export const COMMAND_GROUPS: Readonly<Record<string, CommandGroup>> = {
         return ok(modelPricesView(await services.prices.set(model, prices)));
       },
     },
+    sync: {
+      usage: 'prices sync [--force]',
+      note: "add the configuration's prices as a new version where they changed; never backwards without --force",
+      args: [],
+      options: ['force'],
+      run: async ({ context, values }) => {
+        const results = await (
+          await context.services()
+        ).prices.syncFromConfig({ force: values.force === true });
+        // A refused model is an error for a script: the others are applied all the same.
+        const refused = results.some((result) => result.outcome === 'refused');
+        return { body: { object: 'list', data: results }, exitCode: refused ? 1 : 0 };
+      },
+    },
     history: {
       usage: 'prices history MODEL',
       args: ['MODEL'],

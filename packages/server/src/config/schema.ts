@@ -98,8 +98,9 @@ const keyMessage = {
 /**
  * Prices of images and videos (docs/billing.md, "Images and videos"). Which of them a model
  * needs or may have depends on its families: see price-rules.ts. `free_reference_images` has no
- * schema default on purpose: a default would change the stored prices JSON of every existing
- * model, and so add a price version to each at the next start.
+ * schema default on purpose: a default would change the configured prices JSON of every existing
+ * model, so each would differ from its stored version (a warning at every start, and a new
+ * version at the next `tollgate prices sync`).
  */
 export const taskPricesSchema = z
   .object({

@@ -27,6 +27,8 @@ export interface StartupFacts {
   readonly upstreams: readonly string[];
   /** Model ids, in the configuration's order. */
   readonly models: readonly string[];
+  /** Models whose configured prices this start left alone (they differ from the store's). */
+  readonly pricesToSync: readonly string[];
 }
 
 /** Names shown before "and N more": a large catalogue must not flood the terminal. */
@@ -37,6 +39,7 @@ export function startupFacts(
   listening: { readonly host: string; readonly port: number },
   database: DatabaseTarget,
   consolePath?: string,
+  pricesToSync: readonly string[] = [],
 ): StartupFacts {
   const host = listening.host.includes(':') ? `[${listening.host}]` : listening.host;
   const origin = `http://${host}:${listening.port}`;
@@ -62,6 +65,7 @@ export function startupFacts(
       ([name, upstream]) => `${name} (${upstreamPlace(upstream)})`,
     ),
     models: settings.config.models.map((model) => model.id),
+    pricesToSync,
   };
 }
 
@@ -74,6 +78,15 @@ export function describeStartup(facts: StartupFacts): string {
     ['config', facts.config],
     ['upstreams', counted(facts.upstreams)],
     ['models', counted(facts.models)],
+    ...(facts.pricesToSync.length === 0
+      ? []
+      : [
+          [
+            'prices',
+            `the configuration's prices differ from the stored ones for ${counted(facts.pricesToSync)}; ` +
+              'the stored ones stay current (tollgate prices sync applies the configuration)',
+          ] satisfies [string, string],
+        ]),
     [
       'admin API',
       facts.adminUrl === undefined

@@ -360,7 +360,7 @@ describeEachDialect('task prices in the price book and the model list on $name',
 
   it('adds no price version at a restart with the same configuration', async () => {
     gateway = await startGateway(dialect);
-    await gateway.services.prices.syncWithConfig();
+    await gateway.services.prices.seedMissing();
     for (const model of ['sim-image', 'sim-video', 'sim-chat', 'sim-embed'])
       expect(await versions(model), model).toEqual([`${model}@1`]);
   });

@@ -134,6 +134,20 @@ describe('the start-up summary on a terminal', () => {
       '  models       25: model-0, model-1, model-2, model-3, model-4, model-5, model-6, model-7, model-8, model-9 and 15 more\n',
     );
   });
+  it('names the models whose configured prices the start left alone, and what applies them', () => {
+    const settings = loadSettings({});
+    const facts = startupFacts(
+      settings,
+      { host: '127.0.0.1', port: 8080 },
+      databaseTarget(':memory:'),
+      undefined,
+      ['sim-embed'],
+    );
+    expect(describeStartup(facts)).toContain(
+      "  prices       the configuration's prices differ from the stored ones for 1: sim-embed; the stored ones stay current (tollgate prices sync applies the configuration)\n",
+    );
+    expect(describeStartup({ ...facts, pricesToSync: [] })).not.toContain('  prices ');
+  });
 });
 
 /**
