@@ -10,6 +10,10 @@ const EXPIRE_BATCH = 100;
 export const EXPIRED_RULE =
   'not settled within the settlement window: nothing charged, the hold is released, the outputs were deleted';
 
+/** What the task says once an operator released it while it awaited settlement. */
+export const RELEASED_RULE =
+  'released by an operator while it awaited settlement: nothing charged, the hold is released, the outputs were deleted';
+
 /**
  * Expires every task that awaited settlement past its window (`settlement_expires_at`, fixed when
  * it was priced; docs/tasks.md "Settlement window"), each in one transaction: its hold released
@@ -35,29 +39,52 @@ export async function expireUnsettledTasks(
     .execute();
   let expired = 0;
   for (const task of due) {
-    const done = await deps.db.transaction().execute(async (trx) => {
-      const released = await releaseHold(trx, deps.effects, {
-        holdId: task.hold_id,
-        reason: `task ${task.id} was not settled within the settlement window`,
-      });
-      // Another sweeper or a settle resolved the hold first: nothing to do here.
-      if (!released) return false;
-      const moved = await deps.tasks.move(
-        trx,
-        { id: task.id, now, billing_state: { from: 'pending', to: 'expired' } },
-        { actual_amount: null, outputs: null, pricing_rule: EXPIRED_RULE, due_at: null },
-      );
-      if (!moved) throw new Error(`task ${task.id} held an open hold but was not pending`);
-      await trx
-        .updateTable('assets')
-        .set({ deleted_at: now })
-        .where('task_id', '=', task.id)
-        .where('delivered_at', 'is', null)
-        .where('deleted_at', 'is', null)
-        .execute();
-      return true;
+    const done = await expireTask(deps, task, now, {
+      reason: `task ${task.id} was not settled within the settlement window`,
     });
     if (done) expired += 1;
   }
   return expired;
+}
+
+/**
+ * Expires one task awaiting settlement, now: its hold released, billing `pending` → `expired`,
+ * its outputs deleted — the sweeper's expiry, and an operator's release of a task nobody settles
+ * (with the operator's `resolution` kept on the task). False when the hold was already resolved
+ * (a settle, another sweeper or operator came first): nothing changed.
+ */
+export async function expireTask(
+  deps: { db: Kysely<Database>; tasks: TaskStore; effects: LedgerEffects },
+  task: { id: string; hold_id: string },
+  now: number,
+  why: { reason: string; resolution?: string },
+): Promise<boolean> {
+  return deps.db.transaction().execute(async (trx) => {
+    const released = await releaseHold(trx, deps.effects, {
+      holdId: task.hold_id,
+      reason: why.reason,
+    });
+    if (!released) return false;
+    const moved = await deps.tasks.move(
+      trx,
+      { id: task.id, now, billing_state: { from: 'pending', to: 'expired' } },
+      {
+        actual_amount: null,
+        outputs: null,
+        pricing_rule: why.resolution === undefined ? EXPIRED_RULE : RELEASED_RULE,
+        due_at: null,
+        ...(why.resolution === undefined ? {} : { resolution: why.resolution }),
+      },
+    );
+    // An open hold on a task that is not pending cannot be: roll the release back, loudly.
+    if (!moved) throw new Error(`task ${task.id} held an open hold but was not pending`);
+    await trx
+      .updateTable('assets')
+      .set({ deleted_at: now })
+      .where('task_id', '=', task.id)
+      .where('delivered_at', 'is', null)
+      .where('deleted_at', 'is', null)
+      .execute();
+    return true;
+  });
 }

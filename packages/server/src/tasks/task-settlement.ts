@@ -131,6 +131,11 @@ function isPastWindow(task: TaskRow, now: number): boolean {
 }
 
 function expired(task: TaskRow): ApiError {
+  if (task.resolution !== null)
+    return new ApiError(
+      'SETTLEMENT_EXPIRED',
+      `task ${task.id} was released by an operator before it was settled: nothing is charged, its hold is released and its outputs are deleted; create the task again`,
+    );
   return new ApiError(
     'SETTLEMENT_EXPIRED',
     `task ${task.id} was not settled within its settlement window (it closed at ${new Date(task.settlement_expires_at ?? 0).toISOString()}): nothing is charged, its hold is released and its outputs are deleted; create the task again`,

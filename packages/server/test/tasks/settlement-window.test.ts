@@ -3,7 +3,13 @@ import { afterEach, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/load.js';
 import { startSweeper } from '../../src/maintenance/sweeper.js';
 import { describeEachDialect } from '../helpers/dialects.js';
-import { manualClock, startGateway, testConfig, type TestGateway } from '../helpers/gateway.js';
+import {
+  ADMIN_TOKEN,
+  manualClock,
+  startGateway,
+  testConfig,
+  type TestGateway,
+} from '../helpers/gateway.js';
 import { settleBodyOf, workUntil, type TaskBody } from '../helpers/tasks.js';
 
 const BALANCE = 100_000_000;
@@ -231,5 +237,50 @@ describeEachDialect('the settlement window on $name', (dialect) => {
       'expired',
     );
     expect(await client.balance(accountId)).toMatchObject({ balance: BALANCE, held: 0 });
+  });
+
+  it('an operator releases a task nobody settles at once: hold back, outputs deleted, a settle is 409 SETTLEMENT_EXPIRED', async () => {
+    const clock = manualClock();
+    gateway = await startGateway(dialect, { clock });
+    const client = gateway;
+    const { accountId, key, path, task } = await pricedImage(client, clock);
+    const assetIds = await outputAssetIds(client, task.id);
+    const resolve = (reason: string) =>
+      client.app.inject({
+        method: 'POST',
+        url: `/admin/v1/tasks/${task.id}/resolve`,
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+        payload: { action: 'release', reason },
+      });
+    const released = await resolve('the caller never settles');
+    expect(released.statusCode, released.body).toBe(200);
+    expect(released.json()).toMatchObject({
+      status: 'succeeded',
+      billing: { state: 'expired', settlement_pending: false, settled_amount: 0 },
+      resolution: { action: 'release', reason: 'the caller never settles', by: 'operator' },
+    });
+    expect(await client.balance(accountId)).toEqual({
+      balance: BALANCE,
+      held: 0,
+      available: BALANCE,
+    });
+    for (const assetId of assetIds)
+      expect((await client.call('GET', `/v1/assets/${assetId}/content`, { key })).statusCode).toBe(
+        404,
+      );
+    const settle = await client.call('POST', `${path}/settle`, { key, body: settleBodyOf(task) });
+    expect(settle.statusCode, settle.body).toBe(409);
+    expect(settle.json()).toMatchObject({ error: { code: 'SETTLEMENT_EXPIRED' } });
+    // Once only: the second release changes nothing.
+    const again = await resolve('twice');
+    expect(again.statusCode).toBe(409);
+    expect(again.json()).toMatchObject({ error: { code: 'SETTLEMENT_NOT_ALLOWED' } });
+    const journal = await client.services.store.db
+      .selectFrom('journal')
+      .select(['held_delta'])
+      .where('account_id', '=', accountId)
+      .where('reason', '=', 'operator: the caller never settles')
+      .execute();
+    expect(journal).toEqual([{ held_delta: -task.quote.quoted_amount }]);
   });
 });
