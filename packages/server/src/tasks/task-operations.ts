@@ -121,7 +121,9 @@ export class TaskOperations {
     const from = row.status;
     // Finished but never settled (the caller's client does not settle): a release closes its
     // settlement window now, as its expiry would (task-expiry.ts), with the operator's reason.
-    if (input.action === 'release' && row.billing_state === 'pending') {
+    // Once: a task an operator already resolved (attached) is not released after it finished;
+    // its window still closes on it.
+    if (input.action === 'release' && row.billing_state === 'pending' && row.resolution === null) {
       const expired = await expireTask(this.deps, row, now, {
         reason: `operator: ${input.reason}`,
         resolution,
