@@ -1,5 +1,6 @@
 import pino from 'pino';
 import { afterEach, expect, it } from 'vitest';
+import { checkLedger } from '../../src/billing/ledger-check.js';
 import { parseConfig } from '../../src/config/load.js';
 import { startSweeper } from '../../src/maintenance/sweeper.js';
 import { describeEachDialect } from '../helpers/dialects.js';
@@ -282,5 +283,29 @@ describeEachDialect('the settlement window on $name', (dialect) => {
       .where('reason', '=', 'operator: the caller never settles')
       .execute();
     expect(journal).toEqual([{ held_delta: -task.quote.quoted_amount }]);
+  });
+
+  it('the ledger check holds an expired task to a released hold (invariant 8)', async () => {
+    const clock = manualClock();
+    gateway = await startGateway(dialect, { clock });
+    const client = gateway;
+    const { task } = await pricedImage(client, clock);
+    const db = client.services.store.db;
+    // A tampered row (never written so by the engine): expired while its hold is still open.
+    await db
+      .updateTable('tasks')
+      .set({ billing_state: 'expired' })
+      .where('id', '=', task.id)
+      .execute();
+    const report = await checkLedger(db);
+    expect(report.violations).toEqual([
+      expect.objectContaining({ invariant: 'task_billing_matches_hold', subject: task.id }),
+    ]);
+    expect(report.violations[0]?.detail).toContain('expected released');
+    await db
+      .updateTable('tasks')
+      .set({ billing_state: 'pending' })
+      .where('id', '=', task.id)
+      .execute();
   });
 });
