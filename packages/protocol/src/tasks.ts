@@ -15,9 +15,11 @@ export type TaskStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'submis
 /**
  * Where the money is, apart from the work: `reserved` (the quoted amount is held, nothing priced
  * yet), `pending` (priced: `actual_amount` shown, awaiting the caller's settlement), `settled`
- * (captured; outputs delivered), `released` (nothing charged, the hold went back).
+ * (captured; outputs delivered), `released` (nothing charged, the hold went back), `expired` (it
+ * awaited settlement past `settlement.expires_at`: nothing charged, the hold went back, the
+ * outputs were deleted; a settle is 409 `SETTLEMENT_EXPIRED`).
  */
-export type TaskBillingState = 'reserved' | 'pending' | 'settled' | 'released';
+export type TaskBillingState = 'reserved' | 'pending' | 'settled' | 'released' | 'expired';
 
 /** The quote the task was created with, as it was held. */
 export interface TaskQuote {
@@ -59,6 +61,12 @@ export interface TaskSettlement {
   /** `/v1/images/{id}/settle`, `/v1/videos/{id}/settle` or `/v1/h3/tasks/{id}/settle`, on the gateway's origin. */
   url: string;
   method: 'POST';
+  /**
+   * ISO 8601: when the settlement window (`tasks.settlement_window_ms`, default 7 days from
+   * pricing) closes. Not settled by then, the task expires: nothing charged, the hold released,
+   * the outputs deleted, and a settle is 409 `SETTLEMENT_EXPIRED`.
+   */
+  expires_at: string;
 }
 
 /** One delivered output: an asset of the creating account. */

@@ -135,7 +135,12 @@ export async function generate<Input, T extends Task | H3Task>(
   if (waited.timedOut) throw new WaitTimeoutError(waited.value, waited.waitedMs);
   task = waited.value;
 
-  if (task.status !== 'succeeded' || task.billing.state === 'released') {
+  // Released (nothing delivered) or expired (not settled within its window: outputs deleted).
+  if (
+    task.status !== 'succeeded' ||
+    task.billing.state === 'released' ||
+    task.billing.state === 'expired'
+  ) {
     await save(job, { step: 'failed', note: task.error?.message ?? task.status });
     throw new TaskFailedError(task);
   }

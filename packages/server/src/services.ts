@@ -158,6 +158,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
         concurrency: config.tasks.worker_concurrency,
         perAccount: perAccountConcurrency(config.tasks),
         vanishedAfterMs: config.tasks.vanished_after_ms,
+        settlementWindowMs: config.tasks.settlement_window_ms,
         ...options.worker,
       },
     );

@@ -24,6 +24,7 @@ export const wireSchemas: Readonly<Record<string, object>> = {
       'IDEMPOTENCY_IN_PROGRESS',
       'PRICE_CHANGED',
       'SETTLEMENT_NOT_ALLOWED',
+      'SETTLEMENT_EXPIRED',
       'ASSET_IN_USE',
       'KEY_NOT_ROTATABLE',
       'USAGE_REVIEW_NOT_ALLOWED',
@@ -118,7 +119,10 @@ export const wireSchemas: Readonly<Record<string, object>> = {
     type: 'string',
     enum: ['queued', 'running', 'succeeded', 'failed', 'submission_unknown'],
   },
-  TaskBillingState: { type: 'string', enum: ['reserved', 'pending', 'settled', 'released'] },
+  TaskBillingState: {
+    type: 'string',
+    enum: ['reserved', 'pending', 'settled', 'released', 'expired'],
+  },
   TaskQuote: {
     type: 'object',
     properties: {
@@ -155,8 +159,12 @@ export const wireSchemas: Readonly<Record<string, object>> = {
   },
   TaskSettlement: {
     type: 'object',
-    properties: { url: { type: 'string' }, method: { type: 'string', const: 'POST' } },
-    required: ['url', 'method'],
+    properties: {
+      url: { type: 'string' },
+      method: { type: 'string', const: 'POST' },
+      expires_at: { type: 'string' },
+    },
+    required: ['url', 'method', 'expires_at'],
     additionalProperties: false,
   },
   TaskOutput: {

@@ -505,6 +505,7 @@ export interface components {
       | 'IDEMPOTENCY_IN_PROGRESS'
       | 'PRICE_CHANGED'
       | 'SETTLEMENT_NOT_ALLOWED'
+      | 'SETTLEMENT_EXPIRED'
       | 'ASSET_IN_USE'
       | 'KEY_NOT_ROTATABLE'
       | 'USAGE_REVIEW_NOT_ALLOWED'
@@ -562,7 +563,7 @@ export interface components {
     /** @enum {string} */
     TaskStatus: 'queued' | 'running' | 'succeeded' | 'failed' | 'submission_unknown';
     /** @enum {string} */
-    TaskBillingState: 'reserved' | 'pending' | 'settled' | 'released';
+    TaskBillingState: 'reserved' | 'pending' | 'settled' | 'released' | 'expired';
     TaskQuote: {
       quoted_amount: components['schemas']['MicroYuan'];
       price_version: string;
@@ -584,6 +585,7 @@ export interface components {
       url: string;
       /** @constant */
       method: 'POST';
+      expires_at: string;
     };
     TaskOutput: {
       asset_id: string;
@@ -1133,7 +1135,7 @@ export interface components {
         };
       };
     };
-    /** @description Error: CONVERSATION_PENDING, CONVERSATION_KEY_MISMATCH, IDEMPOTENCY_CONFLICT, IDEMPOTENCY_IN_PROGRESS, PRICE_CHANGED, SETTLEMENT_NOT_ALLOWED, ASSET_IN_USE, KEY_NOT_ROTATABLE, USAGE_REVIEW_NOT_ALLOWED, SETTLEMENT_MISMATCH, CONTENT_NOT_DELIVERED, SHARE_DECISION_NOT_ALLOWED, INPUT_DIGEST_MISMATCH, QUOTE_MISMATCH */
+    /** @description Error: CONVERSATION_PENDING, CONVERSATION_KEY_MISMATCH, IDEMPOTENCY_CONFLICT, IDEMPOTENCY_IN_PROGRESS, PRICE_CHANGED, SETTLEMENT_NOT_ALLOWED, SETTLEMENT_EXPIRED, ASSET_IN_USE, KEY_NOT_ROTATABLE, USAGE_REVIEW_NOT_ALLOWED, SETTLEMENT_MISMATCH, CONTENT_NOT_DELIVERED, SHARE_DECISION_NOT_ALLOWED, INPUT_DIGEST_MISMATCH, QUOTE_MISMATCH */
     Error409: {
       headers: {
         /** @description Our request id (`req_…`), on every response, errors included */
@@ -1151,6 +1153,7 @@ export interface components {
               | 'IDEMPOTENCY_IN_PROGRESS'
               | 'PRICE_CHANGED'
               | 'SETTLEMENT_NOT_ALLOWED'
+              | 'SETTLEMENT_EXPIRED'
               | 'ASSET_IN_USE'
               | 'KEY_NOT_ROTATABLE'
               | 'USAGE_REVIEW_NOT_ALLOWED'
@@ -2395,7 +2398,10 @@ export interface operations {
   };
   get_v1_shares: {
     parameters: {
-      query?: never;
+      query?: {
+        limit?: string;
+        after?: string;
+      };
       header?: never;
       path?: never;
       cookie?: never;
@@ -2564,7 +2570,10 @@ export interface operations {
   };
   get_v1_assets: {
     parameters: {
-      query?: never;
+      query?: {
+        limit?: string;
+        after?: string;
+      };
       header?: never;
       path?: never;
       cookie?: never;

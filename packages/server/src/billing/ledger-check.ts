@@ -27,7 +27,8 @@ export interface LedgerReport {
  *     hold's price version;
  *  6. conservation: the sum of balances equals top-ups minus captures;
  *  7. bounds: no balance or held above MAX_BALANCE_MICRO_YUAN, every amount an integer;
- *  8. a task's billing state matches its hold (settled: captured; released: released; else open),
+ *  8. a task's billing state matches its hold (settled: captured; released or expired: released;
+ *     else open),
  *     and a task's settled amount is its capture (5, through its creation record).
  * Arithmetic is exact: every amount and every SQL sum is read as text (`cast(... as text)`;
  * `pg` would hand sums over as strings anyway, better-sqlite3 as lossy numbers past 2^53) and
@@ -273,12 +274,16 @@ async function checkLedgerInSnapshot(db: Kysely<Database>): Promise<LedgerReport
   };
 }
 
-/** The state of a task's hold for each billing state: settled is captured, released released, else open. */
+/**
+ * The state of a task's hold for each billing state: settled is captured, released and expired
+ * (not settled within the window: nothing charged) released, else open.
+ */
 const TASK_HOLD_STATES = {
   reserved: 'open',
   pending: 'open',
   settled: 'captured',
   released: 'released',
+  expired: 'released',
 } as const;
 
 const INTEGER = /^-?[0-9]+$/;

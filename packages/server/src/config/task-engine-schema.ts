@@ -2,6 +2,9 @@ import { z } from 'zod';
 
 const positiveInt = z.number().int().positive();
 
+/** How long a priced task awaits settlement by default: 7 days. */
+export const DEFAULT_SETTLEMENT_WINDOW_MS = 7 * 86_400_000;
+
 /**
  * The task engine of one instance (docs/tasks.md "The worker"): how much it runs at once, how
  * long its claims last, and the bound after which a task stops waiting and goes to an operator.
@@ -23,6 +26,12 @@ export const taskEngineSchema = z
      * queue as `submission_unknown` (hold kept).
      */
     vanished_after_ms: positiveInt.default(600_000),
+    /**
+     * How long a priced task awaits settlement (from when it was priced) before it expires:
+     * nothing charged, the hold released, its outputs deleted (docs/tasks.md "Settlement
+     * window"). Shown on the task as `settlement.expires_at`.
+     */
+    settlement_window_ms: positiveInt.default(DEFAULT_SETTLEMENT_WINDOW_MS),
   })
   .strict();
 

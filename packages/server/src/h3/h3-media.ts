@@ -139,7 +139,9 @@ async function readSource(db: Kysely<Database>, principal: Principal, taskId: st
   if (task.billing_state !== 'settled')
     throw new ApiError(
       'CONTENT_NOT_DELIVERED',
-      `task ${taskId} awaits settlement: settle it, then use its video`,
+      task.billing_state === 'expired'
+        ? `task ${taskId} expired unsettled: its video was deleted`
+        : `task ${taskId} awaits settlement: settle it, then use its video`,
       'source_task_id',
     );
   const asset = await db

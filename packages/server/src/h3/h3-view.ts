@@ -5,6 +5,7 @@ import {
   taskEndingOf,
   taskPath,
   taskQuoteOf,
+  taskSettlementOf,
   type TaskOutput,
 } from '../tasks/task-view.js';
 
@@ -25,7 +26,7 @@ export function h3TaskView(row: TaskRow): H3Task {
     digest: string;
     sourceTaskId?: string;
   };
-  const pending = row.billing_state === 'pending';
+  const settlement = taskSettlementOf(row);
   const delivered = row.billing_state === 'settled' && row.outputs !== null;
   const output = delivered ? (JSON.parse(row.outputs ?? '[]') as H3StoredOutput[])[0] : undefined;
   return {
@@ -41,7 +42,7 @@ export function h3TaskView(row: TaskRow): H3Task {
     ...(row.finished_at === null ? {} : { finished_at: new Date(row.finished_at).toISOString() }),
     quote: taskQuoteOf(row),
     billing: taskBillingOf(row),
-    ...(pending ? { settlement: { url: `${taskPath('h3', row.id)}/settle`, method: 'POST' } } : {}),
+    ...(settlement === undefined ? {} : { settlement }),
     ...(output === undefined
       ? {}
       : 'text' in output

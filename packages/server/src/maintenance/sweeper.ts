@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { reclaimUnusedObjects } from '../assets/asset-objects.js';
 import type { Config } from '../config/schema.js';
 import type { Services } from '../services.js';
+import { expireUnsettledTasks } from '../tasks/task-expiry.js';
 
 /** How often stale work is swept. */
 export const SWEEP_INTERVAL_MS = 60_000;
@@ -43,12 +44,12 @@ export interface Sweeper {
 
 /**
  * Marks records left `processing` by a dead instance (no finish and no heartbeat for
- * `staleAfterMs`) as `submission_unknown` (hold kept), purges expired records and reclaims
- * unused asset bytes: once at start, then every `intervalMs`, one sweep at a time. Failures are
+ * `staleAfterMs`) as `submission_unknown` (hold kept), expires tasks left unsettled past their
+ * settlement window (task-expiry.ts), purges expired records and reclaims unused asset bytes: once at start, then every `intervalMs`, one sweep at a time. Failures are
  * logged, never thrown.
  */
 export function startSweeper(
-  services: Pick<Services, 'requests' | 'store' | 'assets' | 'clock'>,
+  services: Pick<Services, 'requests' | 'store' | 'assets' | 'clock' | 'ids' | 'taskStore'>,
   options: { config: Config; logger: Logger; intervalMs?: number },
 ): Sweeper {
   const staleAfter = staleAfterMs(options.config);
@@ -61,10 +62,21 @@ export function startSweeper(
       services.requests.markStaleAsUnknown(now - staleAfter),
       services.requests.records.purgeExpired(now),
       reclaimUnusedObjects(services.store.db, services.assets, { now }),
+      expireUnsettledTasks(
+        {
+          db: services.store.db,
+          tasks: services.taskStore,
+          effects: { clock: services.clock, ids: services.ids },
+        },
+        now,
+      ),
     ])
-      .then(([stale, purged, objects]) => {
-        if (stale > 0 || purged > 0 || objects.reclaimed > 0)
-          options.logger.info({ stale, purged, reclaimedObjects: objects.reclaimed }, 'swept');
+      .then(([stale, purged, objects, expiredTasks]) => {
+        if (stale > 0 || purged > 0 || objects.reclaimed > 0 || expiredTasks > 0)
+          options.logger.info(
+            { stale, purged, reclaimedObjects: objects.reclaimed, expiredTasks },
+            'swept',
+          );
       })
       .catch((error: unknown) => options.logger.error({ err: error }, 'sweep failed'))
       .finally(() => (sweeping = undefined));

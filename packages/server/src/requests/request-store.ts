@@ -197,7 +197,7 @@ export class RequestStore {
       .where((eb) =>
         eb.or([
           eb('status', 'in', ['succeeded', 'failed', 'resolved']),
-          // A task's creation record goes once its task's money is resolved (settled or released).
+          // A task's creation record goes once its task's money is resolved (settled, released, expired).
           eb.and([
             eb('status', '=', 'accepted'),
             eb(
@@ -206,7 +206,7 @@ export class RequestStore {
               eb
                 .selectFrom('tasks')
                 .select('tasks.id')
-                .where('tasks.billing_state', 'in', ['settled', 'released']),
+                .where('tasks.billing_state', 'in', ['settled', 'released', 'expired']),
             ),
           ]),
         ]),

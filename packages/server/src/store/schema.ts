@@ -271,6 +271,12 @@ export interface TaskTable {
   submitted_at: number | null;
   finished_at: number | null;
   settled_at: number | null;
+  /**
+   * While billing is `pending`: when the settlement window closes (the task expires unless
+   * settled before). Fixed when the task is priced, so a later change of the window never moves
+   * a time already shown.
+   */
+  settlement_expires_at: number | null;
   created_at: number;
   updated_at: number;
 }

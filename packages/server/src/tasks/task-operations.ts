@@ -6,6 +6,7 @@ import type { Database, TaskKind, TaskStatus } from '../store/schema.js';
 import type { TaskRow, TaskStore } from './task-store.js';
 import { anyTaskView } from './any-task-view.js';
 import { UNFINISHED_TASK_STATES } from './task-states.js';
+import { expireTask } from './task-expiry.js';
 
 const LIST_LIMIT = 100;
 const KINDS: readonly TaskKind[] = ['image', 'video', 'h3'];
@@ -38,7 +39,8 @@ export function operatorTaskView(row: TaskRow): OperatorTask {
  * task (`queued`, `running`, `submission_unknown`), with a reason, once, recorded on the task
  * (`resolution`) and, for a release, in the ledger's journal with the hold's release:
  * - `release`: the task fails and its hold is released (nothing charged) — e.g. a job the
- *   upstream lost, or one it never ran;
+ *   upstream lost, or one it never ran; a task awaiting settlement (finished, never settled)
+ *   expires at once instead, as at the end of its settlement window (outputs deleted);
  * - `attach`: the operator found it at the upstream — the task runs on with that upstream id,
  *   and the worker polls it like any other (it is never submitted again).
  * A task a worker holds loses its claim: the worker's fenced writes fail and change nothing.
@@ -124,10 +126,26 @@ export class TaskOperations {
     // Whatever state the task is in, the move is guarded on it: a worker, a settle or another
     // operator that changed it meanwhile makes this a 409, never a double resolution.
     const from = row.status;
+    // Finished but never settled (the caller's client does not settle): a release closes its
+    // settlement window now, as its expiry would (task-expiry.ts), with the operator's reason.
+    // Once: a task an operator already resolved (attached) is not released after it finished;
+    // its window still closes on it.
+    if (input.action === 'release' && row.billing_state === 'pending' && row.resolution === null) {
+      const expired = await expireTask(this.deps, row, now, {
+        reason: `operator: ${input.reason}`,
+        resolution,
+      });
+      if (!expired)
+        throw new ApiError(
+          'SETTLEMENT_NOT_ALLOWED',
+          `task ${id} was settled or expired while it was being resolved; read it again`,
+        );
+      return this.show(id);
+    }
     if (!UNFINISHED_TASK_STATES.includes(from))
       throw new ApiError(
         'SETTLEMENT_NOT_ALLOWED',
-        `task ${id} is ${from}; only an unfinished task (queued, running, submission_unknown) is resolved by an operator`,
+        `task ${id} is ${from} (billing ${row.billing_state}); an operator resolves only an unfinished task (queued, running, submission_unknown), or releases one awaiting settlement`,
       );
     const moved = await this.deps.db.transaction().execute(async (trx) => {
       if (input.action === 'attach')

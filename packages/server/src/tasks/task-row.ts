@@ -57,6 +57,7 @@ export function newTaskRow(task: {
     submitted_at: null,
     finished_at: null,
     settled_at: null,
+    settlement_expires_at: null,
     created_at: now,
     updated_at: now,
   };

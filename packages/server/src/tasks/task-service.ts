@@ -185,6 +185,12 @@ export class TaskService {
    */
   async deliveredOutput(principal: Principal, kind: TaskKind, id: string) {
     const task = await this.owned(principal, kind, id);
+    // An expired task's outputs were deleted: gone, as a deleted asset is.
+    if (task.billing_state === 'expired')
+      throw new ApiError(
+        'NOT_FOUND',
+        `task ${id} expired unsettled (billing state expired): its outputs were deleted`,
+      );
     if (task.billing_state !== 'settled')
       throw new ApiError(
         'CONTENT_NOT_DELIVERED',

@@ -61,8 +61,8 @@ export class TaskSettlement {
     return this.deps.requests.claim(identity, null, [], async (trx) => {
       const current = await this.deps.tasks.byId(target.id, trx);
       if (current === undefined) throw taskNotFound();
-      checkSettleBody(current, body);
       const now = this.deps.effects.clock.now();
+      checkSettleBody(current, body, now);
       const amount = body.actual_amount;
       const captured = await captureHold(trx, this.deps.effects, {
         holdId: current.hold_id,
@@ -74,7 +74,9 @@ export class TaskSettlement {
           'INSUFFICIENT_FUNDS',
           `settling costs ${amount} micro-yuan and ${current.quoted_amount} are reserved; the difference is not available: top up, then send the same settle body again (nothing is regenerated)`,
         );
-      if (captured === 'already_resolved') throw notPending(current);
+      // Resolved meanwhile: by another settle, or by the sweeper's expiry (then say so).
+      if (captured === 'already_resolved')
+        throw notPending((await this.deps.tasks.byId(current.id, trx)) ?? current);
       const moved = await this.deps.tasks.move(
         trx,
         { id: current.id, now, billing_state: { from: 'pending', to: 'settled' } },
@@ -99,8 +101,13 @@ export class TaskSettlement {
   }
 }
 
-/** Spec 4.3, rule by rule: a task that awaits settlement, its actual amount and price version. */
-function checkSettleBody(task: TaskRow, body: SettleBody | H3SettleBody): void {
+/**
+ * Spec 4.3, rule by rule: a task that awaits settlement within its window (past
+ * `settlement_expires_at` it is expired, even before the sweeper released its hold), its actual
+ * amount and price version.
+ */
+function checkSettleBody(task: TaskRow, body: SettleBody | H3SettleBody, now: number): void {
+  if (task.billing_state === 'pending' && isPastWindow(task, now)) throw expired(task);
   if (task.billing_state !== 'pending' || task.actual_amount === null) throw notPending(task);
   if (body.price_version !== task.price_version)
     throw new ApiError(
@@ -118,7 +125,25 @@ function checkSettleBody(task: TaskRow, body: SettleBody | H3SettleBody): void {
     );
 }
 
+/** Whether a pending task's settlement window has closed at `now`. */
+function isPastWindow(task: TaskRow, now: number): boolean {
+  return task.settlement_expires_at !== null && now >= task.settlement_expires_at;
+}
+
+function expired(task: TaskRow): ApiError {
+  if (task.resolution !== null)
+    return new ApiError(
+      'SETTLEMENT_EXPIRED',
+      `task ${task.id} was released by an operator before it was settled: nothing is charged, its hold is released and its outputs are deleted; create the task again`,
+    );
+  return new ApiError(
+    'SETTLEMENT_EXPIRED',
+    `task ${task.id} was not settled within its settlement window (it closed at ${new Date(task.settlement_expires_at ?? 0).toISOString()}): nothing is charged, its hold is released and its outputs are deleted; create the task again`,
+  );
+}
+
 function notPending(task: TaskRow): ApiError {
+  if (task.billing_state === 'expired') return expired(task);
   return new ApiError(
     'SETTLEMENT_NOT_ALLOWED',
     task.billing_state === 'settled'

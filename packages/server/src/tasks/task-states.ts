@@ -41,12 +41,15 @@ export const SUBMISSION_MOVES: Readonly<Record<TaskSubmission, readonly TaskSubm
  * - reserved → pending: priced (delivered, or a failure the upstream billed): awaits settlement.
  * - reserved → released: nothing to charge (failed, nothing delivered, released by an operator).
  * - pending → settled: the caller settled it (the hold captured).
+ * - pending → expired: not settled within the settlement window (task-expiry.ts): nothing
+ *   charged, the hold released, the outputs deleted.
  */
 export const BILLING_MOVES: Readonly<Record<TaskBillingState, readonly TaskBillingState[]>> = {
   reserved: ['pending', 'released'],
-  pending: ['settled'],
+  pending: ['settled', 'expired'],
   settled: [],
   released: [],
+  expired: [],
 };
 
 /** The three state columns of a task, each with its table above. */

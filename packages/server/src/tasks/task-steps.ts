@@ -17,6 +17,8 @@ export type TaskStepDeps = Omit<TaskWorkerDeps, 'providers'> & {
   readonly signal: AbortSignal;
   /** How long polls may answer "no such job" before the task goes to the operator queue. */
   readonly vanishedAfterMs: number;
+  /** How long a priced task awaits settlement before it expires (task-expiry.ts). */
+  readonly settlementWindowMs: number;
   readonly fault: (step: WorkerStep, task: TaskRow) => void;
 };
 
@@ -290,6 +292,7 @@ async function succeed(
         actual_line_items: JSON.stringify(bill.lineItems),
         pricing_rule: bill.rule,
         finished_at: now,
+        settlement_expires_at: amount > 0 ? now + deps.settlementWindowMs : null,
       },
     );
     if (!moved) throw new LostLease(task.id);
@@ -370,6 +373,7 @@ async function fail(
         actual_line_items: bill === undefined ? null : JSON.stringify(bill.lineItems),
         pricing_rule: bill?.rule ?? 'failed: nothing charged, the hold is released',
         finished_at: now,
+        settlement_expires_at: amount > 0 ? now + deps.settlementWindowMs : null,
       },
     );
     if (!moved) throw new LostLease(task.id);

@@ -5,6 +5,7 @@ import type {
   TaskKind,
   TaskQuote,
   TaskResolution,
+  TaskSettlement,
 } from '@tollgate/protocol';
 import type { TaskRow } from './task-store.js';
 
@@ -26,6 +27,23 @@ export function taskPath(kind: TaskKind, id: string): string {
     : kind === 'video'
       ? `/v1/videos/${id}`
       : `/v1/h3/tasks/${id}`;
+}
+
+/**
+ * Where and how to settle, and until when: present only while the task awaits settlement
+ * (billing `pending`), for every family alike.
+ */
+export function taskSettlementOf(row: TaskRow): TaskSettlement | undefined {
+  if (row.billing_state !== 'pending') return undefined;
+  // Every move to `pending` fixes the window (task-steps.ts), and migration 017 gave one to the
+  // tasks that were pending before: a pending task without one is a bug, not a state.
+  if (row.settlement_expires_at === null)
+    throw new Error(`task ${row.id} awaits settlement without a settlement window`);
+  return {
+    url: `${taskPath(row.kind, row.id)}/settle`,
+    method: 'POST',
+    expires_at: new Date(row.settlement_expires_at).toISOString(),
+  };
 }
 
 /** The quote a task was created with, as it was held. */
@@ -74,7 +92,7 @@ export function taskEndingOf(row: TaskRow) {
  */
 export function taskView(row: TaskRow): Task {
   const path = taskPath(row.kind, row.id);
-  const pending = row.billing_state === 'pending';
+  const settlement = taskSettlementOf(row);
   const delivered = row.billing_state === 'settled' && row.outputs !== null;
   const outputs = delivered ? (JSON.parse(row.outputs ?? '[]') as TaskOutput[]) : undefined;
   return {
@@ -87,7 +105,7 @@ export function taskView(row: TaskRow): Task {
     ...(row.finished_at === null ? {} : { finished_at: new Date(row.finished_at).toISOString() }),
     quote: taskQuoteOf(row),
     billing: taskBillingOf(row),
-    ...(pending ? { settlement: { url: `${path}/settle`, method: 'POST' as const } } : {}),
+    ...(settlement === undefined ? {} : { settlement }),
     ...(outputs === undefined
       ? {}
       : {

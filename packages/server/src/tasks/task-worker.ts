@@ -1,3 +1,4 @@
+import { DEFAULT_SETTLEMENT_WINDOW_MS } from '../config/task-engine-schema.js';
 import type { Kysely } from 'kysely';
 import type { FastifyBaseLogger } from 'fastify';
 import type { LedgerEffects } from '../billing/ledger.js';
@@ -31,6 +32,8 @@ export interface WorkerOptions {
   readonly intervalMs?: number;
   /** How long polls may answer "no such job" before the task goes to the operator queue. */
   readonly vanishedAfterMs?: number;
+  /** How long a priced task awaits settlement before it expires (default 7 days). */
+  readonly settlementWindowMs?: number;
   /** How long `stop` lets steps in flight finish before aborting their upstream calls. */
   readonly stopGraceMs?: number;
   /** Tests: throw `WorkerKilled` at a step to simulate a crash there. */
@@ -269,6 +272,7 @@ export class TaskWorker {
       owner: this.options.owner,
       signal,
       vanishedAfterMs: this.options.vanishedAfterMs ?? 600_000,
+      settlementWindowMs: this.options.settlementWindowMs ?? DEFAULT_SETTLEMENT_WINDOW_MS,
       fault: this.options.fault ?? (() => {}),
     };
   }

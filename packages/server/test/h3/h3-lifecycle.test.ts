@@ -67,7 +67,12 @@ describeEachDialect('H3 tasks end to end on $name', (dialect) => {
       quantity: 3,
       measured: { input_audio_seconds: 0, input_video_seconds: 0, output_seconds: 3 },
     });
-    expect(task.settlement).toEqual({ url: `/v1/h3/tasks/${task.id}/settle`, method: 'POST' });
+    // Settlement is possible for the default window (7 days) from when it was priced.
+    expect(task.settlement).toEqual({
+      url: `/v1/h3/tasks/${task.id}/settle`,
+      method: 'POST',
+      expires_at: new Date(Date.parse(task.finished_at ?? '') + 7 * 86_400_000).toISOString(),
+    });
     expect(task.asset_id).toBeUndefined();
     const early = await gateway.call('GET', `/v1/h3/tasks/${task.id}/content`, { key });
     expect(early.statusCode).toBe(409);

@@ -1,4 +1,4 @@
-import type { H3Quote, H3Task } from '@tollgate/protocol';
+import type { H3Quote, H3Task, TaskSettlement } from '@tollgate/protocol';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeEachDialect } from '../helpers/dialects.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
@@ -50,9 +50,17 @@ const taskKeys = {
   resolution: 'optional',
 } as const satisfies Presence<H3Task>;
 
+const settlementKeys = {
+  url: 'always',
+  method: 'always',
+  expires_at: 'always',
+} as const satisfies Presence<TaskSettlement>;
+
 function expectTask(label: string, task: H3Task): void {
   expectExactKeys(label, task, taskKeys);
   expectExactKeys(`${label}.billing`, task.billing, taskBillingKeys);
+  if (task.settlement !== undefined)
+    expectExactKeys(`${label}.settlement`, task.settlement, settlementKeys);
   for (const item of [...task.quote.line_items, ...(task.billing.line_items ?? [])])
     expectExactKeys(`${label} line item`, item, lineItemKeys);
 }

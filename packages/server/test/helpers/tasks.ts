@@ -6,6 +6,7 @@ export interface TaskBody {
   object: string;
   status: string;
   request_id: string;
+  finished_at?: string;
   quote: { quoted_amount: number; price_version: string };
   billing: {
     settlement_pending: boolean;
@@ -15,7 +16,7 @@ export interface TaskBody {
     settled_amount: number;
     state: string;
   };
-  settlement?: { url: string; method: string };
+  settlement?: { url: string; method: string; expires_at: string };
   outputs?: { asset_id: string; media_type: string; content_url: string; seconds: number | null }[];
   error?: { code: string; message: string };
 }

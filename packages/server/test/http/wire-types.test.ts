@@ -104,9 +104,15 @@ const taskQuoteKeys = {
   currency: 'always',
   line_items: 'always',
 } as const satisfies Presence<TaskQuote>;
-const settlementKeys = { url: 'always', method: 'always' } as const satisfies Presence<
-  TaskSettlement | RecordSettlement
->;
+const settlementKeys = {
+  url: 'always',
+  method: 'always',
+} as const satisfies Presence<RecordSettlement>;
+/** A task's settlement also says until when it is possible (the settlement window). */
+const taskSettlementKeys = {
+  ...settlementKeys,
+  expires_at: 'always',
+} as const satisfies Presence<TaskSettlement>;
 const taskOutputKeys = {
   asset_id: 'always',
   media_type: 'always',
@@ -291,7 +297,7 @@ function expectTask(label: string, body: unknown, keys: KeyList = taskKeys): voi
   if ('line_items' in billing)
     expectEachExact(`${label}.billing.line_items`, billing['line_items'], lineItemKeys);
   if ('settlement' in task)
-    expectExactKeys(`${label}.settlement`, task['settlement'], settlementKeys);
+    expectExactKeys(`${label}.settlement`, task['settlement'], taskSettlementKeys);
   if ('outputs' in task) expectEachExact(`${label}.outputs`, task['outputs'], taskOutputKeys);
   if ('error' in task) expectExactKeys(`${label}.error`, task['error'], taskErrorKeys);
   if ('resolution' in task)

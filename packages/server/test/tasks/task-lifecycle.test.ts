@@ -180,7 +180,12 @@ describeEachDialect('image and video tasks on $name', (dialect) => {
       const done = await finishedTask(client, key, path);
       expect(done.status).toBe('succeeded');
       expect(done.billing.settlement_pending).toBe(true);
-      expect(done.settlement).toEqual({ url: `${path}/settle`, method: 'POST' });
+      // Settlement is possible for the default window (7 days) from when it was priced.
+      expect(done.settlement).toEqual({
+        url: `${path}/settle`,
+        method: 'POST',
+        expires_at: new Date(Date.parse(done.finished_at ?? '') + 7 * 86_400_000).toISOString(),
+      });
       expect(done.outputs).toBeUndefined();
       expect(done.billing.actual_amount).toBeGreaterThan(0);
       expect(done.billing.actual_amount).toBeLessThanOrEqual(quote.quoted_amount ?? 0);

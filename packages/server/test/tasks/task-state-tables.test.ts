@@ -78,8 +78,8 @@ describeEachDialect('the state tables of a task on $name', (dialect) => {
           checked += 1;
         }
     }
-    // Every ordered pair of distinct states of the three columns: 5·4 + 3·2 + 4·3.
-    expect(checked).toBe(38);
+    // Every ordered pair of distinct states of the three columns: 5·4 + 3·2 + 5·4.
+    expect(checked).toBe(46);
   });
 
   it('a move is refused when any named column is not as expected (a compare-and-set)', async () => {

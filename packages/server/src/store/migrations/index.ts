@@ -14,6 +14,7 @@ import * as spendListings from './012-spend-listings.js';
 import * as consoleUsers from './013-console-users.js';
 import * as taskClaims from './014-task-claims.js';
 import * as onePendingShare from './015-one-pending-share.js';
+import * as settlementWindow from './017-settlement-window.js';
 
 /**
  * Versioned migrations, applied in name order at start. Never edit a released migration: add
@@ -35,6 +36,7 @@ const migrations: Record<string, Migration> = {
   '013-console-users': consoleUsers,
   '014-task-claims': taskClaims,
   '015-one-pending-share': onePendingShare,
+  '017-settlement-window': settlementWindow,
 };
 
 export const migrationProvider: MigrationProvider = {
