@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
@@ -24,6 +25,10 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // Most test time is spent waiting on child processes, sockets and databases, not computing:
+    // vitest's default (one fork fewer than the cores) leaves a 2-core CI machine running one
+    // file at a time. Two forks at least (docs/ci.md).
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     // After vitest's own summary, one line saying why tests were skipped and one closing tally
     // that counts them: `tests: N passed, N failed, N skipped` (docs/ci.md).
     reporters: ['default', './packages/server/test/reporters/skip-summary.ts'],
