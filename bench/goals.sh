@@ -7,9 +7,10 @@
 #
 #   bench/goals.sh                       # median of 3 rounds, --quick phases (~10 min)
 #   bench/goals.sh --rounds 1            # extra flags go to the harness (the last one wins)
-#   bench/goals.sh --before packages/server/dist-before
+#   bench/goals.sh --compare before=packages/server/dist-before
 #                                        # also measure an earlier build (a copy of
-#                                        # packages/server/dist taken before a change), same run
+#                                        # packages/server/dist taken before a change) as target
+#                                        # tollgate-before, same run, SQLite; repeatable
 #   bench/goals.sh --no-postgres         # SQLite only
 #   bench/goals.sh --smoke               # a second per phase: checks it runs, judges no timing (CI)
 #
@@ -19,13 +20,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO=$(pwd)
-SMOKE=0 POSTGRES=1 BEFORE=""
-HARNESS_FLAGS=()
+SMOKE=0 POSTGRES=1
+HARNESS_FLAGS=() COMPARE=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --smoke) SMOKE=1 ;;
     --no-postgres) POSTGRES=0 ;;
-    --before) BEFORE=$(cd "$2" && pwd); shift ;;
+    --compare) COMPARE+=("$2"); shift ;;
     *) HARNESS_FLAGS+=("$1") ;;
   esac
   shift
@@ -59,10 +60,13 @@ add_target() { # name port dist description data-dir database-url
 LEDGERS=()
 add_target tollgate-sqlite 18295 "$REPO/packages/server/dist" "Tollgate, full accounting, SQLite" \
   "$WORK/sqlite" "sqlite:$WORK/sqlite/tollgate.sqlite"
-if [ -n "$BEFORE" ]; then
-  add_target tollgate-before 18297 "$BEFORE" "Tollgate before the change ($BEFORE), SQLite" \
-    "$WORK/before" "sqlite:$WORK/before/tollgate.sqlite"
-fi
+PORT_NEXT=18297
+for compared in ${COMPARE[@]+"${COMPARE[@]}"}; do
+  name=${compared%%=*} dist=$(cd "${compared#*=}" && pwd)
+  add_target "tollgate-$name" "$PORT_NEXT" "$dist" "Tollgate, build $dist, SQLite" \
+    "$WORK/$name" "sqlite:$WORK/$name/tollgate.sqlite"
+  PORT_NEXT=$((PORT_NEXT + 1))
+done
 if [ "$POSTGRES" = 1 ]; then
   psql -q "$PG_SERVER/postgres" -c "CREATE DATABASE $PG_DATABASE" >/dev/null
   PG_CREATED=1
