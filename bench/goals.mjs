@@ -114,7 +114,17 @@ for (const goal of goals) {
   );
 }
 const figures = (name) => {
-  const round = (read) => median(raw[name].rounds.map(read));
+  // A phase where nothing succeeded has no latencies: NaN, printed as such.
+  const round = (read) =>
+    median(
+      raw[name].rounds.map((phases) => {
+        try {
+          return read(phases) ?? NaN;
+        } catch {
+          return NaN;
+        }
+      }),
+    );
   return `${name}: max ${round((r) => r.max.rps)} req/s, ${name === 'direct' ? '–' : round((r) => r.max.targetCpuUsPerReq)} µs CPU/req, p50/p99 @${latencyRate} ${format(round((r) => r[`rate${latencyRate}`].serviceMs.p50))} / ${format(round((r) => r[`rate${latencyRate}`].serviceMs.p99))} ms, TTFB p50 ${format(round((r) => r.stream.ttfbMs.p50))} ms`;
 };
 console.log(
