@@ -86,7 +86,8 @@ for (let index = 0; index < profile.samples.length; index += 1) {
   if (time < from || time > to) continue;
   const sampleMicros = profile.timeDeltas[index + 1] ?? 0;
   const { callFrame } = nodes.get(profile.samples[index]);
-  const url = callFrame.url ?? '';
+  // A copy of the build (`bench/profile.sh --dist packages/server/dist-before`) is the same code.
+  const url = (callFrame.url ?? '').replace(/\/dist-[^/]+\//, '/dist/');
   const name = callFrame.functionName || '(anonymous)';
   const component = components.find(([, test]) => test(url, name))[0];
   byComponent.set(component, byComponent.get(component) + sampleMicros);

@@ -6,15 +6,17 @@
 #
 #   bench/profile.sh [--seconds 10] [--connections 32]   # SQLite
 #   bench/profile.sh --smoke                              # one second: proves the script still runs
+#   bench/profile.sh --dist packages/server/dist-before   # profile an earlier build (a copy of dist)
 #   TOLLGATE_DATABASE_URL=postgres://... bench/profile.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-SECONDS_MEASURED=10 CONNECTIONS=32
+SECONDS_MEASURED=10 CONNECTIONS=32 DIST=packages/server/dist
 while [ $# -gt 0 ]; do
   case "$1" in
     --smoke) SECONDS_MEASURED=1 CONNECTIONS=8 ;;
     --seconds) SECONDS_MEASURED=$2; shift ;;
     --connections) CONNECTIONS=$2; shift ;;
+    --dist) DIST=$2; shift ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -41,7 +43,7 @@ KEY=$(tollgate keys create "$ACCOUNT" --kind service --name profile | json_field
 taskset -c 1 node "$HARNESS/mock-upstream.mjs" > "$WORK/mock.log" 2>&1 &
 MOCK=$!
 PORT=18295 LOG_LEVEL=warn NODE_ENV=production taskset -c 0 \
-  node --cpu-prof --cpu-prof-dir="$WORK/profile" packages/server/dist/main.js > "$WORK/gateway.log" 2>&1 &
+  node --cpu-prof --cpu-prof-dir="$WORK/profile" "$DIST/main.js" > "$WORK/gateway.log" 2>&1 &
 GATEWAY=$!
 for attempt in $(seq 1 300); do
   curl -sf -o /dev/null http://127.0.0.1:18295/readyz && break

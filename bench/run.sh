@@ -22,28 +22,14 @@ HARNESS=$(bench/harness.sh)
 WORK=$(mktemp -d /tmp/tollgate-bench.XXXXXX)
 npm run build --silent
 
-cat > "$WORK/config.json" <<JSON
-{
-  "upstreams": { "mock": { "kind": "openai", "base_url": "http://127.0.0.1:18000/v1", "connections": 256 } },
-  "models": [
-    { "id": "gpt-4o-mini", "upstream": "mock", "families": ["chat"], "combinations": [["streaming"]],
-      "prices": { "input_per_million_tokens": 1000000, "output_per_million_tokens": 4000000 } },
-    { "id": "text-embedding-3-small", "upstream": "mock", "families": ["embeddings"],
-      "prices": { "input_per_million_tokens": 100000 } }
-  ],
-  "limits": { "body_bytes": 4194304, "requests_per_minute": 100000000, "concurrent_requests": 100000,
-              "concurrent_requests_per_account": 100000 }
-}
-JSON
-echo "limits (none binds): $(node -e 'const c=require(process.argv[1]);console.log(JSON.stringify({limits:c.limits,upstream:c.upstreams.mock}))' "$WORK/config.json")"
+. bench/lib.sh
+write_bench_config "$WORK/config.json"
 export TOLLGATE_CONFIG=$WORK/config.json TOLLGATE_DATA_DIR=$WORK/data
 STORE_NAME=SQLite
 [ -n "${TOLLGATE_DATABASE_URL:-}" ] && STORE_NAME=PostgreSQL
 echo "store: $STORE_NAME"
 tollgate() { node packages/server/bin/tollgate.mjs "$@"; }
-ACCOUNT=$(tollgate accounts create --email "bench-$(date +%s)@example.test" | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).id))')
-tollgate topup "$ACCOUNT" --amount 10000000000000 --reference bench >/dev/null
-KEY=$(tollgate keys create "$ACCOUNT" --kind service --name bench | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).key))')
+KEY=$(create_funded_key)
 
 cat > "$WORK/target.json" <<JSON
 { "targets": [ {

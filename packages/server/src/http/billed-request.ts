@@ -41,6 +41,10 @@ export async function runBilledRequest(
   if (claimed === undefined) return reply;
   const outcome = await executeSafely(operation, deps, request.id);
   const answer = await finishAndCount(deps, claimed, outcome);
+  // The recorded text as is: what Fastify would send for `body` (JSON.stringify, no response
+  // schema on these routes), without serialising it a second time.
+  if (answer.json !== undefined)
+    return reply.code(answer.status).type('application/json; charset=utf-8').send(answer.json);
   return reply.code(answer.status).send(answer.body);
 }
 

@@ -55,6 +55,8 @@ export async function writeOutcome(
       });
       return { status: outcome.error.status, body };
     }
+    // Serialised once: recorded for replays and sent as the answer (http/billed-request.ts).
+    const json = JSON.stringify(outcome.body);
     const captured = await db.transaction().execute(async (trx) => {
       // The money first, then the record: every writer of a record with a hold locks the hold,
       // then the account, then the record, so two of them never wait on each other in a circle.
@@ -71,7 +73,7 @@ export async function writeOutcome(
         ...upstream,
         status: result === 'captured' ? 'succeeded' : 'awaiting_funds',
         http_status: outcome.status ?? 200,
-        response_body: JSON.stringify(outcome.body),
+        response_body: json,
         error_code: null,
         usage: JSON.stringify(outcome.usage),
         amount: outcome.amount,
@@ -81,7 +83,7 @@ export async function writeOutcome(
       if (!moved) throw new OutcomeRefused();
       return result === 'captured';
     });
-    if (captured) return { status: outcome.status ?? 200, body: outcome.body };
+    if (captured) return { status: outcome.status ?? 200, body: outcome.body, json };
     return {
       status: 402,
       body: awaitingFundsError(identity.requestId, outcome.amount).toBody(identity.requestId),

@@ -85,6 +85,11 @@ export type InsideClaim = (
 export interface Answer {
   status: number;
   body: unknown;
+  /**
+   * `body` as JSON, when it was serialised already: the very text written into the record, so
+   * that a fresh answer and a replay of it are the same bytes and the body is stringified once.
+   */
+  json?: string;
 }
 
 /**

@@ -101,6 +101,19 @@ const recordOutcome = preparedQuery<GuardedOutcome>((db, slot) =>
     .where('status', '=', slot.expected_status),
 );
 
+// What the idempotency guard reads before every business POST (http/plugins/idempotency-guard.ts):
+// only what it judges, by the unique (key_id, idempotency_key) index, compiled once.
+const fingerprintByIdempotencyKey = preparedQuery<
+  { key_id: string; idempotency_key: string },
+  { id: string; fingerprint: string }
+>((db, slot) =>
+  db
+    .selectFrom('requests')
+    .select(['id', 'fingerprint'])
+    .where('key_id', '=', slot.key_id)
+    .where('idempotency_key', '=', slot.idempotency_key),
+);
+
 /**
  * Request records: reads joined with their hold's state (one round trip), the claim's insert,
  * and every later write as a guarded `transition`: there is no unguarded update.
@@ -139,6 +152,18 @@ export class RequestStore {
       .where('requests.key_id', '=', keyId)
       .where('requests.idempotency_key', '=', idempotencyKey)
       .executeTakeFirst();
+  }
+
+  /** The id and fingerprint of the record an API key's idempotency key names, if any. */
+  async fingerprintOf(
+    keyId: string,
+    idempotencyKey: string,
+  ): Promise<{ id: string; fingerprint: string } | undefined> {
+    const found = await fingerprintByIdempotencyKey(this.db, {
+      key_id: keyId,
+      idempotency_key: idempotencyKey,
+    });
+    return found.rows[0];
   }
 
   /** Inserts a new record; `false` when the key already has a record with this idempotency key. */

@@ -35,7 +35,7 @@ export function guardIdempotency(scope: FastifyInstance, records: RequestStore):
     } catch {
       return;
     }
-    const existing = await records.byIdempotencyKey(principalOf(request).keyId, idempotencyKey);
+    const existing = await records.fingerprintOf(principalOf(request).keyId, idempotencyKey);
     if (existing !== undefined && existing.fingerprint !== requestFingerprint(request))
       throw idempotencyConflict(existing.id);
   });

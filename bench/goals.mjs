@@ -1,0 +1,139 @@
+#!/usr/bin/env node
+// The goals of issue 19, judged on one run of the reference harness (bench/goals.sh): Tollgate on
+// SQLite against the bare Node passthrough measured in the same run. Each ratio is computed per
+// round (the harness rotates the targets' order every round, so a round's figures are side by side)
+// and the median over rounds is judged. Every other Tollgate target of the run (PostgreSQL, an
+// earlier build) is reported beside with the same ratios and not judged.
+// Usage: node bench/goals.mjs results.json [--report-only]   (exit 1 when a goal is missed)
+import { readFileSync } from 'node:fs';
+
+const [file, ...flags] = process.argv.slice(2);
+if (file === undefined) throw new Error('usage: goals.mjs results.json [--report-only]');
+const reportOnly = flags.includes('--report-only');
+const { raw } = JSON.parse(readFileSync(file, 'utf8'));
+const judged = 'tollgate-sqlite';
+const baseline = raw['node-passthrough'];
+const direct = raw.direct;
+if (!baseline || !direct || !raw[judged])
+  throw new Error('results need direct, node-passthrough and tollgate-sqlite');
+
+const rates = Object.keys(baseline.rounds[0])
+  .filter((phase) => /^rate\d+$/.test(phase))
+  .map((phase) => Number(phase.slice(4)))
+  .sort((a, b) => a - b);
+/** Latency is judged at 500 req/s (the lowest rate when the run had no 500), holding at the highest. */
+const latencyRate = rates.includes(500) ? 500 : rates[0];
+const holdRate = rates.at(-1);
+
+const failures = (phase) => (phase.errors ?? 0) + (phase.non2xx ?? 0) + (phase.dropped ?? 0);
+const holds = (phase, rate) => phase.rps >= 0.97 * rate && failures(phase) === 0;
+const added = (target, round, read) => read(target.rounds[round]) - read(direct.rounds[round]);
+
+/**
+ * Each goal: per round, the measured value for a target (given the passthrough's round) and the
+ * limit it must meet. `higher` goals must be at least the limit, the others at most.
+ */
+const goals = [
+  {
+    name: 'CPU per request at max, ÷ passthrough',
+    limit: 2.5,
+    value: (target, round) =>
+      target.rounds[round].max.targetCpuUsPerReq / baseline.rounds[round].max.targetCpuUsPerReq,
+  },
+  {
+    name: 'max throughput (c=64), ÷ passthrough',
+    limit: 0.4,
+    higher: true,
+    value: (target, round) => target.rounds[round].max.rps / baseline.rounds[round].max.rps,
+  },
+  {
+    name: `holds ${holdRate} req/s with zero errors (1 = yes; judged where the passthrough holds it)`,
+    limit: 1,
+    higher: true,
+    value: (target, round) =>
+      holds(baseline.rounds[round][`rate${holdRate}`], holdRate)
+        ? Number(holds(target.rounds[round][`rate${holdRate}`], holdRate))
+        : 1,
+  },
+  {
+    name: `added p50 at ${latencyRate} req/s, ÷ passthrough's added p50`,
+    limit: 2,
+    value: (target, round) => {
+      const read = (phases) => phases[`rate${latencyRate}`].serviceMs.p50;
+      return added(target, round, read) / added(baseline, round, read);
+    },
+  },
+  {
+    name: `p99 at ${latencyRate} req/s, minus passthrough's p99 (ms)`,
+    limit: 2,
+    value: (target, round) =>
+      target.rounds[round][`rate${latencyRate}`].serviceMs.p99 -
+      baseline.rounds[round][`rate${latencyRate}`].serviceMs.p99,
+  },
+  {
+    name: 'added stream TTFB p50, ÷ passthrough’s added TTFB',
+    limit: 1.5,
+    value: (target, round) => {
+      const read = (phases) => phases.stream.ttfbMs.p50;
+      return added(target, round, read) / added(baseline, round, read);
+    },
+  },
+];
+
+function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+}
+const format = (value) => (Number.isFinite(value) ? value.toFixed(2) : String(value));
+const targets = Object.keys(raw).filter((name) => name.startsWith('tollgate'));
+const rounds = baseline.rounds.length;
+
+const header = ['goal', 'limit', ...targets.map((name) => `${name} (median; rounds)`), 'met'];
+const lines = [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`];
+let missed = 0;
+for (const goal of goals) {
+  const cells = [];
+  let met = true;
+  for (const name of targets) {
+    // A phase that did not run (a target that failed to start) makes its goal unmet, not a crash.
+    const perRound = Array.from({ length: rounds }, (_, round) => {
+      try {
+        return goal.value(raw[name], round);
+      } catch {
+        return NaN;
+      }
+    });
+    const value = median(perRound);
+    cells.push(`${format(value)} (${perRound.map(format).join(', ')})`);
+    if (name === judged) met = goal.higher ? value >= goal.limit : value <= goal.limit; // NaN: unmet
+  }
+  if (!met) missed += 1;
+  lines.push(
+    `| ${goal.name} | ${goal.higher ? '≥' : '≤'} ${goal.limit} | ${cells.join(' | ')} | ${met ? 'yes' : '**no**'} |`,
+  );
+}
+const figures = (name) => {
+  // A phase where nothing succeeded has no latencies: NaN, printed as such.
+  const round = (read) =>
+    median(
+      raw[name].rounds.map((phases) => {
+        try {
+          return read(phases) ?? NaN;
+        } catch {
+          return NaN;
+        }
+      }),
+    );
+  return `${name}: max ${round((r) => r.max.rps)} req/s, ${name === 'direct' ? '–' : round((r) => r.max.targetCpuUsPerReq)} µs CPU/req, p50/p99 @${latencyRate} ${format(round((r) => r[`rate${latencyRate}`].serviceMs.p50))} / ${format(round((r) => r[`rate${latencyRate}`].serviceMs.p99))} ms, TTFB p50 ${format(round((r) => r.stream.ttfbMs.p50))} ms`;
+};
+console.log(
+  `\nGoals of issue 19 (${rounds} round(s); judged: ${judged}, against node-passthrough of the same round)\n`,
+);
+console.log(lines.join('\n'));
+console.log(`\n${['direct', 'node-passthrough', ...targets].map(figures).join('\n')}`);
+if (reportOnly) console.log(`\n${missed} goal(s) missed — not judged (--report-only)`);
+else if (missed > 0) {
+  console.error(`\n${missed} goal(s) missed`);
+  process.exit(1);
+} else console.log('\nevery goal met');

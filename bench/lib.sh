@@ -1,0 +1,36 @@
+# Shell helpers shared by the benchmark scripts (sourced, not run): one benchmark configuration and
+# one way to fund a key, so that every script measures the same accounted path.
+
+# Writes the benchmark configuration to $1: `gpt-4o-mini` (chat, streaming) and
+# `text-embedding-3-small` routed to the reference harness's mock (127.0.0.1:18000), and every
+# limit that could bind raised (per key, per account, upstream connections per account), so that
+# a figure is the accounted path's and never the fairness rules'. Prints the limits.
+write_bench_config() {
+  cat > "$1" <<JSON
+{
+  "upstreams": { "mock": { "kind": "openai", "base_url": "http://127.0.0.1:18000/v1", "connections": 256,
+                           "connections_per_account": 256 } },
+  "models": [
+    { "id": "gpt-4o-mini", "upstream": "mock", "families": ["chat"], "combinations": [["streaming"]],
+      "prices": { "input_per_million_tokens": 1000000, "output_per_million_tokens": 4000000 } },
+    { "id": "text-embedding-3-small", "upstream": "mock", "families": ["embeddings"],
+      "prices": { "input_per_million_tokens": 100000 } }
+  ],
+  "limits": { "body_bytes": 4194304, "requests_per_minute": 100000000, "concurrent_requests": 100000,
+              "concurrent_requests_per_account": 100000 }
+}
+JSON
+  echo "limits (none binds): $(node -e 'const c=require(process.argv[1]);console.log(JSON.stringify({limits:c.limits,upstream:c.upstreams.mock}))' "$1")"
+}
+
+# Creates an account in the store named by the environment (TOLLGATE_CONFIG, TOLLGATE_DATA_DIR,
+# TOLLGATE_DATABASE_URL), tops it up with the largest single movement the money bounds allow
+# (10^13 micro-yuan), and prints a new service key of it.
+create_funded_key() {
+  local account
+  account=$(node packages/server/bin/tollgate.mjs accounts create --email "bench-$(date +%s%N)@example.test" |
+    node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).id))')
+  node packages/server/bin/tollgate.mjs topup "$account" --amount 10000000000000 --reference bench >/dev/null
+  node packages/server/bin/tollgate.mjs keys create "$account" --kind service --name bench |
+    node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).key))'
+}
