@@ -27,6 +27,7 @@ import { TaskSettlement } from './tasks/task-settlement.js';
 import { TaskStore } from './tasks/task-store.js';
 import { TaskWorker, type WorkerOptions } from './tasks/task-worker.js';
 import { startSimulator } from './simulator/server.js';
+import { startChangeFeed, type CacheChangeHandlers, type ChangeFeed } from './store/change-feed.js';
 import { openStore, type StoreOptions } from './store/database.js';
 import { AccountUsageReader } from './usage/account-usage.js';
 import { RequestListing } from './usage/request-listing.js';
@@ -70,6 +71,8 @@ export interface Services extends AppDeps {
   readonly taskStore: TaskStore;
   /** Not started here: `main.ts` starts it; tests tick it or start it. */
   readonly taskWorker: TaskWorker;
+  /** PostgreSQL: the listener of cache change notices (store/change-feed.ts); SQLite: none. */
+  readonly changeFeed: ChangeFeed | undefined;
   /** Models whose configured prices differ from the store's current version (left unchanged). */
   readonly pricesToSync: readonly PriceWarning[];
   close(): Promise<void>;
@@ -164,6 +167,24 @@ export async function createServices(options: ServiceOptions): Promise<Services>
     );
     closers.push(() => taskWorker.stop());
     const consoleUsers = new ConsoleUsers(store.db, effects);
+    const keys = new KeyService(
+      store.db,
+      clock,
+      ids,
+      config.models.map((model) => model.id),
+      config.key_cache_ttl_ms,
+      (error) => logger.warn({ err: error }, 'last-used update failed'),
+    );
+    const changeFeed =
+      store.dialect === 'postgres'
+        ? await startChangeFeed({
+            url: options.databaseUrl,
+            schema: options.postgresSchema,
+            logger,
+            handlers: cacheChangeHandlers(keys, prices),
+          })
+        : undefined;
+    if (changeFeed !== undefined) closers.push(() => changeFeed.close());
     const services: Services = {
       config,
       store,
@@ -171,14 +192,8 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       ids,
       logger,
       metrics,
-      keys: new KeyService(
-        store.db,
-        clock,
-        ids,
-        config.models.map((model) => model.id),
-        config.key_cache_ttl_ms,
-        (error) => logger.warn({ err: error }, 'last-used update failed'),
-      ),
+      keys,
+      changeFeed,
       accounts: new AccountService(store.db, effects),
       prices,
       catalog,
@@ -240,4 +255,21 @@ export async function createServices(options: ServiceOptions): Promise<Services>
     for (const close of closers.reverse()) await close();
     throw error;
   }
+}
+
+/**
+ * What a change notice makes each cache forget: a key by its hash, a model's current price; a
+ * resync (listening again after a loss) forgets both whole.
+ */
+function cacheChangeHandlers(keys: KeyService, prices: PriceBook): CacheChangeHandlers {
+  return {
+    onChange: (table, key) => {
+      if (table === 'api_keys') keys.forget(key);
+      else if (table === 'model_prices') prices.forget(key);
+    },
+    onResync: () => {
+      keys.forgetAll();
+      prices.forgetAll();
+    },
+  };
 }
