@@ -12,6 +12,7 @@ import { ConsoleSessions } from './console/console-sessions.js';
 import { ConsoleUsers } from './console/console-users.js';
 import { LoginThrottle } from './console/login-throttle.js';
 import type { AppDeps } from './http/deps.js';
+import { Readiness } from './http/readiness.js';
 import { Metrics } from './http/metrics.js';
 import { ModelCatalog } from './models/model-catalog.js';
 import type { GuardedFetchDeps } from './providers/guarded-fetch.js';
@@ -162,6 +163,8 @@ export async function createServices(options: ServiceOptions): Promise<Services>
         perAccount: perAccountConcurrency(config.tasks),
         vanishedAfterMs: config.tasks.vanished_after_ms,
         settlementWindowMs: config.tasks.settlement_window_ms,
+        // A graceful shutdown gives steps in flight the same grace as requests in flight.
+        stopGraceMs: config.server.shutdown_grace_ms,
         ...options.worker,
       },
     );
@@ -239,6 +242,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       assets,
       ...(options.fetchDeps === undefined ? {} : { fetchDeps: options.fetchDeps }),
       consoleUsers,
+      readiness: new Readiness(),
       consoleSessions: new ConsoleSessions(
         store.db,
         effects,

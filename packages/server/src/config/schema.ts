@@ -365,6 +365,13 @@ export const serverSchema = z
      * cookie is always `Secure`. Otherwise it is `Secure` when the request itself came over https.
      */
     console_secure_cookie: z.boolean().default(false),
+    /**
+     * Graceful shutdown (SIGTERM): how long `/readyz` answers 503 while the port still accepts,
+     * so a load balancer that polls it stops routing here before connections are refused.
+     */
+    shutdown_drain_delay_ms: nonNegativeInt.default(0),
+    /** Then how long requests, streams and task steps in flight may take to finish before they are cut off. */
+    shutdown_grace_ms: nonNegativeInt.default(30_000),
   })
   .strict();
 

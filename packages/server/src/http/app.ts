@@ -102,9 +102,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   app.addHook('onRequestAbort', async (request) => request.releaseRateLimit?.());
   // An answer given before the body arrived (401, 413, 415, 429) closes the connection: the rest
-  // of the body would otherwise keep trickling in for as long as the client likes.
+  // of the body would otherwise keep trickling in for as long as the client likes. A draining
+  // instance closes each connection after its answer, so the client's next request goes elsewhere.
   app.addHook('onSend', async (request, reply) => {
-    if (!request.raw.complete) void reply.header('connection', 'close');
+    if (!request.raw.complete || deps.readiness.draining) void reply.header('connection', 'close');
   });
 
   registerOperations(app, deps);
