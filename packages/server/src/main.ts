@@ -11,6 +11,7 @@ import { startSweeper } from './maintenance/sweeper.js';
 import { createServices, defaultDatabaseUrl } from './services.js';
 import { databaseTarget } from './startup/database-target.js';
 import { shutDownGracefully } from './startup/graceful-shutdown.js';
+import { sharedStateWarnings } from './startup/shared-state-warnings.js';
 import { parseLogOptions } from './startup/log-options.js';
 import {
   explainListenError,
@@ -51,6 +52,8 @@ export async function serve(env: NodeJS.ProcessEnv): Promise<void> {
   }).catch((error: unknown) => {
     throw new StartupError(explainServicesError(error, database), { cause: error });
   });
+  for (const warning of sharedStateWarnings(settings.config, services.store.dialect))
+    logger.warn(warning);
   const app = await buildApp(services);
   const sweeper = startSweeper(services, { config: settings.config, logger });
   services.taskWorker.start();
