@@ -93,6 +93,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
   const storeOptions: StoreOptions = {
     url: options.databaseUrl,
     ...(options.postgresSchema === undefined ? {} : { postgresSchema: options.postgresSchema }),
+    namedStatements: options.config.postgres.named_statements,
     onConnectionLost: (error) =>
       logger.warn({ err: error }, 'database connection lost; the pool opens a new one'),
   };

@@ -39,6 +39,7 @@ export class CliContext {
       return openStore({
         url: settings.databaseUrl ?? defaultDatabaseUrl(settings.dataDir),
         checkpointWorker: false,
+        namedStatements: settings.config.postgres.named_statements,
       });
     })();
     return this.opened;

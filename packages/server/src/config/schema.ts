@@ -375,6 +375,18 @@ export const serverSchema = z
   })
   .strict();
 
+/** PostgreSQL connection behaviour (ignored on SQLite). */
+export const postgresSettingsSchema = z
+  .object({
+    /**
+     * Send the hot path's statements as named prepared statements (store/database.ts): faster,
+     * but broken behind PgBouncer in transaction pooling before 1.21, where a connection's
+     * prepared statements do not follow the client. `false` sends every statement unnamed.
+     */
+    named_statements: z.boolean().default(true),
+  })
+  .strict();
+
 /** Where asset bytes live: local files (one instance) or an S3-compatible bucket (shared). */
 export const storageSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('local') }).strict(),
@@ -400,6 +412,7 @@ export const configSchema = z
     limits: limitsSchema.prefault({}),
     server: serverSchema.prefault({}),
     storage: storageSchema.default({ kind: 'local' }),
+    postgres: postgresSettingsSchema.prefault({}),
     /** The task worker, claims and task windows (config/task-engine-schema.ts). */
     tasks: taskEngineSchema.prefault({}),
     /** How long an API key lookup is trusted by other instances (see docs/keys.md). */
