@@ -118,7 +118,15 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       options.redisUrl === undefined
         ? undefined
         : new Redis(options.redisUrl, { lazyConnect: false, maxRetriesPerRequest: 2 });
-    if (redis !== undefined) closers.push(async () => void (await redis.quit()));
+    // Reported where it matters (rate limits fall back, http/plugins/rate-limit.ts); without a
+    // listener ioredis would print every failed reconnection to stderr.
+    redis?.on('error', () => {});
+    // QUIT needs an answer: an unreachable Redis is only disconnected.
+    if (redis !== undefined)
+      closers.push(async () => {
+        if (redis.status === 'ready') await redis.quit();
+        else redis.disconnect();
+      });
     const effects = { clock, ids };
     const assets = createAssetStorage(config.storage, options.assetsDir, options.storageSecrets);
     if (assets.close !== undefined) closers.push(async () => assets.close?.());

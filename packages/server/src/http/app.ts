@@ -119,6 +119,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       concurrencyLeaseMs: deps.config.limits.concurrency_lease_ms,
     },
     deps.redis,
+    warnEvery(10_000, deps.clock, (error) =>
+      deps.logger.warn(
+        { err: error },
+        'Redis unreachable: rate limits count on this instance alone until it answers (money is not affected)',
+      ),
+    ),
   );
   await app.register(async (v1) => {
     requireApiKey(v1, deps.keys);
@@ -157,4 +163,19 @@ function modelLabel(deps: AppDeps, body: unknown): string {
     deps.catalog.models.some((candidate) => candidate.id === model)
     ? model
     : '';
+}
+
+/** `warn`, called at most once per `intervalMs`: a Redis outage must not write a line per request. */
+function warnEvery(
+  intervalMs: number,
+  clock: AppDeps['clock'],
+  warn: (error: unknown) => void,
+): (error: unknown) => void {
+  let last = Number.NEGATIVE_INFINITY;
+  return (error) => {
+    const now = clock.now();
+    if (now - last < intervalMs) return;
+    last = now;
+    warn(error);
+  };
 }
