@@ -58,6 +58,11 @@ export interface ServiceOptions {
   readonly fetchDeps?: GuardedFetchDeps;
   /** Start upstream pools and the simulator (the CLI's money commands need neither). */
   readonly upstreams?: boolean;
+  /**
+   * PostgreSQL: listen for cache change notices (default true). A CLI command, over in moments
+   * and changing what it reads itself, opens no listening connection.
+   */
+  readonly listenForChanges?: boolean;
   /** How upstream sockets are opened (tests inject failures; default: undici's connector). */
   readonly upstreamConnector?: UpstreamConnector;
   /** This instance's name in task leases (default: a fresh id). */
@@ -188,7 +193,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       (error) => logger.warn({ err: error }, 'last-used update failed'),
     );
     const changeFeed =
-      store.dialect === 'postgres'
+      store.dialect === 'postgres' && (options.listenForChanges ?? true)
         ? await startChangeFeed({
             url: options.databaseUrl,
             schema: options.postgresSchema,

@@ -73,6 +73,7 @@ export class CliContext {
         assetsDir: path.join(settings.dataDir, 'assets'),
         storageSecrets: settings.storageSecrets,
         upstreams: false,
+        listenForChanges: false,
       });
     })();
     return this.wired;
