@@ -1,4 +1,5 @@
 import { realpathSync } from 'node:fs';
+import type { Server } from 'node:http';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
@@ -9,6 +10,8 @@ import { createLogger, humanLogLines } from './logger.js';
 import { startSweeper } from './maintenance/sweeper.js';
 import { createServices, defaultDatabaseUrl } from './services.js';
 import { databaseTarget } from './startup/database-target.js';
+import { shutDownGracefully } from './startup/graceful-shutdown.js';
+import { sharedStateWarnings } from './startup/shared-state-warnings.js';
 import { parseLogOptions } from './startup/log-options.js';
 import {
   explainListenError,
@@ -49,6 +52,8 @@ export async function serve(env: NodeJS.ProcessEnv): Promise<void> {
   }).catch((error: unknown) => {
     throw new StartupError(explainServicesError(error, database), { cause: error });
   });
+  for (const warning of sharedStateWarnings(settings.config, services.store.dialect))
+    logger.warn(warning);
   const app = await buildApp(services);
   const sweeper = startSweeper(services, { config: settings.config, logger });
   services.taskWorker.start();
@@ -78,12 +83,43 @@ export async function serve(env: NodeJS.ProcessEnv): Promise<void> {
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
-    logger.info({ signal }, 'shutting down');
-    sweeper.stop();
-    app
-      .close()
-      .then(() => services.close())
-      .then(() => process.exit(0))
+    const times = {
+      drainDelayMs: settings.config.server.shutdown_drain_delay_ms,
+      graceMs: settings.config.server.shutdown_grace_ms,
+    };
+    // `/readyz` says 503 from here on (docs/operations.md, "Graceful shutdown").
+    logger.info({ ...times, signal }, 'shutting down');
+    shutDownGracefully(
+      {
+        drain: () => services.readiness.drain(),
+        stopBackground: async () => {
+          sweeper.stop();
+          await services.taskWorker.stop();
+        },
+        closeServer: async () => {
+          // Node closes the connections idle when closing starts; one whose last answer (a
+          // stream) ends later would stay open for the keep-alive timeout: close those too.
+          const idle = setInterval(() => app.server.closeIdleConnections(), 100);
+          try {
+            await app.close();
+          } finally {
+            clearInterval(idle);
+          }
+        },
+        cutConnections: async () => {
+          const open = await connectionsOf(app.server);
+          app.server.closeAllConnections();
+          return open;
+        },
+        closeServices: () => services.close(),
+      },
+      times,
+      logger,
+    )
+      .then((outcome) => {
+        logger.info({ outcome }, 'shut down');
+        process.exit(0);
+      })
       .catch((error: unknown) => {
         logger.error({ err: error }, 'shutdown failed');
         process.exit(1);
@@ -91,6 +127,11 @@ export async function serve(env: NodeJS.ProcessEnv): Promise<void> {
   };
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));
+}
+
+/** How many connections the server holds open (for the log line of a forced shutdown). */
+function connectionsOf(server: Server): Promise<number> {
+  return new Promise((resolve) => server.getConnections((_error, count) => resolve(count)));
 }
 
 /**

@@ -12,6 +12,7 @@ import { ConsoleSessions } from './console/console-sessions.js';
 import { ConsoleUsers } from './console/console-users.js';
 import { LoginThrottle } from './console/login-throttle.js';
 import type { AppDeps } from './http/deps.js';
+import { Readiness } from './http/readiness.js';
 import { Metrics } from './http/metrics.js';
 import { ModelCatalog } from './models/model-catalog.js';
 import type { GuardedFetchDeps } from './providers/guarded-fetch.js';
@@ -27,6 +28,7 @@ import { TaskSettlement } from './tasks/task-settlement.js';
 import { TaskStore } from './tasks/task-store.js';
 import { TaskWorker, type WorkerOptions } from './tasks/task-worker.js';
 import { startSimulator } from './simulator/server.js';
+import { startChangeFeed, type CacheChangeHandlers, type ChangeFeed } from './store/change-feed.js';
 import { openStore, type StoreOptions } from './store/database.js';
 import { AccountUsageReader } from './usage/account-usage.js';
 import { RequestListing } from './usage/request-listing.js';
@@ -56,6 +58,11 @@ export interface ServiceOptions {
   readonly fetchDeps?: GuardedFetchDeps;
   /** Start upstream pools and the simulator (the CLI's money commands need neither). */
   readonly upstreams?: boolean;
+  /**
+   * PostgreSQL: listen for cache change notices (default true). A CLI command, over in moments
+   * and changing what it reads itself, opens no listening connection.
+   */
+  readonly listenForChanges?: boolean;
   /** How upstream sockets are opened (tests inject failures; default: undici's connector). */
   readonly upstreamConnector?: UpstreamConnector;
   /** This instance's name in task leases (default: a fresh id). */
@@ -70,6 +77,8 @@ export interface Services extends AppDeps {
   readonly taskStore: TaskStore;
   /** Not started here: `main.ts` starts it; tests tick it or start it. */
   readonly taskWorker: TaskWorker;
+  /** PostgreSQL: the listener of cache change notices (store/change-feed.ts); SQLite: none. */
+  readonly changeFeed: ChangeFeed | undefined;
   /** Models whose configured prices differ from the store's current version (left unchanged). */
   readonly pricesToSync: readonly PriceWarning[];
   close(): Promise<void>;
@@ -89,6 +98,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
   const storeOptions: StoreOptions = {
     url: options.databaseUrl,
     ...(options.postgresSchema === undefined ? {} : { postgresSchema: options.postgresSchema }),
+    namedStatements: options.config.postgres.named_statements,
     onConnectionLost: (error) =>
       logger.warn({ err: error }, 'database connection lost; the pool opens a new one'),
   };
@@ -113,7 +123,15 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       options.redisUrl === undefined
         ? undefined
         : new Redis(options.redisUrl, { lazyConnect: false, maxRetriesPerRequest: 2 });
-    if (redis !== undefined) closers.push(async () => void (await redis.quit()));
+    // Reported where it matters (rate limits fall back, http/plugins/rate-limit.ts); without a
+    // listener ioredis would print every failed reconnection to stderr.
+    redis?.on('error', () => {});
+    // QUIT needs an answer: an unreachable Redis is only disconnected.
+    if (redis !== undefined)
+      closers.push(async () => {
+        if (redis.status === 'ready') await redis.quit();
+        else redis.disconnect();
+      });
     const effects = { clock, ids };
     const assets = createAssetStorage(config.storage, options.assetsDir, options.storageSecrets);
     if (assets.close !== undefined) closers.push(async () => assets.close?.());
@@ -159,11 +177,31 @@ export async function createServices(options: ServiceOptions): Promise<Services>
         perAccount: perAccountConcurrency(config.tasks),
         vanishedAfterMs: config.tasks.vanished_after_ms,
         settlementWindowMs: config.tasks.settlement_window_ms,
+        // A graceful shutdown gives steps in flight the same grace as requests in flight.
+        stopGraceMs: config.server.shutdown_grace_ms,
         ...options.worker,
       },
     );
     closers.push(() => taskWorker.stop());
     const consoleUsers = new ConsoleUsers(store.db, effects);
+    const keys = new KeyService(
+      store.db,
+      clock,
+      ids,
+      config.models.map((model) => model.id),
+      config.key_cache_ttl_ms,
+      (error) => logger.warn({ err: error }, 'last-used update failed'),
+    );
+    const changeFeed =
+      store.dialect === 'postgres' && (options.listenForChanges ?? true)
+        ? await startChangeFeed({
+            url: options.databaseUrl,
+            schema: options.postgresSchema,
+            logger,
+            handlers: cacheChangeHandlers(keys, prices),
+          })
+        : undefined;
+    if (changeFeed !== undefined) closers.push(() => changeFeed.close());
     const services: Services = {
       config,
       store,
@@ -171,14 +209,8 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       ids,
       logger,
       metrics,
-      keys: new KeyService(
-        store.db,
-        clock,
-        ids,
-        config.models.map((model) => model.id),
-        config.key_cache_ttl_ms,
-        (error) => logger.warn({ err: error }, 'last-used update failed'),
-      ),
+      keys,
+      changeFeed,
       accounts: new AccountService(store.db, effects),
       prices,
       catalog,
@@ -224,6 +256,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       assets,
       ...(options.fetchDeps === undefined ? {} : { fetchDeps: options.fetchDeps }),
       consoleUsers,
+      readiness: new Readiness(),
       consoleSessions: new ConsoleSessions(
         store.db,
         effects,
@@ -240,4 +273,21 @@ export async function createServices(options: ServiceOptions): Promise<Services>
     for (const close of closers.reverse()) await close();
     throw error;
   }
+}
+
+/**
+ * What a change notice makes each cache forget: a key by its hash, a model's current price; a
+ * resync (listening again after a loss) forgets both whole.
+ */
+function cacheChangeHandlers(keys: KeyService, prices: PriceBook): CacheChangeHandlers {
+  return {
+    onChange: (table, key) => {
+      if (table === 'api_keys') keys.forget(key);
+      else if (table === 'model_prices') prices.forget(key);
+    },
+    onResync: () => {
+      keys.forgetAll();
+      prices.forgetAll();
+    },
+  };
 }

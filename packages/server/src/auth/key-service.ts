@@ -59,6 +59,9 @@ type CachedKey =
 /** The longest an old key keeps working after a rotation. */
 const MAX_ROTATION_OVERLAP_SECONDS = 7 * 24 * 3600;
 
+/** Keys remembered in memory at most (authentications and last-used writes each). */
+const MAX_CACHED_KEYS = 50_000;
+
 /** Last-used times are written at most this often per key, off the request path. */
 const LAST_USED_WRITE_INTERVAL_MS = 60_000;
 
@@ -67,12 +70,15 @@ const LAST_USED_WRITE_INTERVAL_MS = 60_000;
  * Authentication is served from an in-memory cache keyed by the key's hash, so the hot path
  * costs no database round trip. Expiry is checked against the clock on every request (exact
  * everywhere). A disable takes effect at once on the instance that made it (the entry is
- * evicted) and within `cacheTtlMs` on every other instance. Unknown keys are cached too
- * (negative entries), so a flood of made-up but well-formed keys cannot hammer the database.
+ * evicted); on PostgreSQL every other instance is told by the database's change notice
+ * (store/change-feed.ts calls `forget`) within about a second, and `cacheTtlMs` bounds it when
+ * no notice arrives. Unknown keys are cached too (negative entries), so a flood of made-up but
+ * well-formed keys cannot hammer the database.
  */
 export class KeyService {
   private readonly cache: LRUCache<string, { value: CachedKey }>;
-  private readonly lastUsedWritten = new Map<string, number>();
+  /** When each key's last use was last written; bounded like the cache (a forgotten key is written again). */
+  private readonly lastUsedWritten = new LRUCache<string, number>({ max: MAX_CACHED_KEYS });
   private readonly knownModels: ReadonlySet<string>;
 
   /** `modelIds`: the configured models, the only ids an allowlist (`models`) may name. */
@@ -85,7 +91,11 @@ export class KeyService {
     private readonly onBackgroundError: (error: unknown) => void = () => {},
   ) {
     this.knownModels = new Set(modelIds);
-    this.cache = new LRUCache({ max: 50_000, ttl: Math.max(cacheTtlMs, 1), ttlAutopurge: false });
+    this.cache = new LRUCache({
+      max: MAX_CACHED_KEYS,
+      ttl: Math.max(cacheTtlMs, 1),
+      ttlAutopurge: false,
+    });
   }
 
   /**
@@ -237,6 +247,16 @@ export class KeyService {
     if (row === undefined) throw notFound('api key');
     this.cache.delete(row.key_hash);
     return keyView(row);
+  }
+
+  /** Another writer changed the key with this hash (a change notice): read it again next time. */
+  forget(keyHash: string): void {
+    this.cache.delete(keyHash);
+  }
+
+  /** Change notices may have been missed: read every key again. */
+  forgetAll(): void {
+    this.cache.clear();
   }
 
   async list(accountId: string): Promise<KeyView[]> {

@@ -49,8 +49,9 @@ export type UnreadablePriceReport = (priceVersion: string, problem: string) => v
  * version is added only by an admin change (`set`) or an explicit `tollgate prices sync`
  * (`syncFromConfig`); starting an instance only seeds version 1 of a model the store has no
  * version of (`seedMissing`), and never adds or reverts anything else. Reads are served from
- * memory and refreshed after `ttlMs`, so another instance's change is seen within that delay;
- * the instance that made it sees it at once. Every row is parsed with the schema that wrote it:
+ * memory and refreshed after `ttlMs`; the instance that made a change sees it at once, and on
+ * PostgreSQL every other one is told by the database's change notice (`forget`, from
+ * store/change-feed.ts) within about a second, `ttlMs` bounding it when no notice arrives. Every row is parsed with the schema that wrote it:
  * an unreadable row prices nothing (503 MODEL_UNAVAILABLE, reported to the operator).
  */
 export class PriceBook {
@@ -205,6 +206,16 @@ export class PriceBook {
     const entry = this.toEntry(row);
     this.current.set(model, { entry, fetchedAt });
     return entry;
+  }
+
+  /** A new version of `model` was stored elsewhere (a change notice): read it again next time. */
+  forget(model: string): void {
+    this.current.delete(model);
+  }
+
+  /** Change notices may have been missed: read every price again. */
+  forgetAll(): void {
+    this.current.clear();
   }
 
   /**

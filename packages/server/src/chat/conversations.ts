@@ -6,12 +6,16 @@ import type { Clock } from '../util/effects.js';
 /**
  * Conversations (`conversation_id` on chat): a conversation belongs to the key that opened it,
  * and runs one turn at a time. The turn is marked with a guarded update, so two concurrent turns
- * cannot both start.
+ * cannot both start. A turn whose instance died (kill -9, a lost host) never ends itself; the
+ * next turn takes it over once it is over by other evidence: its request record has left
+ * `processing` (it finished, or the sweeper moved it to `submission_unknown` after the stale
+ * age), or it has no record at all and began more than `abandonedAfterMs` (the stale age) ago.
  */
 export class Conversations {
   constructor(
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,
+    private readonly abandonedAfterMs: number,
   ) {}
 
   /** Marks `requestId` as the turn in flight, or throws the 409 that says why it cannot start. */
@@ -42,6 +46,9 @@ export class Conversations {
       .select(['key_id', 'pending_request_id'])
       .where('id', '=', conversationId)
       .executeTakeFirst();
+    if (existing?.key_id === keyId && existing.pending_request_id !== null) {
+      if (await this.takeOver(conversationId, existing.pending_request_id, requestId, now)) return;
+    }
     if (existing !== undefined && existing.key_id !== keyId) {
       throw new ApiError(
         'CONVERSATION_KEY_MISMATCH',
@@ -54,6 +61,47 @@ export class Conversations {
       `the previous turn of this conversation (${existing?.pending_request_id ?? 'unknown'}) is still running; read it with GET /v1/requests/{id}`,
       'conversation_id',
     );
+  }
+
+  /**
+   * Takes over the turn `abandoned` if it is over (class comment), in one guarded update: only
+   * while `abandoned` is still the turn in flight, so two takeovers cannot both succeed.
+   */
+  private async takeOver(
+    conversationId: string,
+    abandoned: string,
+    requestId: string,
+    now: number,
+  ): Promise<boolean> {
+    const taken = await this.db
+      .updateTable('conversations')
+      .set({ pending_request_id: requestId, updated_at: now })
+      .where('id', '=', conversationId)
+      .where('pending_request_id', '=', abandoned)
+      .where((eb) =>
+        eb.or([
+          eb.exists(
+            eb
+              .selectFrom('requests')
+              .select('requests.id')
+              .where('requests.id', '=', abandoned)
+              .where('requests.status', '!=', 'processing'),
+          ),
+          eb.and([
+            eb.not(
+              eb.exists(
+                eb
+                  .selectFrom('requests')
+                  .select('requests.id')
+                  .where('requests.id', '=', abandoned),
+              ),
+            ),
+            eb('conversations.updated_at', '<', now - this.abandonedAfterMs),
+          ]),
+        ]),
+      )
+      .executeTakeFirst();
+    return taken.numUpdatedRows === 1n;
   }
 
   /** Ends the turn `requestId` started (and only that one). */

@@ -163,9 +163,8 @@ export const COMMAND_GROUPS: Readonly<Record<string, CommandGroup>> = {
           import('../billing/ledger-check.js'),
           context.store(),
         ]);
-        // A request in flight between two reads can look like a difference: check twice.
-        let report = await checkLedger(store.db);
-        if (!report.ok) report = await checkLedger(store.db);
+        // One snapshot (billing/ledger-check.ts): a violation is real, never a request in flight.
+        const report = await checkLedger(store.db);
         return { body: report, exitCode: report.ok ? 0 : 1 };
       },
     },

@@ -39,6 +39,7 @@ export class CliContext {
       return openStore({
         url: settings.databaseUrl ?? defaultDatabaseUrl(settings.dataDir),
         checkpointWorker: false,
+        namedStatements: settings.config.postgres.named_statements,
       });
     })();
     return this.opened;
@@ -72,6 +73,7 @@ export class CliContext {
         assetsDir: path.join(settings.dataDir, 'assets'),
         storageSecrets: settings.storageSecrets,
         upstreams: false,
+        listenForChanges: false,
       });
     })();
     return this.wired;

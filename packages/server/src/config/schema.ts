@@ -365,6 +365,25 @@ export const serverSchema = z
      * cookie is always `Secure`. Otherwise it is `Secure` when the request itself came over https.
      */
     console_secure_cookie: z.boolean().default(false),
+    /**
+     * Graceful shutdown (SIGTERM): how long `/readyz` answers 503 while the port still accepts,
+     * so a load balancer that polls it stops routing here before connections are refused.
+     */
+    shutdown_drain_delay_ms: nonNegativeInt.default(0),
+    /** Then how long requests, streams and task steps in flight may take to finish before they are cut off. */
+    shutdown_grace_ms: nonNegativeInt.default(30_000),
+  })
+  .strict();
+
+/** PostgreSQL connection behaviour (ignored on SQLite). */
+export const postgresSettingsSchema = z
+  .object({
+    /**
+     * Send the hot path's statements as named prepared statements (store/database.ts): faster,
+     * but broken behind PgBouncer in transaction pooling before 1.21, where a connection's
+     * prepared statements do not follow the client. `false` sends every statement unnamed.
+     */
+    named_statements: z.boolean().default(true),
   })
   .strict();
 
@@ -393,6 +412,7 @@ export const configSchema = z
     limits: limitsSchema.prefault({}),
     server: serverSchema.prefault({}),
     storage: storageSchema.default({ kind: 'local' }),
+    postgres: postgresSettingsSchema.prefault({}),
     /** The task worker, claims and task windows (config/task-engine-schema.ts). */
     tasks: taskEngineSchema.prefault({}),
     /** How long an API key lookup is trusted by other instances (see docs/keys.md). */

@@ -102,9 +102,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   app.addHook('onRequestAbort', async (request) => request.releaseRateLimit?.());
   // An answer given before the body arrived (401, 413, 415, 429) closes the connection: the rest
-  // of the body would otherwise keep trickling in for as long as the client likes.
+  // of the body would otherwise keep trickling in for as long as the client likes. A draining
+  // instance closes each connection after its answer, so the client's next request goes elsewhere.
   app.addHook('onSend', async (request, reply) => {
-    if (!request.raw.complete) void reply.header('connection', 'close');
+    if (!request.raw.complete || deps.readiness.draining) void reply.header('connection', 'close');
   });
 
   registerOperations(app, deps);
@@ -118,6 +119,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       concurrencyLeaseMs: deps.config.limits.concurrency_lease_ms,
     },
     deps.redis,
+    warnEvery(10_000, deps.clock, (error) =>
+      deps.logger.warn(
+        { err: error },
+        'Redis unreachable: rate limits count on this instance alone until it answers (money is not affected)',
+      ),
+    ),
   );
   await app.register(async (v1) => {
     requireApiKey(v1, deps.keys);
@@ -156,4 +163,19 @@ function modelLabel(deps: AppDeps, body: unknown): string {
     deps.catalog.models.some((candidate) => candidate.id === model)
     ? model
     : '';
+}
+
+/** `warn`, called at most once per `intervalMs`: a Redis outage must not write a line per request. */
+function warnEvery(
+  intervalMs: number,
+  clock: AppDeps['clock'],
+  warn: (error: unknown) => void,
+): (error: unknown) => void {
+  let last = Number.NEGATIVE_INFINITY;
+  return (error) => {
+    const now = clock.now();
+    if (now - last < intervalMs) return;
+    last = now;
+    warn(error);
+  };
 }

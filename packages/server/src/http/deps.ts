@@ -23,6 +23,7 @@ import type { RequestListing } from '../usage/request-listing.js';
 import type { Statements } from '../usage/statement.js';
 import type { Clock, IdGenerator } from '../util/effects.js';
 import type { Metrics } from './metrics.js';
+import type { Readiness } from './readiness.js';
 
 /** Everything the HTTP app needs, built by `createServices` (or by a test). */
 export interface AppDeps {
@@ -62,4 +63,6 @@ export interface AppDeps {
   readonly consoleSessions: ConsoleSessions;
   /** Where the built console is (default: packages/console/dist). */
   readonly consoleDir?: string;
+  /** Turned to draining by a graceful shutdown: `/readyz` 503 (http/readiness.ts). */
+  readonly readiness: Readiness;
 }

@@ -37,6 +37,11 @@ export interface StoreOptions {
    * out of the pool; the work on it failed with an error of its own.
    */
   readonly onConnectionLost?: (error: Error) => void;
+  /**
+   * PostgreSQL only: prepare the hot path's statements by name (default true); `false` for
+   * PgBouncer in transaction pooling before 1.21 (configuration `postgres.named_statements`).
+   */
+  readonly namedStatements?: boolean;
 }
 
 const INT8_OID = 20;
@@ -140,7 +145,7 @@ async function openPostgres(
     types: { getTypeParser: bigintAsNumber(pg.types) },
   });
   surviveConnectionLoss(pool, options.onConnectionLost ?? (() => {}));
-  prepareHotStatementsByName(pool);
+  if (options.namedStatements ?? true) prepareHotStatementsByName(pool);
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   // The migrations run on the same pool through a dialect whose introspection looks at one
   // schema only (store/migration-dialect.ts); never destroyed itself: that would end the pool.

@@ -10,6 +10,7 @@ import {
   configSchema,
   limitsSchema,
   modelSchema,
+  postgresSettingsSchema,
   serverSchema,
   timeoutsSchema,
   upstreamSchema,
@@ -114,6 +115,7 @@ describe('docs/configuration.md names every configuration field', () => {
     'models[]': modelSchema.shape,
     limits: limitsSchema.shape,
     server: serverSchema.shape,
+    postgres: postgresSettingsSchema.shape,
   };
   it.each(Object.entries(sections))('%s', (_section, shape) => {
     // Written as `field` or as the end of a dotted path (`models[].field`).

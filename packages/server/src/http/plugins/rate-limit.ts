@@ -32,34 +32,68 @@ export interface RateLimitSubject {
  * and requests in flight at once; and requests in flight per account, so that an account cannot
  * multiply its share by creating keys. In memory per instance, or shared through Redis when
  * configured (concurrency slots as leases that a dead instance cannot keep: shared-slots.ts).
- * Redis only counts; it never decides money.
+ * Redis only counts; it never decides money. While Redis is unreachable (not connected, or a
+ * command fails) each request is counted by this instance alone, as without Redis, and
+ * `onSharedUnavailable` is told: requests keep being served and billed as ever, the limits
+ * being per instance meanwhile (docs/operations.md, "Several instances").
  */
 export class RateLimits {
-  private readonly perMinute: RateLimiterAbstract;
+  private readonly localPerMinute: RateLimiterAbstract;
   private readonly inFlight = new Map<string, number>();
-  private readonly shared: SharedSlots | undefined;
+  private readonly shared:
+    { redis: Redis; perMinute: RateLimiterAbstract; slots: SharedSlots } | undefined;
 
   constructor(
     private readonly settings: RateLimitSettings,
     redis: Redis | undefined,
+    private readonly onSharedUnavailable: (error: unknown) => void = () => {},
   ) {
-    this.perMinute =
-      redis === undefined
-        ? new RateLimiterMemory({ points: settings.requestsPerMinute, duration: 60 })
-        : new RateLimiterRedis({
-            storeClient: redis,
-            points: settings.requestsPerMinute,
-            duration: 60,
-            keyPrefix: 'tollgate:rpm',
-          });
+    this.localPerMinute = new RateLimiterMemory({
+      points: settings.requestsPerMinute,
+      duration: 60,
+    });
     this.shared =
-      redis === undefined ? undefined : new SharedSlots(redis, settings.concurrencyLeaseMs);
+      redis === undefined
+        ? undefined
+        : {
+            redis,
+            perMinute: new RateLimiterRedis({
+              storeClient: redis,
+              points: settings.requestsPerMinute,
+              duration: 60,
+              keyPrefix: 'tollgate:rpm',
+            }),
+            slots: new SharedSlots(redis, settings.concurrencyLeaseMs),
+          };
   }
 
   /** Takes one request slot and the key's and the account's concurrency slots; returns the function that frees them. */
   async acquire(subject: RateLimitSubject): Promise<() => void> {
+    const shared = this.shared;
+    if (shared !== undefined) {
+      // Known lost (ioredis reconnecting): counted here at once, rather than waiting on its
+      // retries. Still connecting (a start): its commands wait for the connection.
+      if (LOST.has(shared.redis.status))
+        this.onSharedUnavailable(new Error(`Redis is ${shared.redis.status}`));
+      else
+        try {
+          await this.consumeMinute(shared.perMinute, subject);
+          return await this.takeShared(shared.slots, this.slotsOf(subject));
+        } catch (error) {
+          if (error instanceof ApiError) throw error;
+          this.onSharedUnavailable(error);
+        }
+    }
+    await this.consumeMinute(this.localPerMinute, subject);
+    return this.takeLocal(this.slotsOf(subject));
+  }
+
+  private async consumeMinute(
+    limiter: RateLimiterAbstract,
+    subject: RateLimitSubject,
+  ): Promise<void> {
     try {
-      await this.perMinute.consume(subject.keyId);
+      await limiter.consume(subject.keyId);
     } catch (rejection) {
       if (rejection instanceof RateLimiterRes)
         throw rateLimited(
@@ -68,7 +102,10 @@ export class RateLimits {
         );
       throw rejection;
     }
-    const slots: Slot[] = [
+  }
+
+  private slotsOf(subject: RateLimitSubject): Slot[] {
+    return [
       {
         counter: `key:${subject.keyId}`,
         limit: this.settings.concurrentRequests,
@@ -80,7 +117,6 @@ export class RateLimits {
         scope: "for this API key's account (all its keys together)",
       },
     ];
-    return this.shared === undefined ? this.takeLocal(slots) : this.takeShared(this.shared, slots);
   }
 
   /** Takes every slot or none (nothing else runs in between: one event-loop turn). */
@@ -112,6 +148,9 @@ export class RateLimits {
     return result.release;
   }
 }
+
+/** ioredis states in which the connection is known to be gone. */
+const LOST: ReadonlySet<string> = new Set(['reconnecting', 'close', 'end']);
 
 /** One concurrency counter a request holds while it runs. */
 interface Slot {

@@ -15,6 +15,7 @@ import type { AppDeps } from '../deps.js';
 import { upstreamCaller } from '../upstream-caller.js';
 import { principalOf } from '../plugins/authenticate.js';
 import { openAiUsage, runStreamedChat, usageFields } from '../streamed-chat.js';
+import { staleAfterMs } from '../../maintenance/sweeper.js';
 
 /**
  * `POST /v1/chat/completions`, OpenAI-compatible: validation, enabled combinations, OCR rules,
@@ -22,7 +23,7 @@ import { openAiUsage, runStreamedChat, usageFields } from '../streamed-chat.js';
  * receives the caller's messages untouched, with the output cap that was held.
  */
 export function registerChat(scope: FastifyInstance, deps: AppDeps): void {
-  const conversations = new Conversations(deps.store.db, deps.clock);
+  const conversations = new Conversations(deps.store.db, deps.clock, staleAfterMs(deps.config));
   scope.post('/v1/chat/completions', async (request, reply) => {
     readIdempotencyKey(request.headers);
     const principal = principalOf(request);

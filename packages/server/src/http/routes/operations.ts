@@ -15,6 +15,8 @@ export function registerOperations(app: FastifyInstance, deps: AppDeps): void {
   const hide = { schema: { hide: true } };
   app.get('/healthz', hide, async () => ({ status: 'ok' }));
   app.get('/readyz', hide, async (_request, reply) => {
+    if (deps.readiness.draining)
+      return reply.code(503).send({ status: 'draining', database: deps.store.dialect });
     try {
       await sql`select 1`.execute(deps.store.db);
       return { status: 'ready', database: deps.store.dialect };
