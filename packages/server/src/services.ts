@@ -230,8 +230,12 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       taskStore,
       taskWorker,
       pricesToSync,
-      settlements: new SettlementService(store.db, effects, requests.records, requests, (kind, id) =>
-        taskFamilies.of(kind).path(id),
+      settlements: new SettlementService(
+        store.db,
+        effects,
+        requests.records,
+        requests,
+        (kind, id) => taskFamilies.of(kind).path(id),
       ),
       usageReviews: new UsageReviewService(store.db, clock, requests.records),
       requestListing: new RequestListing(store.db),

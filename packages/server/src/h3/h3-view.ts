@@ -1,12 +1,7 @@
 import type { H3Task } from '@tollgate/protocol';
 import type { TaskRow } from '../tasks/task-store.js';
 import { outputsOf } from '../tasks/task-stored-json.js';
-import {
-  taskBillingOf,
-  taskEndingOf,
-  taskQuoteOf,
-  taskSettlementOf,
-} from '../tasks/task-view.js';
+import { taskBillingOf, taskEndingOf, taskQuoteOf, taskSettlementOf } from '../tasks/task-view.js';
 import type { H3StoredInput } from './h3-stored-input.js';
 
 /** Where an H3 task lives on the wire. */

@@ -91,15 +91,17 @@ export class TaskFamilies {
   }
 
   register<Input>(family: TaskFamily<Input>): this {
-    if (this.byKind.has(family.kind)) throw new Error(`task family ${family.kind} registered twice`);
-    this.byKind.set(family.kind, family as unknown as TaskFamily);
+    if (this.byKind.has(family.kind))
+      throw new Error(`task family ${family.kind} registered twice`);
+    this.byKind.set(family.kind, family);
     return this;
   }
 
   /** The family of a kind; a row of an unknown kind is a stored row no family can read. */
   of(kind: string): TaskFamily {
     const family = this.byKind.get(kind);
-    if (family === undefined) throw new CorruptTaskRow(`no task family is registered for kind ${kind}`);
+    if (family === undefined)
+      throw new CorruptTaskRow(`no task family is registered for kind ${kind}`);
     return family;
   }
 

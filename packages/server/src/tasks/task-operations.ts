@@ -112,7 +112,10 @@ export class TaskOperations {
       if (typeof filter.accountId !== 'string') throw invalidInput('account_id', 'must be an id');
       query = query.where('account_id', '=', filter.accountId);
     }
-    return { object: 'list' as const, data: (await query.execute()).map((row) => operatorTaskView(this.deps.families, row)) };
+    return {
+      object: 'list' as const,
+      data: (await query.execute()).map((row) => operatorTaskView(this.deps.families, row)),
+    };
   }
 
   async show(id: string) {

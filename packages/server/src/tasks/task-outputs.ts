@@ -55,7 +55,10 @@ export async function storeOutputs(
  * A report of seconds cut to the stored files' own duration when that is shorter (a caller
  * never pays for seconds it cannot play): the `deliveredReport` of families that deliver video.
  */
-export function secondsStored(report: DeliveryReport, stored: readonly AssetTable[]): DeliveryReport {
+export function secondsStored(
+  report: DeliveryReport,
+  stored: readonly AssetTable[],
+): DeliveryReport {
   const seconds = stored.reduce((sum, asset) => sum + (asset.duration_ms ?? 0) / 1000, 0);
   return {
     ...report,

@@ -1,9 +1,4 @@
-import type {
-  TaskBilling,
-  TaskQuote,
-  TaskResolution,
-  TaskSettlement,
-} from '@tollgate/protocol';
+import type { TaskBilling, TaskQuote, TaskResolution, TaskSettlement } from '@tollgate/protocol';
 import type { TaskRow } from './task-store.js';
 import { actualLineItemsOf, quotedLineItemsOf } from './task-stored-json.js';
 
