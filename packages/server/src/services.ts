@@ -23,7 +23,12 @@ import { SettlementService } from './requests/settlement-service.js';
 import { UsageReviewService } from './requests/usage-review-service.js';
 import { TaskOperations } from './tasks/task-operations.js';
 import { H3Service } from './h3/h3-service.js';
-import { TaskService } from './tasks/task-service.js';
+import { TaskService } from './families/media/media-task-service.js';
+import { imageFamily } from './families/media/image-family.js';
+import { videoFamily } from './families/media/video-family.js';
+import { h3Family } from './h3/h3-family.js';
+import { TaskFamilies } from './tasks/task-family.js';
+import { TaskReads } from './tasks/task-reads.js';
 import { TaskSettlement } from './tasks/task-settlement.js';
 import { TaskStore } from './tasks/task-store.js';
 import { TaskWorker, type WorkerOptions } from './tasks/task-worker.js';
@@ -158,11 +163,15 @@ export async function createServices(options: ServiceOptions): Promise<Services>
     const catalog = new ModelCatalog(config.models, prices);
     const taskStore = new TaskStore(store.db, store.dialect);
     metrics.countTasks = () => taskStore.countByStatus();
+    // Every task family of this instance: the kernel (tasks/) knows them only through this.
+    const taskFamilies = new TaskFamilies([imageFamily, videoFamily, h3Family]);
+    const taskReads = new TaskReads({ db: store.db, tasks: taskStore, families: taskFamilies });
     const taskWorker = new TaskWorker(
       {
         db: store.db,
         tasks: taskStore,
         providers,
+        families: taskFamilies,
         prices,
         storage: assets,
         effects,
@@ -218,6 +227,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       tasks: new TaskService({
         db: store.db,
         tasks: taskStore,
+        reads: taskReads,
         requests,
         prices,
         catalog,
@@ -237,14 +247,28 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       taskSettlement: new TaskSettlement({
         db: store.db,
         tasks: taskStore,
+        families: taskFamilies,
         requests,
         effects,
       }),
-      taskOperations: new TaskOperations({ db: store.db, tasks: taskStore, effects }),
+      taskOperations: new TaskOperations({
+        db: store.db,
+        tasks: taskStore,
+        families: taskFamilies,
+        effects,
+      }),
+      taskFamilies,
+      taskReads,
       taskStore,
       taskWorker,
       pricesToSync,
-      settlements: new SettlementService(store.db, effects, requests.records, requests),
+      settlements: new SettlementService(
+        store.db,
+        effects,
+        requests.records,
+        requests,
+        (kind, id) => taskFamilies.of(kind).path(id),
+      ),
       usageReviews: new UsageReviewService(store.db, clock, requests.records),
       requestListing: new RequestListing(store.db),
       accountUsage: new AccountUsageReader(store.db),

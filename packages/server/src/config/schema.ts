@@ -47,6 +47,13 @@ export const upstreamSchema = z
     connections_per_account: positiveInt.optional(),
     /** Longest wait for an upstream connection before the request fails unsent (503). */
     queue_timeout_ms: positiveInt.default(30_000),
+    /**
+     * Whether the task adapters may look an unanswered submission up, read-only, by the
+     * idempotency key it was sent with (`GET …?idempotency_key=`: videos, H3). Only an upstream
+     * that offers that can say yes; default: the simulator yes, others no (such a task waits for
+     * an operator). See taskLookupOf.
+     */
+    task_lookup: z.boolean().optional(),
   })
   .strict()
   .superRefine((upstream, context) => {
@@ -456,6 +463,10 @@ export type ConfigFile = z.input<typeof configSchema>;
 export type Config = z.output<typeof configSchema>;
 export type ModelConfig = z.output<typeof modelSchema>;
 export type UpstreamConfig = z.output<typeof upstreamSchema>;
+
+/** Whether an upstream's task adapters look unanswered submissions up (`task_lookup`, default per kind). */
+export const taskLookupOf = (upstream: Pick<UpstreamConfig, 'kind' | 'task_lookup'>): boolean =>
+  upstream.task_lookup ?? upstream.kind === 'simulator';
 export type TokenPrices = z.output<typeof tokenPricesSchema>;
 export type TaskPrices = z.output<typeof taskPricesSchema>;
 export type ModelPrices = z.output<typeof modelPricesSchema>;

@@ -15,7 +15,7 @@ import type { ModelCatalog } from '../models/model-catalog.js';
 import type { Claim, RequestIdentity, RequestService } from '../requests/request-service.js';
 import type { Database } from '../store/schema.js';
 import { newTaskRow } from '../tasks/task-row.js';
-import { taskNotFound } from '../tasks/task-service.js';
+import { taskNotFound } from '../tasks/task-reads.js';
 import type { TaskStore } from '../tasks/task-store.js';
 import type { TaskWorker } from '../tasks/task-worker.js';
 import type { Clock, IdGenerator } from '../util/effects.js';
@@ -23,7 +23,7 @@ import { h3ClosedReasons } from './h3-closed.js';
 import type { H3Request } from './h3-input.js';
 import { readH3Media, type H3Media } from './h3-media.js';
 import { storedH3Input, type H3StoredInput } from './h3-stored-input.js';
-import { h3TaskView } from './h3-view.js';
+import { h3View } from './h3-family.js';
 
 /** Shortest time between two refreshes of one task that ask the upstream. */
 export const REFRESH_INTERVAL_MS = 2_000;
@@ -183,14 +183,14 @@ export class H3Service {
           now: this.deps.clock.now(),
         });
         await this.deps.tasks.insert(trx, row);
-        return { status: 202, body: h3TaskView(row), taskId };
+        return { status: 202, body: h3View(row), taskId };
       },
     );
   }
 
   /** The stored task, by its creating key only (everyone else: the 404 of a missing id). */
   async read(principal: Principal, id: string): Promise<H3Task> {
-    return h3TaskView(await this.owned(principal, id));
+    return h3View(await this.owned(principal, id));
   }
 
   /**

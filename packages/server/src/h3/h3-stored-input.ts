@@ -1,30 +1,61 @@
-import type { H3Action, H3Role } from '@tollgate/protocol';
+import { z } from 'zod';
 import type { H3Pricing } from '../billing/h3-pricing.js';
 import type { ModelConfig } from '../config/schema.js';
 import type { H3Request } from './h3-input.js';
 import type { H3Media } from './h3-media.js';
 
+const pricingSchema = z.discriminatedUnion('action', [
+  z.strictObject({
+    action: z.enum(['generate', 'regenerate']),
+    resolution: z.string().min(1),
+    generateAudio: z.boolean(),
+    duration: z.number().int().min(0),
+    referenceImages: z.number().int().min(0),
+    inputAudioMs: z.number().min(0),
+    inputVideoMs: z.number().min(0),
+  }),
+  z.strictObject({
+    action: z.literal('understand'),
+    maxInputTokens: z.number().int().min(0),
+    maxOutputTokens: z.number().int().min(0),
+  }),
+]) satisfies z.ZodType<H3Pricing>;
+
 /**
  * An H3 task's input as stored at submission (`tasks.input`): what the upstream is sent, and
  * what it was priced on (`pricing`: the measured media and the worst cases held), so the bill is
- * computed from the same numbers as the quote.
+ * computed from the same numbers as the quote. Parsed back with this schema wherever it is read
+ * (h3-family.ts): a row that does not match stops for an operator, it is never priced.
  */
-export interface H3StoredInput {
-  readonly action: H3Action;
-  readonly upstreamModel: string;
-  readonly digest: string;
-  readonly prompt?: string;
-  readonly resolution?: string;
-  readonly ratio?: string;
-  readonly duration: number;
-  readonly generateAudio: boolean;
-  readonly watermark: boolean;
-  readonly references: readonly { readonly assetId: string; readonly role: H3Role }[];
-  readonly sourceTaskId?: string;
+export const h3StoredInputSchema = z.strictObject({
+  action: z.enum(['generate', 'regenerate', 'understand']),
+  upstreamModel: z.string().min(1),
+  digest: z.string().min(1),
+  prompt: z.string().optional(),
+  resolution: z.string().optional(),
+  ratio: z.string().optional(),
+  duration: z.number().int().min(0),
+  generateAudio: z.boolean(),
+  watermark: z.boolean(),
+  references: z.array(
+    z.strictObject({
+      assetId: z.string().min(1),
+      role: z.enum([
+        'first_frame',
+        'last_frame',
+        'reference_image',
+        'reference_video',
+        'reference_audio',
+      ]),
+    }),
+  ),
+  sourceTaskId: z.string().optional(),
   /** The source task's delivered video, sent upstream as the `reference_video`. */
-  readonly sourceAssetId?: string;
-  readonly pricing: H3Pricing;
-}
+  sourceAssetId: z.string().optional(),
+  pricing: pricingSchema,
+});
+
+export type H3StoredInput = z.infer<typeof h3StoredInputSchema>;
 
 /** Ratio of a video action that names none. */
 export const DEFAULT_RATIO = '16:9';

@@ -1,6 +1,6 @@
 import type { H3TaskInput } from '../providers/task-provider.js';
 import { readTaskAssets } from '../tasks/task-assets.js';
-import type { TaskStepDeps } from '../tasks/task-steps.js';
+import type { FamilyStepDeps } from '../tasks/task-family.js';
 import type { TaskRow } from '../tasks/task-store.js';
 import type { H3StoredInput } from './h3-stored-input.js';
 
@@ -9,7 +9,7 @@ import type { H3StoredInput } from './h3-stored-input.js';
  * bytes in the order given, the source task's video first as the `reference_video`.
  */
 export async function h3UpstreamInput(
-  deps: Pick<TaskStepDeps, 'db' | 'storage'>,
+  deps: Pick<FamilyStepDeps, 'db' | 'storage'>,
   task: Pick<TaskRow, 'account_id'>,
   input: H3StoredInput,
 ): Promise<H3TaskInput> {

@@ -1,34 +1,25 @@
-import type { H3Action, H3Task } from '@tollgate/protocol';
+import type { H3Task } from '@tollgate/protocol';
 import type { TaskRow } from '../tasks/task-store.js';
-import {
-  taskBillingOf,
-  taskEndingOf,
-  taskPath,
-  taskQuoteOf,
-  taskSettlementOf,
-  type TaskOutput,
-} from '../tasks/task-view.js';
+import { outputsOf } from '../tasks/task-stored-json.js';
+import { taskBillingOf, taskEndingOf, taskQuoteOf, taskSettlementOf } from '../tasks/task-view.js';
+import type { H3StoredInput } from './h3-stored-input.js';
 
-/** What an H3 task stores as its outputs: the video (an asset), or the text of an `understand`. */
-export type H3StoredOutput = TaskOutput | { readonly text: string };
+/** Where an H3 task lives on the wire. */
+export const h3TaskPath = (id: string) => `/v1/h3/tasks/${id}`;
 
 /** The private download path of an H3 task's video (creating key only, once delivered). */
-export const h3ContentPath = (id: string) => `${taskPath('h3', id)}/content`;
+export const h3ContentPath = (id: string) => `${h3TaskPath(id)}/content`;
 
 /**
  * An H3 task as its creating key reads it (spec 2.6; docs/h3.md, "The task"): `billing` per spec
  * 2.5, `settlement` only while settlement is possible, a failed task as `FAILED`, and once
  * delivered (settled) the video's `asset_id` and `content_path`, or the `text` of an understand.
+ * `input` is the row's stored input, parsed by the family (h3-family.ts).
  */
-export function h3TaskView(row: TaskRow): H3Task {
-  const input = JSON.parse(row.input) as {
-    action: H3Action;
-    digest: string;
-    sourceTaskId?: string;
-  };
-  const settlement = taskSettlementOf(row);
-  const delivered = row.billing_state === 'settled' && row.outputs !== null;
-  const output = delivered ? (JSON.parse(row.outputs ?? '[]') as H3StoredOutput[])[0] : undefined;
+export function h3TaskView(row: TaskRow, input: H3StoredInput): H3Task {
+  const settlement = taskSettlementOf(row, h3TaskPath(row.id));
+  const delivered = row.billing_state === 'settled';
+  const output = delivered ? outputsOf(row)?.[0] : undefined;
   return {
     object: 'h3.task',
     id: row.id,

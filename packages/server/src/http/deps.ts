@@ -14,7 +14,9 @@ import type { RequestService } from '../requests/request-service.js';
 import type { SettlementService } from '../requests/settlement-service.js';
 import type { UsageReviewService } from '../requests/usage-review-service.js';
 import type { H3Service } from '../h3/h3-service.js';
-import type { TaskService } from '../tasks/task-service.js';
+import type { TaskService } from '../families/media/media-task-service.js';
+import type { TaskFamilies } from '../tasks/task-family.js';
+import type { TaskReads } from '../tasks/task-reads.js';
 import type { TaskOperations } from '../tasks/task-operations.js';
 import type { TaskSettlement } from '../tasks/task-settlement.js';
 import type { Store } from '../store/database.js';
@@ -48,6 +50,10 @@ export interface AppDeps {
   readonly h3: H3Service;
   readonly taskSettlement: TaskSettlement;
   readonly taskOperations: TaskOperations;
+  /** The task families by kind (tasks/task-family.ts); tests may register one of their own. */
+  readonly taskFamilies: TaskFamilies;
+  /** Reads of a task of any family by its creating key (content routes). */
+  readonly taskReads: TaskReads;
   readonly providers: ProviderRegistry;
   /** Present when rate limits are shared through Redis. */
   readonly redis: Redis | undefined;

@@ -65,6 +65,11 @@ export class Metrics {
     labelNames: ['outcome'] as const,
     registers: [this.registry],
   });
+  readonly taskStoppedForOperator = new Counter({
+    name: 'tollgate_task_stopped_for_operator_total',
+    help: 'Task steps that failed deterministically (a stored row that fails its schema, a price version that is gone) and stopped the task for an operator',
+    registers: [this.registry],
+  });
   readonly workerLag = new Histogram({
     name: 'tollgate_task_worker_lag_seconds',
     help: 'How late a task was taken by a worker after it became due',

@@ -1,4 +1,4 @@
-import type { Config, ModelConfig } from '../config/schema.js';
+import { taskLookupOf, type Config, type ModelConfig } from '../config/schema.js';
 import type { TaskKind } from '../store/schema.js';
 import { ArkH3Tasks } from './ark/h3-tasks.js';
 import { CohereRerank } from './cohere/rerank.js';
@@ -59,16 +59,16 @@ export class ProviderRegistry {
 
   /**
    * The task provider of an image, video or H3 model. Videos use the OpenAI Videos shape, H3 the
-   * content generation task shape (docs/h3-upstream.md); the
-   * read-only look-up of an unanswered submission is offered by the simulator only (a real
-   * OpenAI upstream has none: such a task waits for an operator).
+   * content generation task shape (docs/h3-upstream.md). The read-only look-up of an
+   * unanswered submission is the upstream's `task_lookup` capability (default: the simulator
+   * only; without it such a task waits for an operator).
    */
   tasks(upstream: string, kind: TaskKind, caller: UpstreamCaller): TaskProvider {
     const pool = this.pools.get(upstream);
     const config = this.config.upstreams[upstream];
     if (pool === undefined || config === undefined)
       throw new Error(`no upstream pool ${upstream} (built without upstreams?)`);
-    const lookup = config.kind === 'simulator';
+    const lookup = taskLookupOf(config);
     // A result URL on another origin gets the upstream's idle timeout as its whole budget.
     const timeoutMs = config.timeouts.idle_ms;
     if (kind === 'image') return new OpenAiImages(pool.for(caller), pool.baseUrl, { timeoutMs });

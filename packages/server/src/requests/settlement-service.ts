@@ -7,7 +7,6 @@ import { recordView, type RecordRow, type RecordView } from './record-view.js';
 import { awaitingFundsError, recordNotFound } from './request-errors.js';
 import type { RequestStore } from './request-store.js';
 import type { Claim, RequestIdentity, RequestService } from './request-service.js';
-import { taskPath } from '../tasks/task-view.js';
 
 /**
  * Money moved after a request has finished: the caller settling a result that awaited funds
@@ -20,6 +19,8 @@ export class SettlementService {
     private readonly effects: LedgerEffects,
     private readonly records: RequestStore,
     private readonly requests: RequestService,
+    /** Where a task of a kind lives on the wire (its family's path), to name its settle URL. */
+    private readonly taskPath?: (kind: string, id: string) => string,
   ) {}
 
   /**
@@ -84,9 +85,9 @@ export class SettlementService {
         .where('id', '=', row.task_id)
         .executeTakeFirst();
       const where =
-        task === undefined
+        task === undefined || this.taskPath === undefined
           ? 'its own settlement.url (read the task)'
-          : `${taskPath(task.kind, task.id)}/settle (the task's settlement.url, once it gives one)`;
+          : `${this.taskPath(task.kind, task.id)}/settle (the task's settlement.url, once it gives one)`;
       return new ApiError(
         'SETTLEMENT_NOT_ALLOWED',
         `request ${row.id} created task ${row.task_id}: a task is settled at ${where}, never here`,

@@ -1,4 +1,4 @@
-import type { TaskStepDeps } from './task-steps.js';
+import type { FamilyStepDeps } from './task-family.js';
 import type { TaskRow } from './task-store.js';
 
 /**
@@ -7,7 +7,7 @@ import type { TaskRow } from './task-store.js';
  * skipped. Only the task's own account's assets are read.
  */
 export async function readTaskAssets(
-  deps: Pick<TaskStepDeps, 'db' | 'storage'>,
+  deps: Pick<FamilyStepDeps, 'db' | 'storage'>,
   task: Pick<TaskRow, 'account_id'>,
   assetIds: readonly string[],
 ): Promise<{ id: string; mediaType: string; bytes: Buffer }[]> {

@@ -1,15 +1,14 @@
-import type { OperatorTask } from '@tollgate/protocol';
+import type { H3Task, OperatorTask, Task } from '@tollgate/protocol';
 import type { Kysely } from 'kysely';
 import { releaseHold, type LedgerEffects } from '../billing/ledger.js';
 import { ApiError, invalidInput } from '../errors/api-error.js';
 import type { Database, TaskKind, TaskStatus } from '../store/schema.js';
+import { CorruptTaskRow, type TaskFamilies } from './task-family.js';
 import type { TaskRow, TaskStore } from './task-store.js';
-import { anyTaskView } from './any-task-view.js';
 import { UNFINISHED_TASK_STATES } from './task-states.js';
 import { expireTask } from './task-expiry.js';
 
 const LIST_LIMIT = 100;
-const KINDS: readonly TaskKind[] = ['image', 'video', 'h3'];
 const STATUSES: readonly TaskStatus[] = [
   'queued',
   'running',
@@ -19,9 +18,9 @@ const STATUSES: readonly TaskStatus[] = [
 ];
 
 /** What an operator sees of a task: the caller's view plus whose it is and the worker's state. */
-export function operatorTaskView(row: TaskRow): OperatorTask {
+export function operatorTaskView(families: TaskFamilies, row: TaskRow): OperatorTask {
   return {
-    ...anyTaskView(row),
+    ...viewOrBare(families, row),
     account_id: row.account_id,
     key_id: row.key_id,
     upstream: row.upstream,
@@ -32,6 +31,43 @@ export function operatorTaskView(row: TaskRow): OperatorTask {
     leases_taken: row.attempts,
     ...(row.error_message === null ? {} : { note: row.error_message }),
   };
+}
+
+/**
+ * The family's view, or, for a row whose stored JSON fails its schema (or whose kind no family
+ * reads), the columns that need no parsing: an operator still sees and resolves a corrupt task
+ * (its note says what failed), and one bad row never breaks the list.
+ */
+function viewOrBare(families: TaskFamilies, row: TaskRow): Task | H3Task {
+  try {
+    return families.of(row.kind).view(row);
+  } catch (error) {
+    if (!(error instanceof CorruptTaskRow)) throw error;
+    // The wire type names the known families' objects; this one is `<kind>.task`, whatever it is.
+    return {
+      object: `${row.kind}.task`,
+      id: row.id,
+      model: row.model,
+      status: row.status,
+      request_id: row.request_id,
+      created_at: new Date(row.created_at).toISOString(),
+      quote: {
+        quoted_amount: row.quoted_amount,
+        price_version: row.price_version,
+        currency: 'CNY_MICRO',
+        line_items: [],
+      },
+      billing: {
+        settlement_pending: row.billing_state === 'pending',
+        price_version: row.price_version,
+        reserved_amount: row.quoted_amount,
+        settled_amount: row.settled_amount ?? 0,
+        state: row.billing_state,
+        currency: 'CNY_MICRO',
+      },
+      unreadable: error.message,
+    } as unknown as Task;
+  }
 }
 
 /**
@@ -47,7 +83,12 @@ export function operatorTaskView(row: TaskRow): OperatorTask {
  */
 export class TaskOperations {
   constructor(
-    private readonly deps: { db: Kysely<Database>; tasks: TaskStore; effects: LedgerEffects },
+    private readonly deps: {
+      db: Kysely<Database>;
+      tasks: TaskStore;
+      families: TaskFamilies;
+      effects: LedgerEffects;
+    },
   ) {}
 
   async list(filter: { status?: unknown; accountId?: unknown; kind?: unknown }) {
@@ -62,21 +103,25 @@ export class TaskOperations {
       query = query.where('status', '=', filter.status as TaskStatus);
     }
     if (filter.kind !== undefined) {
-      if (!KINDS.includes(filter.kind as TaskKind))
-        throw invalidInput('kind', `must be one of ${KINDS.join(', ')}`);
+      const kinds = this.deps.families.kinds();
+      if (typeof filter.kind !== 'string' || !kinds.includes(filter.kind))
+        throw invalidInput('kind', `must be one of ${kinds.join(', ')}`);
       query = query.where('kind', '=', filter.kind as TaskKind);
     }
     if (filter.accountId !== undefined) {
       if (typeof filter.accountId !== 'string') throw invalidInput('account_id', 'must be an id');
       query = query.where('account_id', '=', filter.accountId);
     }
-    return { object: 'list' as const, data: (await query.execute()).map(operatorTaskView) };
+    return {
+      object: 'list' as const,
+      data: (await query.execute()).map((row) => operatorTaskView(this.deps.families, row)),
+    };
   }
 
   async show(id: string) {
     const row = await this.deps.tasks.byId(id);
     if (row === undefined) throw new ApiError('TASK_NOT_FOUND', 'no such task');
-    return operatorTaskView(row);
+    return operatorTaskView(this.deps.families, row);
   }
 
   async resolve(
@@ -98,10 +143,10 @@ export class TaskOperations {
       throw invalidInput('upstream_task_id', 'a release names no upstream task');
     const row = await this.deps.tasks.byId(id);
     if (row === undefined) throw new ApiError('TASK_NOT_FOUND', 'no such task');
-    if (input.action === 'attach' && row.kind === 'image')
+    if (input.action === 'attach' && !this.deps.families.of(row.kind).attachable)
       throw invalidInput(
         'action',
-        'image upstreams answer at once: there is nothing to attach; release it',
+        `${row.kind} upstreams answer at once: there is nothing to attach; release it`,
       );
     if (input.action === 'attach' && row.submission === 'pending')
       throw invalidInput(

@@ -4,9 +4,9 @@ import { captureHold, type LedgerEffects } from '../billing/ledger.js';
 import { ApiError } from '../errors/api-error.js';
 import type { Claim, RequestIdentity, RequestService } from '../requests/request-service.js';
 import type { Database, TaskKind } from '../store/schema.js';
-import { taskNotFound } from './task-service.js';
+import { taskNotFound } from './task-reads.js';
 import type { TaskRow, TaskStore } from './task-store.js';
-import { anyTaskView } from './any-task-view.js';
+import type { TaskFamilies } from './task-family.js';
 
 export { SETTLE_CONFIRMATION, type SettleBody } from '@tollgate/protocol';
 
@@ -43,6 +43,7 @@ export class TaskSettlement {
     private readonly deps: {
       db: Kysely<Database>;
       tasks: TaskStore;
+      families: TaskFamilies;
       requests: RequestService;
       effects: LedgerEffects;
     },
@@ -93,7 +94,7 @@ export class TaskSettlement {
       if (settled === undefined) throw taskNotFound();
       return {
         status: 200,
-        body: anyTaskView(settled),
+        body: this.deps.families.of(settled.kind).view(settled),
         taskId: null,
         rule: `settlement of task ${current.id}: ${amount} micro-yuan charged on the task's hold`,
       };

@@ -1,10 +1,9 @@
 import { releaseHold } from '../billing/ledger.js';
+import type { ActualAmount } from '../billing/task-pricing.js';
 import type { ProviderTaskInput, TaskProvider } from '../providers/task-provider.js';
-import { h3UpstreamInput } from '../h3/h3-upstream-input.js';
-import { readTaskAssets } from './task-assets.js';
 import { isNoSuchJob, UpstreamFailure } from '../providers/upstream-error.js';
 import type { TaskStatus, TaskSubmission } from '../store/schema.js';
-import { priceDelivery, priceBilledFailure, type StoredInput } from './task-billing.js';
+import { TaskNeedsOperator, type TaskFamily } from './task-family.js';
 import { storeOutputs } from './task-outputs.js';
 import type { LeasedTask, StatePair, TaskChanges, TaskRow } from './task-store.js';
 import { WorkerKilled, type TaskWorkerDeps, type WorkerStep } from './task-worker.js';
@@ -46,6 +45,15 @@ const lookupDelayMs = (attempts: number) => Math.min(60_000, 2_000 * 2 ** Math.m
  * - `running`: poll; when done, store outputs, price what was delivered, finish.
  */
 export async function runTaskStep(deps: TaskStepDeps, task: LeasedTask): Promise<number | null> {
+  try {
+    return await step(deps, task);
+  } catch (error) {
+    if (!(error instanceof TaskNeedsOperator)) throw error;
+    return stopForOperator(deps, task, error);
+  }
+}
+
+async function step(deps: TaskStepDeps, task: LeasedTask): Promise<number | null> {
   const now = deps.effects.clock.now();
   if (task.status === 'queued' && task.submission === 'pending') return submit(deps, task);
   if (task.status === 'queued')
@@ -55,11 +63,36 @@ export async function runTaskStep(deps: TaskStepDeps, task: LeasedTask): Promise
   return task.status === 'succeeded' || task.status === 'failed' ? null : now;
 }
 
+/**
+ * A failure that would fail the same way on every retry (a stored row that fails its schema, a
+ * price version that is gone): the task stops in the operator queue (`submission_unknown`, not
+ * due again) with the reason in its note, its hold kept — never priced, never charged, never
+ * retried forever. A task already there (or finished) is left as it is.
+ */
+async function stopForOperator(
+  deps: TaskStepDeps,
+  task: LeasedTask,
+  error: TaskNeedsOperator,
+): Promise<number | null> {
+  deps.logger.error({ taskId: task.id, err: error }, 'task stopped for an operator');
+  deps.metrics.taskStoppedForOperator.inc();
+  if (task.status !== 'queued' && task.status !== 'running') return null;
+  return markUnknown(
+    deps,
+    task,
+    task.status,
+    `stopped for an operator: ${error.message}`,
+    { due_at: null },
+    false,
+  );
+}
+
 async function submit(deps: TaskStepDeps, task: LeasedTask): Promise<number | null> {
   deps.fault('before_submit', task);
+  const { family, input: stored } = deps.families.inputOf(task);
   let input: ProviderTaskInput;
   try {
-    input = await providerInput(deps, task);
+    input = await family.upstreamInput(deps, task, stored);
   } catch (error) {
     // Nothing was sent (`submission` is still `pending`): the task fails and its hold goes back.
     deps.logger.warn({ taskId: task.id, err: error }, 'task input could not be built; not sent');
@@ -206,6 +239,8 @@ async function poll(deps: TaskStepDeps, task: LeasedTask): Promise<number | null
   const now = deps.effects.clock.now();
   if (task.upstream_task_id === null)
     return markUnknown(deps, task, 'running', 'running without an upstream id', {}, false);
+  // A stored input that fails its schema stops the task here, before any download or price.
+  deps.families.inputOf(task);
   let result;
   try {
     result = await deps.provider.poll(task.upstream_task_id, deps.signal);
@@ -253,15 +288,16 @@ async function succeed(
   deps: TaskStepDeps,
   task: LeasedTask,
   from: 'queued' | 'running',
-  result: Parameters<typeof storeOutputs>[2] & { readonly text?: string | undefined },
+  result: Parameters<typeof storeOutputs>[3] & { readonly text?: string | undefined },
   extra: TaskChanges,
 ): Promise<number | null> {
-  // The price first: a missing price version must not cost a download on every retry.
-  const price = await deps.prices.byVersion(task.price_version);
-  if (price === undefined) throw new Error(`price version ${task.price_version} is gone`);
+  // The input and the price first: a bad row or a missing price version must not cost a
+  // download (it stops the task for an operator before anything is stored).
+  const { family, input } = deps.families.inputOf(task);
+  const price = await priceOf(deps, task);
   let stored;
   try {
-    stored = await storeOutputs(deps, task, result);
+    stored = await storeOutputs(deps, family, task, result);
   } catch (error) {
     // A synchronous answer (images, from `queued`) is not kept to retry: the worker's retry
     // finds it mid-submission and makes it submission_unknown. A running task is polled again.
@@ -269,7 +305,7 @@ async function succeed(
       return downloadFailed(deps, task, error);
     throw error;
   }
-  const bill = priceDelivery(price.prices, storedInput(task), stored.report);
+  const bill = family.priceDelivery(price.prices, input, stored.report);
   const outputs = result.text === undefined ? stored.outputs : [{ text: result.text }];
   const amount = Math.min(bill.amount, task.quoted_amount);
   const now = deps.effects.clock.now();
@@ -346,14 +382,13 @@ async function fail(
   from: 'queued' | 'running',
   code: string,
   message: string,
-  report: Parameters<typeof priceBilledFailure>[2] | null,
+  report: Parameters<TaskFamily['priceBilledFailure']>[2] | null,
 ): Promise<number | null> {
-  const price =
-    report?.billedFailure === true ? await deps.prices.byVersion(task.price_version) : undefined;
-  const bill =
-    price === undefined || report === null
-      ? undefined
-      : priceBilledFailure(price.prices, storedInput(task), report);
+  let bill: ActualAmount | undefined;
+  if (report?.billedFailure === true) {
+    const { family, input } = deps.families.inputOf(task);
+    bill = family.priceBilledFailure((await priceOf(deps, task)).prices, input, report);
+  }
   const amount = Math.min(bill?.amount ?? 0, task.quoted_amount);
   const now = deps.effects.clock.now();
   await deps.db.transaction().execute(async (trx) => {
@@ -411,25 +446,12 @@ async function move(
   if (status.from !== status.to) deps.metrics.taskTransitions.inc({ to: status.to });
 }
 
-/** What the provider is sent, built from the stored input (and the referenced assets' bytes). */
-async function providerInput(deps: TaskStepDeps, task: TaskRow): Promise<ProviderTaskInput> {
-  const input = storedInput(task);
-  if (input.kind === 'h3') return h3UpstreamInput(deps, task, input);
-  return {
-    kind: input.kind,
-    upstreamModel: input.upstreamModel,
-    prompt: input.prompt,
-    size: input.size,
-    n: input.kind === 'image' ? input.n : 1,
-    quality: input.kind === 'image' ? input.quality : undefined,
-    seconds: input.kind === 'video' ? input.seconds : undefined,
-    generateAudio: input.kind === 'video' ? input.generateAudio : false,
-    references: (await readTaskAssets(deps, task, input.assetIds ?? [])).map(
-      ({ mediaType, bytes }) => ({ mediaType, bytes }),
-    ),
-  };
-}
-
-function storedInput(task: TaskRow): StoredInput {
-  return { kind: task.kind, ...(JSON.parse(task.input) as object) } as StoredInput;
+/** The task's own price version; one that is gone stops the task for an operator. */
+async function priceOf(deps: TaskStepDeps, task: TaskRow) {
+  const price = await deps.prices.byVersion(task.price_version);
+  if (price === undefined)
+    throw new TaskNeedsOperator(
+      `task ${task.id}: its price version ${task.price_version} is not in the store; it cannot be priced`,
+    );
+  return price;
 }

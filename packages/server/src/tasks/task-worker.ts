@@ -6,6 +6,7 @@ import type { PriceBook } from '../billing/price-book.js';
 import type { Metrics } from '../http/metrics.js';
 import type { ProviderRegistry } from '../providers/registry.js';
 import type { TaskProvider } from '../providers/task-provider.js';
+import type { TaskFamilies } from './task-family.js';
 import type { AssetStorage } from '../assets/local-storage.js';
 import type { Database } from '../store/schema.js';
 import { LostLease, runTaskStep, type TaskStepDeps } from './task-steps.js';
@@ -46,6 +47,8 @@ export interface TaskWorkerDeps {
   readonly db: Kysely<Database>;
   readonly tasks: TaskStore;
   readonly providers: ProviderRegistry;
+  /** The task families by kind (task-family.ts): all the kernel knows of a task's kind. */
+  readonly families: TaskFamilies;
   readonly prices: PriceBook;
   readonly storage: AssetStorage;
   readonly effects: LedgerEffects;
@@ -207,10 +210,14 @@ export class TaskWorker {
   private async runOne(task: LeasedTask, signal: AbortSignal): Promise<void> {
     const stopRenewing = this.keepRenewed(task);
     try {
-      const provider = this.deps.providers.tasks(task.upstream, task.kind, {
-        accountId: task.account_id,
-      });
-      const next = await runTaskStep(this.stepDeps(provider, signal), task);
+      // Resolved on first use, inside the step: a kind no family reads stops the task for an
+      // operator there, like any other bad row.
+      let provider: TaskProvider | undefined;
+      const resolve = () =>
+        (provider ??= this.deps.families
+          .of(task.kind)
+          .provider(this.deps.providers, task.upstream, { accountId: task.account_id }));
+      const next = await runTaskStep(this.stepDeps(resolve, signal), task);
       await this.deps.tasks.releaseLease(task, {
         dueAt: next,
         now: this.deps.effects.clock.now(),
@@ -265,10 +272,12 @@ export class TaskWorker {
     return () => clearInterval(timer);
   }
 
-  private stepDeps(provider: TaskProvider, signal: AbortSignal): TaskStepDeps {
+  private stepDeps(provider: () => TaskProvider, signal: AbortSignal): TaskStepDeps {
     return {
       ...this.deps,
-      provider,
+      get provider() {
+        return provider();
+      },
       owner: this.options.owner,
       signal,
       vanishedAfterMs: this.options.vanishedAfterMs ?? 600_000,

@@ -34,13 +34,13 @@ import { assetView } from '../../src/assets/asset-view.js';
 import { operatorRecordView, recordView } from '../../src/requests/record-view.js';
 import { operatorShareView, shareView } from '../../src/shares/share-view.js';
 import { operatorTaskView } from '../../src/tasks/task-operations.js';
-import type { TaskService } from '../../src/tasks/task-service.js';
+import type { TaskService } from '../../src/families/media/media-task-service.js';
 import {
   SETTLE_CONFIRMATION as SERVER_SETTLE_CONFIRMATION,
   settleBodySchema,
   type SettleBody as ServerSettleBody,
 } from '../../src/tasks/task-settlement.js';
-import { taskView } from '../../src/tasks/task-view.js';
+import { imageView, videoView } from '../../src/families/media/media-view.js';
 import { describeEachDialect } from '../helpers/dialects.js';
 import {
   ADMIN_TOKEN,
@@ -277,7 +277,9 @@ const VIEW_FILES = [
   'packages/server/src/requests/record-view.ts',
   'packages/server/src/tasks/task-view.ts',
   'packages/server/src/tasks/task-operations.ts',
-  'packages/server/src/tasks/task-service.ts',
+  'packages/server/src/families/media/media-task-service.ts',
+  'packages/server/src/families/media/media-view.ts',
+  'packages/server/src/h3/h3-view.ts',
   'packages/server/src/shares/share-view.ts',
   'packages/server/src/assets/asset-view.ts',
   'packages/server/src/accounts/account-service.ts',
@@ -329,7 +331,8 @@ describe('wire types: each server view is declared to return its packages/protoc
   it('the views return exactly the protocol types (enforced by the compiler test below)', () => {
     expectTypeOf(recordView).returns.toEqualTypeOf<RequestRecord>();
     expectTypeOf(operatorRecordView).returns.toEqualTypeOf<OperatorRequestRecord>();
-    expectTypeOf(taskView).returns.toEqualTypeOf<Task>();
+    expectTypeOf(imageView).returns.toEqualTypeOf<Task>();
+    expectTypeOf(videoView).returns.toEqualTypeOf<Task>();
     expectTypeOf(operatorTaskView).returns.toEqualTypeOf<OperatorTask>();
     expectTypeOf<TaskService['quote']>().returns.resolves.toEqualTypeOf<Quote>();
     expectTypeOf<TaskService['read']>().returns.resolves.toEqualTypeOf<Task>();

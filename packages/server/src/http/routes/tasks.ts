@@ -5,7 +5,7 @@ import {
   parseTaskBody,
   videoBodySchema,
   type TaskBody,
-} from '../../tasks/task-input.js';
+} from '../../families/media/media-input.js';
 import type { H3SettleBody } from '@tollgate/protocol';
 import type { TaskKind } from '../../store/schema.js';
 import { settleBodySchema, type SettleBody } from '../../tasks/task-settlement.js';
@@ -93,7 +93,7 @@ export function registerTaskContent(
     request: FastifyRequest<{ Params: { id: string } }>,
     reply: FastifyReply,
   ) => {
-    const asset = await deps.tasks.deliveredOutput(
+    const asset = await deps.taskReads.deliveredOutput(
       principalOf(request),
       route.kind,
       request.params.id,

@@ -1,19 +1,20 @@
 import type { Quote as WireQuote } from '@tollgate/protocol';
 import type { Kysely } from 'kysely';
-import type { Principal } from '../auth/key-service.js';
-import type { PriceBook, PriceEntry } from '../billing/price-book.js';
-import { quoteImage, quoteVideo, type Quote } from '../billing/task-pricing.js';
-import type { ModelConfig } from '../config/schema.js';
-import { assetNotFound } from '../assets/asset-uses.js';
-import { ApiError, invalidInput } from '../errors/api-error.js';
-import type { ModelCatalog } from '../models/model-catalog.js';
-import type { Claim, RequestIdentity, RequestService } from '../requests/request-service.js';
-import type { Database, TaskKind } from '../store/schema.js';
-import type { Clock, IdGenerator } from '../util/effects.js';
-import type { TaskRequest } from './task-input.js';
-import { newTaskRow } from './task-row.js';
-import type { TaskStore } from './task-store.js';
-import { taskPath, taskView, type TaskView } from './task-view.js';
+import type { Principal } from '../../auth/key-service.js';
+import type { PriceBook, PriceEntry } from '../../billing/price-book.js';
+import { quoteImage, quoteVideo, type Quote } from '../../billing/task-pricing.js';
+import type { ModelConfig } from '../../config/schema.js';
+import { assetNotFound } from '../../assets/asset-uses.js';
+import { ApiError, invalidInput } from '../../errors/api-error.js';
+import type { ModelCatalog } from '../../models/model-catalog.js';
+import type { Claim, RequestIdentity, RequestService } from '../../requests/request-service.js';
+import type { Database } from '../../store/schema.js';
+import type { TaskReads } from '../../tasks/task-reads.js';
+import { newTaskRow } from '../../tasks/task-row.js';
+import type { TaskRow, TaskStore } from '../../tasks/task-store.js';
+import type { Clock, IdGenerator } from '../../util/effects.js';
+import type { MediaKind, TaskRequest } from './media-input.js';
+import { imageView, videoView, type TaskView } from './media-view.js';
 
 /** What a quote (and a creation) priced: the model, the price version and the quote itself. */
 export interface PricedTask {
@@ -22,13 +23,14 @@ export interface PricedTask {
   readonly quote: Quote & { readonly input: object };
 }
 
-/** The 404 of a task that does not exist or is not this key's (identical for both). */
-export const taskNotFound = () => new ApiError('TASK_NOT_FOUND', 'no such task');
-
 /** What a reference image may be. */
 const REFERENCE_TYPES: readonly string[] = ['image/png', 'image/jpeg', 'image/webp'];
 
-const familyOf = (kind: TaskKind) => (kind === 'image' ? 'images' : 'videos');
+const familyOf = (kind: MediaKind) => (kind === 'image' ? 'images' : 'videos');
+
+/** The view of an image or video row, by its family. */
+const mediaView = (kind: MediaKind, row: TaskRow) =>
+  kind === 'image' ? imageView(row) : videoView(row);
 
 /**
  * Image and video tasks seen from the caller (docs/tasks.md): read-only quotes, creation (the
@@ -40,6 +42,7 @@ export class TaskService {
     private readonly deps: {
       db: Kysely<Database>;
       tasks: TaskStore;
+      reads: TaskReads;
       requests: RequestService;
       prices: PriceBook;
       catalog: ModelCatalog;
@@ -159,7 +162,7 @@ export class TaskService {
             ...quote.input,
             prompt: request.prompt,
             upstreamModel: model.upstream_model ?? model.id,
-            assetIds: request.assetIds,
+            assetIds: [...request.assetIds],
           },
           quotedAmount,
           priceVersion: price.priceVersion,
@@ -168,56 +171,14 @@ export class TaskService {
           now: this.deps.clock.now(),
         });
         await this.deps.tasks.insert(trx, row);
-        return { status: 202, body: taskView(row), taskId };
+        return { status: 202, body: mediaView(request.kind, row), taskId };
       },
     );
   }
 
   /** A task read by its creating key; any other key gets the 404 of a missing id. */
-  async read(principal: Principal, kind: TaskKind, id: string): Promise<TaskView> {
-    return taskView(await this.owned(principal, kind, id));
-  }
-
-  /**
-   * The stored output of a delivered task, for its content route: before settlement 409
-   * `CONTENT_NOT_DELIVERED` (the task awaits settlement), another key's task the 404 of a
-   * missing id.
-   */
-  async deliveredOutput(principal: Principal, kind: TaskKind, id: string) {
-    const task = await this.owned(principal, kind, id);
-    // An expired task's outputs were deleted: gone, as a deleted asset is.
-    if (task.billing_state === 'expired')
-      throw new ApiError(
-        'NOT_FOUND',
-        `task ${id} expired unsettled (billing state expired): its outputs were deleted`,
-      );
-    if (task.billing_state !== 'settled')
-      throw new ApiError(
-        'CONTENT_NOT_DELIVERED',
-        task.billing_state === 'pending'
-          ? `task ${id} awaits settlement: settle it (POST ${taskPath(kind, id)}/settle), then read its content`
-          : `task ${id} has no delivered content (status ${task.status})`,
-      );
-    const asset = await this.deps.db
-      .selectFrom('assets')
-      .selectAll()
-      .where('task_id', '=', id)
-      .where('deleted_at', 'is', null)
-      .where('delivered_at', 'is not', null)
-      .orderBy('id')
-      .executeTakeFirst();
-    if (asset === undefined)
-      throw new ApiError(
-        'CONTENT_NOT_DELIVERED',
-        `task ${id} has no file to read: it was deleted, or the task answers text (an H3 understand: read its text from the task)`,
-      );
-    return asset;
-  }
-
-  async owned(principal: Principal, kind: TaskKind, id: string) {
-    const row = await this.deps.tasks.ownedBy(id, { keyId: principal.keyId, kind });
-    if (row === undefined) throw taskNotFound();
-    return row;
+  async read(principal: Principal, kind: MediaKind, id: string): Promise<TaskView> {
+    return mediaView(kind, await this.deps.reads.owned(principal, kind, id));
   }
 }
 

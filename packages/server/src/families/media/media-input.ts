@@ -1,5 +1,7 @@
-import { invalidInput } from '../errors/api-error.js';
-import type { TaskKind } from '../store/schema.js';
+import { invalidInput } from '../../errors/api-error.js';
+
+/** The kinds of this folder's families. */
+export type MediaKind = 'image' | 'video';
 
 /** Most reference images one task may name (a model may allow fewer). */
 const MAX_ASSET_IDS = 16;
@@ -62,7 +64,7 @@ export interface TaskBody {
 
 /** A creation or quote body, parsed: the kind's own fields, defaults left to the pricing. */
 export interface TaskRequest {
-  readonly kind: TaskKind;
+  readonly kind: MediaKind;
   readonly model: string;
   readonly prompt: string;
   readonly size: string | undefined;
@@ -78,7 +80,7 @@ export interface TaskRequest {
 }
 
 /** The schema-checked body as a typed request; `assetIds` deduplicated in order. */
-export function parseTaskBody(kind: TaskKind, body: TaskBody): TaskRequest {
+export function parseTaskBody(kind: MediaKind, body: TaskBody): TaskRequest {
   const assetIds = [...new Set(body.assetIds ?? [])];
   const seconds = body.seconds === undefined ? undefined : Number(body.seconds);
   if (seconds !== undefined && (!Number.isSafeInteger(seconds) || seconds < 1))

@@ -1,0 +1,82 @@
+import type { LineItem } from '@tollgate/protocol';
+import { z } from 'zod';
+import { CorruptTaskRow, describe } from './task-family.js';
+import type { TaskRow } from './task-store.js';
+
+/**
+ * The JSON columns every family's task stores alike, parsed at the store boundary with the
+ * schemas of what the kernel writes there (task-steps.ts, task-row.ts): a row that does not
+ * match is a `CorruptTaskRow` (the task stops for an operator), never a price or a view built
+ * on a guess. A family's own input is parsed by the family (task-family.ts `parseInput`).
+ */
+
+const amount = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+
+export const lineItemSchema = z.strictObject({
+  name: z.enum(['image', 'video_second', 'reference_image', 'input_token', 'output_token']),
+  quantity: z.number().min(0),
+  free_quantity: z.number().int().min(0).optional(),
+  unit_price: amount,
+  per_units: z.number().int().min(1).optional(),
+  amount,
+  measured: z
+    .strictObject({
+      input_audio_seconds: z.number().min(0),
+      input_video_seconds: z.number().min(0),
+      output_seconds: z.number().min(0),
+    })
+    .optional(),
+  detail: z.string(),
+});
+
+const lineItemsSchema = z.array(lineItemSchema);
+
+/** One stored output file of a task (an asset of the creating account). */
+export const taskOutputSchema = z.strictObject({
+  asset_id: z.string().min(1),
+  media_type: z.string().min(1),
+  bytes: z.number().int().min(0),
+  width: z.number().int().nullable(),
+  height: z.number().int().nullable(),
+  /** Videos: seconds of the delivered file. */
+  seconds: z.number().min(0).nullable(),
+});
+
+export type TaskOutput = z.infer<typeof taskOutputSchema>;
+
+/** What a task stores as its outputs: files, or the text of a text answer (H3 `understand`). */
+const outputsSchema = z.array(z.union([taskOutputSchema, z.strictObject({ text: z.string() })]));
+
+export type StoredOutput = z.infer<typeof outputsSchema>[number];
+
+function parseColumn<Out>(
+  row: Pick<TaskRow, 'id'>,
+  column: string,
+  text: string,
+  schema: z.ZodType<Out>,
+): Out {
+  try {
+    return schema.parse(JSON.parse(text));
+  } catch (error) {
+    throw new CorruptTaskRow(
+      `task ${row.id}: its stored ${column} does not match their schema (${describe(error)})`,
+    );
+  }
+}
+
+/** The quote's line items. */
+// (`as`: the schema's optional fields read `| undefined`, which LineItem spells as absent.)
+export const quotedLineItemsOf = (row: Pick<TaskRow, 'id' | 'line_items'>): LineItem[] =>
+  parseColumn(row, 'line_items', row.line_items, lineItemsSchema) as LineItem[];
+
+/** The bill's line items, once priced. */
+export const actualLineItemsOf = (
+  row: Pick<TaskRow, 'id' | 'actual_line_items'>,
+): LineItem[] | null =>
+  row.actual_line_items === null
+    ? null
+    : (parseColumn(row, 'actual_line_items', row.actual_line_items, lineItemsSchema) as LineItem[]);
+
+/** The stored outputs, once the task succeeded. */
+export const outputsOf = (row: Pick<TaskRow, 'id' | 'outputs'>): StoredOutput[] | null =>
+  row.outputs === null ? null : parseColumn(row, 'outputs', row.outputs, outputsSchema);
