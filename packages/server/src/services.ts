@@ -2,6 +2,7 @@ import { Redis } from 'ioredis';
 import pino from 'pino';
 import type { FastifyBaseLogger } from 'fastify';
 import { AccountService } from './accounts/account-service.js';
+import { AuditLog } from './audit/audit-log.js';
 import { createAssetStorage, type StorageSecrets } from './assets/create-storage.js';
 import { KeyService } from './auth/key-service.js';
 import { PriceBook } from './billing/price-book.js';
@@ -180,6 +181,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
         (error) => logger.warn({ err: error }, 'last-used update failed'),
       ),
       accounts: new AccountService(store.db, effects),
+      audit: new AuditLog(store.db, effects),
       prices,
       catalog,
       requests,

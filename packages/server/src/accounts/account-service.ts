@@ -4,6 +4,7 @@ import type { Kysely } from 'kysely';
 import { ApiError, invalidInput, notFound } from '../errors/api-error.js';
 import { credit, type LedgerEffects } from '../billing/ledger.js';
 import { balanceLimitError, parseMovementAmount } from '../billing/money.js';
+import type { AuditWrite } from '../audit/audit-log.js';
 import type { AccountTable, Database } from '../store/schema.js';
 import { base62 } from '../util/effects.js';
 
@@ -74,11 +75,13 @@ export class AccountService {
    * Credits `amount` once per `reference`: the same reference again with the same amount is a
    * replay (no second credit); with another amount it is a conflict. `amount` is at most one
    * movement's maximum, and a top-up that would take the balance above the maximum balance is
-   * refused whole (400 naming `amount`; no top-up row, no journal entry).
+   * refused whole (400 naming `amount`; no top-up row, no journal entry). `audit` is written in
+   * the credit's transaction (a replay credits nothing and writes nothing).
    */
   async topUp(
     accountId: string,
     input: { amount: unknown; reference: unknown },
+    audit?: AuditWrite,
   ): Promise<AccountView & { replayed: boolean }> {
     const amount = parseMovementAmount(input.amount, 'amount');
     if (
@@ -130,6 +133,7 @@ export class AccountService {
       // Throwing rolls the top-up row back with it: the same reference stays free.
       if (credited.kind === 'balance_limit')
         throw balanceLimitError('amount', amount, credited.balance);
+      await audit?.(trx, amount);
       return false;
     });
     return { ...(await this.get(accountId)), replayed };
@@ -170,9 +174,13 @@ export class AccountService {
   /**
    * Redeems a code into an account, once: the code is claimed with a guarded update. A code that
    * would take the balance above the maximum balance is refused (400 naming `code`) and stays
-   * unredeemed.
+   * unredeemed. `audit` (an operator redeeming for an account) is written in its transaction.
    */
-  async redeem(accountId: string, input: { code: unknown }): Promise<AccountView> {
+  async redeem(
+    accountId: string,
+    input: { code: unknown },
+    audit?: AuditWrite,
+  ): Promise<AccountView> {
     if (typeof input.code !== 'string' || input.code.length > 100)
       throw invalidInput('code', 'must be a redemption code');
     const codeHash = hashCode(input.code);
@@ -215,6 +223,7 @@ export class AccountService {
       // Throwing rolls back the claim and the top-up row: the code can be redeemed elsewhere.
       if (credited.kind === 'balance_limit')
         throw balanceLimitError('code', claimed.amount, credited.balance);
+      await audit?.(trx, claimed.amount);
     });
     return this.get(accountId);
   }

@@ -179,6 +179,17 @@ export class ConsoleUsers {
       .executeTakeFirst();
   }
 
+  /** The console users who are members of an account (an operator's account page). */
+  async membersOf(accountId: string): Promise<ConsoleUserView[]> {
+    const rows = await this.db
+      .selectFrom('console_users')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .orderBy('created_at', 'asc')
+      .execute();
+    return rows.map(consoleUserView);
+  }
+
   async byId(id: string): Promise<ConsoleUserTable> {
     const row = await this.db
       .selectFrom('console_users')

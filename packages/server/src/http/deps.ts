@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { FastifyBaseLogger } from 'fastify';
 import type { AccountService } from '../accounts/account-service.js';
+import type { AuditLog } from '../audit/audit-log.js';
 import type { AssetStorage } from '../assets/local-storage.js';
 import type { KeyService } from '../auth/key-service.js';
 import type { PriceBook } from '../billing/price-book.js';
@@ -34,6 +35,8 @@ export interface AppDeps {
   readonly metrics: Metrics;
   readonly keys: KeyService;
   readonly accounts: AccountService;
+  /** Who did what, when and why, through the admin API or the console (docs/audit.md). */
+  readonly audit: AuditLog;
   readonly prices: PriceBook;
   readonly catalog: ModelCatalog;
   readonly requests: RequestService;
