@@ -96,7 +96,10 @@ export function registerOperatorRoutes(scope: FastifyInstance, deps: AppDeps): v
   });
   scope.get(`${admin}/requests/usage-beyond-cap`, async (request) => {
     read(request);
-    return { object: 'list', data: await deps.usageReviews.listFlagged({ includeReviewed: false }) };
+    return {
+      object: 'list',
+      data: await deps.usageReviews.listFlagged({ includeReviewed: false }),
+    };
   });
   scope.post<WithId>(`${admin}/requests/:id/resolve`, async (request) =>
     operator.resolveRequest(operatorActorOf(request), request.params.id, bodyObject(request.body)),

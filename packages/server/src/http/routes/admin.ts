@@ -186,7 +186,8 @@ export function registerAdmin(scope: FastifyInstance, deps: AppDeps): void {
   scope.post<{ Params: { id: string }; Body: Body }>(
     '/admin/v1/requests/:id/resolve',
     { schema: { body: bodyWith('action', 'amount', 'reason') } },
-    async (request) => operator.resolveRequest(adminActor(request), request.params.id, request.body),
+    async (request) =>
+      operator.resolveRequest(adminActor(request), request.params.id, request.body),
   );
   registerAdminTasks(scope, deps, operator);
   registerShareReview(scope, deps, operator);
