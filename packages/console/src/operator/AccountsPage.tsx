@@ -66,7 +66,7 @@ function AccountTable({ accounts }: { accounts: Account[] }) {
   const t = useOperatorText();
   if (accounts.length === 0) return <p>{t('op.none')}</p>;
   return (
-    <div className="table-wrap">
+    <div className="table-wrap" tabIndex={0} role="region" aria-label={t('op.more')}>
       <table>
         <thead>
           <tr>
@@ -200,7 +200,7 @@ function AccountDetail({ accountId, onError }: { accountId: string; onError: OnE
       <h2>{t('op.keys')}</h2>
       {keys.value !== null && keys.value.data.length === 0 && <p>{t('op.none')}</p>}
       {keys.value !== null && keys.value.data.length > 0 && (
-        <div className="table-wrap">
+        <div className="table-wrap" tabIndex={0} role="region" aria-label={t('op.more')}>
           <table>
             <thead>
               <tr>

@@ -16,7 +16,7 @@ export function AuditPage({ onError }: { onError: OnError }) {
       <h1>{t('op.audit')}</h1>
       <ErrorLine error={page.error} />
       {page.value !== null && (
-        <div className="table-wrap">
+        <div className="table-wrap" tabIndex={0} role="region" aria-label={t('op.more')}>
           <table>
             <thead>
               <tr>

@@ -66,7 +66,7 @@ const zhCN = {
   'op.held.amount': '冻结金额',
   'op.model': '模型',
   'op.kind': '类型',
-  'op.more': '更多',
+  'op.more': '表格（可滚动）',
 } as const;
 
 type OperatorKey = keyof typeof zhCN;
@@ -132,7 +132,7 @@ const en: Record<OperatorKey, string> = {
   'op.held.amount': 'Held',
   'op.model': 'Model',
   'op.kind': 'Kind',
-  'op.more': 'More',
+  'op.more': 'Table (scrollable)',
 };
 
 /** `t` for the operator pages, in the console's current language. */
