@@ -12,6 +12,7 @@ import { perAccountConcurrency } from './config/task-engine-schema.js';
 import { ConsoleSessions } from './console/console-sessions.js';
 import { ConsoleUsers } from './console/console-users.js';
 import { LoginThrottle } from './console/login-throttle.js';
+import { ConsoleTotp } from './console/totp.js';
 import type { AppDeps } from './http/deps.js';
 import { Metrics } from './http/metrics.js';
 import { ModelCatalog } from './models/model-catalog.js';
@@ -165,6 +166,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
     );
     closers.push(() => taskWorker.stop());
     const consoleUsers = new ConsoleUsers(store.db, effects);
+    const consoleTotp = new ConsoleTotp(store.db, clock);
     const services: Services = {
       config,
       store,
@@ -231,7 +233,9 @@ export async function createServices(options: ServiceOptions): Promise<Services>
         effects,
         consoleUsers,
         new LoginThrottle(redis),
+        consoleTotp,
       ),
+      consoleTotp,
       ...(options.consoleDir === undefined ? {} : { consoleDir: options.consoleDir }),
       close: async () => {
         for (const close of closers.reverse()) await close();

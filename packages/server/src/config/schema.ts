@@ -365,6 +365,11 @@ export const serverSchema = z
      * cookie is always `Secure`. Otherwise it is `Secure` when the request itself came over https.
      */
     console_secure_cookie: z.boolean().default(false),
+    /**
+     * Operators must have signed in with a TOTP second factor to use the operator pages
+     * (docs/console.md, "Second factor"); members may still add one.
+     */
+    console_require_operator_totp: z.boolean().default(false),
   })
   .strict();
 

@@ -7,7 +7,7 @@ import { ApiError } from '../errors/api-error.js';
 import type { AppDeps } from '../http/deps.js';
 import { serveContent } from '../http/serve-content.js';
 import { shareServiceOf } from '../shares/share-service.js';
-import { operatorActorOf } from './operator-auth.js';
+import { operatorActorOf as actorOf } from './operator-auth.js';
 import { bodyObject } from './session-routes.js';
 
 type Query = Record<string, string | undefined>;
@@ -21,6 +21,8 @@ type WithId = { Params: { id: string }; Body: unknown };
  */
 export function registerOperatorRoutes(scope: FastifyInstance, deps: AppDeps): void {
   const operator = new OperatorActions(deps);
+  const requireTotp = deps.config.server.console_require_operator_totp;
+  const operatorActorOf = (request: FastifyRequest) => actorOf(request, requireTotp);
   const accountListing = new AccountListing(deps.store.db);
   const shares = shareServiceOf(deps);
   /** A read opens to operators only; the actor is not needed. */

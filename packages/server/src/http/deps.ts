@@ -8,6 +8,7 @@ import type { PriceBook } from '../billing/price-book.js';
 import type { Config } from '../config/schema.js';
 import type { ConsoleSessions } from '../console/console-sessions.js';
 import type { ConsoleUsers } from '../console/console-users.js';
+import type { ConsoleTotp } from '../console/totp.js';
 import type { ModelCatalog } from '../models/model-catalog.js';
 import type { GuardedFetchDeps } from '../providers/guarded-fetch.js';
 import type { ProviderRegistry } from '../providers/registry.js';
@@ -63,6 +64,8 @@ export interface AppDeps {
   /** The web console's users and sessions (docs/console.md). */
   readonly consoleUsers: ConsoleUsers;
   readonly consoleSessions: ConsoleSessions;
+  /** The optional TOTP second factor of console users. */
+  readonly consoleTotp: ConsoleTotp;
   /** Where the built console is (default: packages/console/dist). */
   readonly consoleDir?: string;
 }

@@ -334,6 +334,11 @@ export interface ConsoleUserTable {
   created_at: number;
   password_changed_at: number | null;
   disabled_at: number | null;
+  /** Base32 TOTP secret; set by setup, in force once `totp_enabled_at` is set (migrations/020). */
+  totp_secret: string | null;
+  totp_enabled_at: number | null;
+  /** The last TOTP time step accepted: a code is accepted once. */
+  totp_last_step: number | null;
 }
 
 export interface ConsoleInvitationTable {
@@ -358,6 +363,8 @@ export interface ConsoleSessionTable {
   /** The client address and User-Agent at sign-in, so a user can tell sessions apart. */
   address: string;
   user_agent: string;
+  /** When this session proved the TOTP second factor (sign-in or setup); null if it did not. */
+  totp_verified_at: number | null;
 }
 
 /** Who acted: the shared admin token (admin API, no person) or a signed-in console operator. */

@@ -83,7 +83,9 @@ describeNeeding(chromiumService, 'operator console in Chromium', () => {
           await card.waitFor();
           await expect
             .poll(() =>
-              card.locator('img').evaluate((image: HTMLImageElement) => image.naturalWidth),
+              card
+                .locator('img')
+                .evaluate((image) => (image as unknown as { naturalWidth: number }).naturalWidth),
             )
             .toBe(32);
           await shot('shares');

@@ -6,6 +6,10 @@ import type { Kysely } from 'kysely';
  * (`action`, `target_id`, `account_id`, `amount`), when (`created_at`) and why (`reason`).
  * Append-only: nothing updates or deletes a row. Rows that move money are written in the same
  * transaction as the movement, so a movement never lacks its row and a rolled-back one has none.
+ *
+ * Also the console's optional TOTP second factor (docs/console.md): a user's base32 secret
+ * (`totp_secret`; pending until `totp_enabled_at`), the last time step accepted (a code is used
+ * once), and when a session proved the second factor (`totp_verified_at`).
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
@@ -33,8 +37,15 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .on('audit_events')
     .columns(['account_id', 'created_at'])
     .execute();
+  await db.schema.alterTable('console_users').addColumn('totp_secret', 'text').execute();
+  await db.schema.alterTable('console_users').addColumn('totp_enabled_at', 'bigint').execute();
+  await db.schema.alterTable('console_users').addColumn('totp_last_step', 'bigint').execute();
+  await db.schema.alterTable('console_sessions').addColumn('totp_verified_at', 'bigint').execute();
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
+  await db.schema.alterTable('console_sessions').dropColumn('totp_verified_at').execute();
+  for (const column of ['totp_last_step', 'totp_enabled_at', 'totp_secret'])
+    await db.schema.alterTable('console_users').dropColumn(column).execute();
   await db.schema.dropTable('audit_events').execute();
 }
