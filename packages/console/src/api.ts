@@ -55,6 +55,8 @@ export class ApiFailure extends Error {
     readonly status: number,
     readonly code: string,
     message: string,
+    /** The field the error names (`totp`: the sign-in needs the second factor's code). */
+    readonly param: string | null = null,
   ) {
     super(message);
   }
@@ -80,16 +82,25 @@ export async function call<T>(method: string, path: string, body?: unknown): Pro
   if (response.status === 204) return undefined as T;
   const answer = (await response.json()) as unknown;
   if (!response.ok) {
-    const error = (answer as { error?: { code?: string; message?: string } }).error;
-    throw new ApiFailure(response.status, error?.code ?? 'UNKNOWN', error?.message ?? '');
+    const error = (answer as { error?: { code?: string; message?: string; param?: string } }).error;
+    throw new ApiFailure(
+      response.status,
+      error?.code ?? 'UNKNOWN',
+      error?.message ?? '',
+      error?.param ?? null,
+    );
   }
   return answer as T;
 }
 
 export const api = {
   session: () => call<SessionState>('GET', '/session'),
-  signIn: (email: string, password: string) =>
-    call<SessionState>('POST', '/session', { email, password }),
+  signIn: (email: string, password: string, totp?: string) =>
+    call<SessionState>('POST', '/session', {
+      email,
+      password,
+      ...(totp === undefined ? {} : { totp }),
+    }),
   signOut: () => call<undefined>('DELETE', '/session'),
   invitation: (token: string) =>
     call<{ email: string; expires_at: string }>('GET', `/invitations/${encodeURIComponent(token)}`),

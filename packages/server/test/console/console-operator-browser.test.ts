@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
+import { Secret, TOTP } from 'otpauth';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { BUILT_CONSOLE_DIR } from '../../src/console/console-static.js';
 import { CHROMIUM, inspectPage, openBrowser, SCREENSHOTS } from '../helpers/console-browser.js';
@@ -17,6 +18,10 @@ import { describeNeeding, requiredExecutable } from '../helpers/required-service
  * checked with axe-core. One pass per store, to keep the browser suite's run time modest.
  */
 const chromiumService = requiredExecutable('Chromium', CHROMIUM);
+
+/** The code an authenticator app shows for `secret` at `at` (ms). */
+const codeOf = (secret: string, at: number) =>
+  new TOTP({ secret: Secret.fromBase32(secret) }).generate({ timestamp: at });
 
 describeNeeding(chromiumService, 'operator console in Chromium', () => {
   beforeAll(() => {
@@ -121,6 +126,43 @@ describeNeeding(chromiumService, 'operator console in Chromium', () => {
           await page.getByRole('link', { name: '邀请用户' }).click();
           await page.getByRole('heading', { name: '邀请用户' }).waitFor();
           await shot('invite');
+
+          // A second factor: set up through the API in this session; then the sign-in page asks for
+          // the code after the password, and a fresh code signs in.
+          const at = Date.now();
+          const secret = await page.evaluate(async () => {
+            const state = (await (await fetch('/console/api/session')).json()) as {
+              csrf_token: string;
+            };
+            const setup = await fetch('/console/api/totp', {
+              method: 'POST',
+              headers: { 'x-csrf-token': state.csrf_token },
+            });
+            return ((await setup.json()) as { secret: string }).secret;
+          });
+          const enabled = await page.evaluate(
+            async (code) => {
+              const state = (await (await fetch('/console/api/session')).json()) as {
+                csrf_token: string;
+              };
+              const answer = await fetch('/console/api/totp/enable', {
+                method: 'POST',
+                headers: { 'x-csrf-token': state.csrf_token, 'content-type': 'application/json' },
+                body: JSON.stringify({ code }),
+              });
+              return answer.status;
+            },
+            codeOf(secret, at),
+          );
+          expect(enabled).toBe(204);
+          await page.getByRole('button', { name: '退出登录' }).click();
+          await page.locator('input[name="email"]').fill(email);
+          await page.locator('input[name="password"]').fill(CONSOLE_PASSWORD);
+          await page.getByRole('button', { name: '登录' }).click();
+          await page.locator('input[name="totp"]').fill(codeOf(secret, at + 30_000));
+          await shot('sign-in-totp');
+          await page.getByRole('button', { name: '登录' }).click();
+          await page.getByRole('navigation', { name: '运营' }).waitFor();
           expect(cspViolations).toEqual([]);
         } finally {
           await close();
