@@ -28,6 +28,17 @@ const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
 /** C0 and C1 control characters (NUL included): never part of an address, and they break logs. */
 const CONTROL_CHARACTER = /\p{Cc}/u;
 
+/** A new redemption code, with its plaintext (shown once). */
+export interface RedemptionCodeView {
+  id: string;
+  code: string;
+  amount: number;
+  expires_at: string | null;
+}
+
+/** Most codes one batch creates (one insert). */
+const MAX_BATCH = 1_000;
+
 /** Accounts, top-ups and redemption codes: the operator's side of money coming in. */
 export class AccountService {
   constructor(
@@ -146,29 +157,47 @@ export class AccountService {
   async createRedemptionCode(input: {
     amount: unknown;
     expires_at?: unknown;
-  }): Promise<{ id: string; code: string; amount: number; expires_at: string | null }> {
+  }): Promise<RedemptionCodeView> {
+    const [code] = await this.createRedemptionCodes({ ...input, count: 1 });
+    if (code === undefined) throw new Error('a batch of one made no code');
+    return code;
+  }
+
+  /**
+   * A batch of `count` (1 to 1,000) such codes, all or none (one insert); each plaintext code is
+   * returned once, here.
+   */
+  async createRedemptionCodes(input: {
+    amount: unknown;
+    count: unknown;
+    expires_at?: unknown;
+  }): Promise<RedemptionCodeView[]> {
     const amount = parseMovementAmount(input.amount, 'amount');
     const expiresAt = parseOptionalFutureTime(input.expires_at, 'expires_at', this.effects.clock);
-    const code = `TGR-${base62(randomBytes(20))}`;
-    const id = this.effects.ids.next('rdm');
+    const count = input.count;
+    if (typeof count !== 'number' || !Number.isInteger(count) || count < 1 || count > MAX_BATCH)
+      throw invalidInput('count', `must be an integer from 1 to ${MAX_BATCH}`);
+    const now = this.effects.clock.now();
+    const codes = Array.from({ length: count }, () => ({
+      id: this.effects.ids.next('rdm'),
+      code: `TGR-${base62(randomBytes(20))}`,
+    }));
     await this.db
       .insertInto('redemption_codes')
-      .values({
-        id,
-        code_hash: hashCode(code),
-        amount,
-        created_at: this.effects.clock.now(),
-        expires_at: expiresAt,
-        redeemed_by: null,
-        redeemed_at: null,
-      })
+      .values(
+        codes.map(({ id, code }) => ({
+          id,
+          code_hash: hashCode(code),
+          amount,
+          created_at: now,
+          expires_at: expiresAt,
+          redeemed_by: null,
+          redeemed_at: null,
+        })),
+      )
       .execute();
-    return {
-      id,
-      code,
-      amount,
-      expires_at: expiresAt === null ? null : new Date(expiresAt).toISOString(),
-    };
+    const expires = expiresAt === null ? null : new Date(expiresAt).toISOString();
+    return codes.map(({ id, code }) => ({ id, code, amount, expires_at: expires }));
   }
 
   /**

@@ -73,6 +73,23 @@ export class OperatorActions {
     return code;
   }
 
+  /** A batch: one audit row for the whole batch, its amount the batch's total value. */
+  async createRedemptionCodes(actor: AuditActor, input: Input) {
+    const codes = await this.deps.accounts.createRedemptionCodes({
+      amount: input['amount'],
+      count: input['count'],
+      expires_at: input['expires_at'],
+    });
+    const first = codes[0];
+    await this.deps.audit.record(actor, {
+      action: 'redemption_code.create_batch',
+      targetId: first?.id ?? null,
+      amount: codes.reduce((total, code) => total + code.amount, 0),
+      detail: { count: codes.length, each: first?.amount, expires_at: first?.expires_at ?? null },
+    });
+    return codes;
+  }
+
   async createKey(actor: AuditActor, accountId: string, input: Input) {
     const { kind, models, expires_at, name } = input;
     const key = await this.deps.keys.create(accountId, { kind, models, expires_at, name });

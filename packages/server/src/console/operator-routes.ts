@@ -5,6 +5,7 @@ import { checkLedger } from '../billing/ledger-check.js';
 import { modelPricesView, priceHistoryView } from '../billing/price-view.js';
 import { ApiError } from '../errors/api-error.js';
 import type { AppDeps } from '../http/deps.js';
+import { answerRedemptionBatch } from '../http/redemption-batch-output.js';
 import { serveContent } from '../http/serve-content.js';
 import { shareServiceOf } from '../shares/share-service.js';
 import { operatorActorOf as actorOf } from './operator-auth.js';
@@ -61,6 +62,11 @@ export function registerOperatorRoutes(scope: FastifyInstance, deps: AppDeps): v
     const actor = operatorActorOf(request);
     void reply.code(201);
     return operator.createRedemptionCode(actor, bodyObject(request.body));
+  });
+  scope.post<{ Body: unknown }>(`${admin}/redemption-codes/batches`, async (request, reply) => {
+    const actor = operatorActorOf(request);
+    const codes = await operator.createRedemptionCodes(actor, bodyObject(request.body));
+    return answerRedemptionBatch(reply, request.headers.accept, codes);
   });
   scope.post<{ Body: unknown }>(`${admin}/invitations`, async (request, reply) => {
     const actor = operatorActorOf(request);

@@ -323,4 +323,55 @@ describeEachDialect('console operator pages and the audit log on $name', (dialec
     });
     expect(badFilter.statusCode).toBe(400);
   });
+
+  it('an operator creates a batch of codes as CSV from the console: each redeems once, the batch is one audit row', async () => {
+    const client = await start();
+    const { accountId } = await client.account(0);
+    const operator = await consoleUser(client, 'ops@example.test', 'operator');
+    const url = '/console/api/admin/redemption-codes/batches';
+    const tooMany = await consoleCall(client, operator, 'POST', url, {
+      body: { amount: 100, count: 1_001 },
+    });
+    expect(tooMany.statusCode).toBe(400);
+    expect(tooMany.json()).toMatchObject({ error: { param: 'count' } });
+    const csv = await client.app.inject({
+      method: 'POST',
+      url,
+      headers: { cookie: operator.cookie, 'x-csrf-token': operator.csrf, accept: 'text/csv' },
+      payload: { amount: 250_000, count: 3 },
+    });
+    expect(csv.statusCode, csv.body).toBe(201);
+    expect(csv.headers['content-type']).toMatch(/^text\/csv/);
+    expect(csv.headers['content-disposition']).toMatch(/^attachment; filename="redemption-codes-/);
+    const [header, ...rows] = csv.body.trim().split('\r\n');
+    expect(header).toBe('id,code,amount,expires_at');
+    const codes = rows.map((row) => row.split(',')[1] ?? '');
+    expect(new Set(codes).size).toBe(3);
+    for (const code of codes)
+      await client.admin('POST', `/admin/v1/accounts/${accountId}/redemptions`, { code });
+    expect((await client.balance(accountId)).balance).toBe(750_000);
+    const again = await client.app.inject({
+      method: 'POST',
+      url: `/admin/v1/accounts/${accountId}/redemptions`,
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+      payload: { code: codes[0] },
+    });
+    expect(again.statusCode).toBe(404);
+    expect((await client.balance(accountId)).balance).toBe(750_000);
+    const batches = (await auditOf(client, '?action=redemption_code.create_batch')).data;
+    expect(batches).toEqual([
+      expect.objectContaining({
+        amount: 750_000,
+        detail: expect.objectContaining({ count: 3, each: 250_000 }),
+        actor: expect.objectContaining({ id: operator.userId }),
+      }),
+    ]);
+    expect(JSON.stringify(batches)).not.toContain(codes[0]);
+    const json = await client.admin('POST', '/admin/v1/redemption-codes/batches', {
+      amount: 1,
+      count: 2,
+      expires_at: new Date(Date.now() + 60_000).toISOString(),
+    });
+    expect((json['data'] as unknown[]).length).toBe(2);
+  });
 });

@@ -7,6 +7,7 @@ import { priceHistoryView } from '../../billing/price-view.js';
 import { ApiError } from '../../errors/api-error.js';
 import { operatorRecordView } from '../../requests/record-view.js';
 import { bearerTokenOrNothing } from '../plugins/admin-token.js';
+import { answerRedemptionBatch } from '../redemption-batch-output.js';
 import type { AppDeps } from '../deps.js';
 import { adminActor, registerAdminAudit } from './admin-audit.js';
 import { registerAdminTasks } from './admin-tasks.js';
@@ -136,6 +137,16 @@ export function registerAdmin(scope: FastifyInstance, deps: AppDeps): void {
     priceHistoryView(await deps.prices.history(request.params.model)),
   );
 
+  scope.post<{ Body: Body }>(
+    '/admin/v1/redemption-codes/batches',
+    { schema: { body: bodyWith('amount', 'count', 'expires_at') } },
+    async (request, reply) =>
+      answerRedemptionBatch(
+        reply,
+        request.headers.accept,
+        await operator.createRedemptionCodes(adminActor(request), request.body),
+      ),
+  );
   scope.post<{ Body: Body }>(
     '/admin/v1/redemption-codes',
     { schema: { body: bodyWith('amount', 'expires_at') } },
