@@ -69,6 +69,11 @@ export function rememberSession(state: SessionState | null): void {
   csrfToken = state?.csrf_token ?? null;
 }
 
+/** The CSRF header of the current session, for a call that is not JSON (a CSV download). */
+export function csrfHeaders(): Record<string, string> {
+  return csrfToken === null ? {} : { 'x-csrf-token': csrfToken };
+}
+
 export async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
   const headers: Record<string, string> = {};
   if (body !== undefined) headers['content-type'] = 'application/json';

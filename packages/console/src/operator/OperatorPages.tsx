@@ -2,12 +2,14 @@ import { navigate } from '../router.js';
 import './operator.css';
 import { AccountsPage } from './AccountsPage.js';
 import { AuditPage, InvitePage, LedgerPage } from './AuditPage.js';
+import { CodesPage } from './CodesPage.js';
 import { useOperatorText } from './operator-i18n.js';
 import { ResolvePage } from './ResolvePage.js';
 import { ShareReviewPage } from './ShareReviewPage.js';
 
 const PAGES = [
   { path: '/admin/accounts', label: 'op.accounts' },
+  { path: '/admin/codes', label: 'op.codes' },
   { path: '/admin/shares', label: 'op.shares' },
   { path: '/admin/resolve', label: 'op.resolve' },
   { path: '/admin/audit', label: 'op.audit' },
@@ -36,7 +38,9 @@ export function OperatorPages({ path, onError }: { path: string; onError: (e: un
           </a>
         ))}
       </nav>
-      {current === '/admin/shares' ? (
+      {current === '/admin/codes' ? (
+        <CodesPage onError={onError} />
+      ) : current === '/admin/shares' ? (
         <ShareReviewPage onError={onError} />
       ) : current === '/admin/resolve' ? (
         <ResolvePage onError={onError} />

@@ -1,4 +1,12 @@
-import { call, type Account, type ApiKey, type ConsoleUser, type Page } from '../api.js';
+import {
+  ApiFailure,
+  call,
+  csrfHeaders,
+  type Account,
+  type ApiKey,
+  type ConsoleUser,
+  type Page,
+} from '../api.js';
 
 /** The operator pages' calls (`/console/api/admin/...`, docs/console.md "Operator pages"). */
 
@@ -76,6 +84,21 @@ export const operatorApi = {
     call<unknown>('POST', `${admin}/tasks/${id(taskId)}/resolve`, { action: 'release', reason }),
   audit: (after: string | null) =>
     call<Page<AuditEvent>>('GET', `${admin}/audit${after === null ? '' : `?after=${id(after)}`}`),
+  /** A batch of codes as the server's CSV (the codes exist only in this answer). */
+  redemptionBatchCsv: async (body: { amount: number; count: number; expires_at?: string }) => {
+    const response = await fetch(`/console/api${admin}/redemption-codes/batches`, {
+      method: 'POST',
+      headers: { ...csrfHeaders(), 'content-type': 'application/json', accept: 'text/csv' },
+      credentials: 'same-origin',
+      body: JSON.stringify(body),
+    });
+    if (!response.ok) {
+      const error = ((await response.json()) as { error?: { code?: string; message?: string } })
+        .error;
+      throw new ApiFailure(response.status, error?.code ?? 'UNKNOWN', error?.message ?? '');
+    }
+    return response.text();
+  },
   ledgerCheck: () => call<LedgerReport>('GET', `${admin}/ledger/check`),
   invite: (body: { email: string; role: 'member' | 'operator'; account_id?: string }) =>
     call<{ invite_url: string }>('POST', `${admin}/invitations`, body),

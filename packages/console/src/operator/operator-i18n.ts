@@ -67,6 +67,11 @@ const zhCN = {
   'op.model': '模型',
   'op.kind': '类型',
   'op.more': '表格（可滚动）',
+  'op.codes': '兑换码',
+  'op.count': '数量（1–1000）',
+  'op.expires': '过期日期（可不填）',
+  'op.createCodes': '生成并下载 CSV',
+  'op.codesReady': '已生成，CSV 已下载；兑换码只出现在这一个文件里。',
 } as const;
 
 type OperatorKey = keyof typeof zhCN;
@@ -133,6 +138,11 @@ const en: Record<OperatorKey, string> = {
   'op.model': 'Model',
   'op.kind': 'Kind',
   'op.more': 'Table (scrollable)',
+  'op.codes': 'Redemption codes',
+  'op.count': 'Count (1–1000)',
+  'op.expires': 'Expires on (optional)',
+  'op.createCodes': 'Create and download CSV',
+  'op.codesReady': 'Created and downloaded; the codes exist only in that file.',
 };
 
 /** `t` for the operator pages, in the console's current language. */

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Secret, TOTP } from 'otpauth';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -126,6 +126,20 @@ describeNeeding(chromiumService, 'operator console in Chromium', () => {
           await page.getByRole('link', { name: '邀请用户' }).click();
           await page.getByRole('heading', { name: '邀请用户' }).waitFor();
           await shot('invite');
+
+          // Redemption codes: a batch of two, downloaded as the server's CSV.
+          await page.getByRole('link', { name: '兑换码' }).click();
+          await page.locator('input[name="codes-amount"]').fill('5');
+          await page.locator('input[name="codes-count"]').fill('2');
+          const [download] = await Promise.all([
+            page.waitForEvent('download'),
+            page.getByRole('button', { name: '生成并下载 CSV' }).click(),
+          ]);
+          const csv = readFileSync((await download.path()) ?? '', 'utf8');
+          expect(csv.trim().split('\r\n')).toHaveLength(3);
+          expect(csv).toContain(',5000000,');
+          await page.getByRole('status').waitFor();
+          await shot('codes');
 
           // A second factor: set up through the API in this session; then the sign-in page asks for
           // the code after the password, and a fresh code signs in.
