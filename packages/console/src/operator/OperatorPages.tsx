@@ -3,6 +3,7 @@ import './operator.css';
 import { AccountsPage } from './AccountsPage.js';
 import { AuditPage, InvitePage, LedgerPage } from './AuditPage.js';
 import { CodesPage } from './CodesPage.js';
+import { ModelsPage } from './ModelsPage.js';
 import { useOperatorText } from './operator-i18n.js';
 import { ResolvePage } from './ResolvePage.js';
 import { ShareReviewPage } from './ShareReviewPage.js';
@@ -10,6 +11,7 @@ import { ShareReviewPage } from './ShareReviewPage.js';
 const PAGES = [
   { path: '/admin/accounts', label: 'op.accounts' },
   { path: '/admin/codes', label: 'op.codes' },
+  { path: '/admin/models', label: 'op.models' },
   { path: '/admin/shares', label: 'op.shares' },
   { path: '/admin/resolve', label: 'op.resolve' },
   { path: '/admin/audit', label: 'op.audit' },
@@ -38,7 +40,9 @@ export function OperatorPages({ path, onError }: { path: string; onError: (e: un
           </a>
         ))}
       </nav>
-      {current === '/admin/codes' ? (
+      {current === '/admin/models' ? (
+        <ModelsPage onError={onError} />
+      ) : current === '/admin/codes' ? (
         <CodesPage onError={onError} />
       ) : current === '/admin/shares' ? (
         <ShareReviewPage onError={onError} />

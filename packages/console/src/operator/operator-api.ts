@@ -47,6 +47,19 @@ export interface AuditEvent {
   reason: string | null;
 }
 
+export interface ModelPrices {
+  price_version: string;
+  prices: Record<string, unknown>;
+  created_at: string;
+}
+
+export interface OperatorModel {
+  id: string;
+  upstream: string;
+  families: string[];
+  current: ModelPrices;
+}
+
 export interface LedgerReport {
   violations: unknown[];
 }
@@ -99,6 +112,11 @@ export const operatorApi = {
     }
     return response.text();
   },
+  models: () => call<Page<OperatorModel>>('GET', `${admin}/models`),
+  priceHistory: (model: string) =>
+    call<Page<ModelPrices>>('GET', `${admin}/models/${id(model)}/prices`),
+  setPrices: (model: string, prices: unknown) =>
+    call<ModelPrices>('PUT', `${admin}/models/${id(model)}/prices`, prices),
   ledgerCheck: () => call<LedgerReport>('GET', `${admin}/ledger/check`),
   invite: (body: { email: string; role: 'member' | 'operator'; account_id?: string }) =>
     call<{ invite_url: string }>('POST', `${admin}/invitations`, body),

@@ -141,6 +141,14 @@ describeNeeding(chromiumService, 'operator console in Chromium', () => {
           await page.getByRole('status').waitFor();
           await shot('codes');
 
+          // Models: read only; a model's prices saved as a new version.
+          await page.getByRole('link', { name: '模型与价格' }).click();
+          await page.locator('tr[data-model-id="sim-chat"] button').click();
+          await page.locator('[data-price-version="sim-chat@1"]').waitFor();
+          await page.getByRole('button', { name: '保存为新版本' }).click();
+          await page.locator('[data-price-version="sim-chat@2"]').waitFor();
+          await shot('models');
+
           // A second factor: set up through the API in this session; then the sign-in page asks for
           // the code after the password, and a fresh code signs in.
           const at = Date.now();

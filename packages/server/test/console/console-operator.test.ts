@@ -374,4 +374,38 @@ describeEachDialect('console operator pages and the audit log on $name', (dialec
     });
     expect((json['data'] as unknown[]).length).toBe(2);
   });
+
+  it('an operator edits prices from the console: a new price version, the history grows, one audit row; bad prices change nothing', async () => {
+    const client = await start();
+    const operator = await consoleUser(client, 'ops@example.test', 'operator');
+    const models = await consoleCall(client, operator, 'GET', '/console/api/admin/models');
+    const embed = models
+      .json<{ data: { id: string; current: { price_version: string } }[] }>()
+      .data.find((model) => model.id === 'sim-embed');
+    expect(embed?.current.price_version).toBe('sim-embed@1');
+    const url = '/console/api/admin/models/sim-embed/prices';
+    const bad = await consoleCall(client, operator, 'PUT', url, {
+      body: { input_per_million_tokens: -1 },
+    });
+    expect(bad.statusCode).toBe(400);
+    const set = await consoleCall(client, operator, 'PUT', url, {
+      body: { input_per_million_tokens: 700_000 },
+    });
+    expect(set.statusCode, set.body).toBe(200);
+    expect(set.json()).toMatchObject({ price_version: 'sim-embed@2' });
+    const history = await consoleCall(client, operator, 'GET', url);
+    expect(
+      history
+        .json<{ data: { price_version: string }[] }>()
+        .data.map((entry) => entry.price_version),
+    ).toEqual(['sim-embed@2', 'sim-embed@1']);
+    const rows = (await auditOf(client, '?action=prices.set')).data;
+    expect(rows).toEqual([
+      expect.objectContaining({
+        target_id: 'sim-embed',
+        detail: { price_version: 'sim-embed@2' },
+        actor: expect.objectContaining({ id: operator.userId }),
+      }),
+    ]);
+  });
 });
