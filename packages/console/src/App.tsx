@@ -2,6 +2,7 @@ import { useCallback, useEffect, useState, type ReactNode } from 'react';
 import { api, ApiFailure, rememberSession, type SessionState } from './api.js';
 import { LANGUAGES, useI18n, type Language, type MessageKey } from './i18n.js';
 import { navigate, usePath } from './router.js';
+import { OperatorPages } from './operator/OperatorPages.js';
 import { InvitePage } from './pages/InvitePage.js';
 import { KeysPage } from './pages/KeysPage.js';
 import { OverviewPage } from './pages/OverviewPage.js';
@@ -65,7 +66,11 @@ export function App() {
     );
   return (
     <Frame session={session} path={path} onSignOut={() => signedIn(null)}>
-      <Page path={path} onError={onError} />
+      {session.user.role === 'operator' ? (
+        <OperatorPages path={path} onError={onError} />
+      ) : (
+        <Page path={path} onError={onError} />
+      )}
     </Frame>
   );
 }
@@ -100,7 +105,7 @@ function Frame({
     <div className="frame">
       <header className="top">
         <span className="brand">{t('app.title')}</span>
-        {session !== undefined && (
+        {session !== undefined && session.user.role !== 'operator' && (
           <nav aria-label={t('app.title')}>
             {NAV.map((item) => (
               <a

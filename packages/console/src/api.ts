@@ -55,6 +55,8 @@ export class ApiFailure extends Error {
     readonly status: number,
     readonly code: string,
     message: string,
+    /** The field the error names (`totp`: the sign-in needs the second factor's code). */
+    readonly param: string | null = null,
   ) {
     super(message);
   }
@@ -67,7 +69,12 @@ export function rememberSession(state: SessionState | null): void {
   csrfToken = state?.csrf_token ?? null;
 }
 
-async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
+/** The CSRF header of the current session, for a call that is not JSON (a CSV download). */
+export function csrfHeaders(): Record<string, string> {
+  return csrfToken === null ? {} : { 'x-csrf-token': csrfToken };
+}
+
+export async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
   const headers: Record<string, string> = {};
   if (body !== undefined) headers['content-type'] = 'application/json';
   if (method !== 'GET' && csrfToken !== null) headers['x-csrf-token'] = csrfToken;
@@ -80,16 +87,25 @@ async function call<T>(method: string, path: string, body?: unknown): Promise<T>
   if (response.status === 204) return undefined as T;
   const answer = (await response.json()) as unknown;
   if (!response.ok) {
-    const error = (answer as { error?: { code?: string; message?: string } }).error;
-    throw new ApiFailure(response.status, error?.code ?? 'UNKNOWN', error?.message ?? '');
+    const error = (answer as { error?: { code?: string; message?: string; param?: string } }).error;
+    throw new ApiFailure(
+      response.status,
+      error?.code ?? 'UNKNOWN',
+      error?.message ?? '',
+      error?.param ?? null,
+    );
   }
   return answer as T;
 }
 
 export const api = {
   session: () => call<SessionState>('GET', '/session'),
-  signIn: (email: string, password: string) =>
-    call<SessionState>('POST', '/session', { email, password }),
+  signIn: (email: string, password: string, totp?: string) =>
+    call<SessionState>('POST', '/session', {
+      email,
+      password,
+      ...(totp === undefined ? {} : { totp }),
+    }),
   signOut: () => call<undefined>('DELETE', '/session'),
   invitation: (token: string) =>
     call<{ email: string; expires_at: string }>('GET', `/invitations/${encodeURIComponent(token)}`),

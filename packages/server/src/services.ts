@@ -2,6 +2,7 @@ import { Redis } from 'ioredis';
 import pino from 'pino';
 import type { FastifyBaseLogger } from 'fastify';
 import { AccountService } from './accounts/account-service.js';
+import { AuditLog } from './audit/audit-log.js';
 import { createAssetStorage, type StorageSecrets } from './assets/create-storage.js';
 import { KeyService } from './auth/key-service.js';
 import { PriceBook } from './billing/price-book.js';
@@ -11,6 +12,7 @@ import { perAccountConcurrency } from './config/task-engine-schema.js';
 import { ConsoleSessions } from './console/console-sessions.js';
 import { ConsoleUsers } from './console/console-users.js';
 import { LoginThrottle } from './console/login-throttle.js';
+import { ConsoleTotp } from './console/totp.js';
 import type { AppDeps } from './http/deps.js';
 import { Readiness } from './http/readiness.js';
 import { Metrics } from './http/metrics.js';
@@ -211,6 +213,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
           })
         : undefined;
     if (changeFeed !== undefined) closers.push(() => changeFeed.close());
+    const consoleTotp = new ConsoleTotp(store.db, clock);
     const services: Services = {
       config,
       store,
@@ -221,6 +224,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       keys,
       changeFeed,
       accounts: new AccountService(store.db, effects),
+      audit: new AuditLog(store.db, effects),
       prices,
       catalog,
       requests,
@@ -286,7 +290,9 @@ export async function createServices(options: ServiceOptions): Promise<Services>
         effects,
         consoleUsers,
         new LoginThrottle(redis),
+        consoleTotp,
       ),
+      consoleTotp,
       ...(options.consoleDir === undefined ? {} : { consoleDir: options.consoleDir }),
       close: async () => {
         for (const close of closers.reverse()) await close();

@@ -6,6 +6,8 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (state: SessionState) =
   const { t } = useI18n();
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
+  // Shown once the gateway asks for it (a user with a second factor): 401 naming `totp`.
+  const [totp, setTotp] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const submit = (event: FormEvent) => {
@@ -13,15 +15,22 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (state: SessionState) =
     setBusy(true);
     setError(null);
     api
-      .signIn(email, password)
+      .signIn(email, password, totp ?? undefined)
       .then(onSignedIn)
       .catch((failure: unknown) => {
+        const asksForCode = failure instanceof ApiFailure && failure.param === 'totp';
+        if (asksForCode && totp === null) {
+          setTotp('');
+          return;
+        }
         setError(
-          failure instanceof ApiFailure && failure.status === 429
-            ? t('signIn.throttled')
-            : failure instanceof ApiFailure && failure.status === 401
-              ? t('signIn.wrong')
-              : `${t('common.error')}${String(failure)}`,
+          asksForCode
+            ? t('signIn.totpWrong')
+            : failure instanceof ApiFailure && failure.status === 429
+              ? t('signIn.throttled')
+              : failure instanceof ApiFailure && failure.status === 401
+                ? t('signIn.wrong')
+                : `${t('common.error')}${String(failure)}`,
         );
       })
       .finally(() => setBusy(false));
@@ -52,6 +61,21 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (state: SessionState) =
             onChange={(event) => setPassword(event.target.value)}
           />
         </label>
+        {totp !== null && (
+          <label>
+            {t('signIn.totp')}
+            <input
+              name="totp"
+              inputMode="numeric"
+              autoComplete="one-time-code"
+              pattern="[0-9]{6}"
+              required
+              autoFocus
+              value={totp}
+              onChange={(event) => setTotp(event.target.value.trim())}
+            />
+          </label>
+        )}
         {error !== null && (
           <p role="alert" className="error">
             {error}

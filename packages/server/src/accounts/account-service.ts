@@ -4,6 +4,7 @@ import type { Kysely } from 'kysely';
 import { ApiError, invalidInput, notFound } from '../errors/api-error.js';
 import { credit, type LedgerEffects } from '../billing/ledger.js';
 import { balanceLimitError, parseMovementAmount } from '../billing/money.js';
+import type { AuditWrite } from '../audit/audit-log.js';
 import type { AccountTable, Database } from '../store/schema.js';
 import { base62 } from '../util/effects.js';
 
@@ -26,6 +27,17 @@ export function accountView(row: AccountTable): Account {
 const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
 /** C0 and C1 control characters (NUL included): never part of an address, and they break logs. */
 const CONTROL_CHARACTER = /\p{Cc}/u;
+
+/** A new redemption code, with its plaintext (shown once). */
+export interface RedemptionCodeView {
+  id: string;
+  code: string;
+  amount: number;
+  expires_at: string | null;
+}
+
+/** Most codes one batch creates (one insert). */
+const MAX_BATCH = 1_000;
 
 /** Accounts, top-ups and redemption codes: the operator's side of money coming in. */
 export class AccountService {
@@ -74,11 +86,13 @@ export class AccountService {
    * Credits `amount` once per `reference`: the same reference again with the same amount is a
    * replay (no second credit); with another amount it is a conflict. `amount` is at most one
    * movement's maximum, and a top-up that would take the balance above the maximum balance is
-   * refused whole (400 naming `amount`; no top-up row, no journal entry).
+   * refused whole (400 naming `amount`; no top-up row, no journal entry). `audit` is written in
+   * the credit's transaction (a replay credits nothing and writes nothing).
    */
   async topUp(
     accountId: string,
     input: { amount: unknown; reference: unknown },
+    audit?: AuditWrite,
   ): Promise<AccountView & { replayed: boolean }> {
     const amount = parseMovementAmount(input.amount, 'amount');
     if (
@@ -130,6 +144,7 @@ export class AccountService {
       // Throwing rolls the top-up row back with it: the same reference stays free.
       if (credited.kind === 'balance_limit')
         throw balanceLimitError('amount', amount, credited.balance);
+      await audit?.(trx, amount);
       return false;
     });
     return { ...(await this.get(accountId)), replayed };
@@ -142,37 +157,59 @@ export class AccountService {
   async createRedemptionCode(input: {
     amount: unknown;
     expires_at?: unknown;
-  }): Promise<{ id: string; code: string; amount: number; expires_at: string | null }> {
+  }): Promise<RedemptionCodeView> {
+    const [code] = await this.createRedemptionCodes({ ...input, count: 1 });
+    if (code === undefined) throw new Error('a batch of one made no code');
+    return code;
+  }
+
+  /**
+   * A batch of `count` (1 to 1,000) such codes, all or none (one insert); each plaintext code is
+   * returned once, here.
+   */
+  async createRedemptionCodes(input: {
+    amount: unknown;
+    count: unknown;
+    expires_at?: unknown;
+  }): Promise<RedemptionCodeView[]> {
     const amount = parseMovementAmount(input.amount, 'amount');
     const expiresAt = parseOptionalFutureTime(input.expires_at, 'expires_at', this.effects.clock);
-    const code = `TGR-${base62(randomBytes(20))}`;
-    const id = this.effects.ids.next('rdm');
+    const count = input.count;
+    if (typeof count !== 'number' || !Number.isInteger(count) || count < 1 || count > MAX_BATCH)
+      throw invalidInput('count', `must be an integer from 1 to ${MAX_BATCH}`);
+    const now = this.effects.clock.now();
+    const codes = Array.from({ length: count }, () => ({
+      id: this.effects.ids.next('rdm'),
+      code: `TGR-${base62(randomBytes(20))}`,
+    }));
     await this.db
       .insertInto('redemption_codes')
-      .values({
-        id,
-        code_hash: hashCode(code),
-        amount,
-        created_at: this.effects.clock.now(),
-        expires_at: expiresAt,
-        redeemed_by: null,
-        redeemed_at: null,
-      })
+      .values(
+        codes.map(({ id, code }) => ({
+          id,
+          code_hash: hashCode(code),
+          amount,
+          created_at: now,
+          expires_at: expiresAt,
+          redeemed_by: null,
+          redeemed_at: null,
+        })),
+      )
       .execute();
-    return {
-      id,
-      code,
-      amount,
-      expires_at: expiresAt === null ? null : new Date(expiresAt).toISOString(),
-    };
+    const expires = expiresAt === null ? null : new Date(expiresAt).toISOString();
+    return codes.map(({ id, code }) => ({ id, code, amount, expires_at: expires }));
   }
 
   /**
    * Redeems a code into an account, once: the code is claimed with a guarded update. A code that
    * would take the balance above the maximum balance is refused (400 naming `code`) and stays
-   * unredeemed.
+   * unredeemed. `audit` (an operator redeeming for an account) is written in its transaction.
    */
-  async redeem(accountId: string, input: { code: unknown }): Promise<AccountView> {
+  async redeem(
+    accountId: string,
+    input: { code: unknown },
+    audit?: AuditWrite,
+  ): Promise<AccountView> {
     if (typeof input.code !== 'string' || input.code.length > 100)
       throw invalidInput('code', 'must be a redemption code');
     const codeHash = hashCode(input.code);
@@ -215,6 +252,7 @@ export class AccountService {
       // Throwing rolls back the claim and the top-up row: the code can be redeemed elsewhere.
       if (credited.kind === 'balance_limit')
         throw balanceLimitError('code', claimed.amount, credited.balance);
+      await audit?.(trx, claimed.amount);
     });
     return this.get(accountId);
   }

@@ -373,6 +373,11 @@ export const serverSchema = z
      */
     console_secure_cookie: z.boolean().default(false),
     /**
+     * Operators must have signed in with a TOTP second factor to use the operator pages
+     * (docs/console.md, "Second factor"); members may still add one.
+     */
+    console_require_operator_totp: z.boolean().default(false),
+    /**
      * Graceful shutdown (SIGTERM): how long `/readyz` answers 503 while the port still accepts,
      * so a load balancer that polls it stops routing here before connections are refused.
      */

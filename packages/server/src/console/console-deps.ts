@@ -9,5 +9,6 @@ export type ConsoleDeps = Pick<
   | 'requestListing'
   | 'consoleUsers'
   | 'consoleSessions'
+  | 'consoleTotp'
   | 'consoleDir'
 >;

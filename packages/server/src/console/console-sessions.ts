@@ -5,6 +5,7 @@ import type { Clock, IdGenerator } from '../util/effects.js';
 import { CONSOLE_TOKEN, hashConsoleToken, newConsoleToken } from './console-tokens.js';
 import type { ConsoleUsers } from './console-users.js';
 import type { LoginThrottle } from './login-throttle.js';
+import type { ConsoleTotp } from './totp.js';
 import { hashPassword, parsePassword, passwordMatches } from './passwords.js';
 
 /** A session ends this long after sign-in, however active. */
@@ -51,6 +52,7 @@ export class ConsoleSessions {
     private readonly effects: { clock: Clock; ids: IdGenerator },
     private readonly users: ConsoleUsers,
     private readonly throttle: LoginThrottle,
+    private readonly totp: ConsoleTotp,
   ) {}
 
   /**
@@ -65,8 +67,6 @@ export class ConsoleSessions {
       throw invalidInput('email', 'must be an email address');
     if (typeof input.password !== 'string' || input.password.length > 1_000)
       throw invalidInput('password', 'must be a string');
-    if (input.totp !== undefined)
-      throw invalidInput('totp', 'no console user has a second factor on this server yet');
     const email = input.email.toLowerCase();
     await this.throttle.refuseIfBlocked(origin.address, email);
     const user = await this.users.byEmail(email);
@@ -75,7 +75,24 @@ export class ConsoleSessions {
       await this.throttle.recordFailure(origin.address, email);
       throw new ApiError('UNAUTHENTICATED', 'wrong email or password', 'password');
     }
-    return this.open(user, origin);
+    if (user.totp_enabled_at === null) {
+      if (input.totp !== undefined)
+        throw invalidInput('totp', 'this user has no second factor: send email and password');
+      return this.open(user, origin, false);
+    }
+    // The password was right; the code is the second factor. A missing code is asked for (no
+    // failure counted); a wrong or replayed one counts towards the throttle like a password.
+    if (input.totp === undefined)
+      throw new ApiError(
+        'UNAUTHENTICATED',
+        'this user signs in with a second factor: send the code of the authenticator app as totp',
+        'totp',
+      );
+    if (!(await this.totp.claim(user, input.totp))) {
+      await this.throttle.recordFailure(origin.address, email);
+      throw new ApiError('UNAUTHENTICATED', 'wrong or already used code', 'totp');
+    }
+    return this.open(user, origin, true);
   }
 
   /** The session a cookie's token opens, or 401. */
@@ -165,6 +182,7 @@ export class ConsoleSessions {
   private async open(
     user: ConsoleUserTable,
     origin: ClientOrigin,
+    secondFactor: boolean,
   ): Promise<{ token: string; identity: ConsoleIdentity }> {
     const now = this.effects.clock.now();
     const token = newConsoleToken();
@@ -178,6 +196,7 @@ export class ConsoleSessions {
       revoked_at: null,
       address: origin.address.slice(0, 100),
       user_agent: origin.userAgent.slice(0, 300),
+      totp_verified_at: secondFactor ? now : null,
     };
     await this.db.insertInto('console_sessions').values(session).execute();
     return { token, identity: { user, session, token } };

@@ -15,6 +15,8 @@ export interface ConsoleUserView {
   email: string;
   role: ConsoleRole;
   account_id: string | null;
+  /** Whether sign-in asks for a TOTP code (docs/console.md, "Second factor"). */
+  totp_enabled: boolean;
   created_at: string;
 }
 
@@ -25,6 +27,7 @@ export function consoleUserView(row: ConsoleUserTable): ConsoleUserView {
     email: row.email,
     role: row.role,
     account_id: row.account_id,
+    totp_enabled: row.totp_enabled_at !== null,
     created_at: new Date(row.created_at).toISOString(),
   };
 }
@@ -92,6 +95,9 @@ export class ConsoleUsers {
           created_at: now,
           password_changed_at: null,
           disabled_at: null,
+          totp_secret: null,
+          totp_enabled_at: null,
+          totp_last_step: null,
         };
         await trx.insertInto('console_users').values(row).execute();
       } else if (row.password_hash !== null) {
@@ -177,6 +183,17 @@ export class ConsoleUsers {
       .selectAll()
       .where('email', '=', email.toLowerCase())
       .executeTakeFirst();
+  }
+
+  /** The console users who are members of an account (an operator's account page). */
+  async membersOf(accountId: string): Promise<ConsoleUserView[]> {
+    const rows = await this.db
+      .selectFrom('console_users')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .orderBy('created_at', 'asc')
+      .execute();
+    return rows.map(consoleUserView);
   }
 
   async byId(id: string): Promise<ConsoleUserTable> {

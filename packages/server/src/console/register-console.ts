@@ -1,7 +1,8 @@
 import cookie from '@fastify/cookie';
 import type { FastifyInstance } from 'fastify';
 import { registerCallerRoutes } from './caller-routes.js';
-import type { ConsoleDeps } from './console-deps.js';
+import type { AppDeps } from '../http/deps.js';
+import { registerOperatorRoutes } from './operator-routes.js';
 import { BUILT_CONSOLE_DIR, registerConsoleStatic } from './console-static.js';
 import { registerSessionRoutes } from './session-routes.js';
 
@@ -9,11 +10,12 @@ import { registerSessionRoutes } from './session-routes.js';
  * The web console (docs/console.md): its API under `/console/api` in a scope of its own (the
  * session cookie and CSRF token; never an API key), and its built pages at `/console`.
  */
-export async function registerConsole(app: FastifyInstance, deps: ConsoleDeps): Promise<void> {
+export async function registerConsole(app: FastifyInstance, deps: AppDeps): Promise<void> {
   await app.register(async (scope) => {
     await scope.register(cookie);
     registerSessionRoutes(scope, deps);
     registerCallerRoutes(scope, deps);
+    registerOperatorRoutes(scope, deps);
   });
   await app.register(async (scope) =>
     registerConsoleStatic(scope, deps.consoleDir ?? BUILT_CONSOLE_DIR),

@@ -86,6 +86,19 @@ export function registerSessionRoutes(scope: FastifyInstance, deps: ConsoleDeps)
     return reply.code(204).send();
   });
 
+  // The TOTP second factor (docs/console.md, "Second factor"): a secret, then its first code.
+  scope.post('/console/api/totp', async (request) => ({
+    object: 'console_totp_setup',
+    ...(await deps.consoleTotp.setup(identityOf(request))),
+  }));
+  scope.post<{ Body: Record<string, unknown> | undefined }>(
+    '/console/api/totp/enable',
+    async (request, reply) => {
+      await deps.consoleTotp.enable(identityOf(request), bodyObject(request.body));
+      return reply.code(204).send();
+    },
+  );
+
   scope.post<{ Body: Record<string, unknown> | undefined }>(
     '/console/api/password',
     async (request, reply) => {

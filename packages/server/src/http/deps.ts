@@ -1,12 +1,14 @@
 import type { Redis } from 'ioredis';
 import type { FastifyBaseLogger } from 'fastify';
 import type { AccountService } from '../accounts/account-service.js';
+import type { AuditLog } from '../audit/audit-log.js';
 import type { AssetStorage } from '../assets/local-storage.js';
 import type { KeyService } from '../auth/key-service.js';
 import type { PriceBook } from '../billing/price-book.js';
 import type { Config } from '../config/schema.js';
 import type { ConsoleSessions } from '../console/console-sessions.js';
 import type { ConsoleUsers } from '../console/console-users.js';
+import type { ConsoleTotp } from '../console/totp.js';
 import type { ModelCatalog } from '../models/model-catalog.js';
 import type { GuardedFetchDeps } from '../providers/guarded-fetch.js';
 import type { ProviderRegistry } from '../providers/registry.js';
@@ -37,6 +39,8 @@ export interface AppDeps {
   readonly metrics: Metrics;
   readonly keys: KeyService;
   readonly accounts: AccountService;
+  /** Who did what, when and why, through the admin API or the console (docs/audit.md). */
+  readonly audit: AuditLog;
   readonly prices: PriceBook;
   readonly catalog: ModelCatalog;
   readonly requests: RequestService;
@@ -67,6 +71,8 @@ export interface AppDeps {
   /** The web console's users and sessions (docs/console.md). */
   readonly consoleUsers: ConsoleUsers;
   readonly consoleSessions: ConsoleSessions;
+  /** The optional TOTP second factor of console users. */
+  readonly consoleTotp: ConsoleTotp;
   /** Where the built console is (default: packages/console/dist). */
   readonly consoleDir?: string;
   /** Turned to draining by a graceful shutdown: `/readyz` 503 (http/readiness.ts). */

@@ -139,6 +139,16 @@ export class RequestStore {
     return query.execute();
   }
 
+  /** Records whose outcome was never confirmed, oldest first: the operator's resolution queue. */
+  awaitingResolution(limit: number): Promise<RecordRow[]> {
+    return this.base()
+      .where('requests.status', '=', 'submission_unknown')
+      .orderBy('requests.created_at', 'asc')
+      .orderBy('requests.id', 'asc')
+      .limit(limit)
+      .execute();
+  }
+
   byId(id: string, executor?: Kysely<Database>): Promise<RecordRow | undefined> {
     return this.base(executor).where('requests.id', '=', id).executeTakeFirst();
   }

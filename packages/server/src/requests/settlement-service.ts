@@ -1,9 +1,16 @@
 import type { Kysely } from 'kysely';
 import { captureHold, releaseHold, type LedgerEffects } from '../billing/ledger.js';
 import { parseMovementAmount } from '../billing/money.js';
+import type { AuditWrite } from '../audit/audit-log.js';
 import { ApiError, invalidInput } from '../errors/api-error.js';
 import type { Database } from '../store/schema.js';
-import { recordView, type RecordRow, type RecordView } from './record-view.js';
+import {
+  operatorRecordView,
+  recordView,
+  type OperatorRecordView,
+  type RecordRow,
+  type RecordView,
+} from './record-view.js';
 import { awaitingFundsError, recordNotFound } from './request-errors.js';
 import type { RequestStore } from './request-store.js';
 import type { Claim, RequestIdentity, RequestService } from './request-service.js';
@@ -99,6 +106,11 @@ export class SettlementService {
     );
   }
 
+  /** The records an operator has to resolve (`submission_unknown`), oldest first, at most 100. */
+  async awaitingResolution(): Promise<OperatorRecordView[]> {
+    return (await this.records.awaitingResolution(100)).map(operatorRecordView);
+  }
+
   /**
    * Operator resolution of a request whose outcome was never confirmed: capture an amount (the
    * work was done) or release the hold (it was not), with a reason. Only `submission_unknown`.
@@ -108,6 +120,7 @@ export class SettlementService {
   async resolve(
     requestId: string,
     input: { action: unknown; amount?: unknown; reason: unknown },
+    audit?: AuditWrite,
   ): Promise<RecordView> {
     if (input.action !== 'capture' && input.action !== 'release')
       throw invalidInput('action', 'must be capture or release');
@@ -149,6 +162,7 @@ export class SettlementService {
         );
         // Finished meanwhile (a late outcome): the release rolls back with this refusal.
         if (!moved) throw resolutionRefused(requestId);
+        await audit?.(trx);
         return;
       }
       const captured = await captureHold(trx, this.effects, {
@@ -175,6 +189,7 @@ export class SettlementService {
         },
       );
       if (!moved) throw resolutionRefused(requestId);
+      await audit?.(trx, amount);
     });
     const resolved = await this.records.byId(requestId);
     if (resolved === undefined) throw recordNotFound();

@@ -31,6 +31,7 @@ export interface Database {
   console_users: ConsoleUserTable;
   console_invitations: ConsoleInvitationTable;
   console_sessions: ConsoleSessionTable;
+  audit_events: AuditEventTable;
 }
 
 /** A stored object (content address) and whether it may still be used; migrations/005. */
@@ -333,6 +334,11 @@ export interface ConsoleUserTable {
   created_at: number;
   password_changed_at: number | null;
   disabled_at: number | null;
+  /** Base32 TOTP secret; set by setup, in force once `totp_enabled_at` is set (migrations/020). */
+  totp_secret: string | null;
+  totp_enabled_at: number | null;
+  /** The last TOTP time step accepted: a code is accepted once. */
+  totp_last_step: number | null;
 }
 
 export interface ConsoleInvitationTable {
@@ -357,4 +363,32 @@ export interface ConsoleSessionTable {
   /** The client address and User-Agent at sign-in, so a user can tell sessions apart. */
   address: string;
   user_agent: string;
+  /** When this session proved the TOTP second factor (sign-in or setup); null if it did not. */
+  totp_verified_at: number | null;
+}
+
+/** Who acted: the shared admin token (admin API, no person) or a signed-in console operator. */
+export type AuditActorKind = 'admin_token' | 'console_user';
+
+/** One operator action or money movement; append-only (migrations/020-audit-log.ts). */
+export interface AuditEventTable {
+  id: string;
+  created_at: number;
+  actor_kind: AuditActorKind;
+  /** The console user's id; `null` for the admin token. */
+  actor_id: string | null;
+  actor_email: string | null;
+  /** The client address the action came from. */
+  address: string | null;
+  /** What was done, `domain.verb` (docs/audit.md lists them). */
+  action: string;
+  /** The object acted on (account, key, request, task, share, code, model, user). */
+  target_id: string | null;
+  /** The account whose money or keys it concerns, when there is one. */
+  account_id: string | null;
+  /** Micro-yuan moved (positive), when the action moved money. */
+  amount: number | null;
+  reason: string | null;
+  /** JSON object with the action's other inputs (never a secret). */
+  detail: string | null;
 }

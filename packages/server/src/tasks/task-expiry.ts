@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import type { AuditWrite } from '../audit/audit-log.js';
 import { releaseHold, type LedgerEffects } from '../billing/ledger.js';
 import type { Database } from '../store/schema.js';
 import type { TaskStore } from './task-store.js';
@@ -57,7 +58,7 @@ export async function expireTask(
   deps: { db: Kysely<Database>; tasks: TaskStore; effects: LedgerEffects },
   task: { id: string; hold_id: string },
   now: number,
-  why: { reason: string; resolution?: string },
+  why: { reason: string; resolution?: string; audit?: AuditWrite | undefined },
 ): Promise<boolean> {
   return deps.db.transaction().execute(async (trx) => {
     const released = await releaseHold(trx, deps.effects, {
@@ -78,6 +79,7 @@ export async function expireTask(
     );
     // An open hold on a task that is not pending cannot be: roll the release back, loudly.
     if (!moved) throw new Error(`task ${task.id} held an open hold but was not pending`);
+    await why.audit?.(trx);
     await trx
       .updateTable('assets')
       .set({ deleted_at: now })

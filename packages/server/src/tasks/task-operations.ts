@@ -1,6 +1,7 @@
 import type { H3Task, OperatorTask, Task } from '@tollgate/protocol';
 import type { Kysely } from 'kysely';
 import { releaseHold, type LedgerEffects } from '../billing/ledger.js';
+import type { AuditWrite } from '../audit/audit-log.js';
 import { ApiError, invalidInput } from '../errors/api-error.js';
 import type { Database, TaskKind, TaskStatus } from '../store/schema.js';
 import { CorruptTaskRow, type TaskFamilies } from './task-family.js';
@@ -127,6 +128,7 @@ export class TaskOperations {
   async resolve(
     id: string,
     input: { action: unknown; upstream_task_id?: unknown; reason: unknown },
+    audit?: AuditWrite,
   ) {
     if (input.action !== 'release' && input.action !== 'attach')
       throw invalidInput('action', 'must be release or attach');
@@ -179,6 +181,7 @@ export class TaskOperations {
       const expired = await expireTask(this.deps, row, now, {
         reason: `operator: ${input.reason}`,
         resolution,
+        audit,
       });
       if (!expired)
         throw new ApiError(
@@ -193,8 +196,8 @@ export class TaskOperations {
         `task ${id} is ${from} (billing ${row.billing_state}); an operator resolves only an unfinished task (queued, running, submission_unknown), or releases one awaiting settlement`,
       );
     const moved = await this.deps.db.transaction().execute(async (trx) => {
-      if (input.action === 'attach')
-        return this.deps.tasks.move(
+      if (input.action === 'attach') {
+        const attached = await this.deps.tasks.move(
           trx,
           {
             id,
@@ -213,6 +216,9 @@ export class TaskOperations {
             claim_token: null,
           },
         );
+        if (attached) await audit?.(trx);
+        return attached;
+      }
       const failed = await this.deps.tasks.move(
         trx,
         {
@@ -238,6 +244,7 @@ export class TaskOperations {
           holdId: row.hold_id,
           reason: `operator: ${input.reason as string}`,
         });
+      if (failed) await audit?.(trx);
       return failed;
     });
     if (!moved)

@@ -1,5 +1,7 @@
 import type { FastifyInstance } from 'fastify';
+import type { OperatorActions } from '../../audit/operator-actions.js';
 import type { AppDeps } from '../deps.js';
+import { adminActor } from './admin-audit.js';
 
 const resolveBody = {
   type: 'object',
@@ -11,7 +13,11 @@ const resolveBody = {
  * Operators' task routes under `/admin/v1` (docs/admin.md): list and show any account's tasks,
  * resolve a `submission_unknown` one. Registered inside the admin scope, behind its token.
  */
-export function registerAdminTasks(scope: FastifyInstance, deps: AppDeps): void {
+export function registerAdminTasks(
+  scope: FastifyInstance,
+  deps: AppDeps,
+  operator: OperatorActions,
+): void {
   scope.get<{ Querystring: { status?: string; account_id?: string; kind?: string } }>(
     '/admin/v1/tasks',
     {
@@ -41,10 +47,6 @@ export function registerAdminTasks(scope: FastifyInstance, deps: AppDeps): void 
     Params: { id: string };
     Body: { action?: unknown; upstream_task_id?: unknown; reason?: unknown };
   }>('/admin/v1/tasks/:id/resolve', { schema: { body: resolveBody } }, async (request) =>
-    deps.taskOperations.resolve(request.params.id, {
-      action: request.body.action,
-      upstream_task_id: request.body.upstream_task_id,
-      reason: request.body.reason,
-    }),
+    operator.resolveTask(adminActor(request), request.params.id, request.body),
   );
 }

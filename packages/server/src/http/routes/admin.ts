@@ -1,12 +1,15 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { AccountListing } from '../../accounts/account-listing.js';
+import { OperatorActions } from '../../audit/operator-actions.js';
 import { checkLedger } from '../../billing/ledger-check.js';
-import { modelPricesView, priceHistoryView } from '../../billing/price-view.js';
+import { priceHistoryView } from '../../billing/price-view.js';
 import { ApiError } from '../../errors/api-error.js';
 import { operatorRecordView } from '../../requests/record-view.js';
 import { bearerTokenOrNothing } from '../plugins/admin-token.js';
+import { answerRedemptionBatch } from '../redemption-batch-output.js';
 import type { AppDeps } from '../deps.js';
+import { adminActor, registerAdminAudit } from './admin-audit.js';
 import { registerAdminTasks } from './admin-tasks.js';
 import { registerShareReview } from './shares.js';
 
@@ -48,13 +51,15 @@ export function registerAdmin(scope: FastifyInstance, deps: AppDeps): void {
     if (!timingSafeEqual(digest(token), expected))
       throw new ApiError('PERMISSION_DENIED', 'this token may not use the admin API');
   });
+  // Every action that changes something goes through here, audited (docs/audit.md).
+  const operator = new OperatorActions(deps);
 
   scope.post<{ Body: Body }>(
     '/admin/v1/accounts',
     { schema: { body: bodyWith('email') } },
     async (request, reply) => {
       void reply.code(201);
-      return deps.accounts.create({ email: request.body.email });
+      return operator.createAccount(adminActor(request), request.body);
     },
   );
   const accountListing = new AccountListing(deps.store.db);
@@ -79,10 +84,7 @@ export function registerAdmin(scope: FastifyInstance, deps: AppDeps): void {
     '/admin/v1/accounts/:id/topups',
     { schema: { body: bodyWith('amount', 'reference') } },
     async (request, reply) => {
-      const result = await deps.accounts.topUp(request.params.id, {
-        amount: request.body.amount,
-        reference: request.body.reference,
-      });
+      const result = await operator.topUp(adminActor(request), request.params.id, request.body);
       if (result.replayed) void reply.header('idempotent-replayed', 'true');
       return result;
     },
@@ -90,15 +92,14 @@ export function registerAdmin(scope: FastifyInstance, deps: AppDeps): void {
   scope.post<{ Params: { id: string }; Body: Body }>(
     '/admin/v1/accounts/:id/redemptions',
     { schema: { body: bodyWith('code') } },
-    async (request) => deps.accounts.redeem(request.params.id, { code: request.body.code }),
+    async (request) => operator.redeem(adminActor(request), request.params.id, request.body),
   );
   scope.post<{ Params: { id: string }; Body: Body }>(
     '/admin/v1/accounts/:id/keys',
     { schema: { body: bodyWith('kind', 'models', 'expires_at', 'name') } },
     async (request, reply) => {
       void reply.code(201);
-      const { kind, models, expires_at, name } = request.body;
-      return deps.keys.create(request.params.id, { kind, models, expires_at, name });
+      return operator.createKey(adminActor(request), request.params.id, request.body);
     },
   );
   scope.get<{ Params: { id: string } }>('/admin/v1/accounts/:id/keys', async (request) => ({
@@ -106,7 +107,7 @@ export function registerAdmin(scope: FastifyInstance, deps: AppDeps): void {
     data: await deps.keys.list(request.params.id),
   }));
   scope.post<{ Params: { id: string } }>('/admin/v1/keys/:id/disable', async (request) =>
-    deps.keys.disable(request.params.id),
+    operator.disableKey(adminActor(request), request.params.id),
   );
   scope.post<{ Params: { id: string }; Body: Body | undefined }>(
     '/admin/v1/keys/:id/rotate',
@@ -121,11 +122,8 @@ export function registerAdmin(scope: FastifyInstance, deps: AppDeps): void {
       },
     },
     async (request, reply) => {
-      const body = request.body ?? {};
       void reply.code(201);
-      return deps.keys.rotate(request.params.id, {
-        expire_old_in_seconds: body.expire_old_in_seconds,
-      });
+      return operator.rotateKey(adminActor(request), request.params.id, request.body ?? {});
     },
   );
 
@@ -133,23 +131,28 @@ export function registerAdmin(scope: FastifyInstance, deps: AppDeps): void {
     '/admin/v1/models/:model/prices',
     // The price fields are many and the price book refuses unknown ones itself (CLI included).
     { schema: { body: { type: 'object' } } },
-    async (request) => {
-      return modelPricesView(await deps.prices.set(request.params.model, request.body));
-    },
+    async (request) => operator.setPrices(adminActor(request), request.params.model, request.body),
   );
   scope.get<{ Params: { model: string } }>('/admin/v1/models/:model/prices', async (request) =>
     priceHistoryView(await deps.prices.history(request.params.model)),
   );
 
   scope.post<{ Body: Body }>(
+    '/admin/v1/redemption-codes/batches',
+    { schema: { body: bodyWith('amount', 'count', 'expires_at') } },
+    async (request, reply) =>
+      answerRedemptionBatch(
+        reply,
+        request.headers.accept,
+        await operator.createRedemptionCodes(adminActor(request), request.body),
+      ),
+  );
+  scope.post<{ Body: Body }>(
     '/admin/v1/redemption-codes',
     { schema: { body: bodyWith('amount', 'expires_at') } },
     async (request, reply) => {
       void reply.code(201);
-      return deps.accounts.createRedemptionCode({
-        amount: request.body.amount,
-        expires_at: request.body.expires_at,
-      });
+      return operator.createRedemptionCode(adminActor(request), request.body);
     },
   );
 
@@ -160,40 +163,44 @@ export function registerAdmin(scope: FastifyInstance, deps: AppDeps): void {
     if (row === undefined) throw new ApiError('NOT_FOUND', 'no such request');
     return operatorRecordView(row);
   });
-  scope.get<{ Querystring: { usage_exceeded_cap?: string } }>(
+  scope.get<{ Querystring: { usage_exceeded_cap?: string; status?: string } }>(
     '/admin/v1/requests',
     {
       schema: {
         querystring: {
           type: 'object',
           additionalProperties: false,
-          required: ['usage_exceeded_cap'],
-          properties: { usage_exceeded_cap: { enum: ['unreviewed', 'all'] } },
+          // One queue at a time: the records flagged beyond the cap, or those to resolve.
+          oneOf: [{ required: ['usage_exceeded_cap'] }, { required: ['status'] }],
+          properties: {
+            usage_exceeded_cap: { enum: ['unreviewed', 'all'] },
+            status: { enum: ['submission_unknown'] },
+          },
         },
       },
     },
     async (request) => ({
       object: 'list',
-      data: await deps.usageReviews.listFlagged({
-        includeReviewed: request.query.usage_exceeded_cap === 'all',
-      }),
+      data:
+        request.query.status === 'submission_unknown'
+          ? await deps.settlements.awaitingResolution()
+          : await deps.usageReviews.listFlagged({
+              includeReviewed: request.query.usage_exceeded_cap === 'all',
+            }),
     }),
   );
   scope.post<{ Params: { id: string }; Body: Body }>(
     '/admin/v1/requests/:id/review-usage',
     { schema: { body: bodyWith('reason') } },
-    async (request) => deps.usageReviews.review(request.params.id, { reason: request.body.reason }),
+    async (request) => operator.reviewUsage(adminActor(request), request.params.id, request.body),
   );
   scope.post<{ Params: { id: string }; Body: Body }>(
     '/admin/v1/requests/:id/resolve',
     { schema: { body: bodyWith('action', 'amount', 'reason') } },
     async (request) =>
-      deps.settlements.resolve(request.params.id, {
-        action: request.body.action,
-        amount: request.body.amount,
-        reason: request.body.reason,
-      }),
+      operator.resolveRequest(adminActor(request), request.params.id, request.body),
   );
-  registerAdminTasks(scope, deps);
-  registerShareReview(scope, deps);
+  registerAdminTasks(scope, deps, operator);
+  registerShareReview(scope, deps, operator);
+  registerAdminAudit(scope, deps, operator);
 }

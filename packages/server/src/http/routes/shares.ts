@@ -5,6 +5,8 @@ import { shareServiceOf, type ShareOwner } from '../../shares/share-service.js';
 import { answerClaim as answer } from '../claim-answer.js';
 import { requestIdentity } from '../billed-request.js';
 import type { AppDeps } from '../deps.js';
+import type { OperatorActions } from '../../audit/operator-actions.js';
+import { adminActor } from './admin-audit.js';
 import { bearerToken, principalOf, requirePersonal } from '../plugins/authenticate.js';
 import { pageQuerySchema } from '../page-query.js';
 import { serveContent } from '../serve-content.js';
@@ -77,7 +79,11 @@ export function registerPublicShares(app: FastifyInstance, deps: AppDeps): void 
 }
 
 /** Share review under `/admin/v1` (docs/admin.md); the admin token is checked by admin.ts. */
-export function registerShareReview(admin: FastifyInstance, deps: AppDeps): void {
+export function registerShareReview(
+  admin: FastifyInstance,
+  deps: AppDeps,
+  operator: OperatorActions,
+): void {
   const shares = shareServiceOf(deps);
   const reasonBody = (required: boolean) => ({
     schema: {
@@ -114,13 +120,13 @@ export function registerShareReview(admin: FastifyInstance, deps: AppDeps): void
   );
   admin.head<{ Params: { id: string } }>('/admin/v1/shares/:id/content', content);
   admin.post<Decide>('/admin/v1/shares/:id/approve', reasonBody(false), async (request) =>
-    shares.approve(request.params.id, request.body ?? {}),
+    operator.decideShare(adminActor(request), request.params.id, 'approve', request.body ?? {}),
   );
   admin.post<Decide>('/admin/v1/shares/:id/reject', reasonBody(true), async (request) =>
-    shares.reject(request.params.id, request.body ?? {}),
+    operator.decideShare(adminActor(request), request.params.id, 'reject', request.body ?? {}),
   );
   admin.post<Decide>('/admin/v1/shares/:id/revoke', reasonBody(true), async (request) =>
-    shares.revoke(request.params.id, request.body ?? {}),
+    operator.decideShare(adminActor(request), request.params.id, 'revoke', request.body ?? {}),
   );
 }
 

@@ -1,0 +1,95 @@
+import { useState, type FormEvent } from 'react';
+import { ErrorLine } from '../pages/ErrorLine.js';
+import { operatorApi } from './operator-api.js';
+import { parseYuan, useOperatorText } from './operator-i18n.js';
+
+/**
+ * Redemption code batches: amount (yuan, sent as exact micro-yuan), count, optional expiry; the
+ * server's CSV is downloaded at once (the codes are stored hashed and never shown again).
+ */
+export function CodesPage({ onError }: { onError: (error: unknown) => void }) {
+  const t = useOperatorText();
+  const [amount, setAmount] = useState('');
+  const [count, setCount] = useState('10');
+  const [expires, setExpires] = useState('');
+  const [invalid, setInvalid] = useState(false);
+  const [done, setDone] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    const micro = parseYuan(amount);
+    setInvalid(micro === null);
+    setDone(false);
+    setError(null);
+    if (micro === null) return;
+    operatorApi
+      .redemptionBatchCsv({
+        amount: micro,
+        count: Number(count),
+        // The end of the chosen day in the viewer's zone.
+        ...(expires === '' ? {} : { expires_at: new Date(`${expires}T23:59:59`).toISOString() }),
+      })
+      .then((csv) => {
+        const link = document.createElement('a');
+        link.href = URL.createObjectURL(new Blob([csv], { type: 'text/csv' }));
+        link.download = 'redemption-codes.csv';
+        link.click();
+        URL.revokeObjectURL(link.href);
+        setDone(true);
+      })
+      .catch((failure: unknown) => {
+        onError(failure);
+        setError(failure);
+      });
+  };
+  return (
+    <section>
+      <h1>{t('op.codes')}</h1>
+      <ErrorLine error={error} />
+      <form className="card narrow" onSubmit={submit}>
+        <label>
+          {t('op.amountYuan')}
+          <input
+            name="codes-amount"
+            inputMode="decimal"
+            required
+            value={amount}
+            onChange={(e) => setAmount(e.target.value)}
+          />
+        </label>
+        <label>
+          {t('op.count')}
+          <input
+            name="codes-count"
+            type="number"
+            min={1}
+            max={1000}
+            required
+            value={count}
+            onChange={(e) => setCount(e.target.value)}
+          />
+        </label>
+        <label>
+          {t('op.expires')}
+          <input
+            name="codes-expires"
+            type="date"
+            value={expires}
+            onChange={(e) => setExpires(e.target.value)}
+          />
+        </label>
+        {invalid && (
+          <p role="alert" className="error">
+            {t('op.badAmount')}
+          </p>
+        )}
+        {done && (
+          <p role="status" className="success">
+            {t('op.codesReady')}
+          </p>
+        )}
+        <button type="submit">{t('op.createCodes')}</button>
+      </form>
+    </section>
+  );
+}

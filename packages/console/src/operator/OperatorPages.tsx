@@ -1,0 +1,62 @@
+import { navigate } from '../router.js';
+import './operator.css';
+import { AccountsPage } from './AccountsPage.js';
+import { AuditPage, InvitePage, LedgerPage } from './AuditPage.js';
+import { CodesPage } from './CodesPage.js';
+import { ModelsPage } from './ModelsPage.js';
+import { useOperatorText } from './operator-i18n.js';
+import { ResolvePage } from './ResolvePage.js';
+import { ShareReviewPage } from './ShareReviewPage.js';
+
+const PAGES = [
+  { path: '/admin/accounts', label: 'op.accounts' },
+  { path: '/admin/codes', label: 'op.codes' },
+  { path: '/admin/models', label: 'op.models' },
+  { path: '/admin/shares', label: 'op.shares' },
+  { path: '/admin/resolve', label: 'op.resolve' },
+  { path: '/admin/audit', label: 'op.audit' },
+  { path: '/admin/ledger', label: 'op.ledger' },
+  { path: '/admin/invite', label: 'op.invite' },
+] as const;
+
+/** An operator's pages: their own navigation, and the page the path names (accounts first). */
+export function OperatorPages({ path, onError }: { path: string; onError: (e: unknown) => void }) {
+  const t = useOperatorText();
+  const current = PAGES.find((page) => path.startsWith(page.path))?.path ?? '/admin/accounts';
+  return (
+    <>
+      <nav aria-label={t('op.nav')} className="operator-nav">
+        {PAGES.map((page) => (
+          <a
+            key={page.path}
+            href={`/console${page.path}`}
+            aria-current={current === page.path ? 'page' : undefined}
+            onClick={(event) => {
+              event.preventDefault();
+              navigate(page.path);
+            }}
+          >
+            {t(page.label)}
+          </a>
+        ))}
+      </nav>
+      {current === '/admin/models' ? (
+        <ModelsPage onError={onError} />
+      ) : current === '/admin/codes' ? (
+        <CodesPage onError={onError} />
+      ) : current === '/admin/shares' ? (
+        <ShareReviewPage onError={onError} />
+      ) : current === '/admin/resolve' ? (
+        <ResolvePage onError={onError} />
+      ) : current === '/admin/audit' ? (
+        <AuditPage onError={onError} />
+      ) : current === '/admin/ledger' ? (
+        <LedgerPage onError={onError} />
+      ) : current === '/admin/invite' ? (
+        <InvitePage onError={onError} />
+      ) : (
+        <AccountsPage path={path} onError={onError} />
+      )}
+    </>
+  );
+}

@@ -1,0 +1,144 @@
+import { useState, type FormEvent } from 'react';
+import { When } from '../money.js';
+import { ErrorLine } from '../pages/ErrorLine.js';
+import { operatorApi, type UnresolvedRecord, type UnresolvedTask } from './operator-api.js';
+import { useOperatorText } from './operator-i18n.js';
+import { useLoad } from './useLoad.js';
+
+type OnError = (error: unknown) => void;
+
+/**
+ * Records and tasks whose outcome was never confirmed (`submission_unknown`): an operator
+ * captures an amount (the work was done) or releases the hold, always with a reason.
+ */
+export function ResolvePage({ onError }: { onError: OnError }) {
+  const t = useOperatorText();
+  const records = useLoad(() => operatorApi.unresolvedRecords(), onError);
+  const tasks = useLoad(() => operatorApi.unresolvedTasks(), onError);
+  return (
+    <section>
+      <h1>{t('op.resolve')}</h1>
+      <ErrorLine error={records.error ?? tasks.error} />
+      <h2>{t('op.records')}</h2>
+      {records.value !== null && records.value.data.length === 0 && <p>{t('op.none')}</p>}
+      {records.value?.data.map((record) => (
+        <RecordForm
+          key={record.id}
+          record={record}
+          onDone={records.reload}
+          onError={records.fail}
+        />
+      ))}
+      <h2>{t('op.tasks')}</h2>
+      {tasks.value !== null && tasks.value.data.length === 0 && <p>{t('op.none')}</p>}
+      {tasks.value?.data.map((task) => (
+        <TaskForm key={task.id} task={task} onDone={tasks.reload} onError={tasks.fail} />
+      ))}
+    </section>
+  );
+}
+
+function RecordForm({
+  record,
+  onDone,
+  onError,
+}: {
+  record: UnresolvedRecord;
+  onDone: () => void;
+  onError: OnError;
+}) {
+  const t = useOperatorText();
+  const [action, setAction] = useState<'capture' | 'release'>('release');
+  const [amount, setAmount] = useState('');
+  const [reason, setReason] = useState('');
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    const body =
+      action === 'capture'
+        ? { action, amount: Number(amount), reason: reason.trim() }
+        : { action, reason: reason.trim() };
+    operatorApi.resolveRecord(record.id, body).then(onDone).catch(onError);
+  };
+  return (
+    <form className="card" data-record-id={record.id} onSubmit={submit}>
+      <p>
+        <code>{record.id}</code> · {record.model ?? '—'} · <code>{record.account_id}</code> ·{' '}
+        <When iso={record.created_at} />
+      </p>
+      <fieldset>
+        <legend>{t('op.action')}</legend>
+        {(['release', 'capture'] as const).map((choice) => (
+          <label key={choice} className="choice">
+            <input
+              type="radio"
+              name={`action-${record.id}`}
+              value={choice}
+              checked={action === choice}
+              onChange={() => setAction(choice)}
+            />
+            {t(choice === 'capture' ? 'op.capture' : 'op.release')}
+          </label>
+        ))}
+      </fieldset>
+      {action === 'capture' && (
+        <label>
+          {t('op.amountMicro')}
+          <input
+            name="resolve-amount"
+            inputMode="numeric"
+            pattern="[0-9]+"
+            required
+            value={amount}
+            onChange={(e) => setAmount(e.target.value)}
+          />
+        </label>
+      )}
+      <label>
+        {t('op.reasonRequired')}
+        <input
+          name="resolve-reason"
+          required
+          maxLength={1000}
+          value={reason}
+          onChange={(e) => setReason(e.target.value)}
+        />
+      </label>
+      <button type="submit">{t('op.submit')}</button>
+    </form>
+  );
+}
+
+function TaskForm({
+  task,
+  onDone,
+  onError,
+}: {
+  task: UnresolvedTask;
+  onDone: () => void;
+  onError: OnError;
+}) {
+  const t = useOperatorText();
+  const [reason, setReason] = useState('');
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    operatorApi.resolveTask(task.id, reason.trim()).then(onDone).catch(onError);
+  };
+  return (
+    <form className="card" data-task-id={task.id} onSubmit={submit}>
+      <p>
+        <code>{task.id}</code> · {task.kind} · {task.model} · <code>{task.account_id}</code>
+      </p>
+      <label>
+        {t('op.reasonRequired')}
+        <input
+          name="task-reason"
+          required
+          maxLength={1000}
+          value={reason}
+          onChange={(e) => setReason(e.target.value)}
+        />
+      </label>
+      <button type="submit">{t('op.release')}</button>
+    </form>
+  );
+}

@@ -1,0 +1,69 @@
+import { useState } from 'react';
+import { When } from '../money.js';
+import { ErrorLine } from '../pages/ErrorLine.js';
+import { operatorApi, type ReviewShare } from './operator-api.js';
+import { useOperatorText } from './operator-i18n.js';
+import { useLoad } from './useLoad.js';
+
+/** The share review queue: each pending share with its preview; approve, or reject with a reason. */
+export function ShareReviewPage({ onError }: { onError: (error: unknown) => void }) {
+  const t = useOperatorText();
+  const queue = useLoad(() => operatorApi.pendingShares(), onError);
+  return (
+    <section>
+      <h1>{t('op.pendingShares')}</h1>
+      <ErrorLine error={queue.error} />
+      {queue.value !== null && queue.value.data.length === 0 && <p>{t('op.none')}</p>}
+      <div className="share-grid">
+        {queue.value?.data.map((share) => (
+          <ShareCard key={share.id} share={share} onDecided={queue.reload} onError={queue.fail} />
+        ))}
+      </div>
+    </section>
+  );
+}
+
+function ShareCard({
+  share,
+  onDecided,
+  onError,
+}: {
+  share: ReviewShare;
+  onDecided: () => void;
+  onError: (error: unknown) => void;
+}) {
+  const t = useOperatorText();
+  const [reason, setReason] = useState('');
+  const decide = (decision: 'approve' | 'reject') => {
+    operatorApi.decideShare(share.id, decision, reason.trim()).then(onDecided).catch(onError);
+  };
+  return (
+    <article className="card" data-share-id={share.id}>
+      <img
+        className="preview"
+        src={operatorApi.shareContentUrl(share.id)}
+        alt={`${t('op.preview')} ${share.id}`}
+      />
+      <p>
+        <code>{share.account_id}</code> · <When iso={share.created_at} />
+      </p>
+      <label>
+        {t('op.reason')}
+        <input
+          name={`reason-${share.id}`}
+          maxLength={1000}
+          value={reason}
+          onChange={(e) => setReason(e.target.value)}
+        />
+      </label>
+      <p className="actions">
+        <button type="button" onClick={() => decide('approve')}>
+          {t('op.approve')}
+        </button>
+        <button type="button" className="danger" onClick={() => decide('reject')}>
+          {t('op.reject')}
+        </button>
+      </p>
+    </article>
+  );
+}

@@ -1,0 +1,123 @@
+import {
+  ApiFailure,
+  call,
+  csrfHeaders,
+  type Account,
+  type ApiKey,
+  type ConsoleUser,
+  type Page,
+} from '../api.js';
+
+/** The operator pages' calls (`/console/api/admin/...`, docs/console.md "Operator pages"). */
+
+export interface ReviewShare {
+  id: string;
+  account_id: string;
+  state: string;
+  asset_id: string;
+  created_at: string;
+}
+
+export interface UnresolvedRecord {
+  id: string;
+  account_id: string;
+  model: string | null;
+  status: string;
+  reserve?: { amount: number } | null;
+  created_at: string;
+}
+
+export interface UnresolvedTask {
+  id: string;
+  account_id: string;
+  kind: string;
+  model: string;
+  status: string;
+  created_at: string;
+}
+
+export interface AuditEvent {
+  id: string;
+  created_at: string;
+  actor: { kind: 'admin_token' | 'console_user'; email: string | null };
+  action: string;
+  target_id: string | null;
+  account_id: string | null;
+  amount: number | null;
+  reason: string | null;
+}
+
+export interface ModelPrices {
+  price_version: string;
+  prices: Record<string, unknown>;
+  created_at: string;
+}
+
+export interface OperatorModel {
+  id: string;
+  upstream: string;
+  families: string[];
+  current: ModelPrices;
+}
+
+export interface LedgerReport {
+  violations: unknown[];
+}
+
+const admin = '/admin';
+const id = encodeURIComponent;
+
+export const operatorApi = {
+  accounts: (q: string) =>
+    call<Page<Account>>('GET', `${admin}/accounts${q === '' ? '' : `?q=${id(q)}`}`),
+  createAccount: (email: string) => call<Account>('POST', `${admin}/accounts`, { email }),
+  account: (accountId: string) => call<Account>('GET', `${admin}/accounts/${id(accountId)}`),
+  topUp: (accountId: string, amount: number, reference: string) =>
+    call<Account>('POST', `${admin}/accounts/${id(accountId)}/topups`, { amount, reference }),
+  keys: (accountId: string) => call<Page<ApiKey>>('GET', `${admin}/accounts/${id(accountId)}/keys`),
+  members: (accountId: string) =>
+    call<Page<ConsoleUser>>('GET', `${admin}/accounts/${id(accountId)}/members`),
+  disableKey: (keyId: string) => call<ApiKey>('POST', `${admin}/keys/${id(keyId)}/disable`, {}),
+  pendingShares: () => call<Page<ReviewShare>>('GET', `${admin}/shares?state=pending_review`),
+  shareContentUrl: (shareId: string) => `/console/api${admin}/shares/${id(shareId)}/content`,
+  decideShare: (shareId: string, decision: 'approve' | 'reject', reason: string) =>
+    call<ReviewShare>(
+      'POST',
+      `${admin}/shares/${id(shareId)}/${decision}`,
+      reason === '' ? {} : { reason },
+    ),
+  unresolvedRecords: () => call<Page<UnresolvedRecord>>('GET', `${admin}/requests/unresolved`),
+  unresolvedTasks: () =>
+    call<Page<UnresolvedTask>>('GET', `${admin}/tasks?status=submission_unknown`),
+  resolveRecord: (
+    recordId: string,
+    body: { action: 'capture' | 'release'; amount?: number; reason: string },
+  ) => call<unknown>('POST', `${admin}/requests/${id(recordId)}/resolve`, body),
+  resolveTask: (taskId: string, reason: string) =>
+    call<unknown>('POST', `${admin}/tasks/${id(taskId)}/resolve`, { action: 'release', reason }),
+  audit: (after: string | null) =>
+    call<Page<AuditEvent>>('GET', `${admin}/audit${after === null ? '' : `?after=${id(after)}`}`),
+  /** A batch of codes as the server's CSV (the codes exist only in this answer). */
+  redemptionBatchCsv: async (body: { amount: number; count: number; expires_at?: string }) => {
+    const response = await fetch(`/console/api${admin}/redemption-codes/batches`, {
+      method: 'POST',
+      headers: { ...csrfHeaders(), 'content-type': 'application/json', accept: 'text/csv' },
+      credentials: 'same-origin',
+      body: JSON.stringify(body),
+    });
+    if (!response.ok) {
+      const error = ((await response.json()) as { error?: { code?: string; message?: string } })
+        .error;
+      throw new ApiFailure(response.status, error?.code ?? 'UNKNOWN', error?.message ?? '');
+    }
+    return response.text();
+  },
+  models: () => call<Page<OperatorModel>>('GET', `${admin}/models`),
+  priceHistory: (model: string) =>
+    call<Page<ModelPrices>>('GET', `${admin}/models/${id(model)}/prices`),
+  setPrices: (model: string, prices: unknown) =>
+    call<ModelPrices>('PUT', `${admin}/models/${id(model)}/prices`, prices),
+  ledgerCheck: () => call<LedgerReport>('GET', `${admin}/ledger/check`),
+  invite: (body: { email: string; role: 'member' | 'operator'; account_id?: string }) =>
+    call<{ invite_url: string }>('POST', `${admin}/invitations`, body),
+};

@@ -1,0 +1,210 @@
+import { modelPricesView } from '../billing/price-view.js';
+import type { AppDeps } from '../http/deps.js';
+import { shareServiceOf, type ShareService } from '../shares/share-service.js';
+import type { AuditActor } from './audit-log.js';
+
+/** An operator's request body, each field as it came. */
+type Input = Record<string, unknown>;
+
+/** A reason as given, kept for the audit row only when it is text (the service checks it). */
+const reasonOf = (input: Input): string | null =>
+  typeof input['reason'] === 'string' ? input['reason'].trim() : null;
+
+/**
+ * Every operator action that changes something, audited (docs/audit.md). The admin API and the
+ * console's operator pages both call these, so an action is audited the same way whichever door
+ * it came through, and the rule that does it is the service's, written once. Actions that move
+ * money hand their audit row to the service, which writes it in the movement's transaction; the
+ * others write it after the service succeeded (a refused action writes nothing).
+ */
+export class OperatorActions {
+  private readonly shares: ShareService;
+
+  constructor(private readonly deps: AppDeps) {
+    this.shares = shareServiceOf(deps);
+  }
+
+  async createAccount(actor: AuditActor, input: Input) {
+    const account = await this.deps.accounts.create({ email: input['email'] });
+    await this.deps.audit.record(actor, {
+      action: 'account.create',
+      targetId: account.id,
+      accountId: account.id,
+      detail: { email: account.email },
+    });
+    return account;
+  }
+
+  topUp(actor: AuditActor, accountId: string, input: Input) {
+    const reference = typeof input['reference'] === 'string' ? input['reference'] : null;
+    return this.deps.accounts.topUp(
+      accountId,
+      { amount: input['amount'], reference: input['reference'] },
+      this.deps.audit.within(actor, {
+        action: 'account.top_up',
+        targetId: accountId,
+        accountId,
+        reason: reference,
+        detail: { reference },
+      }),
+    );
+  }
+
+  redeem(actor: AuditActor, accountId: string, input: Input) {
+    return this.deps.accounts.redeem(
+      accountId,
+      { code: input['code'] },
+      this.deps.audit.within(actor, { action: 'account.redeem', targetId: accountId, accountId }),
+    );
+  }
+
+  async createRedemptionCode(actor: AuditActor, input: Input) {
+    const code = await this.deps.accounts.createRedemptionCode({
+      amount: input['amount'],
+      expires_at: input['expires_at'],
+    });
+    // The code itself is a bearer secret: the row names it by id only.
+    await this.deps.audit.record(actor, {
+      action: 'redemption_code.create',
+      targetId: code.id,
+      amount: code.amount,
+      detail: { expires_at: code.expires_at },
+    });
+    return code;
+  }
+
+  /** A batch: one audit row for the whole batch, its amount the batch's total value. */
+  async createRedemptionCodes(actor: AuditActor, input: Input) {
+    const codes = await this.deps.accounts.createRedemptionCodes({
+      amount: input['amount'],
+      count: input['count'],
+      expires_at: input['expires_at'],
+    });
+    const first = codes[0];
+    await this.deps.audit.record(actor, {
+      action: 'redemption_code.create_batch',
+      targetId: first?.id ?? null,
+      amount: codes.reduce((total, code) => total + code.amount, 0),
+      detail: { count: codes.length, each: first?.amount, expires_at: first?.expires_at ?? null },
+    });
+    return codes;
+  }
+
+  async createKey(actor: AuditActor, accountId: string, input: Input) {
+    const { kind, models, expires_at, name } = input;
+    const key = await this.deps.keys.create(accountId, { kind, models, expires_at, name });
+    await this.deps.audit.record(actor, {
+      action: 'key.create',
+      targetId: key.id,
+      accountId,
+      detail: { kind: key.kind, name: key.name },
+    });
+    return key;
+  }
+
+  async disableKey(actor: AuditActor, keyId: string, accountId: string | null = null) {
+    const key = await this.deps.keys.disable(keyId);
+    await this.deps.audit.record(actor, { action: 'key.disable', targetId: keyId, accountId });
+    return key;
+  }
+
+  async rotateKey(actor: AuditActor, keyId: string, input: Input) {
+    const rotated = await this.deps.keys.rotate(keyId, {
+      expire_old_in_seconds: input['expire_old_in_seconds'],
+    });
+    await this.deps.audit.record(actor, {
+      action: 'key.rotate',
+      targetId: keyId,
+      detail: { new_key_id: rotated.id },
+    });
+    return rotated;
+  }
+
+  async setPrices(actor: AuditActor, model: string, body: unknown) {
+    const entry = await this.deps.prices.set(model, body);
+    await this.deps.audit.record(actor, {
+      action: 'prices.set',
+      targetId: model,
+      detail: { price_version: entry.priceVersion },
+    });
+    return modelPricesView(entry);
+  }
+
+  async resolveRequest(actor: AuditActor, requestId: string, input: Input) {
+    const row = await this.deps.requests.records.byId(requestId);
+    return this.deps.settlements.resolve(
+      requestId,
+      { action: input['action'], amount: input['amount'], reason: input['reason'] },
+      this.deps.audit.within(actor, {
+        action: `request.resolve_${String(input['action'])}`,
+        targetId: requestId,
+        accountId: row?.account_id ?? null,
+        reason: reasonOf(input),
+      }),
+    );
+  }
+
+  async reviewUsage(actor: AuditActor, requestId: string, input: Input) {
+    const reviewed = await this.deps.usageReviews.review(requestId, { reason: input['reason'] });
+    await this.deps.audit.record(actor, {
+      action: 'request.review_usage',
+      targetId: requestId,
+      accountId: reviewed.account_id,
+      reason: reasonOf(input),
+    });
+    return reviewed;
+  }
+
+  async resolveTask(actor: AuditActor, taskId: string, input: Input) {
+    const task = await this.deps.taskOperations.show(taskId);
+    return this.deps.taskOperations.resolve(
+      taskId,
+      {
+        action: input['action'],
+        upstream_task_id: input['upstream_task_id'],
+        reason: input['reason'],
+      },
+      this.deps.audit.within(actor, {
+        action: `task.resolve_${String(input['action'])}`,
+        targetId: taskId,
+        accountId: task.account_id,
+        reason: reasonOf(input),
+        ...(typeof input['upstream_task_id'] === 'string'
+          ? { detail: { upstream_task_id: input['upstream_task_id'] } }
+          : {}),
+      }),
+    );
+  }
+
+  async decideShare(
+    actor: AuditActor,
+    shareId: string,
+    decision: 'approve' | 'reject' | 'revoke',
+    input: Input,
+  ) {
+    const share = await this.shares[decision](shareId, { reason: input['reason'] });
+    await this.deps.audit.record(actor, {
+      action: `share.${decision}`,
+      targetId: shareId,
+      accountId: share.account_id,
+      reason: reasonOf(input),
+    });
+    return share;
+  }
+
+  async invite(actor: AuditActor, input: Input) {
+    const invitation = await this.deps.consoleUsers.invite({
+      email: input['email'],
+      role: input['role'],
+      account_id: input['account_id'],
+    });
+    // The link is a bearer secret: the row names the user, never the token.
+    await this.deps.audit.record(actor, {
+      action: 'console_user.invite',
+      targetId: invitation.user.id,
+      accountId: invitation.user.account_id,
+      detail: { email: invitation.user.email, role: invitation.user.role },
+    });
+    return invitation;
+  }
+}

@@ -1,0 +1,162 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AccountListing } from '../accounts/account-listing.js';
+import { OperatorActions } from '../audit/operator-actions.js';
+import { checkLedger } from '../billing/ledger-check.js';
+import { modelPricesView, priceHistoryView } from '../billing/price-view.js';
+import { ApiError } from '../errors/api-error.js';
+import type { AppDeps } from '../http/deps.js';
+import { answerRedemptionBatch } from '../http/redemption-batch-output.js';
+import { serveContent } from '../http/serve-content.js';
+import { shareServiceOf } from '../shares/share-service.js';
+import { operatorActorOf as actorOf } from './operator-auth.js';
+import { bodyObject } from './session-routes.js';
+
+type Query = Record<string, string | undefined>;
+type WithId = { Params: { id: string }; Body: unknown };
+
+/**
+ * The operator's pages (docs/console.md, "Operator pages"): `/console/api/admin/...`, behind the
+ * console session and its CSRF token (console-auth.ts) and the operator role (403 for a member,
+ * before anything is read). Every action is an `OperatorActions` call, the same the admin API
+ * makes, so it runs the same service and writes the same audit row, naming the operator.
+ */
+export function registerOperatorRoutes(scope: FastifyInstance, deps: AppDeps): void {
+  const operator = new OperatorActions(deps);
+  const requireTotp = deps.config.server.console_require_operator_totp;
+  const operatorActorOf = (request: FastifyRequest) => actorOf(request, requireTotp);
+  const accountListing = new AccountListing(deps.store.db);
+  const shares = shareServiceOf(deps);
+  /** A read opens to operators only; the actor is not needed. */
+  const read = (request: FastifyRequest): void => void operatorActorOf(request);
+  const admin = '/console/api/admin';
+
+  scope.get<{ Querystring: Query }>(`${admin}/accounts`, async (request) => {
+    read(request);
+    return accountListing.list(request.query);
+  });
+  scope.post<{ Body: unknown }>(`${admin}/accounts`, async (request, reply) => {
+    const actor = operatorActorOf(request);
+    void reply.code(201);
+    return operator.createAccount(actor, bodyObject(request.body));
+  });
+  scope.get<WithId>(`${admin}/accounts/:id`, async (request) => {
+    read(request);
+    return deps.accounts.get(request.params.id);
+  });
+  scope.post<WithId>(`${admin}/accounts/:id/topups`, async (request) =>
+    operator.topUp(operatorActorOf(request), request.params.id, bodyObject(request.body)),
+  );
+  scope.get<WithId>(`${admin}/accounts/:id/keys`, async (request) => {
+    read(request);
+    return { object: 'list', data: await deps.keys.list(request.params.id) };
+  });
+  scope.get<WithId>(`${admin}/accounts/:id/members`, async (request) => {
+    read(request);
+    return { object: 'list', data: await deps.consoleUsers.membersOf(request.params.id) };
+  });
+  scope.post<WithId>(`${admin}/keys/:id/disable`, async (request) =>
+    operator.disableKey(operatorActorOf(request), request.params.id),
+  );
+
+  scope.post<{ Body: unknown }>(`${admin}/redemption-codes`, async (request, reply) => {
+    const actor = operatorActorOf(request);
+    void reply.code(201);
+    return operator.createRedemptionCode(actor, bodyObject(request.body));
+  });
+  scope.post<{ Body: unknown }>(`${admin}/redemption-codes/batches`, async (request, reply) => {
+    const actor = operatorActorOf(request);
+    const codes = await operator.createRedemptionCodes(actor, bodyObject(request.body));
+    return answerRedemptionBatch(reply, request.headers.accept, codes);
+  });
+  scope.post<{ Body: unknown }>(`${admin}/invitations`, async (request, reply) => {
+    const actor = operatorActorOf(request);
+    void reply.code(201);
+    return operator.invite(actor, bodyObject(request.body));
+  });
+
+  scope.get<{ Querystring: Query }>(`${admin}/shares`, async (request) => {
+    read(request);
+    return shares.listForReview(request.query);
+  });
+  // The preview of the content under review: the session opens it (an <img> sends the cookie).
+  scope.get<{ Params: { id: string } }>(
+    `${admin}/shares/:id/content`,
+    async (request: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply) => {
+      read(request);
+      const object = await shares.reviewContent(request.params.id);
+      void reply.header('referrer-policy', 'no-referrer');
+      return serveContent(request, reply, deps.assets, object, 'private, no-store');
+    },
+  );
+  for (const decision of ['approve', 'reject'] as const)
+    scope.post<WithId>(`${admin}/shares/:id/${decision}`, async (request) =>
+      operator.decideShare(
+        operatorActorOf(request),
+        request.params.id,
+        decision,
+        bodyObject(request.body ?? {}),
+      ),
+    );
+
+  scope.get(`${admin}/requests/unresolved`, async (request) => {
+    read(request);
+    return { object: 'list', data: await deps.settlements.awaitingResolution() };
+  });
+  scope.get(`${admin}/requests/usage-beyond-cap`, async (request) => {
+    read(request);
+    return {
+      object: 'list',
+      data: await deps.usageReviews.listFlagged({ includeReviewed: false }),
+    };
+  });
+  scope.post<WithId>(`${admin}/requests/:id/resolve`, async (request) =>
+    operator.resolveRequest(operatorActorOf(request), request.params.id, bodyObject(request.body)),
+  );
+  scope.post<WithId>(`${admin}/requests/:id/review-usage`, async (request) =>
+    operator.reviewUsage(operatorActorOf(request), request.params.id, bodyObject(request.body)),
+  );
+  scope.get<{ Querystring: Query }>(`${admin}/tasks`, async (request) => {
+    read(request);
+    return deps.taskOperations.list({ status: request.query['status'] ?? 'submission_unknown' });
+  });
+  scope.post<WithId>(`${admin}/tasks/:id/resolve`, async (request) =>
+    operator.resolveTask(operatorActorOf(request), request.params.id, bodyObject(request.body)),
+  );
+
+  scope.get(`${admin}/ledger/check`, async (request) => {
+    read(request);
+    return checkLedger(deps.store.db);
+  });
+  scope.get<{ Querystring: Query }>(`${admin}/audit`, async (request) => {
+    read(request);
+    return deps.audit.list(request.query);
+  });
+
+  scope.get(`${admin}/models`, async (request) => {
+    read(request);
+    const data = await Promise.all(
+      deps.config.models.map(async (model) => ({
+        id: model.id,
+        upstream: model.upstream,
+        families: model.families,
+        current: modelPricesView(await deps.prices.currentFor(model.id)),
+      })),
+    );
+    return { object: 'list', data };
+  });
+  scope.get<{ Params: { model: string } }>(`${admin}/models/:model/prices`, async (request) => {
+    read(request);
+    return priceHistoryView(await deps.prices.history(request.params.model));
+  });
+  scope.put<{ Params: { model: string }; Body: unknown }>(
+    `${admin}/models/:model/prices`,
+    async (request) => {
+      const actor = operatorActorOf(request);
+      return operator.setPrices(actor, request.params.model, bodyObject(request.body));
+    },
+  );
+  scope.all(`${admin}/*`, async (request) => {
+    read(request);
+    throw new ApiError('NOT_FOUND', 'no such operator route');
+  });
+}

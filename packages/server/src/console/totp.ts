@@ -1,0 +1,103 @@
+import { Secret, TOTP } from 'otpauth';
+import type { Kysely } from 'kysely';
+import { ApiError, invalidInput } from '../errors/api-error.js';
+import type { ConsoleUserTable, Database } from '../store/schema.js';
+import type { Clock } from '../util/effects.js';
+import type { ConsoleIdentity } from './console-sessions.js';
+
+/** RFC 6238 as every authenticator app reads it: SHA-1, 6 digits, 30-second steps. */
+const PERIOD_SECONDS = 30;
+/** A code of the step before or after is accepted too (clocks drift). */
+const WINDOW_STEPS = 1;
+const CODE = /^[0-9]{6}$/;
+
+function totpOf(user: Pick<ConsoleUserTable, 'email' | 'totp_secret'>): TOTP {
+  return new TOTP({
+    issuer: 'Tollgate',
+    label: user.email,
+    algorithm: 'SHA1',
+    digits: 6,
+    period: PERIOD_SECONDS,
+    secret: Secret.fromBase32(user.totp_secret ?? ''),
+  });
+}
+
+/**
+ * The console's optional TOTP second factor (docs/console.md, "Second factor"), through
+ * `otpauth` (docs/decisions/0012-totp.md). Setup stores a new secret and shows it once (as an
+ * `otpauth://` URI for the app); the first correct code turns it on and marks the session as
+ * having proved it. A code is accepted once: the step it belongs to is claimed by a guarded
+ * update, so a code seen over a shoulder cannot be replayed within its 90 seconds.
+ */
+export class ConsoleTotp {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly clock: Clock,
+  ) {}
+
+  /** A new secret for a user without a second factor in force (409 once one is). */
+  async setup(identity: ConsoleIdentity): Promise<{ secret: string; otpauth_url: string }> {
+    const { user } = identity;
+    if (user.totp_enabled_at !== null)
+      throw new ApiError('IDEMPOTENCY_CONFLICT', 'a second factor is already set up', 'totp');
+    const secret = new Secret({ size: 20 }).base32;
+    await this.db
+      .updateTable('console_users')
+      .set({ totp_secret: secret, totp_last_step: null })
+      .where('id', '=', user.id)
+      .where('totp_enabled_at', 'is', null)
+      .execute();
+    return { secret, otpauth_url: totpOf({ email: user.email, totp_secret: secret }).toString() };
+  }
+
+  /** Turns the pending secret on with its first code; this session counts as verified. */
+  async enable(identity: ConsoleIdentity, input: { code?: unknown }): Promise<void> {
+    const user = await this.reload(identity.user.id);
+    if (user.totp_enabled_at !== null)
+      throw new ApiError('IDEMPOTENCY_CONFLICT', 'a second factor is already set up', 'totp');
+    if (user.totp_secret === null)
+      throw invalidInput('code', 'start with POST /console/api/totp (no secret to confirm)');
+    if (!(await this.claim(user, input.code)))
+      throw new ApiError('PERMISSION_DENIED', 'wrong or already used code', 'code');
+    const now = this.clock.now();
+    await this.db.transaction().execute(async (trx) => {
+      await trx
+        .updateTable('console_users')
+        .set({ totp_enabled_at: now })
+        .where('id', '=', user.id)
+        .execute();
+      await trx
+        .updateTable('console_sessions')
+        .set({ totp_verified_at: now })
+        .where('id', '=', identity.session.id)
+        .execute();
+    });
+  }
+
+  /**
+   * Whether `code` is the user's current code, not used before; accepting it claims its step.
+   * Anything but six digits is simply wrong (the sign-in answers the same 401 for it).
+   */
+  async claim(user: ConsoleUserTable, code: unknown): Promise<boolean> {
+    if (typeof code !== 'string' || !CODE.test(code) || user.totp_secret === null) return false;
+    const now = this.clock.now();
+    const delta = totpOf(user).validate({ token: code, timestamp: now, window: WINDOW_STEPS });
+    if (delta === null) return false;
+    const step = Math.floor(now / 1000 / PERIOD_SECONDS) + delta;
+    const claimed = await this.db
+      .updateTable('console_users')
+      .set({ totp_last_step: step })
+      .where('id', '=', user.id)
+      .where((eb) => eb.or([eb('totp_last_step', 'is', null), eb('totp_last_step', '<', step)]))
+      .executeTakeFirst();
+    return claimed.numUpdatedRows === 1n;
+  }
+
+  private async reload(userId: string): Promise<ConsoleUserTable> {
+    return this.db
+      .selectFrom('console_users')
+      .selectAll()
+      .where('id', '=', userId)
+      .executeTakeFirstOrThrow();
+  }
+}
