@@ -1,6 +1,7 @@
 import { afterEach, expect, it } from 'vitest';
 import { defaultConfig } from '../../src/config/default-config.js';
 import type { ConfigFile } from '../../src/config/schema.js';
+import type { ChannelStatus } from '../../src/routing/channel-router.js';
 import type { ServiceOptions } from '../../src/services.js';
 import { seededRandom } from '../../src/routing/channel-selection.js';
 import { startSimulator, type Simulator } from '../../src/simulator/server.js';
@@ -81,8 +82,8 @@ describeEachDialect('channel health on $name', (dialect) => {
   async function channelList(gateway: TestGateway) {
     const list = await gateway.admin('GET', '/admin/v1/channels');
     return Object.fromEntries(
-      (list['data'] as { id: string }[]).map((channel) => [channel.id, channel]),
-    ) as Record<string, { breaker: string; disabled: boolean; consecutive_failures: number }>;
+      (list['data'] as ChannelStatus[]).map((channel) => [channel.id, channel]),
+    );
   }
 
   it('two channels behind one model, one failing, serve every request with one charge each', async () => {
