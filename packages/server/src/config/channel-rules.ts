@@ -21,6 +21,8 @@ export function channelIssues(
       return [{ path: ['upstream'], message: 'required unless channels are given' }];
     if (!Object.hasOwn(upstreams, model.upstream))
       issues.push({ path: ['upstream'], message: `unknown upstream ${model.upstream}` });
+    if (seen.has(`${model.id}~0`))
+      issues.push({ path: ['id'], message: `duplicate channel id ${model.id}~0` });
     seen.add(`${model.id}~0`);
     return issues;
   }
