@@ -40,6 +40,8 @@ describeEachDialect('channel failover on $name', (dialect) => {
       config: testConfig({
         upstreams: {
           refusing: { kind: 'openai', base_url: await refusedUrl(), timeouts },
+          // TLS spoken to a plain HTTP server: the handshake fails before any request byte.
+          tls: { kind: 'openai', base_url: healthy.url.replace('http:', 'https:'), timeouts },
           flaky: { kind: 'openai', base_url: flaky.url, timeouts },
           healthy: { kind: 'openai', base_url: healthy.url, timeouts },
         },
@@ -54,6 +56,13 @@ describeEachDialect('channel failover on $name', (dialect) => {
               { id: 'healthy-embed', upstream: 'healthy', model: 'sim-embed', ...second },
             ]),
             id: 'embed-behind-refused',
+          },
+          {
+            ...routed('sim-embed', [
+              { id: 'tls-embed', upstream: 'tls', model: 'sim-embed', ...first },
+              { id: 'healthy-embed-2', upstream: 'healthy', model: 'sim-embed', ...second },
+            ]),
+            id: 'embed-behind-tls',
           },
           routed('sim-chat', [
             { upstream: 'flaky', model: 'sim-chat', ...first },
@@ -115,6 +124,18 @@ describeEachDialect('channel failover on $name', (dialect) => {
         detail: 'connect: ECONNREFUSED',
       },
       { channel: 'healthy-embed', upstream: 'healthy', outcome: 'succeeded', detail: null },
+    ]);
+    expectOneCharge(result);
+  });
+
+  it('a TLS handshake failure (nothing sent) moves to the next channel; one charge', async () => {
+    const result = await send('embed-behind-tls', { input: 'hello there' });
+    expect(result.response.statusCode).toBe(200);
+    expect(result.calls.healthy).toBe(1);
+    expect(result.record['channel']).toBe('healthy-embed-2');
+    expect(result.record['channel_attempts']).toMatchObject([
+      { channel: 'tls-embed', outcome: 'not_processed' },
+      { channel: 'healthy-embed-2', outcome: 'succeeded' },
     ]);
     expectOneCharge(result);
   });
