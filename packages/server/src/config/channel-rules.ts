@@ -29,7 +29,10 @@ export function channelIssues(
   if (model.upstream !== undefined)
     issues.push({ path: ['upstream'], message: 'give either upstream or channels, not both' });
   if (model.upstream_model !== undefined)
-    issues.push({ path: ['upstream_model'], message: 'with channels, each channel names its model' });
+    issues.push({
+      path: ['upstream_model'],
+      message: 'with channels, each channel names its model',
+    });
   model.channels.forEach((channel, index) => {
     if (!Object.hasOwn(upstreams, channel.upstream))
       issues.push({

@@ -221,7 +221,10 @@ export const channelSchema = z
     /** The channel's id in the admin API and CLI; default `<model id>~<index>`. */
     id: z
       .string()
-      .regex(/^[A-Za-z0-9][A-Za-z0-9._:~-]{0,127}$/, 'channel ids are 1-128 of A-Z a-z 0-9 . _ : ~ -')
+      .regex(
+        /^[A-Za-z0-9][A-Za-z0-9._:~-]{0,127}$/,
+        'channel ids are 1-128 of A-Z a-z 0-9 . _ : ~ -',
+      )
       .optional(),
     upstream: z.string(),
     /** The model name sent to this upstream; defaults to the model's `id`. */

@@ -145,7 +145,10 @@ export async function finishAndCount(
 }
 
 /** The outcome with the channels tried, when the operation was routed. */
-export function withTrail(outcome: RecordedOutcome, routing: RoutedCall | undefined): RecordedOutcome {
+export function withTrail(
+  outcome: RecordedOutcome,
+  routing: RoutedCall | undefined,
+): RecordedOutcome {
   if (routing === undefined) return outcome;
   return { ...outcome, routing: { channel: routing.servedBy, attempts: routing.attempts } };
 }

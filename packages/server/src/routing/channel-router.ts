@@ -4,7 +4,12 @@ import { UpstreamFailure } from '../providers/upstream-error.js';
 import type { Clock } from '../util/effects.js';
 import { pickChannel, type RandomSource } from './channel-selection.js';
 import { channelsOf, type Channel } from './channels.js';
-import { CircuitBreaker, DEFAULT_BREAKER, type BreakerSettings, type BreakerState } from './circuit-breaker.js';
+import {
+  CircuitBreaker,
+  DEFAULT_BREAKER,
+  type BreakerSettings,
+  type BreakerState,
+} from './circuit-breaker.js';
 import type { DisabledChannels } from './disabled-channels.js';
 import { judgeAttempt, type AttemptVerdict } from './failover-rule.js';
 
@@ -91,7 +96,11 @@ export class ChannelRouter {
   }
 
   /** Disables or enables a channel; `undefined` when no channel has this id. */
-  async setDisabled(id: string, disabled: boolean, reason: string | null): Promise<ChannelStatus | undefined> {
+  async setDisabled(
+    id: string,
+    disabled: boolean,
+    reason: string | null,
+  ): Promise<ChannelStatus | undefined> {
     const channel = this.channelsById.get(id);
     if (channel === undefined) return undefined;
     if (disabled) await this.deps.disabled.disable(id, reason);
@@ -108,9 +117,11 @@ export class ChannelRouter {
       if (this.disabledIds.has(channel.id)) return false;
       const health = this.healthOf(channel);
       if (!health.breaker.admits()) return false;
-      if (channel.maxConcurrency !== null && health.inFlight >= channel.maxConcurrency) return false;
+      if (channel.maxConcurrency !== null && health.inFlight >= channel.maxConcurrency)
+        return false;
       if (channel.requestsPerMinute === null) return true;
-      while (health.sent.length > 0 && (health.sent[0] ?? now) <= now - MINUTE_MS) health.sent.shift();
+      while (health.sent.length > 0 && (health.sent[0] ?? now) <= now - MINUTE_MS)
+        health.sent.shift();
       return health.sent.length < channel.requestsPerMinute;
     });
   }
@@ -209,9 +220,11 @@ export class RoutedCall {
 
   async run<T>(send: (channel: Channel) => Promise<T>): Promise<T> {
     const tried = new Set<string>();
-    let lastFailure: unknown;
+    let lastFailure: UpstreamFailure | undefined;
     for (;;) {
-      const usable = (await this.router.usable(this.channels)).filter((channel) => !tried.has(channel.id));
+      const usable = (await this.router.usable(this.channels)).filter(
+        (channel) => !tried.has(channel.id),
+      );
       const channel = this.router.pick(usable);
       if (channel === undefined || (lastFailure !== undefined && this.abandoned?.aborted === true))
         throw lastFailure ?? noChannel(this.channels[0]?.modelId ?? '');
@@ -226,9 +239,13 @@ export class RoutedCall {
       } catch (error) {
         const verdict = judgeAttempt(error, this.router.kindOf(channel));
         end(verdict);
-        this.note(channel, verdict, error instanceof UpstreamFailure ? error.detail : 'internal error');
+        this.note(
+          channel,
+          verdict,
+          error instanceof UpstreamFailure ? error.detail : 'internal error',
+        );
         this.servedBy = channel.id;
-        if (verdict !== 'not_processed') throw error;
+        if (verdict !== 'not_processed' || !(error instanceof UpstreamFailure)) throw error;
         lastFailure = error;
       }
     }

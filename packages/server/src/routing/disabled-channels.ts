@@ -16,7 +16,10 @@ export class DisabledChannels {
   async list(): Promise<Map<string, { reason: string | null; disabledAt: number }>> {
     const rows = await this.db.selectFrom('disabled_channels').selectAll().execute();
     return new Map(
-      rows.map((row) => [row.channel_id, { reason: row.reason, disabledAt: Number(row.disabled_at) }]),
+      rows.map((row) => [
+        row.channel_id,
+        { reason: row.reason, disabledAt: Number(row.disabled_at) },
+      ]),
     );
   }
 

@@ -30,7 +30,10 @@ describe('model channels in the configuration', () => {
     const config = parseConfig(
       withEmbed((model) => ({
         ...withoutUpstream(model),
-        channels: [{ upstream: 'simulator' }, { upstream: 'simulator', model: 'other', weight: 3, priority: -1 }],
+        channels: [
+          { upstream: 'simulator' },
+          { upstream: 'simulator', model: 'other', weight: 3, priority: -1 },
+        ],
       })),
       'test',
     );
@@ -80,6 +83,8 @@ describe('model channels in the configuration', () => {
       ...withoutUpstream(model),
       channels: [{ upstream: 'simulator', weight: 0 }],
     }));
-    expect(() => parseConfig(raw, 'tollgate.json')).toThrow(`models.${embedIndex}.channels.0.weight`);
+    expect(() => parseConfig(raw, 'tollgate.json')).toThrow(
+      `models.${embedIndex}.channels.0.weight`,
+    );
   });
 });

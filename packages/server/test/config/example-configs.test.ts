@@ -71,10 +71,13 @@ describe('example configuration files', () => {
           for (const family of model.families) {
             if (family === 'chat' || family === 'ocr')
               expect(registry.chat(upstream, caller)).toBeDefined();
-            if (family === 'embeddings') expect(registry.embeddings(upstream, caller)).toBeDefined();
+            if (family === 'embeddings')
+              expect(registry.embeddings(upstream, caller)).toBeDefined();
             if (family === 'rerank') expect(registry.rerank(upstream, caller)).toBeDefined();
-            if (family === 'images') expect(registry.tasks(upstream, 'image', caller)).toBeDefined();
-            if (family === 'videos') expect(registry.tasks(upstream, 'video', caller)).toBeDefined();
+            if (family === 'images')
+              expect(registry.tasks(upstream, 'image', caller)).toBeDefined();
+            if (family === 'videos')
+              expect(registry.tasks(upstream, 'video', caller)).toBeDefined();
             if (family === 'h3') expect(registry.tasks(upstream, 'h3', caller)).toBeDefined();
           }
       }

@@ -120,7 +120,14 @@ describe('the CLI prints what the admin API answers', () => {
   });
 
   it('channels disable, list and enable: one disabled list shared with the running gateway', async () => {
-    const disabled = await cliIn(dataDir, 'channels', 'disable', 'sim-embed~0', '--reason', 'maint');
+    const disabled = await cliIn(
+      dataDir,
+      'channels',
+      'disable',
+      'sim-embed~0',
+      '--reason',
+      'maint',
+    );
     expect(disabled.code).toBe(0);
     expect(disabled.json).toMatchObject({ id: 'sim-embed~0', disabled: true });
     // The gateway reads the same database: its admin API sees the CLI's change.

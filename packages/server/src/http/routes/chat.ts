@@ -70,7 +70,9 @@ export function registerChat(scope: FastifyInstance, deps: AppDeps): void {
         ),
       complete: () =>
         routing.run((channel) =>
-          deps.providers.chat(channel.upstream, caller).complete({ ...upstreamBody, model: channel.model }),
+          deps.providers
+            .chat(channel.upstream, caller)
+            .complete({ ...upstreamBody, model: channel.model }),
         ),
     };
     // Usage beyond what the gateway allowed is billed at the bound and flagged (billing/credible-usage.ts).
