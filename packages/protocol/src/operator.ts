@@ -22,6 +22,26 @@ export interface OperatorRequestRecord extends RequestRecord {
    * kept`), for resolving a `submission_unknown`. `null` when `bill.pricing_rule` explains it.
    */
   ending_rule: string | null;
+  /**
+   * The channel that served the request, or the last one tried when it failed (docs/routing.md);
+   * `null` when no upstream was tried. Operator-only: channels name the operator's upstreams.
+   */
+  channel: string | null;
+  /** Every channel attempt, in order; empty when no upstream was tried. */
+  channel_attempts: ChannelAttempt[];
+}
+
+/**
+ * One try of one channel for a request. `not_processed`: the upstream certainly did nothing
+ * (the request moved to the next channel); `maybe_processed`: it may have done the work (the
+ * request stopped there, `submission_unknown`); `refused`: it refused this request (final).
+ */
+export interface ChannelAttempt {
+  channel: string;
+  upstream: string;
+  outcome: 'succeeded' | 'not_processed' | 'maybe_processed' | 'refused';
+  /** Why it failed (`connect: ECONNREFUSED`, `upstream status 503`); null when it succeeded. */
+  detail: string | null;
 }
 
 /**

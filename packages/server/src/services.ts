@@ -19,6 +19,10 @@ import { Metrics } from './http/metrics.js';
 import { ModelCatalog } from './models/model-catalog.js';
 import type { GuardedFetchDeps } from './providers/guarded-fetch.js';
 import { ProviderRegistry } from './providers/registry.js';
+import { ChannelRouter } from './routing/channel-router.js';
+import type { RandomSource } from './routing/channel-selection.js';
+import type { BreakerSettings } from './routing/circuit-breaker.js';
+import { DisabledChannels } from './routing/disabled-channels.js';
 import type { UpstreamConnector } from './providers/upstream-http.js';
 import { RequestService } from './requests/request-service.js';
 import { SettlementService } from './requests/settlement-service.js';
@@ -54,6 +58,10 @@ export interface ServiceOptions {
   readonly upstreamKeys?: Readonly<Record<string, string>>;
   readonly clock?: Clock;
   readonly ids?: IdGenerator;
+  /** How channels are picked within a priority (tests: a seeded source; default Math.random). */
+  readonly random?: RandomSource;
+  /** Channel circuit breakers (tests: small thresholds); default routing/circuit-breaker.ts. */
+  readonly breaker?: BreakerSettings;
   readonly logger?: FastifyBaseLogger;
   /** Collect process metrics (off in tests that build many apps). */
   readonly processMetrics?: boolean;
@@ -163,6 +171,15 @@ export async function createServices(options: ServiceOptions): Promise<Services>
     for (const warning of pricesToSync) logger.warn({ model: warning.model }, warning.message);
     const metrics = new Metrics(options.processMetrics ?? false);
     const catalog = new ModelCatalog(config.models, prices);
+    const channels = new ChannelRouter(config, {
+      clock,
+      random: options.random ?? Math.random,
+      disabled: new DisabledChannels(store.db, clock),
+      ...(options.breaker === undefined ? {} : { breaker: options.breaker }),
+      onAttempt: (attempt) =>
+        metrics.channelAttempts.inc({ channel: attempt.channel, outcome: attempt.outcome }),
+    });
+    metrics.channelStates = () => channels.list();
     const taskStore = new TaskStore(store.db, store.dialect);
     metrics.countTasks = () => taskStore.countByStatus();
     // Every task family of this instance: the kernel (tasks/) knows them only through this.
@@ -278,6 +295,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       accountUsage: new AccountUsageReader(store.db),
       statements: new Statements(store.db, clock),
       providers,
+      channels,
       redis,
       adminToken: options.adminToken,
       metricsToken: options.metricsToken,

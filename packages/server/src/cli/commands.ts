@@ -1,6 +1,7 @@
 import { ApiError } from '../errors/api-error.js';
 import type { OptionName, OptionValues } from './arguments.js';
 import { usageError } from './arguments.js';
+import { CHANNEL_COMMANDS } from './channel-commands.js';
 import type { CliContext } from './context.js';
 
 /** What a command printed: JSON (`body`), or text written as it is read; and the exit code. */
@@ -478,6 +479,7 @@ export const COMMAND_GROUPS: Readonly<Record<string, CommandGroup>> = {
     reject: shareDecision('reject', '--reason TEXT'),
     revoke: shareDecision('revoke', '--reason TEXT'),
   },
+  channels: CHANNEL_COMMANDS,
   users: {
     invite: {
       usage: 'users invite EMAIL --role member|operator [--account ACCOUNT_ID]',

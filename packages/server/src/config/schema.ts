@@ -1,6 +1,7 @@
 import { MAX_MOVEMENT_MICRO_YUAN } from '@tollgate/protocol';
 import { z } from 'zod';
 import { CONFIGURABLE_FIELDS, type RequestField } from '../chat/request-fields.js';
+import { channelIssues } from './channel-rules.js';
 import { modelPriceIssues, zeroPriceIssues } from './price-rules.js';
 import { taskEngineSchema } from './task-engine-schema.js';
 
@@ -218,6 +219,32 @@ export const h3ClosedSchema = z
   })
   .strict();
 
+/**
+ * One way to serve a model: an upstream and the model name it knows (docs/routing.md). Higher
+ * `priority` is tried first; `weight` shares requests within one priority.
+ */
+export const channelSchema = z
+  .object({
+    /** The channel's id in the admin API and CLI; default `<model id>~<index>`. */
+    id: z
+      .string()
+      .regex(
+        /^[A-Za-z0-9][A-Za-z0-9._:~-]{0,127}$/,
+        'channel ids are 1-128 of A-Z a-z 0-9 . _ : ~ -',
+      )
+      .optional(),
+    upstream: z.string(),
+    /** The model name sent to this upstream; defaults to the model's `id`. */
+    model: z.string().min(1).optional(),
+    weight: positiveInt.max(1_000_000).default(1),
+    priority: z.number().int().min(-1_000_000).max(1_000_000).default(0),
+    /** Most requests in flight on this channel in this process; more skip to another channel. */
+    max_concurrency: positiveInt.optional(),
+    /** Most requests sent on this channel per minute in this process; more skip to another channel. */
+    requests_per_minute: positiveInt.optional(),
+  })
+  .strict();
+
 export const modelSchema = z
   .object({
     id: z
@@ -226,9 +253,12 @@ export const modelSchema = z
         /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$/,
         'model ids are 1-128 of A-Z a-z 0-9 . _ : / -',
       ),
-    upstream: z.string(),
+    /** The one upstream serving the model; give this or `channels`, not both. */
+    upstream: z.string().optional(),
     /** The model name sent upstream; defaults to `id`. */
     upstream_model: z.string().optional(),
+    /** Several upstreams serving the model, with safe failover (docs/routing.md). */
+    channels: z.array(channelSchema).min(1).max(32).optional(),
     families: z.array(familySchema).min(1),
     /** Chat only: the enabled feature combinations. */
     combinations: z.array(z.array(featureSchema)).default([]),
@@ -435,6 +465,7 @@ export const configSchema = z
   .strict()
   .superRefine((config, context) => {
     const seen = new Set<string>();
+    const seenChannels = new Set<string>();
     config.models.forEach((model, index) => {
       if (seen.has(model.id)) {
         context.addIssue({
@@ -444,11 +475,11 @@ export const configSchema = z
         });
       }
       seen.add(model.id);
-      if (!Object.hasOwn(config.upstreams, model.upstream)) {
+      for (const issue of channelIssues(model, config.upstreams, seenChannels)) {
         context.addIssue({
           code: 'custom',
-          path: ['models', index, 'upstream'],
-          message: `unknown upstream ${model.upstream}`,
+          path: ['models', index, ...issue.path],
+          message: issue.message,
         });
       }
       for (const issue of [
@@ -467,6 +498,7 @@ export const configSchema = z
 export type ConfigFile = z.input<typeof configSchema>;
 export type Config = z.output<typeof configSchema>;
 export type ModelConfig = z.output<typeof modelSchema>;
+export type ChannelConfig = z.output<typeof channelSchema>;
 export type UpstreamConfig = z.output<typeof upstreamSchema>;
 
 /** Whether an upstream's task adapters look unanswered submissions up (`task_lookup`, default per kind). */

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import type { H3Action, H3Role } from '@tollgate/protocol';
+import { taskChannel } from '../routing/channels.js';
 import type { H3Pricing } from '../billing/h3-pricing.js';
 import type { ModelConfig } from '../config/schema.js';
 import type { H3Request } from './h3-input.js';
@@ -74,7 +76,7 @@ export function storedH3Input(
   const resolution = video ? (request.resolution ?? defaults.resolution) : undefined;
   return {
     action: request.action,
-    upstreamModel: model.h3_upstream_models?.[request.action] ?? model.upstream_model ?? model.id,
+    upstreamModel: model.h3_upstream_models?.[request.action] ?? taskChannel(model).model,
     digest: request.digest,
     ...(request.prompt === undefined ? {} : { prompt: request.prompt }),
     ...(resolution === undefined ? {} : { resolution }),

@@ -9,6 +9,7 @@ import type {
   RequestIdentity,
   Reserve,
 } from '../requests/request-service.js';
+import type { RoutedCall } from '../routing/channel-router.js';
 import { replaySse } from './sse.js';
 import { principalOf } from './plugins/authenticate.js';
 import type { AppDeps } from './deps.js';
@@ -22,6 +23,8 @@ export interface BilledOperation {
   readonly assetIds?: readonly string[];
   /** The upstream work. Throws `UpstreamFailure` for upstream trouble. */
   execute(): Promise<Outcome>;
+  /** The channels `execute` tried (routing/channel-router.ts), written on the record. */
+  readonly routing?: RoutedCall;
 }
 
 /**
@@ -40,7 +43,7 @@ export async function runBilledRequest(
   const claimed = await claimOrReplay(deps, request, reply, operation);
   if (claimed === undefined) return reply;
   const outcome = await executeSafely(operation, deps, request.id);
-  const answer = await finishAndCount(deps, claimed, outcome);
+  const answer = await finishAndCount(deps, claimed, withTrail(outcome, operation.routing));
   // The recorded text as is: what Fastify would send for `body` (JSON.stringify, no response
   // schema on these routes), without serialising it a second time.
   if (answer.json !== undefined)
@@ -143,6 +146,15 @@ export async function finishAndCount(
   if (outcome.kind === 'succeeded' && outcome.usageFlag !== undefined)
     deps.metrics.usageExceededCap.inc();
   return answer;
+}
+
+/** The outcome with the channels tried, when the operation was routed. */
+export function withTrail(
+  outcome: RecordedOutcome,
+  routing: RoutedCall | undefined,
+): RecordedOutcome {
+  if (routing === undefined) return outcome;
+  return { ...outcome, routing: { channel: routing.servedBy, attempts: routing.attempts } };
 }
 
 export async function executeSafely(

@@ -12,6 +12,7 @@ import type { ConsoleTotp } from '../console/totp.js';
 import type { ModelCatalog } from '../models/model-catalog.js';
 import type { GuardedFetchDeps } from '../providers/guarded-fetch.js';
 import type { ProviderRegistry } from '../providers/registry.js';
+import type { ChannelRouter } from '../routing/channel-router.js';
 import type { RequestService } from '../requests/request-service.js';
 import type { SettlementService } from '../requests/settlement-service.js';
 import type { UsageReviewService } from '../requests/usage-review-service.js';
@@ -59,6 +60,8 @@ export interface AppDeps {
   /** Reads of a task of any family by its creating key (content routes). */
   readonly taskReads: TaskReads;
   readonly providers: ProviderRegistry;
+  /** Which channel serves each upstream call, with safe failover (docs/routing.md). */
+  readonly channels: ChannelRouter;
   /** Present when rate limits are shared through Redis. */
   readonly redis: Redis | undefined;
   readonly assets: AssetStorage;

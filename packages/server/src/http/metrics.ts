@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { ChannelStatus } from '../routing/channel-router.js';
 
 /** Prometheus metrics, one registry per app (no global state, so tests can build many apps). */
 export class Metrics {
@@ -91,6 +92,30 @@ export class Metrics {
       if (this.countTasks === undefined) return;
       for (const [status, count] of Object.entries(await this.countTasks()))
         this.tasksByStatus.set({ status }, count);
+    },
+  });
+
+  readonly channelAttempts = new Counter({
+    name: 'tollgate_channel_attempts_total',
+    help: 'Upstream attempts by channel and outcome (succeeded, not_processed, maybe_processed, refused)',
+    labelNames: ['channel', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  /** The channels' states, read from the router when scraped (set by the services). */
+  channelStates: (() => Promise<readonly ChannelStatus[]>) | undefined;
+  readonly channelState = new Gauge({
+    name: 'tollgate_channel_state',
+    help: 'Each channel: 1 for its current state (closed, open, half_open, disabled), 0 otherwise',
+    labelNames: ['channel', 'state'] as const,
+    registers: [this.registry],
+    collect: async () => {
+      if (this.channelStates === undefined) return;
+      for (const channel of await this.channelStates()) {
+        const current = channel.disabled ? 'disabled' : channel.breaker;
+        for (const state of ['closed', 'open', 'half_open', 'disabled'])
+          this.channelState.set({ channel: channel.id, state }, state === current ? 1 : 0);
+      }
     },
   });
 

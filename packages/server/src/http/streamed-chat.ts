@@ -8,7 +8,8 @@ import { toChatUsage } from '../providers/openai-compatible/chat.js';
 import type { UpstreamChunk } from '../providers/openai-compatible/chat-schemas.js';
 import type { RecordHeartbeat } from '../requests/record-heartbeat.js';
 import type { RecordedOutcome, Reserve } from '../requests/request-service.js';
-import { claimOrReplay, failureOutcome, finishAndCount } from './billed-request.js';
+import type { RoutedCall } from '../routing/channel-router.js';
+import { claimOrReplay, failureOutcome, finishAndCount, withTrail } from './billed-request.js';
 import type { AppDeps } from './deps.js';
 import { openSse, type SseWriter } from './sse.js';
 
@@ -22,6 +23,8 @@ export interface StreamedChat {
   open(
     signal: AbortSignal,
   ): Promise<{ events: AsyncGenerator<StreamEvent>; upstreamRequestId: string | null }>;
+  /** The channels `open` tried (routing/channel-router.ts), written on the record. */
+  readonly routing?: RoutedCall;
   /** The bill for reported usage; `flag` when usage beyond the gateway's cap was cut (billing/credible-usage.ts). */
   price(usage: ChatUsage): { amount: number; rule: string; flag: string | undefined };
 }
@@ -63,7 +66,11 @@ export async function runStreamedChat(
     opened = await chat.open(abort.signal);
   } catch (error) {
     // Nothing streamed yet: answer like a plain request.
-    const answer = await finishAndCount(deps, claimed, failureOutcome(error, deps, request.id));
+    const answer = await finishAndCount(
+      deps,
+      claimed,
+      withTrail(failureOutcome(error, deps, request.id), chat.routing),
+    );
     reply.raw.off('close', onClose);
     return reply.code(answer.status).send(answer.body);
   }
@@ -85,10 +92,11 @@ export async function runStreamedChat(
   const outcome = decide(ending, relay, chat, opened.upstreamRequestId, request.id);
   const final =
     outcome.kind === 'succeeded' ? '[DONE]' : JSON.stringify(outcome.error.toBody(request.id));
-  const answer = await finishAndCount(deps, claimed, {
-    ...outcome,
-    transcript: [...transcript, final],
-  });
+  const answer = await finishAndCount(
+    deps,
+    claimed,
+    withTrail({ ...outcome, transcript: [...transcript, final] }, chat.routing),
+  );
   if (answer.status === 200 || outcome.kind !== 'succeeded') {
     writer.send(final);
   } else {

@@ -1,4 +1,4 @@
-import { taskLookupOf, type Config, type ModelConfig } from '../config/schema.js';
+import { taskLookupOf, type Config } from '../config/schema.js';
 import type { TaskKind } from '../store/schema.js';
 import { ArkH3Tasks } from './ark/h3-tasks.js';
 import { CohereRerank } from './cohere/rerank.js';
@@ -38,23 +38,24 @@ export class ProviderRegistry {
     }
   }
 
-  private pool(model: ModelConfig): UpstreamHttp {
-    const pool = this.pools.get(model.upstream);
+  /** The pool of one upstream (a channel names its upstream: routing/channels.ts). */
+  private pool(upstream: string): UpstreamHttp {
+    const pool = this.pools.get(upstream);
     if (pool === undefined)
-      throw new Error(`no upstream pool ${model.upstream} (built without upstreams?)`);
+      throw new Error(`no upstream pool ${upstream} (built without upstreams?)`);
     return pool;
   }
 
-  embeddings(model: ModelConfig, caller: UpstreamCaller): EmbeddingsProvider {
-    return new OpenAiEmbeddings(this.pool(model).for(caller));
+  embeddings(upstream: string, caller: UpstreamCaller): EmbeddingsProvider {
+    return new OpenAiEmbeddings(this.pool(upstream).for(caller));
   }
 
-  chat(model: ModelConfig, caller: UpstreamCaller): OpenAiChat {
-    return new OpenAiChat(this.pool(model).for(caller));
+  chat(upstream: string, caller: UpstreamCaller): OpenAiChat {
+    return new OpenAiChat(this.pool(upstream).for(caller));
   }
 
-  rerank(model: ModelConfig, caller: UpstreamCaller): RerankProvider {
-    return new CohereRerank(this.pool(model).for(caller));
+  rerank(upstream: string, caller: UpstreamCaller): RerankProvider {
+    return new CohereRerank(this.pool(upstream).for(caller));
   }
 
   /**

@@ -4,8 +4,10 @@ import { UpstreamFailure } from './upstream-error.js';
 
 /**
  * Errors that can only happen while opening a connection, before any byte of the request left:
- * the upstream refused or cannot be found, or this process could not make a socket at all
- * (out of file descriptors, no local port or address). Each is a certain non-delivery.
+ * the upstream refused or cannot be found, its TLS handshake failed (certificate refused, not
+ * TLS at all), or this process could not make a socket at all (out of file descriptors, no
+ * local port or address). Each is a certain non-delivery. A TLS error that can also happen on
+ * an established connection (`EPROTO`, `ECONNRESET` during a read) is not here.
  */
 const NOT_SENT_CODES = new Set([
   'ECONNREFUSED',
@@ -17,6 +19,15 @@ const NOT_SENT_CODES = new Set([
   'ENFILE',
   'EADDRNOTAVAIL',
   'EADDRINUSE',
+  // TLS handshake failures: the handshake comes before any request byte (docs/routing.md).
+  'ERR_SSL_WRONG_VERSION_NUMBER',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
 ]);
 
 /** Before the request was sent: `failed`. After (timeouts, resets, oversize): `unknown`. */

@@ -31,6 +31,11 @@ export async function writeOutcome(
     upstream_request_id: outcome.upstreamRequestId,
     updated_at: effects.clock.now(),
     transcript: outcome.transcript === undefined ? null : JSON.stringify(outcome.transcript),
+    channel: outcome.routing?.channel ?? null,
+    channel_attempts:
+      outcome.routing === undefined || outcome.routing.attempts.length === 0
+        ? null
+        : JSON.stringify(outcome.routing.attempts),
   };
   try {
     if (outcome.kind === 'failed' || outcome.kind === 'unknown') {

@@ -1,4 +1,5 @@
 import type {
+  ChannelAttempt,
   ErrorBody,
   OperatorRequestRecord,
   RequestRecord,
@@ -85,6 +86,9 @@ export function operatorRecordView(row: RecordRow): OperatorRequestRecord {
     account_id: row.account_id,
     // The same column as `bill.pricing_rule`: shown here only when no bill shows it.
     ending_rule: row.amount === null ? row.pricing_rule : null,
+    channel: row.channel,
+    channel_attempts:
+      row.channel_attempts === null ? [] : (JSON.parse(row.channel_attempts) as ChannelAttempt[]),
   };
 }
 

@@ -8,6 +8,7 @@ import { ApiError } from '../errors/api-error.js';
 import type { Database } from '../store/schema.js';
 import { RecordHeartbeat } from './record-heartbeat.js';
 import { writeOutcome } from './record-outcome.js';
+import type { ChannelAttempt } from '../routing/channel-router.js';
 import { recordView, type RecordRow, type RecordView } from './record-view.js';
 import {
   awaitingFundsError,
@@ -54,7 +55,17 @@ export type Outcome =
   | { kind: 'unknown'; error: ApiError; upstreamRequestId: string | null; rule?: string };
 
 /** Streams also record what the caller was sent, to replay it. */
-export type RecordedOutcome = Outcome & { transcript?: readonly string[] };
+export type RecordedOutcome = Outcome & {
+  transcript?: readonly string[];
+  /** The channel that served the request and every attempt (docs/routing.md). */
+  routing?: RoutingTrail;
+};
+
+/** Which channels a request tried, written on its record. */
+export interface RoutingTrail {
+  readonly channel: string | null;
+  readonly attempts: readonly ChannelAttempt[];
+}
 
 export type Claim =
   | { kind: 'claimed'; holdId: string | null }

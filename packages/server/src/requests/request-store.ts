@@ -19,6 +19,8 @@ export type RecordedOutcomeColumns = Pick<
   | 'amount'
   | 'pricing_rule'
   | 'usage_flag'
+  | 'channel'
+  | 'channel_attempts'
 >;
 
 /** The outcome's move: the state it expects the record in (compare-and-set) and its columns. */
@@ -45,7 +47,10 @@ export type TransitionColumns = Partial<
 > & { updated_at: number };
 
 /** A new record: the review columns start empty (they belong to an operator). */
-export type NewRecord = Omit<RequestTable, 'usage_flag' | 'usage_reviewed_at' | 'usage_review'>;
+export type NewRecord = Omit<
+  RequestTable,
+  'usage_flag' | 'usage_reviewed_at' | 'usage_review' | 'channel' | 'channel_attempts'
+>;
 
 // The two writes every request makes to its record, compiled once (store/prepared-query.ts).
 const insertUnlessKeyUsed = preparedQuery<NewRecord>((db, slot) =>
@@ -96,6 +101,8 @@ const recordOutcome = preparedQuery<GuardedOutcome>((db, slot) =>
       amount: slot.amount,
       pricing_rule: slot.pricing_rule,
       usage_flag: slot.usage_flag,
+      channel: slot.channel,
+      channel_attempts: slot.channel_attempts,
     })
     .where('id', '=', slot.id)
     .where('status', '=', slot.expected_status),

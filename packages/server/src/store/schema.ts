@@ -32,6 +32,14 @@ export interface Database {
   console_invitations: ConsoleInvitationTable;
   console_sessions: ConsoleSessionTable;
   audit_events: AuditEventTable;
+  disabled_channels: DisabledChannelTable;
+}
+
+/** A channel an operator disabled (docs/routing.md); enabling deletes the row. migrations/018. */
+export interface DisabledChannelTable {
+  channel_id: string;
+  reason: string | null;
+  disabled_at: number;
 }
 
 /** A stored object (content address) and whether it may still be used; migrations/005. */
@@ -213,6 +221,10 @@ export interface RequestTable {
   usage_review: string | null;
   /** The task a creation (`accepted`) record created. */
   task_id: string | null;
+  /** The channel that served (or last tried) the request; migrations/018. */
+  channel: string | null;
+  /** Every channel attempt, JSON (`ChannelAttempt[]`); null before the upstream was tried. */
+  channel_attempts: string | null;
   created_at: number;
   updated_at: number;
   expires_at: number;
@@ -234,6 +246,8 @@ export interface TaskTable {
   request_id: string;
   model: string;
   upstream: string;
+  /** The channel the task was submitted on; polls and downloads stay on it. migrations/018. */
+  channel: string | null;
   status: TaskStatus;
   submission: TaskSubmission;
   /** The parsed creation input (JSON). */

@@ -1,6 +1,7 @@
 import type { LineItem } from '@tollgate/protocol';
 import type { ModelConfig } from '../config/schema.js';
 import type { RequestIdentity } from '../requests/request-service.js';
+import { taskChannel } from '../routing/channels.js';
 import type { TaskKind, TaskTable } from '../store/schema.js';
 
 /**
@@ -21,6 +22,7 @@ export function newTaskRow(task: {
   now: number;
 }): TaskTable {
   const { now } = task;
+  const channel = taskChannel(task.model);
   return {
     id: task.id,
     kind: task.kind,
@@ -28,7 +30,8 @@ export function newTaskRow(task: {
     key_id: task.identity.principal.keyId,
     request_id: task.identity.requestId,
     model: task.model.id,
-    upstream: task.model.upstream,
+    upstream: channel.upstream,
+    channel: channel.id,
     status: 'queued',
     submission: 'pending',
     input: JSON.stringify(task.input),

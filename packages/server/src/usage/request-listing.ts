@@ -81,7 +81,9 @@ export class RequestListing {
     const hasMore = rows.length > filter.limit && last !== undefined;
     return {
       object: 'list',
-      data: page.map((row) => view({ ...row, transcript: null })),
+      data: page.map((row) =>
+        view({ ...row, transcript: null, channel: null, channel_attempts: null }),
+      ),
       has_more: hasMore,
       next_cursor: hasMore ? encodeCursor({ createdAt: last.created_at, id: last.id }) : null,
     };

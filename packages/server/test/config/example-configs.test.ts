@@ -15,6 +15,7 @@ import {
   timeoutsSchema,
   upstreamSchema,
 } from '../../src/config/schema.js';
+import { channelsOf } from '../../src/routing/channels.js';
 import { ProviderRegistry } from '../../src/providers/registry.js';
 
 /**
@@ -67,17 +68,19 @@ describe('example configuration files', () => {
     try {
       for (const model of settings.config.models) {
         // Every family of every model gets its adapter (constructing one sends nothing).
-        for (const family of model.families) {
-          if (family === 'chat' || family === 'ocr')
-            expect(registry.chat(model, caller)).toBeDefined();
-          if (family === 'embeddings') expect(registry.embeddings(model, caller)).toBeDefined();
-          if (family === 'rerank') expect(registry.rerank(model, caller)).toBeDefined();
-          if (family === 'images')
-            expect(registry.tasks(model.upstream, 'image', caller)).toBeDefined();
-          if (family === 'videos')
-            expect(registry.tasks(model.upstream, 'video', caller)).toBeDefined();
-          if (family === 'h3') expect(registry.tasks(model.upstream, 'h3', caller)).toBeDefined();
-        }
+        for (const { upstream } of channelsOf(model))
+          for (const family of model.families) {
+            if (family === 'chat' || family === 'ocr')
+              expect(registry.chat(upstream, caller)).toBeDefined();
+            if (family === 'embeddings')
+              expect(registry.embeddings(upstream, caller)).toBeDefined();
+            if (family === 'rerank') expect(registry.rerank(upstream, caller)).toBeDefined();
+            if (family === 'images')
+              expect(registry.tasks(upstream, 'image', caller)).toBeDefined();
+            if (family === 'videos')
+              expect(registry.tasks(upstream, 'video', caller)).toBeDefined();
+            if (family === 'h3') expect(registry.tasks(upstream, 'h3', caller)).toBeDefined();
+          }
       }
     } finally {
       await registry.close();
@@ -177,8 +180,10 @@ describe('upstream keys on the wire', () => {
       const model = settings.config.models.find((candidate) => candidate.id === modelId);
       if (model === undefined) throw new Error(`no model ${modelId}`);
       seen.length = 0;
-      const result = await registry.embeddings(model, caller).embed({
-        model: model.upstream_model ?? model.id,
+      const [channel] = channelsOf(model);
+      if (channel === undefined) throw new Error(`no channel for ${modelId}`);
+      const result = await registry.embeddings(channel.upstream, caller).embed({
+        model: channel.model,
         input: ['hello'],
         dimensions: undefined,
       });

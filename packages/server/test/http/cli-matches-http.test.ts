@@ -118,4 +118,30 @@ describe('the CLI prints what the admin API answers', () => {
       ],
     });
   });
+
+  it('channels disable, list and enable: one disabled list shared with the running gateway', async () => {
+    const disabled = await cliIn(
+      dataDir,
+      'channels',
+      'disable',
+      'sim-embed~0',
+      '--reason',
+      'maint',
+    );
+    expect(disabled.code).toBe(0);
+    expect(disabled.json).toMatchObject({ id: 'sim-embed~0', disabled: true });
+    // The gateway reads the same database: its admin API sees the CLI's change.
+    const http = await admin('GET', '/admin/v1/channels');
+    expect((await cliIn(dataDir, 'channels', 'list')).json).toEqual(http);
+    expect(http).toMatchObject({ object: 'list' });
+    const embed = (http as { data: { id: string; disabled: boolean }[] }).data.find(
+      (channel) => channel.id === 'sim-embed~0',
+    );
+    expect(embed?.disabled).toBe(true);
+    const enabled = await cliIn(dataDir, 'channels', 'enable', 'sim-embed~0');
+    expect(enabled.json).toMatchObject({ id: 'sim-embed~0', disabled: false });
+    const unknown = await cliIn(dataDir, 'channels', 'enable', 'no-such-channel');
+    expect(unknown.code).not.toBe(0);
+    expect(unknown.json).toMatchObject({ error: { code: 'NOT_FOUND' } });
+  });
 });

@@ -206,6 +206,8 @@ const operatorRecordKeys = {
   key_id: 'always',
   account_id: 'always',
   ending_rule: 'always',
+  channel: 'always',
+  channel_attempts: 'always',
 } as const satisfies Presence<OperatorRequestRecord>;
 const accountKeys = {
   object: 'always',

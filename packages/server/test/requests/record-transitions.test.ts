@@ -181,6 +181,8 @@ describeEachDialect('request record transitions on $name', (dialect) => {
       amount: 1,
       pricing_rule: null,
       usage_flag: null,
+      channel: null,
+      channel_attempts: null,
     };
     await expect(
       store.recordOutcome(db, 'failed', { ...outcome, status: 'succeeded' }),

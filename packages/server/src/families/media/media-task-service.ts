@@ -1,4 +1,5 @@
 import type { Quote as WireQuote } from '@tollgate/protocol';
+import { taskChannel } from '../../routing/channels.js';
 import type { Kysely } from 'kysely';
 import type { Principal } from '../../auth/key-service.js';
 import type { PriceBook, PriceEntry } from '../../billing/price-book.js';
@@ -161,7 +162,7 @@ export class TaskService {
           input: {
             ...quote.input,
             prompt: request.prompt,
-            upstreamModel: model.upstream_model ?? model.id,
+            upstreamModel: taskChannel(model).model,
             assetIds: [...request.assetIds],
           },
           quotedAmount,

@@ -10,6 +10,7 @@ import { bearerTokenOrNothing } from '../plugins/admin-token.js';
 import { answerRedemptionBatch } from '../redemption-batch-output.js';
 import type { AppDeps } from '../deps.js';
 import { adminActor, registerAdminAudit } from './admin-audit.js';
+import { registerAdminChannels } from './admin-channels.js';
 import { registerAdminTasks } from './admin-tasks.js';
 import { registerShareReview } from './shares.js';
 
@@ -201,6 +202,7 @@ export function registerAdmin(scope: FastifyInstance, deps: AppDeps): void {
       operator.resolveRequest(adminActor(request), request.params.id, request.body),
   );
   registerAdminTasks(scope, deps, operator);
+  registerAdminChannels(scope, deps);
   registerShareReview(scope, deps, operator);
   registerAdminAudit(scope, deps, operator);
 }

@@ -55,12 +55,27 @@ export function registerChat(scope: FastifyInstance, deps: AppDeps): void {
     };
     const upstreamBody: Record<string, unknown> = {
       ...chat.passthrough,
-      model: model.upstream_model ?? model.id,
       messages:
         url === undefined ? chat.messages : await inlineImageUrls(chat.messages, deps.fetchDeps),
       ...chat.upstreamTokenLimit,
     };
-    const provider = deps.providers.chat(model, upstreamCaller(request, reply));
+    const caller = upstreamCaller(request, reply);
+    const routing = deps.channels.route(model, caller.abandoned);
+    // Each channel is sent the body with its own upstream model name.
+    const provider = {
+      stream: (signal: AbortSignal) =>
+        routing.run((channel) =>
+          deps.providers
+            .chat(channel.upstream, caller)
+            .stream({ ...upstreamBody, model: channel.model }, signal),
+        ),
+      complete: () =>
+        routing.run((channel) =>
+          deps.providers
+            .chat(channel.upstream, caller)
+            .complete({ ...upstreamBody, model: channel.model }),
+        ),
+    };
     // Usage beyond what the gateway allowed is billed at the bound and flagged (billing/credible-usage.ts).
     const bounds = {
       inputUpperEstimate: worstCaseInputTokens(chat, model),
@@ -85,7 +100,8 @@ export function registerChat(scope: FastifyInstance, deps: AppDeps): void {
           reserve,
           assetIds: withAssets.assetIds,
           includeUsage: chat.includeUsage,
-          open: (signal) => provider.stream(upstreamBody, signal),
+          routing,
+          open: (signal) => provider.stream(signal),
           price: bill,
         });
       }
@@ -93,8 +109,9 @@ export function registerChat(scope: FastifyInstance, deps: AppDeps): void {
         model: model.id,
         reserve,
         assetIds: withAssets.assetIds,
+        routing,
         execute: async () => {
-          const result = await provider.complete(upstreamBody);
+          const result = await provider.complete();
           const { amount, rule, flag } = bill(result.usage);
           return {
             kind: 'succeeded',

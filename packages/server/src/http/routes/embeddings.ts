@@ -69,16 +69,21 @@ export function registerEmbeddings(scope: FastifyInstance, deps: AppDeps): void 
       const price = await deps.prices.currentFor(model.id);
       const perMillion = price.prices.input_per_million_tokens ?? 0;
       const dimensions = body.dimensions ?? model.default_dimensions;
+      const caller = upstreamCaller(request, reply);
+      const routing = deps.channels.route(model, caller.abandoned);
       return runBilledRequest(deps, request, reply, {
         model: model.id,
+        routing,
         reserve: {
           amount: costPerMillion(worst.tokens, perMillion),
           priceVersion: price.priceVersion,
         },
         execute: async () => {
-          const result = await deps.providers
-            .embeddings(model, upstreamCaller(request, reply))
-            .embed({ model: model.upstream_model ?? model.id, input: inputs, dimensions });
+          const result = await routing.run((channel) =>
+            deps.providers
+              .embeddings(channel.upstream, caller)
+              .embed({ model: channel.model, input: inputs, dimensions }),
+          );
           const billed = credibleInputTokens('prompt_tokens', result.promptTokens, worst.tokens);
           const amount = costPerMillion(billed.tokens, perMillion);
           const flag = billed.flag;

@@ -69,19 +69,24 @@ export function registerRerank(scope: FastifyInstance, deps: AppDeps): void {
       const price = await deps.prices.currentFor(model.id);
       const perMillion = price.prices.input_per_million_tokens ?? 0;
       const topN = body.top_n === undefined ? undefined : Math.min(body.top_n, documents.length);
+      const caller = upstreamCaller(request, reply);
+      const routing = deps.channels.route(model, caller.abandoned);
       return runBilledRequest(deps, request, reply, {
         model: model.id,
+        routing,
         reserve: {
           amount: costPerMillion(worstTokens, perMillion),
           priceVersion: price.priceVersion,
         },
         execute: async () => {
-          const result = await deps.providers.rerank(model, upstreamCaller(request, reply)).rerank({
-            model: model.upstream_model ?? model.id,
-            query: body.query,
-            documents,
-            topN,
-          });
+          const result = await routing.run((channel) =>
+            deps.providers.rerank(channel.upstream, caller).rerank({
+              model: channel.model,
+              query: body.query,
+              documents,
+              topN,
+            }),
+          );
           const billed = credibleInputTokens('total_tokens', result.totalTokens, worstTokens);
           const amount = costPerMillion(billed.tokens, perMillion);
           const flag = billed.flag;

@@ -1,0 +1,48 @@
+import type { ModelConfig, UpstreamConfig } from './schema.js';
+
+interface Issue {
+  readonly path: (string | number)[];
+  readonly message: string;
+}
+
+/**
+ * A model names its upstream one way: `upstream` (with `upstream_model`) or `channels`, never
+ * both; every channel names a configured upstream; channel ids are unique across models
+ * (`seen` collects them over the whole configuration).
+ */
+export function channelIssues(
+  model: Pick<ModelConfig, 'id' | 'upstream' | 'upstream_model' | 'channels'>,
+  upstreams: Readonly<Record<string, UpstreamConfig>>,
+  seen: Set<string>,
+): Issue[] {
+  const issues: Issue[] = [];
+  if (model.channels === undefined) {
+    if (model.upstream === undefined)
+      return [{ path: ['upstream'], message: 'required unless channels are given' }];
+    if (!Object.hasOwn(upstreams, model.upstream))
+      issues.push({ path: ['upstream'], message: `unknown upstream ${model.upstream}` });
+    if (seen.has(`${model.id}~0`))
+      issues.push({ path: ['id'], message: `duplicate channel id ${model.id}~0` });
+    seen.add(`${model.id}~0`);
+    return issues;
+  }
+  if (model.upstream !== undefined)
+    issues.push({ path: ['upstream'], message: 'give either upstream or channels, not both' });
+  if (model.upstream_model !== undefined)
+    issues.push({
+      path: ['upstream_model'],
+      message: 'with channels, each channel names its model',
+    });
+  model.channels.forEach((channel, index) => {
+    if (!Object.hasOwn(upstreams, channel.upstream))
+      issues.push({
+        path: ['channels', index, 'upstream'],
+        message: `unknown upstream ${channel.upstream}`,
+      });
+    const id = channel.id ?? `${model.id}~${index}`;
+    if (seen.has(id))
+      issues.push({ path: ['channels', index, 'id'], message: `duplicate channel id ${id}` });
+    seen.add(id);
+  });
+  return issues;
+}
