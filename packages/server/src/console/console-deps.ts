@@ -4,6 +4,10 @@ import type { AppDeps } from '../http/deps.js';
 export type ConsoleDeps = Pick<
   AppDeps,
   | 'config'
+  | 'store'
+  | 'assets'
+  | 'taskSettlement'
+  | 'settlements'
   | 'accounts'
   | 'keys'
   | 'requestListing'

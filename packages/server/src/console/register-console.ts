@@ -1,6 +1,7 @@
 import cookie from '@fastify/cookie';
 import type { FastifyInstance } from 'fastify';
 import { registerCallerRoutes } from './caller-routes.js';
+import { registerCallerTaskRoutes } from './caller-task-routes.js';
 import type { ConsoleDeps } from './console-deps.js';
 import { BUILT_CONSOLE_DIR, registerConsoleStatic } from './console-static.js';
 import { registerSessionRoutes } from './session-routes.js';
@@ -14,6 +15,7 @@ export async function registerConsole(app: FastifyInstance, deps: ConsoleDeps): 
     await scope.register(cookie);
     registerSessionRoutes(scope, deps);
     registerCallerRoutes(scope, deps);
+    registerCallerTaskRoutes(scope, deps);
   });
   await app.register(async (scope) =>
     registerConsoleStatic(scope, deps.consoleDir ?? BUILT_CONSOLE_DIR),
