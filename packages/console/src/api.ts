@@ -67,8 +67,14 @@ export function rememberSession(state: SessionState | null): void {
   csrfToken = state?.csrf_token ?? null;
 }
 
-async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
-  const headers: Record<string, string> = {};
+/** One console API call; `extraHeaders` carries e.g. a settle's `Idempotency-Key`. */
+export async function call<T>(
+  method: string,
+  path: string,
+  body?: unknown,
+  extraHeaders: Record<string, string> = {},
+): Promise<T> {
+  const headers: Record<string, string> = { ...extraHeaders };
   if (body !== undefined) headers['content-type'] = 'application/json';
   if (method !== 'GET' && csrfToken !== null) headers['x-csrf-token'] = csrfToken;
   const response = await fetch(`/console/api${path}`, {
