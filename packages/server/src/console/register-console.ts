@@ -1,6 +1,7 @@
 import cookie from '@fastify/cookie';
 import type { FastifyInstance } from 'fastify';
 import { registerCallerRoutes } from './caller-routes.js';
+import { registerCallerRequestRoutes } from './caller-request-routes.js';
 import { registerCallerTaskRoutes } from './caller-task-routes.js';
 import type { ConsoleDeps } from './console-deps.js';
 import { BUILT_CONSOLE_DIR, registerConsoleStatic } from './console-static.js';
@@ -16,6 +17,7 @@ export async function registerConsole(app: FastifyInstance, deps: ConsoleDeps): 
     registerSessionRoutes(scope, deps);
     registerCallerRoutes(scope, deps);
     registerCallerTaskRoutes(scope, deps);
+    registerCallerRequestRoutes(scope, deps);
   });
   await app.register(async (scope) =>
     registerConsoleStatic(scope, deps.consoleDir ?? BUILT_CONSOLE_DIR),
