@@ -36,10 +36,14 @@ export interface ApiKey {
 export interface RequestSummary {
   id: string;
   key_id: string;
+  idempotency_key: string;
+  method: string;
+  path: string;
   model: string | null;
   status: string;
   http_status: number | null;
-  bill: { amount: number } | null;
+  usage: Record<string, number> | null;
+  bill: { amount: number; price_version: string | null; pricing_rule: string | null } | null;
   created_at: string;
 }
 
@@ -106,9 +110,11 @@ export const api = {
   createKey: (name: string) => call<ApiKey & { key: string }>('POST', '/keys', { name }),
   disableKey: (id: string) => call<ApiKey>('POST', `/keys/${encodeURIComponent(id)}/disable`),
   redeem: (code: string) => call<Account>('POST', '/redemptions', { code }),
-  requests: (cursor: string | null) =>
-    call<Page<RequestSummary>>(
-      'GET',
-      `/requests${cursor === null ? '' : `?cursor=${encodeURIComponent(cursor)}`}`,
-    ),
+  /** `query`: the list's filters and search as a query string (`requestQuery`). */
+  requests: (query: URLSearchParams, cursor: string | null) => {
+    const page = new URLSearchParams(query);
+    if (cursor !== null) page.set('cursor', cursor);
+    const text = page.toString();
+    return call<Page<RequestSummary>>('GET', `/requests${text === '' ? '' : `?${text}`}`);
+  },
 };

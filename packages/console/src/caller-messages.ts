@@ -4,6 +4,15 @@
  */
 export const callerZhCN = {
   'nav.tasks': '任务',
+  'requests.search': '请求 ID 或幂等键',
+  'requests.anyStatus': '全部状态',
+  'requests.from': '起始日期',
+  'requests.to': '截止日期',
+  'requests.apply': '查询',
+  'requests.csv': '导出 CSV',
+  'requests.idempotencyKey': '幂等键',
+  'requests.call': '调用',
+  'requests.usage': '用量',
   'tasks.title': '任务',
   'tasks.none': '还没有任务。',
   'tasks.filter': '显示',
@@ -62,6 +71,15 @@ export type CallerMessageKey = keyof typeof callerZhCN;
 
 export const callerEn: Record<CallerMessageKey, string> = {
   'nav.tasks': 'Tasks',
+  'requests.search': 'Request id or idempotency key',
+  'requests.anyStatus': 'Any status',
+  'requests.from': 'From',
+  'requests.to': 'To',
+  'requests.apply': 'Search',
+  'requests.csv': 'Export CSV',
+  'requests.idempotencyKey': 'Idempotency key',
+  'requests.call': 'Call',
+  'requests.usage': 'Usage',
   'tasks.title': 'Tasks',
   'tasks.none': 'No tasks yet.',
   'tasks.filter': 'Show',

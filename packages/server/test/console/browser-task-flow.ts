@@ -103,3 +103,27 @@ export async function taskFlowInBrowser(input: {
   await inspect(page, `${language}-task-delivered`);
   return { taskId, assetId };
 }
+
+/**
+ * The Requests page finds a record by its id, opens its detail with the rule that priced it,
+ * and offers the CSV export of what it shows.
+ */
+export async function requestSearchInBrowser(input: {
+  page: Page;
+  requestId: string;
+  language: keyof typeof TEXT;
+  inspect: (page: Page, name: string) => Promise<void>;
+}): Promise<void> {
+  const { page, requestId, language, inspect } = input;
+  await page.locator('input[name="filter-search"]').fill(requestId);
+  await page.locator('form.filters button[type="submit"]').click();
+  await expect.poll(() => page.locator('tr[data-request-id]').count()).toBe(1);
+  expect(await page.locator('form.filters a[download]').getAttribute('href')).toBe(
+    `/console/api/requests.csv?request_id=${requestId}`,
+  );
+  await page.locator(`tr[data-request-id="${requestId}"] button`).click();
+  const rule = page.locator(`tr[data-request-detail="${requestId}"] [data-pricing-rule]`);
+  await rule.waitFor();
+  expect((await rule.textContent())?.length ?? 0).toBeGreaterThan(0);
+  await inspect(page, `${language}-request-detail`);
+}

@@ -10,7 +10,7 @@ import { BUILT_CONSOLE_DIR } from '../../src/console/console-static.js';
 import { describeEachDialect } from '../helpers/dialects.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { describeNeeding, requiredExecutable } from '../helpers/required-services.js';
-import { taskFlowInBrowser } from './browser-task-flow.js';
+import { requestSearchInBrowser, taskFlowInBrowser } from './browser-task-flow.js';
 
 /**
  * The console in a real browser (Debian's Chromium through playwright-core): a member invited
@@ -259,6 +259,7 @@ describeNeeding(chromiumService, 'console in Chromium', () => {
             await row.waitFor();
             expect(await row.textContent()).toContain('sim-chat');
             await inspect(page, `${language}-requests`);
+            await requestSearchInBrowser({ page, requestId, language, inspect });
 
             // The session cookie opens nothing on /v1; the key opens nothing on /console/api; a
             // state-changing call without the CSRF token is refused.
