@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { recordNotFound } from '../requests/request-errors.js';
+import { parseUsageRange, usageQuerySchema } from '../usage/account-usage.js';
 import { accountRequestsCsv } from '../usage/request-csv.js';
 import {
   parseRequestsQuery,
@@ -72,6 +73,17 @@ export function registerCallerRequestRoutes(scope: FastifyInstance, deps: Consol
           }),
         );
     },
+  );
+
+  // The overview's spend: what `GET /v1/account/usage` answers, per UTC day and model.
+  scope.get<{ Querystring: { from?: string; to?: string } }>(
+    '/console/api/usage',
+    { schema: { querystring: usageQuerySchema } },
+    async (request) =>
+      deps.accountUsage.read(
+        memberAccountOf(request),
+        parseUsageRange(request.query, deps.clock.now()),
+      ),
   );
 
   scope.get<{ Params: { id: string } }>('/console/api/requests/:id', async (request) => {

@@ -8,6 +8,8 @@ export type ConsoleDeps = Pick<
   | 'assets'
   | 'taskSettlement'
   | 'settlements'
+  | 'accountUsage'
+  | 'clock'
   | 'accounts'
   | 'keys'
   | 'requestListing'

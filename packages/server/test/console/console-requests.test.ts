@@ -71,14 +71,18 @@ describeEachDialect('console requests on $name', (dialect) => {
       bill: { amount: 1, pricing_rule: expect.any(String) as unknown },
     });
 
-    for (const url of [
+    const strangerSearch = await consoleCall(
+      gateway,
+      'GET',
       `/console/api/requests?request_id=${strangers}`,
-      `/console/api/requests/${strangers}`,
-    ]) {
-      const answer = await consoleCall(gateway, 'GET', url, { signed: member.signed });
-      if (answer.statusCode === 200) expect(answer.json<{ data: unknown[] }>().data).toEqual([]);
-      else expect(answer.statusCode).toBe(404);
-    }
+      { signed: member.signed },
+    );
+    expect(strangerSearch.statusCode).toBe(200);
+    expect(strangerSearch.json<{ data: unknown[] }>().data).toEqual([]);
+    const strangerDetail = await consoleCall(gateway, 'GET', `/console/api/requests/${strangers}`, {
+      signed: member.signed,
+    });
+    expect(strangerDetail.statusCode).toBe(404);
   });
 
   it('the CSV export has the list’s records and filters, written as the statements are', async () => {
@@ -118,5 +122,26 @@ describeEachDialect('console requests on $name', (dialect) => {
       headers: { authorization: `Bearer ${member.key}` },
     });
     expect(keyOnExport.statusCode).toBe(401);
+  });
+
+  it('the overview reads the account’s spend per day and model, as /v1/account/usage does', async () => {
+    gateway = await startGateway(dialect, { config: oneMicroYuanEmbeddingsConfig() });
+    const member = await signedInMember(gateway, 1_000);
+    await embed(gateway, member.key);
+    await embed(gateway, member.key);
+    const stranger = await gateway.account(1_000);
+    await embed(gateway, stranger.key);
+    const usage = await consoleCall(gateway, 'GET', '/console/api/usage', {
+      signed: member.signed,
+    });
+    expect(usage.statusCode).toBe(200);
+    const byKey = await gateway.call('GET', '/v1/account/usage', { key: member.key });
+    expect(usage.json()).toEqual(byKey.json());
+    expect(usage.json()).toMatchObject({ totals: { requests: 2, amount: 2 } });
+    const bad = await consoleCall(gateway, 'GET', '/console/api/usage?from=yesterday', {
+      signed: member.signed,
+    });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json()).toMatchObject({ error: { code: 'INVALID_INPUT', param: 'from' } });
   });
 });
