@@ -79,7 +79,16 @@ export function assetContentUrl(assetId: string): string {
   return `/console/api/assets/${encodeURIComponent(assetId)}/content`;
 }
 
+export interface AccountUsage {
+  from: string;
+  to: string;
+  data: { date: string; model: string; requests: number; amount: number }[];
+  totals: { requests: number; amount: number };
+}
+
 export const callerApi = {
+  /** Spend per UTC day and model; `from`/`to` are `YYYY-MM-DD` (UTC), both included. */
+  usage: (from: string, to: string) => call<AccountUsage>('GET', `/usage?from=${from}&to=${to}`),
   tasks: (filter: { billing_state?: string } = {}) =>
     call<{ data: OwnerTask[] }>(
       'GET',

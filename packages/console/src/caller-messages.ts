@@ -4,6 +4,13 @@
  */
 export const callerZhCN = {
   'nav.tasks': '任务',
+  'spend.today': '今日消费（UTC）',
+  'spend.month': '本月消费（UTC）',
+  'spend.openTasks': '进行中或待结算的任务',
+  'spend.byDay': '近 30 天每日消费（按模型）',
+  'spend.date': '日期',
+  'spend.requests': '次数',
+  'spend.none': '近 30 天没有消费。',
   'requests.search': '请求 ID 或幂等键',
   'requests.anyStatus': '全部状态',
   'requests.from': '起始日期',
@@ -71,6 +78,13 @@ export type CallerMessageKey = keyof typeof callerZhCN;
 
 export const callerEn: Record<CallerMessageKey, string> = {
   'nav.tasks': 'Tasks',
+  'spend.today': 'Spent today (UTC)',
+  'spend.month': 'Spent this month (UTC)',
+  'spend.openTasks': 'Tasks running or awaiting settlement',
+  'spend.byDay': 'Spend per day and model, last 30 days',
+  'spend.date': 'Date',
+  'spend.requests': 'Charges',
+  'spend.none': 'Nothing spent in the last 30 days.',
   'requests.search': 'Request id or idempotency key',
   'requests.anyStatus': 'Any status',
   'requests.from': 'From',

@@ -5,8 +5,18 @@ import type { TestGateway } from '../helpers/gateway.js';
 import { workUntil } from '../helpers/tasks.js';
 
 const TEXT = {
-  'zh-CN': { tasks: '任务', settle: '确认结算，扣费', settled: '已结算，结果已交付。' },
-  en: { tasks: 'Tasks', settle: 'Settle and pay', settled: 'Settled; the result is delivered.' },
+  'zh-CN': {
+    overview: '概览',
+    tasks: '任务',
+    settle: '确认结算，扣费',
+    settled: '已结算，结果已交付。',
+  },
+  en: {
+    overview: 'Overview',
+    tasks: 'Tasks',
+    settle: 'Settle and pay',
+    settled: 'Settled; the result is delivered.',
+  },
 } as const;
 
 /**
@@ -101,6 +111,14 @@ export async function taskFlowInBrowser(input: {
     `/console/api/assets/${assetId}/content`,
   );
   await inspect(page, `${language}-task-delivered`);
+
+  // The overview counts the settled task in today's spend, and no task is open any more.
+  await page.getByRole('navigation').getByRole('link', { name: text.overview }).click();
+  await expect
+    .poll(() => page.locator('[data-figure="spend-today"] .amount').textContent())
+    .toBe('¥0.01');
+  expect(await page.locator('[data-figure="open-tasks"] a').textContent()).toBe('0');
+  await inspect(page, `${language}-overview-spend`);
   return { taskId, assetId };
 }
 
