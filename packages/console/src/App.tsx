@@ -2,6 +2,7 @@ import { useCallback, useEffect, useState, type ReactNode } from 'react';
 import { api, ApiFailure, rememberSession, type SessionState } from './api.js';
 import { LANGUAGES, useI18n, type Language, type MessageKey } from './i18n.js';
 import { navigate, usePath } from './router.js';
+import { AwaitingFunds } from './pages/AwaitingFunds.js';
 import { OperatorPages } from './operator/OperatorPages.js';
 import { InvitePage } from './pages/InvitePage.js';
 import { KeysPage } from './pages/KeysPage.js';
@@ -9,12 +10,15 @@ import { OverviewPage } from './pages/OverviewPage.js';
 import { RedeemPage } from './pages/RedeemPage.js';
 import { RequestsPage } from './pages/RequestsPage.js';
 import { SignInPage } from './pages/SignInPage.js';
+import { TaskDetailPage } from './pages/TaskDetailPage.js';
+import { TasksPage } from './pages/TasksPage.js';
 
 const NAV: readonly { path: string; label: MessageKey }[] = [
   { path: '/', label: 'nav.overview' },
   { path: '/keys', label: 'nav.keys' },
   { path: '/redeem', label: 'nav.redeem' },
   { path: '/requests', label: 'nav.requests' },
+  { path: '/tasks', label: 'nav.tasks' },
 ];
 
 /** Which page the path shows; a signed-out visitor sees sign-in (or the invitation). */
@@ -76,6 +80,9 @@ export function App() {
 }
 
 function Page({ path, onError: guard }: { path: string; onError: (error: unknown) => void }) {
+  const task = /^\/tasks\/([^/]+)$/.exec(path)?.[1];
+  if (task !== undefined)
+    return <TaskDetailPage key={task} id={decodeURIComponent(task)} onError={guard} />;
   switch (path) {
     case '/keys':
       return <KeysPage onError={guard} />;
@@ -83,6 +90,13 @@ function Page({ path, onError: guard }: { path: string; onError: (error: unknown
       return <RedeemPage onError={guard} />;
     case '/requests':
       return <RequestsPage onError={guard} />;
+    case '/tasks':
+      return (
+        <>
+          <TasksPage onError={guard} />
+          <AwaitingFunds onError={guard} />
+        </>
+      );
     default:
       return <OverviewPage onError={guard} />;
   }

@@ -36,10 +36,14 @@ export interface ApiKey {
 export interface RequestSummary {
   id: string;
   key_id: string;
+  idempotency_key: string;
+  method: string;
+  path: string;
   model: string | null;
   status: string;
   http_status: number | null;
-  bill: { amount: number } | null;
+  usage: Record<string, number> | null;
+  bill: { amount: number; price_version: string | null; pricing_rule: string | null } | null;
   created_at: string;
 }
 
@@ -74,8 +78,14 @@ export function csrfHeaders(): Record<string, string> {
   return csrfToken === null ? {} : { 'x-csrf-token': csrfToken };
 }
 
-export async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
-  const headers: Record<string, string> = {};
+/** One console API call; `extraHeaders` carries e.g. a settle's `Idempotency-Key`. */
+export async function call<T>(
+  method: string,
+  path: string,
+  body?: unknown,
+  extraHeaders: Record<string, string> = {},
+): Promise<T> {
+  const headers: Record<string, string> = { ...extraHeaders };
   if (body !== undefined) headers['content-type'] = 'application/json';
   if (method !== 'GET' && csrfToken !== null) headers['x-csrf-token'] = csrfToken;
   const response = await fetch(`/console/api${path}`, {
@@ -116,9 +126,11 @@ export const api = {
   createKey: (name: string) => call<ApiKey & { key: string }>('POST', '/keys', { name }),
   disableKey: (id: string) => call<ApiKey>('POST', `/keys/${encodeURIComponent(id)}/disable`),
   redeem: (code: string) => call<Account>('POST', '/redemptions', { code }),
-  requests: (cursor: string | null) =>
-    call<Page<RequestSummary>>(
-      'GET',
-      `/requests${cursor === null ? '' : `?cursor=${encodeURIComponent(cursor)}`}`,
-    ),
+  /** `query`: the list's filters and search as a query string (`requestQuery`). */
+  requests: (query: URLSearchParams, cursor: string | null) => {
+    const page = new URLSearchParams(query);
+    if (cursor !== null) page.set('cursor', cursor);
+    const text = page.toString();
+    return call<Page<RequestSummary>>('GET', `/requests${text === '' ? '' : `?${text}`}`);
+  },
 };

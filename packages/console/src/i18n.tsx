@@ -1,4 +1,5 @@
 import { createContext, useContext, useMemo, useState, type ReactNode } from 'react';
+import { callerEn, callerZhCN } from './caller-messages.js';
 
 /**
  * The console's two languages (docs/decisions/0011-console.md: a dictionary module, no i18n
@@ -70,6 +71,7 @@ const zhCN = {
   'requests.key': '密钥',
   'requests.none': '还没有请求记录。',
   'requests.more': '加载更多',
+  ...callerZhCN,
 } as const;
 
 export type MessageKey = keyof typeof zhCN;
@@ -142,6 +144,7 @@ const en: Record<MessageKey, string> = {
   'requests.key': 'Key',
   'requests.none': 'No requests yet.',
   'requests.more': 'Load more',
+  ...callerEn,
 };
 
 export type Language = 'zh-CN' | 'en';

@@ -3,6 +3,7 @@ import { api, type Account } from '../api.js';
 import { useI18n } from '../i18n.js';
 import { Yuan } from '../money.js';
 import { ErrorLine } from './ErrorLine.js';
+import { OverviewSpend } from './OverviewSpend.js';
 
 export function OverviewPage({ onError }: { onError: (error: unknown) => void }) {
   const { t } = useI18n();
@@ -33,6 +34,7 @@ export function OverviewPage({ onError }: { onError: (error: unknown) => void })
             <Figure label={t('overview.held')} micro={account.held} name="held" />
             <Figure label={t('overview.available')} micro={account.available} name="available" />
           </div>
+          <OverviewSpend onError={onError} />
         </>
       )}
     </section>

@@ -2,6 +2,7 @@ import { useState, type FormEvent } from 'react';
 import { api, ApiFailure, type Account } from '../api.js';
 import { useI18n } from '../i18n.js';
 import { Yuan } from '../money.js';
+import { AwaitingFunds } from './AwaitingFunds.js';
 
 export function RedeemPage({ onError }: { onError: (error: unknown) => void }) {
   const { t } = useI18n();
@@ -9,6 +10,8 @@ export function RedeemPage({ onError }: { onError: (error: unknown) => void }) {
   const [account, setAccount] = useState<Account | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  // Bumped by every top-up: what waits for funds is read again, each with its settle button.
+  const [toppedUp, setToppedUp] = useState(0);
   const submit = (event: FormEvent) => {
     event.preventDefault();
     setBusy(true);
@@ -19,6 +22,7 @@ export function RedeemPage({ onError }: { onError: (error: unknown) => void }) {
       .then((after) => {
         setAccount(after);
         setCode('');
+        setToppedUp((count) => count + 1);
       })
       .catch((failure: unknown) => {
         onError(failure);
@@ -60,6 +64,7 @@ export function RedeemPage({ onError }: { onError: (error: unknown) => void }) {
           {t('redeem.submit')}
         </button>
       </form>
+      <AwaitingFunds onError={onError} refresh={toppedUp} />
     </section>
   );
 }

@@ -1,19 +1,62 @@
-import { useCallback, useEffect, useState } from 'react';
+import { useCallback, useEffect, useState, type FormEvent } from 'react';
 import { api, type RequestSummary } from '../api.js';
 import { useI18n } from '../i18n.js';
 import { When, Yuan } from '../money.js';
 import { ErrorLine } from './ErrorLine.js';
 
-/** Every key's records of the account, newest first, a page at a time. */
+const STATUSES = [
+  'processing',
+  'succeeded',
+  'failed',
+  'accepted',
+  'awaiting_funds',
+  'submission_unknown',
+] as const;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+interface Filters {
+  search: string;
+  model: string;
+  status: string;
+  from: string;
+  to: string;
+}
+const NO_FILTERS: Filters = { search: '', model: '', status: '', from: '', to: '' };
+
+/**
+ * The query of the list and of the CSV export: a search is a request id, or an idempotency key
+ * (a UUID); dates are the viewer's days, from the start of `from` to the end of `to`.
+ */
+function requestQuery(filters: Filters): URLSearchParams {
+  const query = new URLSearchParams();
+  const search = filters.search.trim();
+  if (search !== '') query.set(UUID.test(search) ? 'idempotency_key' : 'request_id', search);
+  if (filters.model.trim() !== '') query.set('model', filters.model.trim());
+  if (filters.status !== '') query.set('status', filters.status);
+  if (filters.from !== '')
+    query.set('created_after', new Date(`${filters.from}T00:00`).toISOString());
+  if (filters.to !== '') {
+    const end = new Date(`${filters.to}T00:00`);
+    end.setDate(end.getDate() + 1);
+    query.set('created_before', end.toISOString());
+  }
+  return query;
+}
+
+/** Every key's records of the account, newest first: search, filters, detail, CSV export. */
 export function RequestsPage({ onError }: { onError: (error: unknown) => void }) {
   const { t } = useI18n();
+  const [draft, setDraft] = useState<Filters>(NO_FILTERS);
+  const [applied, setApplied] = useState<Filters>(NO_FILTERS);
   const [rows, setRows] = useState<RequestSummary[] | null>(null);
   const [cursor, setCursor] = useState<string | null>(null);
+  const [open, setOpen] = useState<string | null>(null);
   const [error, setError] = useState<unknown>(null);
   const load = useCallback(
     (from: string | null) => {
+      setError(null);
       api
-        .requests(from)
+        .requests(requestQuery(applied), from)
         .then((page) => {
           setRows((before) => (from === null ? page.data : [...(before ?? []), ...page.data]));
           setCursor(page.has_more ? page.next_cursor : null);
@@ -23,12 +66,62 @@ export function RequestsPage({ onError }: { onError: (error: unknown) => void })
           setError(failure);
         });
     },
-    [onError],
+    [applied, onError],
   );
   useEffect(() => load(null), [load]);
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    setApplied(draft);
+  };
+  const field = (name: keyof Filters) => ({
+    name: `filter-${name}`,
+    value: draft[name],
+    onChange: (event: { target: { value: string } }) =>
+      setDraft((before) => ({ ...before, [name]: event.target.value })),
+  });
+  const csvQuery = requestQuery(applied).toString();
   return (
     <section>
       <h1>{t('requests.title')}</h1>
+      <form className="card filters" onSubmit={submit}>
+        <label>
+          {t('requests.search')}
+          <input {...field('search')} placeholder="req_… / UUID" autoComplete="off" />
+        </label>
+        <label>
+          {t('requests.model')}
+          <input {...field('model')} autoComplete="off" />
+        </label>
+        <label>
+          {t('requests.status')}
+          <select {...field('status')}>
+            <option value="">{t('requests.anyStatus')}</option>
+            {STATUSES.map((status) => (
+              <option key={status} value={status}>
+                {status}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          {t('requests.from')}
+          <input type="date" {...field('from')} />
+        </label>
+        <label>
+          {t('requests.to')}
+          <input type="date" {...field('to')} />
+        </label>
+        <div className="actions">
+          <button type="submit">{t('requests.apply')}</button>
+          <a
+            className="button secondary"
+            href={`/console/api/requests.csv${csvQuery === '' ? '' : `?${csvQuery}`}`}
+            download
+          >
+            {t('requests.csv')}
+          </a>
+        </div>
+      </form>
       <ErrorLine error={error} />
       {rows === null ? (
         error === null && <p>{t('common.loading')}</p>
@@ -49,22 +142,12 @@ export function RequestsPage({ onError }: { onError: (error: unknown) => void })
             </thead>
             <tbody>
               {rows.map((row) => (
-                <tr key={row.id} data-request-id={row.id}>
-                  <td>
-                    <When iso={row.created_at} />
-                  </td>
-                  <td>
-                    <code>{row.id}</code>
-                  </td>
-                  <td>{row.model ?? '—'}</td>
-                  <td>{row.status}</td>
-                  <td className="number">
-                    {row.bill === null ? '—' : <Yuan micro={row.bill.amount} />}
-                  </td>
-                  <td>
-                    <code>{row.key_id}</code>
-                  </td>
-                </tr>
+                <RequestRow
+                  key={row.id}
+                  row={row}
+                  open={open === row.id}
+                  onToggle={() => setOpen(open === row.id ? null : row.id)}
+                />
               ))}
             </tbody>
           </table>
@@ -76,5 +159,85 @@ export function RequestsPage({ onError }: { onError: (error: unknown) => void })
         </button>
       )}
     </section>
+  );
+}
+
+/** One record; opened, its detail: idempotency key, path, usage, the bill and its rule. */
+function RequestRow({
+  row,
+  open,
+  onToggle,
+}: {
+  row: RequestSummary;
+  open: boolean;
+  onToggle: () => void;
+}) {
+  const { t } = useI18n();
+  return (
+    <>
+      <tr data-request-id={row.id}>
+        <td>
+          <When iso={row.created_at} />
+        </td>
+        <td>
+          <button
+            type="button"
+            className="link"
+            aria-expanded={open}
+            aria-controls={`detail-${row.id}`}
+            onClick={onToggle}
+          >
+            <code>{row.id}</code>
+          </button>
+        </td>
+        <td>{row.model ?? '—'}</td>
+        <td>{row.status}</td>
+        <td className="number">{row.bill === null ? '—' : <Yuan micro={row.bill.amount} />}</td>
+        <td>
+          <code>{row.key_id}</code>
+        </td>
+      </tr>
+      {open && (
+        <tr id={`detail-${row.id}`} data-request-detail={row.id}>
+          <td colSpan={6}>
+            <dl className="facts">
+              <dt>{t('requests.idempotencyKey')}</dt>
+              <dd>
+                <code>{row.idempotency_key}</code>
+              </dd>
+              <dt>{t('requests.call')}</dt>
+              <dd>
+                <code>
+                  {row.method} {row.path}
+                </code>
+                {row.http_status === null ? '' : ` → ${row.http_status}`}
+              </dd>
+              <dt>{t('requests.usage')}</dt>
+              <dd>
+                {row.usage === null
+                  ? '—'
+                  : Object.entries(row.usage)
+                      .map(([name, count]) => `${name}: ${count}`)
+                      .join(', ')}
+              </dd>
+              {row.bill !== null && (
+                <>
+                  <dt>{t('requests.amount')}</dt>
+                  <dd>
+                    <Yuan micro={row.bill.amount} />
+                  </dd>
+                  <dt>{t('tasks.priceVersion')}</dt>
+                  <dd>
+                    <code>{row.bill.price_version ?? '—'}</code>
+                  </dd>
+                  <dt>{t('tasks.rule')}</dt>
+                  <dd data-pricing-rule>{row.bill.pricing_rule ?? '—'}</dd>
+                </>
+              )}
+            </dl>
+          </td>
+        </tr>
+      )}
+    </>
   );
 }

@@ -20,6 +20,22 @@ export const assetNotFound = (id: string, param?: string) =>
     : new ApiError('NOT_FOUND', `no such asset ${id.slice(0, 64)}`, param);
 
 /**
+ * A live, delivered asset of the account, for its content routes (`/v1/assets/{id}/content`
+ * and the console's): anything else, another account's included, is the 404 of a missing one.
+ */
+export async function ownDeliveredAsset(db: Kysely<Database>, accountId: string, id: string) {
+  const row = await db
+    .selectFrom('assets')
+    .selectAll()
+    .where('id', '=', id)
+    .where('deleted_at', 'is', null)
+    .where('delivered_at', 'is not', null)
+    .executeTakeFirst();
+  if (row === undefined || row.account_id !== accountId) throw assetNotFound(id);
+  return row;
+}
+
+/**
  * Locks an asset row for the rest of the transaction and says whether it is live and the
  * account's. The no-op update takes PostgreSQL's row lock (SQLite's `BEGIN IMMEDIATE` already
  * serialises writers), so deletion and a new use of the same asset never interleave: whichever

@@ -1,22 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import { notFound } from '../errors/api-error.js';
-import {
-  parseRequestsQuery,
-  requestsQuerySchema,
-  type RequestsQueryString,
-} from '../usage/request-list-query.js';
 import { memberAccountOf } from './console-auth.js';
 import type { ConsoleDeps } from './console-deps.js';
 import { bodyObject } from './session-routes.js';
 
-/** The owner's list takes the list filters of `GET /v1/requests`, not its lookup by key. */
-const { idempotency_key: _lookup, ...listProperties } = requestsQuerySchema.properties;
-const ownerListQuerySchema = { ...requestsQuerySchema, properties: listProperties };
-
 /**
- * The caller's pages (docs/console.md): a member's account, its keys, redemption codes and the
- * records of every key of the account. Each route calls the same service `/v1` or `/admin/v1`
- * calls, bounded to the member's own account.
+ * The caller's pages (docs/console.md): a member's account, its keys and redemption codes (its
+ * records: caller-request-routes.ts; its tasks: caller-task-routes.ts). Each route calls the
+ * same service `/v1` or `/admin/v1` calls, bounded to the member's own account.
  */
 export function registerCallerRoutes(scope: FastifyInstance, deps: ConsoleDeps): void {
   scope.get('/console/api/account', async (request) => deps.accounts.get(memberAccountOf(request)));
@@ -46,16 +37,5 @@ export function registerCallerRoutes(scope: FastifyInstance, deps: ConsoleDeps):
 
   scope.post<{ Body: unknown }>('/console/api/redemptions', async (request) =>
     deps.accounts.redeem(memberAccountOf(request), { code: bodyObject(request.body)['code'] }),
-  );
-
-  scope.get<{ Querystring: RequestsQueryString }>(
-    '/console/api/requests',
-    { schema: { querystring: ownerListQuerySchema } },
-    async (request) => {
-      const accountId = memberAccountOf(request);
-      const query = parseRequestsQuery(request.query);
-      if (query.mode !== 'list') throw notFound('route');
-      return deps.requestListing.listForAccount(accountId, query.filter);
-    },
   );
 }

@@ -4,6 +4,13 @@ import type { AppDeps } from '../http/deps.js';
 export type ConsoleDeps = Pick<
   AppDeps,
   | 'config'
+  | 'store'
+  | 'assets'
+  | 'taskSettlement'
+  | 'taskFamilies'
+  | 'settlements'
+  | 'accountUsage'
+  | 'clock'
   | 'accounts'
   | 'keys'
   | 'requestListing'

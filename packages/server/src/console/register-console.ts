@@ -3,6 +3,8 @@ import type { FastifyInstance } from 'fastify';
 import { registerCallerRoutes } from './caller-routes.js';
 import type { AppDeps } from '../http/deps.js';
 import { registerOperatorRoutes } from './operator-routes.js';
+import { registerCallerRequestRoutes } from './caller-request-routes.js';
+import { registerCallerTaskRoutes } from './caller-task-routes.js';
 import { BUILT_CONSOLE_DIR, registerConsoleStatic } from './console-static.js';
 import { registerSessionRoutes } from './session-routes.js';
 
@@ -16,6 +18,8 @@ export async function registerConsole(app: FastifyInstance, deps: AppDeps): Prom
     registerSessionRoutes(scope, deps);
     registerCallerRoutes(scope, deps);
     registerOperatorRoutes(scope, deps);
+    registerCallerTaskRoutes(scope, deps);
+    registerCallerRequestRoutes(scope, deps);
   });
   await app.register(async (scope) =>
     registerConsoleStatic(scope, deps.consoleDir ?? BUILT_CONSOLE_DIR),

@@ -144,7 +144,7 @@ export function encodeCursor(cursor: ListCursor): string {
 
 const CURSOR = /^([0-9]{1,16})\.([A-Za-z0-9_-]{1,100})$/;
 
-function decodeCursor(value: string): ListCursor {
+export function decodeCursor(value: string): ListCursor {
   const match = CURSOR.exec(Buffer.from(value, 'base64url').toString('utf8'));
   const createdAt = Number(match?.[1]);
   if (match === null || !Number.isSafeInteger(createdAt) || match[2] === undefined)

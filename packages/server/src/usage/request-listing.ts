@@ -27,11 +27,12 @@ export class RequestListing {
    * Every key's records of one account, each naming the key that made it: the console's owner
    * view (docs/console.md), never reachable by an API key.
    */
-  async listForAccount(accountId: string, filter: RequestListFilter): Promise<OwnerRequestList> {
-    return this.listWhere('requests.account_id', accountId, filter, (row) => ({
-      ...summaryView(row),
-      key_id: row.key_id,
-    }));
+  async listForAccount(
+    accountId: string,
+    filter: RequestListFilter,
+    search: OwnerSearch = {},
+  ): Promise<OwnerRequestList> {
+    return this.listWhere('requests.account_id', accountId, filter, ownerSummaryView, search);
   }
 
   private async listWhere<Summary>(
@@ -39,6 +40,7 @@ export class RequestListing {
     ownerId: string,
     filter: RequestListFilter,
     view: (row: RecordRow) => Summary,
+    search: OwnerSearch = {},
   ): Promise<ListOf<Summary>> {
     let query = this.db
       .selectFrom('requests')
@@ -55,6 +57,9 @@ export class RequestListing {
       )
       .where(owner, '=', ownerId);
     if (filter.model !== null) query = query.where('requests.model', '=', filter.model);
+    if (search.requestId !== undefined) query = query.where('requests.id', '=', search.requestId);
+    if (search.idempotencyKey !== undefined)
+      query = query.where('requests.idempotency_key', '=', search.idempotencyKey);
     if (filter.status !== null) query = query.where('requests.status', '=', filter.status);
     if (filter.createdAfter !== null)
       query = query.where('requests.created_at', '>=', filter.createdAfter);
@@ -92,6 +97,20 @@ export class RequestListing {
 
 /** A page of a list, as `RequestList` is for summaries. */
 export type ListOf<Summary> = Omit<RequestList, 'data'> & { data: Summary[] };
+
+/**
+ * The owner's search (console): one record by id, or by idempotency key — unique per key, so
+ * across an account's keys it may name one record of each.
+ */
+export interface OwnerSearch {
+  readonly requestId?: string;
+  readonly idempotencyKey?: string;
+}
+
+/** A summary as the owner reads it: naming the key that made it. */
+export function ownerSummaryView(row: RecordRow): RequestSummary & { key_id: string } {
+  return { ...summaryView(row), key_id: row.key_id };
+}
 
 /** The owner's list: each summary names the key that made it. */
 export type OwnerRequestList = ListOf<RequestSummary & { key_id: string }>;

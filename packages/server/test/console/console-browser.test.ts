@@ -10,6 +10,7 @@ import { BUILT_CONSOLE_DIR } from '../../src/console/console-static.js';
 import { describeEachDialect } from '../helpers/dialects.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { describeNeeding, requiredExecutable } from '../helpers/required-services.js';
+import { requestSearchInBrowser, taskFlowInBrowser } from './browser-task-flow.js';
 
 /**
  * The console in a real browser (Debian's Chromium through playwright-core): a member invited
@@ -227,6 +228,17 @@ describeNeeding(chromiumService, 'console in Chromium', () => {
             expect(await balance.getAttribute('title')).toBe(`2,000,000 ${text.microYuan}`);
             await inspect(page, `${language}-overview`);
 
+            // Tasks: an image task made with the key, settled and previewed in the console.
+            await taskFlowInBrowser({
+              page,
+              origin,
+              gateway,
+              accountId: account.accountId,
+              key,
+              language,
+              inspect,
+            });
+
             // The new key on /v1; its request appears in the console.
             const chat = await fetch(`${origin}/v1/chat/completions`, {
               method: 'POST',
@@ -247,6 +259,7 @@ describeNeeding(chromiumService, 'console in Chromium', () => {
             await row.waitFor();
             expect(await row.textContent()).toContain('sim-chat');
             await inspect(page, `${language}-requests`);
+            await requestSearchInBrowser({ page, requestId, language, inspect });
 
             // The session cookie opens nothing on /v1; the key opens nothing on /console/api; a
             // state-changing call without the CSRF token is refused.

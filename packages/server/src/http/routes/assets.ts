@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Readable } from 'node:stream';
-import { assetNotFound, deleteAsset } from '../../assets/asset-uses.js';
+import { deleteAsset, ownDeliveredAsset } from '../../assets/asset-uses.js';
 import { assetView } from '../../assets/asset-view.js';
 import type { AssetStorage } from '../../assets/local-storage.js';
 import { UploadService, type UploadInput } from '../../assets/upload-service.js';
@@ -79,7 +79,7 @@ export function registerAssets(v1: FastifyInstance, deps: AppDeps, storage: Asse
     ) => {
       const principal = principalOf(request);
       requirePersonal(principal);
-      const row = await ownAsset(deps, principal.accountId, request.params.id);
+      const row = await ownDeliveredAsset(deps.store.db, principal.accountId, request.params.id);
       return serveContent(request, reply, storage, row);
     };
     scope.get<{ Params: { id: string } }>(
@@ -100,18 +100,6 @@ export function registerAssets(v1: FastifyInstance, deps: AppDeps, storage: Asse
       return { object: 'asset', id: request.params.id, deleted: true };
     });
   });
-}
-
-async function ownAsset(deps: AppDeps, accountId: string, id: string) {
-  const row = await deps.store.db
-    .selectFrom('assets')
-    .selectAll()
-    .where('id', '=', id)
-    .where('deleted_at', 'is', null)
-    .where('delivered_at', 'is not', null)
-    .executeTakeFirst();
-  if (row === undefined || row.account_id !== accountId) throw assetNotFound(id);
-  return row;
 }
 
 /**

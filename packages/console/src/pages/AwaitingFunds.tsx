@@ -1,0 +1,134 @@
+import { useCallback, useEffect, useState } from 'react';
+import { ApiFailure } from '../api.js';
+import {
+  callerApi,
+  newIdempotencyKey,
+  type AwaitingRecord,
+  type OwnerTask,
+} from '../caller-api.js';
+import { useI18n } from '../i18n.js';
+import { When, Yuan } from '../money.js';
+import { ErrorLine } from './ErrorLine.js';
+
+type Waiting =
+  | { kind: 'record'; id: string; amount: number; created_at: string; record: AwaitingRecord }
+  | { kind: 'task'; id: string; amount: number; created_at: string; task: OwnerTask };
+
+/**
+ * What waits for funds (spec 1.4): records `awaiting_funds` and tasks awaiting settlement, each
+ * with a button that settles the original as it is — the record's empty-body settle, the task's
+ * exact settle body — never a new request. Each row keeps one idempotency key, so a retry of
+ * the same click settles once. `refresh` changes after a top-up, so the list is read again.
+ */
+export function AwaitingFunds({
+  onError,
+  refresh = 0,
+}: {
+  onError: (error: unknown) => void;
+  refresh?: number;
+}) {
+  const { t } = useI18n();
+  const [rows, setRows] = useState<Waiting[] | null>(null);
+  const [settled, setSettled] = useState<ReadonlySet<string>>(new Set());
+  const [keys] = useState(() => new Map<string, string>());
+  const [error, setError] = useState<unknown>(null);
+  const fail = useCallback(
+    (failure: unknown) => {
+      onError(failure);
+      setError(failure);
+    },
+    [onError],
+  );
+  const load = useCallback(() => {
+    Promise.all([callerApi.awaitingRecords(), callerApi.tasks({ billing_state: 'pending' })])
+      .then(([records, tasks]) => {
+        const waiting: Waiting[] = [
+          ...records.data.map((record) => ({
+            kind: 'record' as const,
+            id: record.id,
+            amount: record.bill?.amount ?? 0,
+            created_at: record.created_at,
+            record,
+          })),
+          ...tasks.data.map((task) => ({
+            kind: 'task' as const,
+            id: task.id,
+            amount: task.billing.actual_amount ?? 0,
+            created_at: task.created_at,
+            task,
+          })),
+        ];
+        setRows(waiting.sort((a, b) => b.created_at.localeCompare(a.created_at)));
+      })
+      .catch(fail);
+  }, [fail]);
+  useEffect(load, [load, refresh]);
+
+  const settle = (row: Waiting) => {
+    setError(null);
+    const idempotencyKey = keys.get(row.id) ?? newIdempotencyKey();
+    keys.set(row.id, idempotencyKey);
+    const done =
+      row.kind === 'record'
+        ? callerApi.settleRecord(row.id, idempotencyKey)
+        : callerApi.settleTask(row.task, idempotencyKey);
+    done
+      .then(() => setSettled((before) => new Set([...before, row.id])))
+      .catch((failure: unknown) => {
+        // A refusal records nothing: the next click may use a fresh key.
+        if (failure instanceof ApiFailure && failure.status < 500) keys.delete(row.id);
+        fail(failure);
+      });
+  };
+
+  return (
+    <section aria-labelledby="awaiting-title" className="card">
+      <h2 id="awaiting-title">{t('awaiting.title')}</h2>
+      <ErrorLine error={error} />
+      {rows === null ? (
+        error === null && <p>{t('common.loading')}</p>
+      ) : rows.length === 0 ? (
+        <p>{t('awaiting.none')}</p>
+      ) : (
+        <div className="table-wrap">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">{t('tasks.time')}</th>
+                <th scope="col">{t('tasks.kind')}</th>
+                <th scope="col">{t('tasks.id')}</th>
+                <th scope="col">{t('tasks.amount')}</th>
+                <th scope="col">{t('tasks.settle')}</th>
+              </tr>
+            </thead>
+            <tbody>
+              {rows.map((row) => (
+                <tr key={row.id} data-awaiting-id={row.id}>
+                  <td>
+                    <When iso={row.created_at} />
+                  </td>
+                  <td>{t(row.kind === 'record' ? 'awaiting.record' : 'awaiting.task')}</td>
+                  <td>
+                    <code>{row.id}</code>
+                  </td>
+                  <td className="number">
+                    <Yuan micro={row.amount} />
+                  </td>
+                  <td>
+                    {settled.has(row.id) ? (
+                      <span className="success">{t('awaiting.done')}</span>
+                    ) : (
+                      <button type="button" onClick={() => settle(row)}>
+                        {t('awaiting.settle')} <Yuan micro={row.amount} />
+                      </button>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
+}

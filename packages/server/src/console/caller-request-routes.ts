@@ -1,0 +1,105 @@
+import { Readable } from 'node:stream';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { recordNotFound } from '../requests/request-errors.js';
+import { parseUsageRange, usageQuerySchema } from '../usage/account-usage.js';
+import { accountRequestsCsv } from '../usage/request-csv.js';
+import {
+  parseRequestsQuery,
+  requestsQuerySchema,
+  type RequestListFilter,
+  type RequestsQueryString,
+} from '../usage/request-list-query.js';
+import type { OwnerSearch } from '../usage/request-listing.js';
+import { notFound } from '../errors/api-error.js';
+import { memberAccountOf } from './console-auth.js';
+import type { ConsoleDeps } from './console-deps.js';
+
+/**
+ * The owner's list takes the list filters of `GET /v1/requests`, and searches the account by
+ * `request_id` or `idempotency_key` (beside the filters, not a lookup: keys are unique per key,
+ * so an account may have one record per key with the same idempotency key).
+ */
+const ownerQuerySchema = {
+  ...requestsQuerySchema,
+  properties: {
+    ...requestsQuerySchema.properties,
+    request_id: { type: 'string', minLength: 1, maxLength: 200 },
+  },
+} as const;
+
+type OwnerQueryString = RequestsQueryString & { request_id?: string };
+
+function ownerQuery(query: OwnerQueryString): { filter: RequestListFilter; search: OwnerSearch } {
+  const { request_id: requestId, idempotency_key: idempotencyKey, ...list } = query;
+  const parsed = parseRequestsQuery(list);
+  if (parsed.mode !== 'list') throw notFound('route');
+  return {
+    filter: parsed.filter,
+    search: {
+      ...(requestId === undefined ? {} : { requestId }),
+      ...(idempotencyKey === undefined ? {} : { idempotencyKey: idempotencyKey.toLowerCase() }),
+    },
+  };
+}
+
+/**
+ * The records of every key of the member's account (docs/console.md, "Requests"): list with
+ * search and filters, one record's detail (its bill and the rule that priced it), and the CSV
+ * export — all through `RequestListing.listForAccount`, bounded to the account in SQL.
+ */
+export function registerCallerRequestRoutes(scope: FastifyInstance, deps: ConsoleDeps): void {
+  scope.get<{ Querystring: OwnerQueryString }>(
+    '/console/api/requests',
+    { schema: { querystring: ownerQuerySchema } },
+    async (request) => {
+      const { filter, search } = ownerQuery(request.query);
+      return deps.requestListing.listForAccount(memberAccountOf(request), filter, search);
+    },
+  );
+
+  scope.get<{ Querystring: OwnerQueryString }>(
+    '/console/api/requests.csv',
+    { schema: { querystring: ownerQuerySchema }, exposeHeadRoute: false },
+    async (request: FastifyRequest<{ Querystring: OwnerQueryString }>, reply) => {
+      const accountId = memberAccountOf(request);
+      const { filter, search } = ownerQuery(request.query);
+      return reply
+        .header('content-type', 'text/csv; charset=utf-8; header=present')
+        .header('content-disposition', `attachment; filename="requests-${accountId}.csv"`)
+        .header('cache-control', 'private, no-store')
+        .send(
+          Readable.from(accountRequestsCsv(deps.requestListing, accountId, filter, search), {
+            objectMode: false,
+          }),
+        );
+    },
+  );
+
+  // The overview's spend: what `GET /v1/account/usage` answers, per UTC day and model.
+  scope.get<{ Querystring: { from?: string; to?: string } }>(
+    '/console/api/usage',
+    { schema: { querystring: usageQuerySchema } },
+    async (request) =>
+      deps.accountUsage.read(
+        memberAccountOf(request),
+        parseUsageRange(request.query, deps.clock.now()),
+      ),
+  );
+
+  scope.get<{ Params: { id: string } }>('/console/api/requests/:id', async (request) => {
+    const found = await deps.requestListing.listForAccount(
+      memberAccountOf(request),
+      { ...parseListDefaults(), limit: 1 },
+      { requestId: request.params.id },
+    );
+    const record = found.data[0];
+    if (record === undefined) throw recordNotFound();
+    return record;
+  });
+}
+
+function parseListDefaults(): RequestListFilter {
+  const parsed = parseRequestsQuery({});
+  if (parsed.mode !== 'list') throw new Error('an empty query is a list');
+  return parsed.filter;
+}
