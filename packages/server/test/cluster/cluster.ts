@@ -1,13 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { defaultConfig } from '../../src/config/default-config.js';
 import type { ConfigFile } from '../../src/config/schema.js';
 import { countingProxy } from '../helpers/counting-proxy.js';
-import { freePort, waitForHealth } from '../helpers/processes.js';
+import { freePort } from '../helpers/processes.js';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
 import { startNginx, type RunningNginx } from './nginx.js';
 import { startPrivateRedis, type PrivateRedis } from './redis-server.js';
@@ -75,7 +75,10 @@ export interface Cluster {
   readonly databaseUrl: string;
   /** The upstream's submissions of video jobs by idempotency key, across every instance. */
   readonly videoSubmissions: Map<string, number>;
-  /** kill -9 of instance `index`, then a new process on its port; resolves when it is healthy. */
+  /**
+   * kill -9 of instance `index` (even one still starting), then a new process on its port;
+   * resolves when that one is healthy, or has itself been killed before it was.
+   */
   killAndRestart(index: number): Promise<void>;
   /** pg_terminate_backend of every gateway session on the battery's database; how many. */
   terminateGatewaySessions(): Promise<number>;
@@ -95,9 +98,11 @@ export interface Cluster {
 export async function startCluster(pgUrl: string): Promise<Cluster> {
   if (!existsSync(main)) throw new Error('build first: npm run build (npm test builds dist/)');
   const directory = mkdtempSync(path.join(tmpdir(), 'tollgate-battery-'));
+  // TOLLGATE_BATTERY_KEEP=1 keeps the directory (instance logs, nginx's error log) for a post-mortem.
+  const keep = process.env['TOLLGATE_BATTERY_KEEP'] === '1';
   const children = new Set<ChildProcess>();
   const cleanups: (() => Promise<void>)[] = [
-    async () => rmSync(directory, { recursive: true, force: true }),
+    async () => (keep ? undefined : rmSync(directory, { recursive: true, force: true })),
   ];
   const close = async () => {
     for (const child of children) child.kill('SIGKILL');
@@ -142,7 +147,9 @@ export async function startCluster(pgUrl: string): Promise<Cluster> {
     mkdirSync(dataDir);
     const ports = await Promise.all(Array.from({ length: INSTANCES }, () => freePort()));
     const processes: (ChildProcess | undefined)[] = [];
-    const startInstance = async (index: number) => {
+    const replacing: (Promise<void> | undefined)[] = [];
+    /** Spawns instance `index`; returns the wait for it to be healthy (or killed first). */
+    const spawnInstance = (index: number): Promise<void> => {
       const port = ports[index] ?? 0;
       const child = spawn(process.execPath, [main], {
         env: {
@@ -154,17 +161,18 @@ export async function startCluster(pgUrl: string): Promise<Cluster> {
           TOLLGATE_DATABASE_URL: throughProxy.toString(),
           TOLLGATE_ADMIN_TOKEN: CLUSTER_ADMIN_TOKEN,
           TOLLGATE_REDIS_URL: redis.url,
-          LOG_LEVEL: 'fatal',
+          LOG_LEVEL: 'warn',
         },
-        stdio: ['ignore', 'ignore', 'ignore'],
+        // Each instance's log, appended across its restarts: what to read when a run fails.
+        stdio: ['ignore', openSync(path.join(directory, `instance-${index}.log`), 'a'), 'inherit'],
       });
       children.add(child);
       child.once('exit', () => children.delete(child));
       processes[index] = child;
-      await waitForHealth(`http://127.0.0.1:${port}`);
+      return waitFor(`http://127.0.0.1:${port}/healthz`, () => child.exitCode !== null);
     };
     // One after the other at first: migrations are locked, but a cold start is quicker this way.
-    for (let index = 0; index < INSTANCES; index += 1) await startInstance(index);
+    for (let index = 0; index < INSTANCES; index += 1) await spawnInstance(index);
     const nginx: RunningNginx = await startNginx(path.join(directory, 'nginx'), ports);
     cleanups.push(() => nginx.stop());
 
@@ -173,14 +181,20 @@ export async function startCluster(pgUrl: string): Promise<Cluster> {
       instanceBases: ports.map((port) => `http://127.0.0.1:${port}`),
       databaseUrl: direct.toString(),
       videoSubmissions: counter.submissions,
-      async killAndRestart(index) {
-        const victim = processes[index];
-        if (victim !== undefined && victim.exitCode === null) {
-          const exited = new Promise((resolve) => victim.once('exit', resolve));
-          victim.kill('SIGKILL');
-          await exited;
-        }
-        await startInstance(index);
+      killAndRestart(index) {
+        // Kills and spawns of one instance run one after the other (two at once would start two
+        // processes on one port); only the wait for health overlaps with what comes next.
+        const spawned = (replacing[index] ?? Promise.resolve()).then(async () => {
+          const victim = processes[index];
+          if (victim !== undefined && victim.exitCode === null) {
+            const exited = new Promise((resolve) => victim.once('exit', resolve));
+            victim.kill('SIGKILL');
+            await exited;
+          }
+          return spawnInstance(index);
+        });
+        replacing[index] = spawned.then(() => undefined);
+        return spawned.then((healthy) => healthy);
       },
       terminateGatewaySessions: () =>
         withClient(pgUrl, async (client) => {
@@ -224,8 +238,13 @@ async function withClient<T>(url: string, work: (client: pg.Client) => Promise<T
   }
 }
 
-async function waitFor(url: string): Promise<void> {
-  for (let attempt = 0; attempt < 300; attempt += 1) {
+/**
+ * Until `url` answers 2xx, or `gone()` (its process was killed meanwhile); at most 60 s (a restart
+ * on a busy shared machine can take a while).
+ */
+async function waitFor(url: string, gone: () => boolean = () => false): Promise<void> {
+  for (let attempt = 0; attempt < 600; attempt += 1) {
+    if (gone()) return;
     try {
       if ((await fetch(url)).ok) return;
     } catch {
