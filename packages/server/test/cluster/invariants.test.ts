@@ -129,6 +129,10 @@ describeEachDialect('battery invariant checks on $name', (dialect) => {
   });
 
   it('no negative balance: a negative account is found, and a negative sample taken during the run', async () => {
+    // The schema refuses a negative balance itself (accounts_money_non_negative); the check is the
+    // second line, for a database without that guard (restored, hand-edited): take it away here.
+    if (dialect.name === 'sqlite') await sql`pragma ignore_check_constraints = on`.execute(db());
+    else await sql`alter table accounts drop constraint accounts_money_non_negative`.execute(db());
     await sql`update accounts set balance = -5 where id = ${accountId}`.execute(db());
     expect((await noNegativeBalance(db(), []))[0]?.subject).toBe(accountId);
     await sql`update accounts set balance = 1000000 where id = ${accountId}`.execute(db());
