@@ -48,7 +48,10 @@ export interface BatteryReport {
  * are settled, the sweeper's stale age passes (a restart sweeps at start) and every invariant is
  * checked. The same seed gives the same choices (timings on a shared machine still differ).
  */
-export async function runBattery(cluster: Cluster, options: BatteryOptions): Promise<BatteryReport> {
+export async function runBattery(
+  cluster: Cluster,
+  options: BatteryOptions,
+): Promise<BatteryReport> {
   const started = Date.now();
   const journal = new Journal();
   const workload = new Workload(cluster.base, journal);
@@ -60,7 +63,12 @@ export async function runBattery(cluster: Cluster, options: BatteryOptions): Pro
     const random = seededRandom(options.seed * 101 + index + 1);
     while (!stopping) await workload.step(random);
   });
-  const faults: Record<FaultKind, number> = { kill: 0, pg_terminate: 0, pg_restart: 0, redis_restart: 0 };
+  const faults: Record<FaultKind, number> = {
+    kill: 0,
+    pg_terminate: 0,
+    pg_restart: 0,
+    redis_restart: 0,
+  };
   const schedule = seededRandom(options.seed * 7 + 3);
   const order = shuffled(schedule, [...FAULT_KINDS]);
   // Restarts are not waited for: the next fault may come while an instance is still starting

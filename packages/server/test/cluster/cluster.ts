@@ -63,7 +63,7 @@ export function clusterConfig(simulatorBase: string): ConfigFile {
     server: { max_connections_per_address: 4_096 },
     tasks: { lease_ms: 3_000, vanished_after_ms: 30_000 },
     key_cache_ttl_ms: KEY_CACHE_TTL_MS,
-  } as ConfigFile;
+  };
 }
 
 export interface Cluster {

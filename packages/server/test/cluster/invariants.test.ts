@@ -42,10 +42,20 @@ describeEachDialect('battery invariant checks on $name', (dialect) => {
     });
     const { key, keyId } = await gateway.newKey(accountId);
     attempts = [
-      attemptOf('topup', { status: 200, accountId, keyId: undefined, key: TOPUP_REFERENCE, amount: 1_000_000 }),
+      attemptOf('topup', {
+        status: 200,
+        accountId,
+        keyId: undefined,
+        key: TOPUP_REFERENCE,
+        amount: 1_000_000,
+      }),
     ];
     for (const [kind, url, body] of [
-      ['chat', '/v1/chat/completions', { model: 'sim-chat', messages: [{ role: 'user', content: 'hi' }] }],
+      [
+        'chat',
+        '/v1/chat/completions',
+        { model: 'sim-chat', messages: [{ role: 'user', content: 'hi' }] },
+      ],
       ['embeddings', '/v1/embeddings', { model: 'sim-embed', input: 'hello' }],
     ] as const) {
       const idempotencyKey = randomUUID();
@@ -86,7 +96,9 @@ describeEachDialect('battery invariant checks on $name', (dialect) => {
   });
 
   it('money conserved: a capture without its debit breaks the sum', async () => {
-    await sql`update holds set captured_amount = captured_amount + 1 where state = 'captured'`.execute(db());
+    await sql`update holds set captured_amount = captured_amount + 1 where state = 'captured'`.execute(
+      db(),
+    );
     expect((await moneyConserved(db(), attempts)).map((violation) => violation.subject)).toContain(
       'all accounts',
     );
@@ -113,16 +125,24 @@ describeEachDialect('battery invariant checks on $name', (dialect) => {
   it('successes recorded: a success whose record failed, lost its capture or its usage is found', async () => {
     await sql`update requests set status = 'failed' where id = ${chatRequestId}`.execute(db());
     expect((await successesRecorded(db(), attempts))[0]?.detail).toContain('record failed');
-    await sql`update requests set status = 'succeeded', usage = '{"prompt_tokens": 999}' where id = ${chatRequestId}`.execute(db());
+    await sql`update requests set status = 'succeeded', usage = '{"prompt_tokens": 999}' where id = ${chatRequestId}`.execute(
+      db(),
+    );
     expect((await successesRecorded(db(), attempts))[0]?.detail).toContain('prompt_tokens');
     const missing = attempts.map((attempt) => ({ ...attempt, requestId: 'req_missing' }));
     expect((await successesRecorded(db(), missing)).length).toBeGreaterThan(0);
   });
 
   it('records settled: a record processing past the sweeper bound, or unknown without its hold, is found', async () => {
-    await sql`update requests set status = 'processing', updated_at = 0 where id = ${chatRequestId}`.execute(db());
-    expect((await recordsSettled(db(), Date.now(), STALE_MS))[0]?.detail).toContain('past the sweeper');
-    await sql`update requests set status = 'submission_unknown' where id = ${chatRequestId}`.execute(db());
+    await sql`update requests set status = 'processing', updated_at = 0 where id = ${chatRequestId}`.execute(
+      db(),
+    );
+    expect((await recordsSettled(db(), Date.now(), STALE_MS))[0]?.detail).toContain(
+      'past the sweeper',
+    );
+    await sql`update requests set status = 'submission_unknown' where id = ${chatRequestId}`.execute(
+      db(),
+    );
     expect((await recordsSettled(db(), Date.now(), STALE_MS))[0]?.detail).toContain(
       'without its open hold',
     );

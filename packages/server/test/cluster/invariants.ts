@@ -57,7 +57,11 @@ export async function moneyConserved(
         detail: 'top-up acknowledged to the client is not in the database',
       });
   const total = (text: string | null | undefined) => BigInt(text ?? '0');
-  const [sums] = await sql<{ topups: string | null; balances: string | null; captured: string | null }>`
+  const [sums] = await sql<{
+    topups: string | null;
+    balances: string | null;
+    captured: string | null;
+  }>`
     select
       (select cast(coalesce(sum(amount), 0) as text) from topups) as topups,
       (select cast(coalesce(sum(balance), 0) as text) from accounts) as balances,
@@ -152,7 +156,10 @@ export async function successesRecorded(
         .where('id', '=', attempt.taskId ?? '')
         .executeTakeFirst();
       if (task?.billing_state !== 'settled' || Number(task.settled_amount) !== attempt.amount)
-        add(attempt.taskId ?? '?', `settled for ${attempt.amount}, task shows ${JSON.stringify(task)}`);
+        add(
+          attempt.taskId ?? '?',
+          `settled for ${attempt.amount}, task shows ${JSON.stringify(task)}`,
+        );
       continue;
     }
     if (!['chat', 'chat_stream', 'embeddings', 'video'].includes(attempt.kind)) continue;
@@ -185,9 +192,16 @@ export async function successesRecorded(
         add(subject, `202 for ${attempt.taskId}; record ${record.status} of ${record.task_id}`);
       continue;
     }
-    if (record.status !== 'succeeded') add(subject, `the client saw success; record ${record.status}`);
-    if (record.hold_state !== 'captured' || Number(record.captured_amount) !== Number(record.amount))
-      add(subject, `bill ${record.amount}, hold ${record.hold_state} for ${record.captured_amount}`);
+    if (record.status !== 'succeeded')
+      add(subject, `the client saw success; record ${record.status}`);
+    if (
+      record.hold_state !== 'captured' ||
+      Number(record.captured_amount) !== Number(record.amount)
+    )
+      add(
+        subject,
+        `bill ${record.amount}, hold ${record.hold_state} for ${record.captured_amount}`,
+      );
     const stored = JSON.parse(record.usage ?? '{}') as Record<string, unknown>;
     for (const field of USAGE_FIELDS) {
       const seen = attempt.usage?.[field];
@@ -265,7 +279,11 @@ export async function noNegativeBalance(
       subject: account.id,
       detail: `balance ${account.balance}, held ${account.held}`,
     })),
-    ...samples.map((sample) => ({ check: 'no_negative_balance', subject: 'sample', detail: sample })),
+    ...samples.map((sample) => ({
+      check: 'no_negative_balance',
+      subject: 'sample',
+      detail: sample,
+    })),
   ];
 }
 
@@ -277,10 +295,14 @@ export function disabledKeysRefused(attempts: readonly Attempt[], boundMs: numbe
   const disabledAt = new Map<string, number>();
   for (const attempt of attempts)
     if (attempt.kind === 'disable' && attempt.succeeded && attempt.keyId !== undefined)
-      disabledAt.set(attempt.keyId, Math.min(attempt.endedAt, disabledAt.get(attempt.keyId) ?? Infinity));
+      disabledAt.set(
+        attempt.keyId,
+        Math.min(attempt.endedAt, disabledAt.get(attempt.keyId) ?? Infinity),
+      );
   return attempts
     .filter((attempt) => {
-      if (attempt.kind === 'disable' || attempt.keyId === undefined || !attempt.succeeded) return false;
+      if (attempt.kind === 'disable' || attempt.keyId === undefined || !attempt.succeeded)
+        return false;
       const since = disabledAt.get(attempt.keyId);
       return since !== undefined && attempt.sentAt > since + boundMs;
     })

@@ -3,14 +3,7 @@
  * idempotency key is a second attempt). The invariant checks compare it with the database.
  */
 export type OperationKind =
-  | 'chat'
-  | 'chat_stream'
-  | 'embeddings'
-  | 'video'
-  | 'settle'
-  | 'topup'
-  | 'disable'
-  | 'upload';
+  'chat' | 'chat_stream' | 'embeddings' | 'video' | 'settle' | 'topup' | 'disable' | 'upload';
 
 export interface Attempt {
   readonly kind: OperationKind;

@@ -1,6 +1,6 @@
 import { png } from '../helpers/media.js';
 import { CLUSTER_ADMIN_TOKEN, sleep } from './cluster.js';
-import type { Attempt, Journal, OperationKind } from './journal.js';
+import type { Journal, OperationKind } from './journal.js';
 import type { Random } from './random.js';
 
 /** One account of the workload and its keys (disabled ones stay listed: they are tried too). */
@@ -40,8 +40,7 @@ const MAX_ATTEMPTS = 4;
 export class Workload {
   readonly accounts: WorkloadAccount[] = [];
   /** Video tasks created (202), by the key that created them. */
-  readonly tasks: { id: string; account: WorkloadAccount; key: { id: string; key: string } }[] =
-    [];
+  readonly tasks: { id: string; account: WorkloadAccount; key: { id: string; key: string } }[] = [];
   readonly settled = new Set<string>();
   upstreamFaults = 0;
 
@@ -90,7 +89,14 @@ export class Workload {
       max_tokens: 64,
       ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}),
     };
-    await this.business(random, account, stream ? 'chat_stream' : 'chat', '/v1/chat/completions', body, fault);
+    await this.business(
+      random,
+      account,
+      stream ? 'chat_stream' : 'chat',
+      '/v1/chat/completions',
+      body,
+      fault,
+    );
   }
 
   private async embeddings(random: Random, account: WorkloadAccount): Promise<void> {
@@ -118,7 +124,9 @@ export class Workload {
   private async settle(random: Random, task: Workload['tasks'][number]): Promise<void> {
     const read = await this.send(task.key.key, 'GET', `/v1/videos/${task.id}`);
     if (read === undefined || read.status !== 200) return;
-    const view = read.json as { billing?: { state?: string; actual_amount?: number; price_version?: string } };
+    const view = read.json as {
+      billing?: { state?: string; actual_amount?: number; price_version?: string };
+    };
     if (view.billing?.state !== 'pending') {
       if (view.billing?.state !== 'reserved') this.settled.add(task.id);
       return;
@@ -128,8 +136,18 @@ export class Workload {
       price_version: view.billing.price_version,
       confirmation: 'settle_original_approved',
     };
-    const request = this.request(random, 'settle', task.account, task.key, `/v1/videos/${task.id}/settle`, body);
-    const succeeded = await this.attempt({ ...request, amount: view.billing.actual_amount }, task.id);
+    const request = this.request(
+      random,
+      'settle',
+      task.account,
+      task.key,
+      `/v1/videos/${task.id}/settle`,
+      body,
+    );
+    const succeeded = await this.attempt(
+      { ...request, amount: view.billing.actual_amount },
+      task.id,
+    );
     if (succeeded) this.settled.add(task.id);
   }
 
@@ -189,7 +207,11 @@ export class Workload {
     const created = await this.admin('POST', `/admin/v1/accounts/${account.id}/keys`, {
       kind: 'personal',
     });
-    account.keys.push({ id: String(created['id']), key: String(created['key']), disabledAt: undefined });
+    account.keys.push({
+      id: String(created['id']),
+      key: String(created['key']),
+      disabledAt: undefined,
+    });
   }
 
   private async business(
@@ -203,7 +225,9 @@ export class Workload {
     // Now and then a key already disabled: every instance must refuse it once the bound passed.
     const disabled = account.keys.filter((key) => key.disabledAt !== undefined);
     const key =
-      disabled.length > 0 && random.next() < 0.1 ? random.pick(disabled) : this.activeKey(random, account);
+      disabled.length > 0 && random.next() < 0.1
+        ? random.pick(disabled)
+        : this.activeKey(random, account);
     if (key === undefined) return;
     const request = { ...this.request(random, kind, account, key, path, body), fault };
     await this.attempt(request);
@@ -257,7 +281,9 @@ export class Workload {
         requestId: answer.requestId,
         succeeded: answer.succeeded,
         usage: answer.usage ?? json?.usage,
-        taskId: taskId ?? (request.kind === 'video' && answer.status === 202 ? String(json?.id) : undefined),
+        taskId:
+          taskId ??
+          (request.kind === 'video' && answer.status === 202 ? String(json?.id) : undefined),
       });
       if (request.kind === 'video' && answer.status === 202 && request.key !== undefined)
         this.tasks.push({ id: String(json?.id), account: request.account, key: request.key });
@@ -284,7 +310,9 @@ export class Workload {
           .filter((line) => line.startsWith('data: '))
           .map((line) => line.slice('data: '.length));
         const payloads = events.filter((event) => event !== '[DONE]').map(parseJson);
-        const usage = payloads.map((payload) => payload?.['usage']).findLast((found) => found != null);
+        const usage = payloads
+          .map((payload) => payload?.['usage'])
+          .findLast((found) => found != null);
         const errored = payloads.some((payload) => payload?.['error'] !== undefined);
         return {
           status: 200,
@@ -306,7 +334,14 @@ export class Workload {
         errorCode: error?.code,
       };
     } catch {
-      return { status: 0, requestId: undefined, json: undefined, usage: undefined, succeeded: false, errorCode: undefined };
+      return {
+        status: 0,
+        requestId: undefined,
+        json: undefined,
+        usage: undefined,
+        succeeded: false,
+        errorCode: undefined,
+      };
     }
   }
 
@@ -323,7 +358,11 @@ export class Workload {
     }
   }
 
-  private async admin(method: 'POST', path: string, body: unknown): Promise<Record<string, unknown>> {
+  private async admin(
+    method: 'POST',
+    path: string,
+    body: unknown,
+  ): Promise<Record<string, unknown>> {
     for (let attempt = 1; ; attempt += 1) {
       try {
         const response = await fetch(`${this.base}${path}`, {
@@ -333,7 +372,8 @@ export class Workload {
           signal: AbortSignal.timeout(10_000),
         });
         if (response.ok) return (await response.json()) as Record<string, unknown>;
-        if (attempt >= MAX_ATTEMPTS) throw new Error(`${path}: ${response.status} ${await response.text()}`);
+        if (attempt >= MAX_ATTEMPTS)
+          throw new Error(`${path}: ${response.status} ${await response.text()}`);
       } catch (error) {
         if (attempt >= MAX_ATTEMPTS) throw error;
       }
