@@ -40,6 +40,8 @@ export interface BatteryReport {
   readonly seconds: number;
   /** Of those, under load and faults (the rest: set-up, draining tasks, the sweeper's bound). */
   readonly loadSeconds: number;
+  /** Seconds spent in each phase, in order. */
+  readonly phases: Record<string, number>;
 }
 
 /**
@@ -53,9 +55,16 @@ export async function runBattery(
   options: BatteryOptions,
 ): Promise<BatteryReport> {
   const started = Date.now();
+  const phases: Record<string, number> = {};
+  let phaseStart = started;
+  const phase = (name: string) => {
+    phases[name] = Math.round((Date.now() - phaseStart) / 100) / 10;
+    phaseStart = Date.now();
+  };
   const journal = new Journal();
   const workload = new Workload(cluster.base, journal);
   await workload.setUp(seededRandom(options.seed), 3, 5_000_000);
+  phase('set-up');
 
   let stopping = false;
   const sampler = sampleNegativeBalances(cluster.databaseUrl, journal, () => stopping);
@@ -81,20 +90,26 @@ export async function runBattery(
     else await inject(cluster, kind, schedule);
     faults[kind] += 1;
   }
+  phase('faults');
   await Promise.all(restarts);
+  phase('restarts');
   stopping = true;
   await Promise.all(workers);
+  phase('last requests');
   const loadEnded = Date.now();
 
   // Quiet: tasks finish and are settled, then the sweeper's bound passes and an instance
   // restarts (the sweeper runs at start), so nothing may still be `processing` after it.
   await waitForTasks(cluster.databaseUrl);
+  phase('tasks');
   await workload.settleAll(seededRandom(options.seed + 99));
+  phase('settles');
   await sleep(STALE_AFTER_MS + 500);
   await cluster.killAndRestart(0);
   faults.kill += 1;
   await sleep(1_000);
   await sampler;
+  phase('sweeper');
 
   const store = await openStore({ url: cluster.databaseUrl });
   try {
@@ -131,6 +146,7 @@ export async function runBattery(
       violations,
       seconds: Math.round((Date.now() - started) / 1000),
       loadSeconds: Math.round((loadEnded - started) / 1000),
+      phases,
     };
   } finally {
     await store.close();
@@ -149,6 +165,9 @@ export function formatReport(report: BatteryReport): string {
     `battery: seed ${report.seed}, ${INSTANCES} instances behind nginx, ${report.seconds} s (${report.loadSeconds} s under load)`,
     `requests ${report.requests} (attempts, retries included); records: ${outcomes}`,
     `kills ${report.kills}; faults: ${faults}; upstream faults ${report.upstreamFaults}`,
+    `phases (s): ${Object.entries(report.phases)
+      .map(([name, seconds]) => `${name} ${seconds}`)
+      .join(', ')}`,
     `violations ${report.violations.length}`,
     ...report.violations.slice(0, 20).map((v) => `  ${v.check} ${v.subject}: ${v.detail}`),
   ].join('\n');
