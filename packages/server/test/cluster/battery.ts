@@ -35,6 +35,8 @@ export interface BatteryReport {
   readonly kills: number;
   readonly faults: Record<FaultKind, number>;
   readonly upstreamFaults: number;
+  /** Instances that exited by themselves (no database at start) and were started again. */
+  readonly supervisorRestarts: number;
   readonly outcomes: Record<string, number>;
   readonly violations: Violation[];
   readonly seconds: number;
@@ -142,6 +144,7 @@ export async function runBattery(
       kills: faults.kill,
       faults,
       upstreamFaults: workload.upstreamFaults,
+      supervisorRestarts: cluster.supervisorRestarts.count,
       outcomes,
       violations,
       seconds: Math.round((Date.now() - started) / 1000),
@@ -164,7 +167,7 @@ export function formatReport(report: BatteryReport): string {
   return [
     `battery: seed ${report.seed}, ${INSTANCES} instances behind nginx, ${report.seconds} s (${report.loadSeconds} s under load)`,
     `requests ${report.requests} (attempts, retries included); records: ${outcomes}`,
-    `kills ${report.kills}; faults: ${faults}; upstream faults ${report.upstreamFaults}`,
+    `kills ${report.kills}; faults: ${faults}; upstream faults ${report.upstreamFaults}; restarted after exiting by themselves ${report.supervisorRestarts}`,
     `phases (s): ${Object.entries(report.phases)
       .map(([name, seconds]) => `${name} ${seconds}`)
       .join(', ')}`,

@@ -80,6 +80,8 @@ export interface Cluster {
    * resolves when that one is healthy, or has itself been killed before it was.
    */
   killAndRestart(index: number): Promise<void>;
+  /** How often an instance exited by itself and was started again (as a supervisor would). */
+  readonly supervisorRestarts: { readonly count: number };
   /** pg_terminate_backend of every gateway session on the battery's database; how many. */
   terminateGatewaySessions(): Promise<number>;
   /** PostgreSQL "restarts": the proxy in front of it drops every connection for `ms`. */
@@ -104,7 +106,9 @@ export async function startCluster(pgUrl: string): Promise<Cluster> {
   const cleanups: (() => Promise<void>)[] = [
     async () => (keep ? undefined : rmSync(directory, { recursive: true, force: true })),
   ];
+  let closing = false;
   const close = async () => {
+    closing = true;
     for (const child of children) child.kill('SIGKILL');
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => {});
   };
@@ -148,6 +152,8 @@ export async function startCluster(pgUrl: string): Promise<Cluster> {
     const ports = await Promise.all(Array.from({ length: INSTANCES }, () => freePort()));
     const processes: (ChildProcess | undefined)[] = [];
     const replacing: (Promise<void> | undefined)[] = [];
+    const killed = new WeakSet<ChildProcess>();
+    const supervisorRestarts = { count: 0 };
     /** Spawns instance `index`; returns the wait for it to be healthy (or killed first). */
     const spawnInstance = (index: number): Promise<void> => {
       const port = ports[index] ?? 0;
@@ -167,10 +173,39 @@ export async function startCluster(pgUrl: string): Promise<Cluster> {
         stdio: ['ignore', openSync(path.join(directory, `instance-${index}.log`), 'a'), 'inherit'],
       });
       children.add(child);
-      child.once('exit', () => children.delete(child));
+      child.once('exit', () => {
+        children.delete(child);
+        // An instance that exits by itself (it refuses to start while PostgreSQL is unreachable)
+        // is started again after a second, as systemd's `Restart=always` would.
+        if (!closing && !killed.has(child) && processes[index] === child) {
+          supervisorRestarts.count += 1;
+          setTimeout(() => {
+            if (!closing && processes[index] === child) void replace(index).catch(() => {});
+          }, 1_000);
+        }
+      });
       processes[index] = child;
       return waitFor(`http://127.0.0.1:${port}/healthz`, () => child.exitCode !== null);
     };
+    /**
+     * kill -9 of instance `index` (if running) and a new process on its port. Kills and spawns of
+     * one instance run one after the other (two at once would start two processes on one port);
+     * only the wait for health overlaps with what comes next.
+     */
+    function replace(index: number): Promise<void> {
+      const spawned = (replacing[index] ?? Promise.resolve()).then(async () => {
+        const victim = processes[index];
+        if (victim !== undefined && victim.exitCode === null && victim.signalCode === null) {
+          killed.add(victim);
+          const exited = new Promise((resolve) => victim.once('exit', resolve));
+          victim.kill('SIGKILL');
+          await exited;
+        }
+        return spawnInstance(index);
+      });
+      replacing[index] = spawned.then(() => undefined);
+      return spawned.then((healthy) => healthy);
+    }
     // One after the other at first: migrations are locked, but a cold start is quicker this way.
     for (let index = 0; index < INSTANCES; index += 1) await spawnInstance(index);
     const nginx: RunningNginx = await startNginx(path.join(directory, 'nginx'), ports);
@@ -181,21 +216,8 @@ export async function startCluster(pgUrl: string): Promise<Cluster> {
       instanceBases: ports.map((port) => `http://127.0.0.1:${port}`),
       databaseUrl: direct.toString(),
       videoSubmissions: counter.submissions,
-      killAndRestart(index) {
-        // Kills and spawns of one instance run one after the other (two at once would start two
-        // processes on one port); only the wait for health overlaps with what comes next.
-        const spawned = (replacing[index] ?? Promise.resolve()).then(async () => {
-          const victim = processes[index];
-          if (victim !== undefined && victim.exitCode === null) {
-            const exited = new Promise((resolve) => victim.once('exit', resolve));
-            victim.kill('SIGKILL');
-            await exited;
-          }
-          return spawnInstance(index);
-        });
-        replacing[index] = spawned.then(() => undefined);
-        return spawned.then((healthy) => healthy);
-      },
+      killAndRestart: replace,
+      supervisorRestarts,
       terminateGatewaySessions: () =>
         withClient(pgUrl, async (client) => {
           const result = await client.query(
