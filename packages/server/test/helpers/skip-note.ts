@@ -3,8 +3,16 @@
  * helpers/required-services.ts in the test workers, read by reporters/skip-summary.ts in vitest's
  * main process (meta travels with the collected tasks). No imports, so the reporter can load it.
  */
+export const SKIPPABLE_SERVICES = [
+  'PostgreSQL',
+  'Redis',
+  'Chromium',
+  'nginx',
+  'redis-server',
+] as const;
+
 export interface SkipNote {
-  readonly service: 'PostgreSQL' | 'Redis' | 'Chromium';
+  readonly service: (typeof SKIPPABLE_SERVICES)[number];
   /** e.g. `TOLLGATE_TEST_PG_URL is not set`. */
   readonly reason: string;
 }
@@ -21,8 +29,7 @@ export function skipNoteOf(meta: object): SkipNote | undefined {
   const value = (meta as Record<string, unknown>)[SKIP_NOTE_KEY];
   if (typeof value !== 'object' || value === null) return undefined;
   const { service, reason } = value as Record<string, unknown>;
-  return (service === 'PostgreSQL' || service === 'Redis' || service === 'Chromium') &&
-    typeof reason === 'string'
-    ? { service, reason }
+  return SKIPPABLE_SERVICES.some((known) => known === service) && typeof reason === 'string'
+    ? { service: service as SkipNote['service'], reason }
     : undefined;
 }

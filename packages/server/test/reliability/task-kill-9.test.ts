@@ -1,7 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -9,6 +8,7 @@ import { defaultConfig } from '../../src/config/default-config.js';
 import type { ConfigFile } from '../../src/config/schema.js';
 import { SqliteDatabase } from '../../src/store/sqlite-binding.js';
 import type { TaskBody } from '../helpers/tasks.js';
+import { countingProxy } from '../helpers/counting-proxy.js';
 import { freePort } from '../helpers/processes.js';
 
 const main = new URL('../../dist/main.js', import.meta.url).pathname;
@@ -72,59 +72,6 @@ async function answers(url: string): Promise<boolean> {
   } catch {
     return false;
   }
-}
-
-/**
- * A loopback proxy between the gateways and the simulator process. It outlives every gateway,
- * so it counts every video submission (`POST /v1/videos`) by its `Idempotency-Key` (our task
- * id) whichever process sent it. While `holdAnswers` is set it forwards a submission (the
- * simulator creates the job) but never returns the answer: the gateway is then killed between
- * sending and hearing back, the worst moment for a "submit once" promise.
- */
-async function countingProxy(simulatorPort: number) {
-  const submissions = new Map<string, number>();
-  const state = { holdAnswers: false, held: 0 };
-  const server = http.createServer((request, response) => {
-    const isSubmission = request.method === 'POST' && request.url === '/v1/videos';
-    const key = request.headers['idempotency-key'];
-    if (isSubmission && typeof key === 'string')
-      submissions.set(key, (submissions.get(key) ?? 0) + 1);
-    const hold = isSubmission && state.holdAnswers;
-    const upstream = http.request(
-      {
-        host: '127.0.0.1',
-        port: simulatorPort,
-        method: request.method,
-        path: request.url,
-        headers: request.headers,
-      },
-      (answer) => {
-        if (hold) {
-          state.held += 1;
-          answer.resume();
-          return;
-        }
-        response.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(response);
-      },
-    );
-    upstream.on('error', () => response.destroy());
-    request.on('error', () => upstream.destroy());
-    response.on('error', () => upstream.destroy());
-    request.pipe(upstream);
-  });
-  const port = await freePort();
-  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
-  return {
-    port,
-    submissions,
-    state,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
 }
 
 /**

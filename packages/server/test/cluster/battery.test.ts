@@ -1,0 +1,46 @@
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { describeOnPostgres } from '../helpers/dialects.js';
+import { describeNeeding } from '../helpers/required-services.js';
+import { redisService } from '../helpers/redis.js';
+import { formatReport, runBattery } from './battery.js';
+import { startCluster, type Cluster } from './cluster.js';
+import { nginxService, redisServerService } from './programs.js';
+
+/**
+ * The crash-and-fault battery (issue 21; docs/deploy.md): three gateway processes on one
+ * PostgreSQL and Redis behind the repository's nginx file, killed and faulted under a seeded
+ * load, then every invariant checked. `npm test` runs the short form (≥ 20 kills, every fault
+ * kind at least once); `npm run battery -- --long` the long one (≥ 100 kills), or
+ * TOLLGATE_BATTERY_KILLS and TOLLGATE_BATTERY_SEED to choose.
+ */
+const long = process.env['TOLLGATE_BATTERY'] === 'long';
+const kills = Number(process.env['TOLLGATE_BATTERY_KILLS'] ?? (long ? 100 : 20));
+const seed = Number(process.env['TOLLGATE_BATTERY_SEED'] ?? 21);
+
+describeOnPostgres('crash-and-fault battery on $name', () => {
+  describeNeeding(redisService, 'with Redis', () => {
+    describeNeeding(nginxService, 'behind nginx', () => {
+      describeNeeding(redisServerService, 'with a private redis-server', () => {
+        let cluster: Cluster | undefined;
+        beforeAll(async () => {
+          cluster = await startCluster(process.env['TOLLGATE_TEST_PG_URL'] ?? '');
+        }, 120_000);
+        afterAll(async () => cluster?.close(), 60_000);
+
+        it(
+          `${kills} kill -9s, database sessions killed, PostgreSQL and Redis restarted, upstream faults: nothing lost, nothing charged twice`,
+          async () => {
+            if (cluster === undefined) throw new Error('the cluster did not start');
+            const report = await runBattery(cluster, { seed, kills, workers: 4 });
+            console.log(formatReport(report));
+            expect(report.kills).toBeGreaterThanOrEqual(kills);
+            for (const count of Object.values(report.faults)) expect(count).toBeGreaterThan(0);
+            expect(report.upstreamFaults).toBeGreaterThan(0);
+            expect(report.violations).toEqual([]);
+          },
+          (long ? 3_600 : 600) * 1000,
+        );
+      });
+    });
+  });
+});

@@ -1,0 +1,238 @@
+import pg from 'pg';
+import { openStore } from '../../src/store/database.js';
+import { cliWithEnv } from '../helpers/processes.js';
+import { INSTANCES, KEY_CACHE_TTL_MS, STALE_AFTER_MS, sleep, type Cluster } from './cluster.js';
+import {
+  disabledKeysRefused,
+  ledgerClean,
+  moneyConserved,
+  noIdempotencyKeyChargedTwice,
+  noNegativeBalance,
+  noTaskSubmittedTwice,
+  recordsSettled,
+  successesRecorded,
+  type Violation,
+} from './invariants.js';
+import { Journal } from './journal.js';
+import { seededRandom, type Random } from './random.js';
+import { Workload } from './workload.js';
+
+/** The faults the battery injects besides the upstream faults written into prompts. */
+export const FAULT_KINDS = ['kill', 'pg_terminate', 'pg_restart', 'redis_restart'] as const;
+export type FaultKind = (typeof FAULT_KINDS)[number];
+
+export interface BatteryOptions {
+  readonly seed: number;
+  /** kill -9s to reach before the load stops (every other fault kind also happens at least once). */
+  readonly kills: number;
+  /** Concurrent clients. */
+  readonly workers: number;
+}
+
+export interface BatteryReport {
+  readonly seed: number;
+  readonly requests: number;
+  readonly kills: number;
+  readonly faults: Record<FaultKind, number>;
+  readonly upstreamFaults: number;
+  /** Instances that exited by themselves (no database at start) and were started again. */
+  readonly supervisorRestarts: number;
+  readonly outcomes: Record<string, number>;
+  readonly violations: Violation[];
+  readonly seconds: number;
+  /** Of those, under load and faults (the rest: set-up, draining tasks, the sweeper's bound). */
+  readonly loadSeconds: number;
+  /** Seconds spent in each phase, in order. */
+  readonly phases: Record<string, number>;
+}
+
+/**
+ * One run: a seeded workload through nginx while a seeded schedule kills instances, terminates
+ * their database sessions, "restarts" PostgreSQL and Redis; then the load stops, tasks finish and
+ * are settled, the sweeper's stale age passes (a restart sweeps at start) and every invariant is
+ * checked. The same seed gives the same choices (timings on a shared machine still differ).
+ */
+export async function runBattery(
+  cluster: Cluster,
+  options: BatteryOptions,
+): Promise<BatteryReport> {
+  const started = Date.now();
+  const phases: Record<string, number> = {};
+  let phaseStart = started;
+  const phase = (name: string) => {
+    phases[name] = Math.round((Date.now() - phaseStart) / 100) / 10;
+    phaseStart = Date.now();
+  };
+  const journal = new Journal();
+  const workload = new Workload(cluster.base, journal);
+  await workload.setUp(seededRandom(options.seed), 3, 5_000_000);
+  phase('set-up');
+
+  let stopping = false;
+  const sampler = sampleNegativeBalances(cluster.databaseUrl, journal, () => stopping);
+  const workers = Array.from({ length: options.workers }, async (_, index) => {
+    const random = seededRandom(options.seed * 101 + index + 1);
+    while (!stopping) await workload.step(random);
+  });
+  const faults: Record<FaultKind, number> = {
+    kill: 0,
+    pg_terminate: 0,
+    pg_restart: 0,
+    redis_restart: 0,
+  };
+  const schedule = seededRandom(options.seed * 7 + 3);
+  const order = shuffled(schedule, [...FAULT_KINDS]);
+  // Restarts are not waited for: the next fault may come while an instance is still starting
+  // (and may kill it again), as on a real bad day; all of them are up again before the checks.
+  const restarts: Promise<void>[] = [];
+  while (faults.kill < options.kills || FAULT_KINDS.some((kind) => faults[kind] === 0)) {
+    await sleep(1_000 + schedule.below(1_500));
+    const kind = order.shift() ?? (schedule.next() < 0.75 ? 'kill' : schedule.pick(FAULT_KINDS));
+    if (kind === 'kill') restarts.push(cluster.killAndRestart(schedule.below(INSTANCES)));
+    else await inject(cluster, kind, schedule);
+    faults[kind] += 1;
+  }
+  phase('faults');
+  await Promise.all(restarts);
+  phase('restarts');
+  stopping = true;
+  await Promise.all(workers);
+  phase('last requests');
+  const loadEnded = Date.now();
+
+  // Quiet: tasks finish and are settled, then the sweeper's bound passes and an instance
+  // restarts (the sweeper runs at start), so nothing may still be `processing` after it.
+  await waitForTasks(cluster.databaseUrl);
+  phase('tasks');
+  await workload.settleAll(seededRandom(options.seed + 99));
+  phase('settles');
+  await sleep(STALE_AFTER_MS + 500);
+  await cluster.killAndRestart(0);
+  faults.kill += 1;
+  await sleep(1_000);
+  await sampler;
+  phase('sweeper');
+
+  const store = await openStore({ url: cluster.databaseUrl });
+  try {
+    const db = store.db;
+    const attempts = journal.attempts;
+    const cli = await cliWithEnv({ TOLLGATE_DATABASE_URL: cluster.databaseUrl }, 'ledger', 'check');
+    const violations = [
+      ...(cli.code === 0
+        ? []
+        : [{ check: 'tollgate ledger check', subject: 'cli', detail: cli.stdout + cli.stderr }]),
+      ...(await ledgerClean(db)),
+      ...(await moneyConserved(db, attempts)),
+      ...(await noIdempotencyKeyChargedTwice(db, attempts)),
+      ...noTaskSubmittedTwice(cluster.videoSubmissions),
+      ...(await successesRecorded(db, attempts)),
+      ...(await recordsSettled(db, Date.now(), STALE_AFTER_MS)),
+      ...(await noNegativeBalance(db, journal.negativeBalanceSamples)),
+      ...disabledKeysRefused(attempts, KEY_CACHE_TTL_MS),
+    ];
+    const outcomes: Record<string, number> = {};
+    for (const row of await db
+      .selectFrom('requests')
+      .select(['status', (eb) => eb.fn.countAll<number>().as('count')])
+      .groupBy('status')
+      .execute())
+      outcomes[row.status] = Number(row.count);
+    return {
+      seed: options.seed,
+      requests: attempts.length,
+      kills: faults.kill,
+      faults,
+      upstreamFaults: workload.upstreamFaults,
+      supervisorRestarts: cluster.supervisorRestarts.count,
+      outcomes,
+      violations,
+      seconds: Math.round((Date.now() - started) / 1000),
+      loadSeconds: Math.round((loadEnded - started) / 1000),
+      phases,
+    };
+  } finally {
+    await store.close();
+  }
+}
+
+/** The report's lines, as the battery prints them. */
+export function formatReport(report: BatteryReport): string {
+  const faults = Object.entries(report.faults)
+    .map(([kind, count]) => `${kind} ${count}`)
+    .join(', ');
+  const outcomes = Object.entries(report.outcomes)
+    .map(([status, count]) => `${status} ${count}`)
+    .join(', ');
+  return [
+    `battery: seed ${report.seed}, ${INSTANCES} instances behind nginx, ${report.seconds} s (${report.loadSeconds} s under load)`,
+    `requests ${report.requests} (attempts, retries included); records: ${outcomes}`,
+    `kills ${report.kills}; faults: ${faults}; upstream faults ${report.upstreamFaults}; restarted after exiting by themselves ${report.supervisorRestarts}`,
+    `phases (s): ${Object.entries(report.phases)
+      .map(([name, seconds]) => `${name} ${seconds}`)
+      .join(', ')}`,
+    `violations ${report.violations.length}`,
+    ...report.violations.slice(0, 20).map((v) => `  ${v.check} ${v.subject}: ${v.detail}`),
+  ].join('\n');
+}
+
+async function inject(cluster: Cluster, kind: Exclude<FaultKind, 'kill'>, random: Random) {
+  if (kind === 'pg_terminate') return void (await cluster.terminateGatewaySessions());
+  if (kind === 'pg_restart') return cluster.cutDatabase(1_000 + random.below(1_000));
+  return cluster.bounceRedis(1_000 + random.below(1_000));
+}
+
+/** Until no task is queued or running (at most 30 s: a task left then is reported, not hidden). */
+async function waitForTasks(databaseUrl: string): Promise<void> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  client.on('error', () => {});
+  await client.connect();
+  try {
+    const deadline = Date.now() + 30_000;
+    while (Date.now() < deadline) {
+      const open = await client.query<{ count: string }>(
+        "select count(*) as count from tasks where status in ('queued', 'running')",
+      );
+      if (Number(open.rows[0]?.count) === 0) return;
+      await sleep(500);
+    }
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * Every 500 ms while the run lasts: any account below zero is written down. Each sample on its
+ * own connection (made outside the faults: it goes to PostgreSQL directly, not through the proxy).
+ */
+async function sampleNegativeBalances(
+  databaseUrl: string,
+  journal: Journal,
+  stopped: () => boolean,
+): Promise<void> {
+  while (!stopped()) {
+    const client = new pg.Client({ connectionString: databaseUrl });
+    client.on('error', () => {});
+    try {
+      await client.connect();
+      const negative = await client.query<{ id: string; balance: string; held: string }>(
+        'select id, balance, held from accounts where balance < 0 or held < 0 or balance - held < 0',
+      );
+      for (const row of negative.rows)
+        journal.negativeBalanceSamples.push(`${row.id}: balance ${row.balance}, held ${row.held}`);
+    } catch {
+      // A sample lost to the shared server's load is skipped; the final check reads again.
+    } finally {
+      await client.end().catch(() => {});
+    }
+    await sleep(500);
+  }
+}
+
+function shuffled<T>(random: Random, items: T[]): T[] {
+  for (let index = items.length - 1; index > 0; index -= 1) {
+    const other = random.below(index + 1);
+    [items[index], items[other]] = [items[other] as T, items[index] as T];
+  }
+  return items;
+}
