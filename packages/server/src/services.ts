@@ -114,7 +114,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
         ? undefined
         : new Redis(options.redisUrl, { lazyConnect: false, maxRetriesPerRequest: 2 });
     if (redis !== undefined) closers.push(async () => void (await redis.quit()));
-    const effects = { clock, ids };
+    const effects = { clock, ids, budgetTimeZone: config.budget_time_zone };
     const assets = createAssetStorage(config.storage, options.assetsDir, options.storageSecrets);
     if (assets.close !== undefined) closers.push(async () => assets.close?.());
     const prices = new PriceBook(
@@ -178,6 +178,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
         config.models.map((model) => model.id),
         config.key_cache_ttl_ms,
         (error) => logger.warn({ err: error }, 'last-used update failed'),
+        config.budget_time_zone,
       ),
       accounts: new AccountService(store.db, effects),
       prices,

@@ -1,3 +1,4 @@
+import type { Budget } from '@tollgate/protocol';
 import type { Kysely } from 'kysely';
 import { LRUCache } from 'lru-cache';
 import { ApiError, invalidInput, notFound } from '../errors/api-error.js';
@@ -5,6 +6,8 @@ import type { ApiKeyTable, Database, KeyKind } from '../store/schema.js';
 import type { Clock, IdGenerator } from '../util/effects.js';
 import { parseOptionalFutureTime } from '../accounts/account-service.js';
 import { generateApiKey, hashApiKey, isWellFormedKey } from './key-format.js';
+import { budgetStateOf, budgetView } from '../budgets/budget-ledger.js';
+import { DEFAULT_BUDGET_TIME_ZONE } from '../budgets/budget-windows.js';
 
 /** What a route knows about the caller after authentication. */
 export interface Principal {
@@ -13,6 +16,8 @@ export interface Principal {
   readonly kind: KeyKind;
   /** `null`: every model; otherwise the allowlist. */
   readonly models: readonly string[] | null;
+  /** The key has a budget: its holds also reserve against it (budgets, docs/billing.md). */
+  readonly budgeted: boolean;
 }
 
 export interface KeyView {
@@ -29,11 +34,13 @@ export interface KeyView {
   created_at: string;
   /** The key that replaced this one by rotation, or `null`. */
   replaced_by: string | null;
+  /** The key's own spend limit (on top of its account's), or `null`. */
+  budget: Budget | null;
 }
 
 const iso = (time: number | null) => (time === null ? null : new Date(time).toISOString());
 
-export function keyView(row: ApiKeyTable): KeyView {
+export function keyView(row: ApiKeyTable, now: number, budgetTimeZone: string): KeyView {
   return {
     object: 'api_key',
     id: row.id,
@@ -47,11 +54,15 @@ export function keyView(row: ApiKeyTable): KeyView {
     last_used_at: iso(row.last_used_at),
     created_at: iso(row.created_at) ?? '',
     replaced_by: row.replaced_by,
+    budget: budgetView(budgetStateOf(row, row.budget_held, now, budgetTimeZone)),
   };
 }
 
 type CachedKey =
-  | (Pick<ApiKeyTable, 'id' | 'account_id' | 'kind' | 'expires_at' | 'disabled_at'> & {
+  | (Pick<
+      ApiKeyTable,
+      'id' | 'account_id' | 'kind' | 'expires_at' | 'disabled_at' | 'budget_limit'
+    > & {
       models: readonly string[] | null;
     })
   | null;
@@ -83,6 +94,7 @@ export class KeyService {
     modelIds: readonly string[],
     cacheTtlMs: number,
     private readonly onBackgroundError: (error: unknown) => void = () => {},
+    private readonly budgetTimeZone: string = DEFAULT_BUDGET_TIME_ZONE,
   ) {
     this.knownModels = new Set(modelIds);
     this.cache = new LRUCache({ max: 50_000, ttl: Math.max(cacheTtlMs, 1), ttlAutopurge: false });
@@ -141,9 +153,15 @@ export class KeyService {
       last_used_at: null,
       created_at: this.clock.now(),
       replaced_by: null,
+      budget_limit: null,
+      budget_window: null,
+      budget_window_start: 0,
+      budget_spent: 0,
+      budget_held: 0,
+      allowed_ips: null,
     };
     await this.db.insertInto('api_keys').values(row).execute();
-    return { ...keyView(row), key };
+    return { ...this.view(row), key };
   }
 
   /**
@@ -186,6 +204,8 @@ export class KeyService {
         last_used_at: null,
         created_at: now,
         replaced_by: null,
+        // The budget and its spend carry over; the old key's open holds stay the old key's.
+        budget_held: 0,
       };
       await trx.insertInto('api_keys').values(row).execute();
       const retireAt = now + overlap * 1000;
@@ -218,7 +238,17 @@ export class KeyService {
     });
     // The old key's cached entry knows neither the disable nor the new expiry.
     this.cache.delete(rotated.old.key_hash);
-    return { ...keyView(rotated.row), key, replaces: keyView(rotated.old) };
+    return { ...this.view(rotated.row), key, replaces: this.view(rotated.old) };
+  }
+
+  /** A key as the admin API shows it, its budget as of now. */
+  view(row: ApiKeyTable): KeyView {
+    return keyView(row, this.clock.now(), this.budgetTimeZone);
+  }
+
+  /** Forgets a cached key, so the next request reads its row again (after a change to it). */
+  forget(keyHash: string): void {
+    this.cache.delete(keyHash);
   }
 
   async disable(keyId: string): Promise<KeyView> {
@@ -236,7 +266,7 @@ export class KeyService {
       .executeTakeFirst();
     if (row === undefined) throw notFound('api key');
     this.cache.delete(row.key_hash);
-    return keyView(row);
+    return this.view(row);
   }
 
   async list(accountId: string): Promise<KeyView[]> {
@@ -246,7 +276,7 @@ export class KeyService {
       .where('account_id', '=', accountId)
       .orderBy('created_at', 'desc')
       .execute();
-    return rows.map(keyView);
+    return rows.map((row) => this.view(row));
   }
 
   /** Resolves a bearer token to a principal, or throws the 401 that says why. */
@@ -263,7 +293,7 @@ export class KeyService {
     if (cached === undefined) {
       const row = await this.db
         .selectFrom('api_keys')
-        .select(['id', 'account_id', 'kind', 'models', 'expires_at', 'disabled_at'])
+        .select(['id', 'account_id', 'kind', 'models', 'expires_at', 'disabled_at', 'budget_limit'])
         .where('key_hash', '=', hash)
         .executeTakeFirst();
       cached = {
@@ -286,6 +316,7 @@ export class KeyService {
       accountId: key.account_id,
       kind: key.kind,
       models: key.models,
+      budgeted: key.budget_limit !== null,
     };
   }
 

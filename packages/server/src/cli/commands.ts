@@ -198,7 +198,7 @@ export const COMMAND_GROUPS: Readonly<Record<string, CommandGroup>> = {
           context.store(),
         ]);
         return ok(
-          await new AccountListing(store.db).list({
+          await new AccountListing(store.db, await context.effects()).list({
             q: values.q,
             id_prefix: values['id-prefix'],
             limit: values.limit,

@@ -1,4 +1,5 @@
 import { MAX_MOVEMENT_MICRO_YUAN } from '@tollgate/protocol';
+import { DEFAULT_BUDGET_TIME_ZONE, isKnownTimeZone } from '../budgets/budget-windows.js';
 import { z } from 'zod';
 import { CONFIGURABLE_FIELDS, type RequestField } from '../chat/request-fields.js';
 import { modelPriceIssues, zeroPriceIssues } from './price-rules.js';
@@ -399,6 +400,11 @@ export const configSchema = z
     key_cache_ttl_ms: nonNegativeInt.default(10_000),
     /** How long request records are kept for idempotent replay and recovery. */
     request_retention_days: positiveInt.default(30),
+    /** Where budget windows turn over: local midnight in this IANA zone (docs/billing.md). */
+    budget_time_zone: z
+      .string()
+      .refine(isKnownTimeZone, { message: 'must be an IANA time zone such as Asia/Shanghai' })
+      .default(DEFAULT_BUDGET_TIME_ZONE),
   })
   .strict()
   .superRefine((config, context) => {

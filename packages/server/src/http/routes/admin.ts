@@ -57,7 +57,10 @@ export function registerAdmin(scope: FastifyInstance, deps: AppDeps): void {
       return deps.accounts.create({ email: request.body.email });
     },
   );
-  const accountListing = new AccountListing(deps.store.db);
+  const accountListing = new AccountListing(deps.store.db, {
+    clock: deps.clock,
+    budgetTimeZone: deps.config.budget_time_zone,
+  });
   scope.get<{ Querystring: Record<string, string | undefined> }>(
     '/admin/v1/accounts',
     {

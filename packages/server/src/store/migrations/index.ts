@@ -15,6 +15,7 @@ import * as consoleUsers from './013-console-users.js';
 import * as taskClaims from './014-task-claims.js';
 import * as onePendingShare from './015-one-pending-share.js';
 import * as settlementWindow from './017-settlement-window.js';
+import * as budgets from './019-budgets.js';
 
 /**
  * Versioned migrations, applied in name order at start. Never edit a released migration: add
@@ -37,6 +38,7 @@ const migrations: Record<string, Migration> = {
   '014-task-claims': taskClaims,
   '015-one-pending-share': onePendingShare,
   '017-settlement-window': settlementWindow,
+  '019-budgets': budgets,
 };
 
 export const migrationProvider: MigrationProvider = {
