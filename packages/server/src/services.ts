@@ -31,6 +31,7 @@ import { openStore, type StoreOptions } from './store/database.js';
 import { AccountUsageReader } from './usage/account-usage.js';
 import { RequestListing } from './usage/request-listing.js';
 import { Statements } from './usage/statement.js';
+import { BudgetService } from './budgets/budget-service.js';
 import { createIdGenerator, systemClock, type Clock, type IdGenerator } from './util/effects.js';
 
 export interface ServiceOptions {
@@ -115,6 +116,15 @@ export async function createServices(options: ServiceOptions): Promise<Services>
         : new Redis(options.redisUrl, { lazyConnect: false, maxRetriesPerRequest: 2 });
     if (redis !== undefined) closers.push(async () => void (await redis.quit()));
     const effects = { clock, ids, budgetTimeZone: config.budget_time_zone };
+    const keys = new KeyService(
+      store.db,
+      clock,
+      ids,
+      config.models.map((model) => model.id),
+      config.key_cache_ttl_ms,
+      (error) => logger.warn({ err: error }, 'last-used update failed'),
+      config.budget_time_zone,
+    );
     const assets = createAssetStorage(config.storage, options.assetsDir, options.storageSecrets);
     if (assets.close !== undefined) closers.push(async () => assets.close?.());
     const prices = new PriceBook(
@@ -171,15 +181,8 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       ids,
       logger,
       metrics,
-      keys: new KeyService(
-        store.db,
-        clock,
-        ids,
-        config.models.map((model) => model.id),
-        config.key_cache_ttl_ms,
-        (error) => logger.warn({ err: error }, 'last-used update failed'),
-        config.budget_time_zone,
-      ),
+      keys,
+      budgets: new BudgetService(store.db, keys, effects),
       accounts: new AccountService(store.db, effects),
       prices,
       catalog,

@@ -17,6 +17,7 @@ import type { H3Service } from '../h3/h3-service.js';
 import type { TaskService } from '../tasks/task-service.js';
 import type { TaskOperations } from '../tasks/task-operations.js';
 import type { TaskSettlement } from '../tasks/task-settlement.js';
+import type { BudgetService } from '../budgets/budget-service.js';
 import type { Store } from '../store/database.js';
 import type { AccountUsageReader } from '../usage/account-usage.js';
 import type { RequestListing } from '../usage/request-listing.js';
@@ -33,6 +34,8 @@ export interface AppDeps {
   readonly logger: FastifyBaseLogger;
   readonly metrics: Metrics;
   readonly keys: KeyService;
+  /** Spend limits of keys and accounts (docs/billing.md "Budgets"). */
+  readonly budgets: BudgetService;
   readonly accounts: AccountService;
   readonly prices: PriceBook;
   readonly catalog: ModelCatalog;

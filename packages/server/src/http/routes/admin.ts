@@ -7,6 +7,7 @@ import { ApiError } from '../../errors/api-error.js';
 import { operatorRecordView } from '../../requests/record-view.js';
 import { bearerTokenOrNothing } from '../plugins/admin-token.js';
 import type { AppDeps } from '../deps.js';
+import { registerAdminBudgets } from './admin-budgets.js';
 import { registerAdminTasks } from './admin-tasks.js';
 import { registerShareReview } from './shares.js';
 
@@ -198,5 +199,6 @@ export function registerAdmin(scope: FastifyInstance, deps: AppDeps): void {
       }),
   );
   registerAdminTasks(scope, deps);
+  registerAdminBudgets(scope, deps);
   registerShareReview(scope, deps);
 }
