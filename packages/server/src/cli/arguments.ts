@@ -32,6 +32,8 @@ export const OPTIONS = {
   'id-prefix': { type: 'string' },
   limit: { type: 'string' },
   after: { type: 'string' },
+  window: { type: 'string' },
+  remove: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean' },
 } as const;

@@ -1,6 +1,7 @@
 import { ApiError } from '../errors/api-error.js';
 import type { OptionName, OptionValues } from './arguments.js';
 import { usageError } from './arguments.js';
+import { accountsBudgetCommand, keysBudgetCommand } from './budget-commands.js';
 import type { CliContext } from './context.js';
 
 /** What a command printed: JSON (`body`), or text written as it is read; and the exit code. */
@@ -207,6 +208,7 @@ export const COMMAND_GROUPS: Readonly<Record<string, CommandGroup>> = {
         );
       },
     },
+    budget: accountsBudgetCommand,
   },
   keys: {
     create: {
@@ -267,6 +269,7 @@ export const COMMAND_GROUPS: Readonly<Record<string, CommandGroup>> = {
         );
       },
     },
+    budget: keysBudgetCommand,
   },
   prices: {
     set: {
