@@ -143,16 +143,17 @@ const chargeHeld = preparedQuery<
     .where(sql<boolean>`balance - held >= ${slot.extra}`),
 );
 /** A resolved hold gives back what it reserved against its key's budget; a capture counts. */
-const resolveKeyBudget = preparedQuery<{ keyId: string; held: number; spent: number } & WindowSlots>(
-  (db, slot) =>
-    db
-      .updateTable('api_keys')
-      .set({
-        budget_held: sql`budget_held - ${slot.held}`,
-        budget_spent: sql`${spentInWindowSql(slot)} + ${slot.spent}`,
-        budget_window_start: budgetWindowStartSql(slot),
-      })
-      .where('id', '=', slot.keyId),
+const resolveKeyBudget = preparedQuery<
+  { keyId: string; held: number; spent: number } & WindowSlots
+>((db, slot) =>
+  db
+    .updateTable('api_keys')
+    .set({
+      budget_held: sql`budget_held - ${slot.held}`,
+      budget_spent: sql`${spentInWindowSql(slot)} + ${slot.spent}`,
+      budget_window_start: budgetWindowStartSql(slot),
+    })
+    .where('id', '=', slot.keyId),
 );
 const claimOpenHoldAsReleased = preparedQuery<{ holdId: string; now: number }, ResolvedHold>(
   (db, slot) =>

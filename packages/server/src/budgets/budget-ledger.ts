@@ -106,7 +106,14 @@ export async function refusalOf(
   if (input.scope === 'account') {
     const row = await trx
       .selectFrom('accounts')
-      .select(['balance', 'held', 'budget_limit', 'budget_window', 'budget_window_start', 'budget_spent'])
+      .select([
+        'balance',
+        'held',
+        'budget_limit',
+        'budget_window',
+        'budget_window_start',
+        'budget_spent',
+      ])
       .where('id', '=', input.id)
       .executeTakeFirst();
     if (row === undefined || row.balance - row.held < input.amount)
@@ -115,7 +122,13 @@ export async function refusalOf(
   } else {
     const row = await trx
       .selectFrom('api_keys')
-      .select(['budget_held', 'budget_limit', 'budget_window', 'budget_window_start', 'budget_spent'])
+      .select([
+        'budget_held',
+        'budget_limit',
+        'budget_window',
+        'budget_window_start',
+        'budget_spent',
+      ])
       .where('id', '=', input.id)
       .executeTakeFirst();
     state = row === undefined ? null : budgetStateOf(row, row.budget_held, now, zone);

@@ -32,7 +32,10 @@ export function parseBudget(input: BudgetInput): ValidBudget {
     limit < 0 ||
     limit > MAX_BALANCE_MICRO_YUAN
   )
-    throw invalidInput('limit', `must be an integer of micro-yuan from 0 to ${MAX_BALANCE_MICRO_YUAN}`);
+    throw invalidInput(
+      'limit',
+      `must be an integer of micro-yuan from 0 to ${MAX_BALANCE_MICRO_YUAN}`,
+    );
   if (typeof window !== 'string' || !(BUDGET_WINDOWS as readonly string[]).includes(window))
     throw invalidInput('window', `must be one of ${BUDGET_WINDOWS.join(', ')}`);
   return { limit, window: window as BudgetWindow };

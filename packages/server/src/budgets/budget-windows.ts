@@ -59,8 +59,15 @@ function localFields(instant: number, zone: string) {
 /** The zone's offset from UTC at `instant`, ms (local wall time minus UTC). */
 function offsetAt(instant: number, zone: string): number {
   const local = localFields(instant, zone);
-  const wall = Date.UTC(local.year, local.month - 1, local.day, local.hour, local.minute, local.second);
-  return wall - (instant - (instant % 1000 + 1000) % 1000);
+  const wall = Date.UTC(
+    local.year,
+    local.month - 1,
+    local.day,
+    local.hour,
+    local.minute,
+    local.second,
+  );
+  return wall - (instant - (((instant % 1000) + 1000) % 1000));
 }
 
 /** The instant of local midnight starting the given local date in `zone`. */

@@ -125,9 +125,9 @@ describeEachDialect('budget windows and views on $name', (dialect) => {
       window: 'daily',
     });
     expect(missing.statusCode).toBe(404);
-    expect((await raw(gateway, 'DELETE', '/admin/v1/accounts/acct_missing/budget')).statusCode).toBe(
-      404,
-    );
+    expect(
+      (await raw(gateway, 'DELETE', '/admin/v1/accounts/acct_missing/budget')).statusCode,
+    ).toBe(404);
     const keys = await gateway.admin('GET', `/admin/v1/accounts/${accountId}/keys`);
     expect(keys['data']).toEqual([expect.objectContaining({ budget: null })]);
     expect((await gateway.admin('GET', `/admin/v1/accounts/${accountId}`))['budget']).toBeNull();

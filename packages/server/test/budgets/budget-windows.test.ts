@@ -34,9 +34,7 @@ describe('budget windows turn over at local midnight of the configured zone', ()
     // New York springs forward on 2026-03-08: that local day is 23 hours long.
     const noon = at('2026-03-08T16:00:00Z');
     expect(iso(windowStarts(noon, 'America/New_York').daily)).toBe('2026-03-08T05:00:00.000Z');
-    expect(iso(windowResetsAt('daily', noon, 'America/New_York'))).toBe(
-      '2026-03-09T04:00:00.000Z',
-    );
+    expect(iso(windowResetsAt('daily', noon, 'America/New_York'))).toBe('2026-03-09T04:00:00.000Z');
   });
 
   it('rolls the year over for a December month', () => {
