@@ -7,6 +7,7 @@ import type { Clock, IdGenerator } from '../util/effects.js';
 import { parseOptionalFutureTime } from '../accounts/account-service.js';
 import { generateApiKey, hashApiKey, isWellFormedKey } from './key-format.js';
 import { budgetStateOf, budgetView } from '../budgets/budget-ledger.js';
+import { cidrMatcher, parseCidrList } from './ip-allowlist.js';
 import { DEFAULT_BUDGET_TIME_ZONE } from '../budgets/budget-windows.js';
 
 /** What a route knows about the caller after authentication. */
@@ -18,6 +19,8 @@ export interface Principal {
   readonly models: readonly string[] | null;
   /** The key has a budget: its holds also reserve against it (budgets, docs/billing.md). */
   readonly budgeted: boolean;
+  /** Whether a client address may use the key; absent or null: every address. */
+  readonly addressAllowed?: ((address: string) => boolean) | null;
 }
 
 export interface KeyView {
@@ -36,6 +39,8 @@ export interface KeyView {
   replaced_by: string | null;
   /** The key's own spend limit (on top of its account's), or `null`. */
   budget: Budget | null;
+  /** CIDR blocks the key may be used from, or `null` for everywhere (docs/security.md). */
+  allowed_ips: string[] | null;
 }
 
 const iso = (time: number | null) => (time === null ? null : new Date(time).toISOString());
@@ -55,6 +60,7 @@ export function keyView(row: ApiKeyTable, now: number, budgetTimeZone: string): 
     created_at: iso(row.created_at) ?? '',
     replaced_by: row.replaced_by,
     budget: budgetView(budgetStateOf(row, row.budget_held, now, budgetTimeZone)),
+    allowed_ips: row.allowed_ips === null ? null : (JSON.parse(row.allowed_ips) as string[]),
   };
 }
 
@@ -64,8 +70,17 @@ type CachedKey =
       'id' | 'account_id' | 'kind' | 'expires_at' | 'disabled_at' | 'budget_limit'
     > & {
       models: readonly string[] | null;
+      addressAllowed: ((address: string) => boolean) | null;
     })
   | null;
+
+/** `allowed_ips` as stored (JSON of canonical blocks), or null; refused naming the field. */
+function parseAllowedIps(value: unknown): string | null {
+  if (value === undefined || value === null) return null;
+  const parsed = parseCidrList(value);
+  if ('problem' in parsed) throw invalidInput('allowed_ips', parsed.problem);
+  return JSON.stringify(parsed.cidrs);
+}
 
 /** The longest an old key keeps working after a rotation. */
 const MAX_ROTATION_OVERLAP_SECONDS = 7 * 24 * 3600;
@@ -107,7 +122,13 @@ export class KeyService {
    */
   async create(
     accountId: string,
-    input: { kind?: unknown; models?: unknown; expires_at?: unknown; name?: unknown },
+    input: {
+      kind?: unknown;
+      models?: unknown;
+      expires_at?: unknown;
+      name?: unknown;
+      allowed_ips?: unknown;
+    },
   ): Promise<KeyView & { key: string }> {
     const kind = input.kind ?? 'personal';
     if (kind !== 'personal' && kind !== 'service')
@@ -133,6 +154,7 @@ export class KeyService {
       throw invalidInput('name', 'must be a string of at most 100 characters');
     }
     const expiresAt = parseOptionalFutureTime(input.expires_at, 'expires_at', this.clock);
+    const allowedIps = parseAllowedIps(input.allowed_ips);
     const account = await this.db
       .selectFrom('accounts')
       .select('id')
@@ -158,7 +180,7 @@ export class KeyService {
       budget_window_start: 0,
       budget_spent: 0,
       budget_held: 0,
-      allowed_ips: null,
+      allowed_ips: allowedIps,
     };
     await this.db.insertInto('api_keys').values(row).execute();
     return { ...this.view(row), key };
@@ -241,6 +263,30 @@ export class KeyService {
     return { ...this.view(rotated.row), key, replaces: this.view(rotated.old) };
   }
 
+  /**
+   * `PATCH /admin/v1/keys/{id}`: changes what may change on a key in place, today its
+   * `allowed_ips` (`null` allows every address again). The cached entry is dropped here; other
+   * instances see the change within `cacheTtlMs`.
+   */
+  async update(keyId: string, input: { allowed_ips?: unknown }): Promise<KeyView> {
+    if (!('allowed_ips' in input) || input.allowed_ips === undefined)
+      throw invalidInput('allowed_ips', 'is required (null allows every address)');
+    const allowedIps = parseAllowedIps(input.allowed_ips);
+    const updated = await this.db
+      .updateTable('api_keys')
+      .set({ allowed_ips: allowedIps })
+      .where('id', '=', keyId)
+      .executeTakeFirst();
+    if (updated.numUpdatedRows !== 1n) throw notFound('api key');
+    const row = await this.db
+      .selectFrom('api_keys')
+      .selectAll()
+      .where('id', '=', keyId)
+      .executeTakeFirstOrThrow();
+    this.cache.delete(row.key_hash);
+    return this.view(row);
+  }
+
   /** A key as the admin API shows it, its budget as of now. */
   view(row: ApiKeyTable): KeyView {
     return keyView(row, this.clock.now(), this.budgetTimeZone);
@@ -293,14 +339,30 @@ export class KeyService {
     if (cached === undefined) {
       const row = await this.db
         .selectFrom('api_keys')
-        .select(['id', 'account_id', 'kind', 'models', 'expires_at', 'disabled_at', 'budget_limit'])
+        .select([
+          'id',
+          'account_id',
+          'kind',
+          'models',
+          'expires_at',
+          'disabled_at',
+          'budget_limit',
+          'allowed_ips',
+        ])
         .where('key_hash', '=', hash)
         .executeTakeFirst();
       cached = {
         value:
           row === undefined
             ? null
-            : { ...row, models: row.models === null ? null : (JSON.parse(row.models) as string[]) },
+            : {
+                ...row,
+                models: row.models === null ? null : (JSON.parse(row.models) as string[]),
+                addressAllowed:
+                  row.allowed_ips === null
+                    ? null
+                    : cidrMatcher(JSON.parse(row.allowed_ips) as string[]),
+              },
       };
       this.cache.set(hash, cached);
     }
@@ -317,6 +379,7 @@ export class KeyService {
       kind: key.kind,
       models: key.models,
       budgeted: key.budget_limit !== null,
+      addressAllowed: key.addressAllowed,
     };
   }
 

@@ -1,4 +1,5 @@
 import { MAX_MOVEMENT_MICRO_YUAN } from '@tollgate/protocol';
+import { parseCidrList } from '../auth/ip-allowlist.js';
 import { DEFAULT_BUDGET_TIME_ZONE, isKnownTimeZone } from '../budgets/budget-windows.js';
 import { z } from 'zod';
 import { CONFIGURABLE_FIELDS, type RequestField } from '../chat/request-fields.js';
@@ -366,6 +367,18 @@ export const serverSchema = z
      * cookie is always `Secure`. Otherwise it is `Secure` when the request itself came over https.
      */
     console_secure_cookie: z.boolean().default(false),
+    /**
+     * Peers whose `X-Forwarded-For` is believed when checking a key's `allowed_ips` (CIDR
+     * blocks; docs/security.md). Empty: the socket's address is the client's.
+     */
+    trusted_proxies: z
+      .array(z.string())
+      .default([])
+      .superRefine((value, context) => {
+        if (value.length === 0) return;
+        const parsed = parseCidrList(value);
+        if ('problem' in parsed) context.addIssue({ code: 'custom', message: parsed.problem });
+      }),
   })
   .strict();
 

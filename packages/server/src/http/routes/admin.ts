@@ -98,12 +98,18 @@ export function registerAdmin(scope: FastifyInstance, deps: AppDeps): void {
   );
   scope.post<{ Params: { id: string }; Body: Body }>(
     '/admin/v1/accounts/:id/keys',
-    { schema: { body: bodyWith('kind', 'models', 'expires_at', 'name') } },
+    { schema: { body: bodyWith('kind', 'models', 'expires_at', 'name', 'allowed_ips') } },
     async (request, reply) => {
       void reply.code(201);
-      const { kind, models, expires_at, name } = request.body;
-      return deps.keys.create(request.params.id, { kind, models, expires_at, name });
+      const { kind, models, expires_at, name, allowed_ips } = request.body;
+      return deps.keys.create(request.params.id, { kind, models, expires_at, name, allowed_ips });
     },
+  );
+  scope.patch<{ Params: { id: string }; Body: Body }>(
+    '/admin/v1/keys/:id',
+    { schema: { body: bodyWith('allowed_ips') } },
+    async (request) =>
+      deps.keys.update(request.params.id, { allowed_ips: request.body['allowed_ips'] }),
   );
   scope.get<{ Params: { id: string } }>('/admin/v1/accounts/:id/keys', async (request) => ({
     object: 'list',
