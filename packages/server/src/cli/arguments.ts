@@ -34,6 +34,8 @@ export const OPTIONS = {
   after: { type: 'string' },
   window: { type: 'string' },
   remove: { type: 'boolean' },
+  'allowed-ips': { type: 'string' },
+  'allow-any': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean' },
 } as const;

@@ -1,6 +1,7 @@
 import { ApiError } from '../errors/api-error.js';
 import type { OptionName, OptionValues } from './arguments.js';
 import { usageError } from './arguments.js';
+import { allowedIpsOption, keysUpdateCommand } from './allowlist-commands.js';
 import { accountsBudgetCommand, keysBudgetCommand } from './budget-commands.js';
 import type { CliContext } from './context.js';
 
@@ -213,9 +214,9 @@ export const COMMAND_GROUPS: Readonly<Record<string, CommandGroup>> = {
   keys: {
     create: {
       usage:
-        'keys create ACCOUNT_ID [--kind personal|service] [--models a,b] [--expires-at ISO] [--name N]',
+        'keys create ACCOUNT_ID [--kind personal|service] [--models a,b] [--expires-at ISO] [--name N] [--allowed-ips CIDR,…]',
       args: ['ACCOUNT_ID'],
-      options: ['kind', 'models', 'expires-at', 'name'],
+      options: ['kind', 'models', 'expires-at', 'name', 'allowed-ips'],
       run: async (input) => {
         const { values } = input;
         const accountId = arg(input, 0, 'ACCOUNT_ID');
@@ -229,6 +230,7 @@ export const COMMAND_GROUPS: Readonly<Record<string, CommandGroup>> = {
                 : undefined,
             expires_at: values['expires-at'],
             name: values.name,
+            allowed_ips: allowedIpsOption(values['allowed-ips']),
           }),
         );
       },
@@ -270,6 +272,7 @@ export const COMMAND_GROUPS: Readonly<Record<string, CommandGroup>> = {
       },
     },
     budget: keysBudgetCommand,
+    update: keysUpdateCommand,
   },
   prices: {
     set: {

@@ -54,4 +54,21 @@ describe('tollgate keys budget / accounts budget', () => {
     expect(refused.json).toMatchObject({ error: { code: 'INVALID_INPUT', param: 'window' } });
     expect((await cli('accounts', 'show', accountId)).json).toMatchObject({ budget: null });
   });
+
+  it('sets a key allowlist at creation and replaces or lifts it with keys update', async () => {
+    const accountId = String(
+      (await cli('accounts', 'create', '--email', 'allow@example.test')).json['id'],
+    );
+    const created = await cli('keys', 'create', accountId, '--allowed-ips', '10.0.0.0/8,::1');
+    expect(created.json).toMatchObject({ allowed_ips: ['10.0.0.0/8', '::1/128'] });
+    const keyId = String(created.json['id']);
+    expect(
+      (await cli('keys', 'update', keyId, '--allowed-ips', '::ffff:192.0.2.0/120')).json,
+    ).toMatchObject({ allowed_ips: ['192.0.2.0/24'] });
+    const refused = await cli('keys', 'update', keyId, '--allowed-ips', '10.0.0.0/40');
+    expect(refused).toMatchObject({ code: 1, json: { error: { param: 'allowed_ips' } } });
+    expect((await cli('keys', 'update', keyId, '--allow-any')).json).toMatchObject({
+      allowed_ips: null,
+    });
+  });
 });
