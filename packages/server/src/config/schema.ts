@@ -250,6 +250,11 @@ export const modelSchema = z
      * request without one). Otherwise none is sent; the hold still counts the full cap.
      */
     token_limit_required: z.boolean().default(false),
+    /**
+     * Chat: an answer with no output tokens that ended in an upstream error or without a finish
+     * reason is not charged (docs/billing.md, "Zero-completion insurance").
+     */
+    zero_completion_insurance: z.boolean().default(true),
     /** Chat: worst-case input tokens counted for each image and each video. */
     image_input_tokens: positiveInt.default(1_500),
     video_input_tokens: positiveInt.default(8_000),
