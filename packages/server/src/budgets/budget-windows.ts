@@ -79,7 +79,22 @@ function localMidnight(year: number, monthIndex: number, day: number, zone: stri
   return instant;
 }
 
+/**
+ * Per zone, the starts computed last and the day they hold for: every start changes only at a
+ * daily boundary, and the hold path asks on every request (formatting dates costs far more).
+ */
+const startsOfDay = new Map<string, { from: number; until: number; starts: WindowStarts }>();
+
 export function windowStarts(now: number, zone: string): WindowStarts {
+  const cached = startsOfDay.get(zone);
+  if (cached !== undefined && now >= cached.from && now < cached.until) return cached.starts;
+  const starts = computeWindowStarts(now, zone);
+  const until = windowResetsAt('daily', now, zone) ?? starts.daily;
+  startsOfDay.set(zone, { from: starts.daily, until, starts });
+  return starts;
+}
+
+function computeWindowStarts(now: number, zone: string): WindowStarts {
   const local = localFields(now, zone);
   const daily = localMidnight(local.year, local.month - 1, local.day, zone);
   // Weeks start on Monday (ISO 8601). getUTCDay of the local date: 0 = Sunday.
