@@ -20,4 +20,28 @@ export interface Account {
   currency: Currency;
   /** ISO 8601. */
   created_at: string;
+  /** The account's spend limit, or `null` when it has none (docs/billing.md "Budgets"). */
+  budget: Budget | null;
+}
+
+/** A window a budget counts spend over; `total` never resets. */
+export type BudgetWindow = 'daily' | 'weekly' | 'monthly' | 'total';
+
+/**
+ * A spend limit of an account or a key over a window whose boundaries are local midnight in the
+ * server's configured time zone (weeks start on Monday). A request is refused when its hold
+ * would take `spent + held` past `limit`.
+ */
+export interface Budget {
+  /** Micro-yuan. */
+  limit: MicroYuan;
+  window: BudgetWindow;
+  /** Captured in the current window, micro-yuan. */
+  spent: MicroYuan;
+  /** Reserved by open holds counted against this budget, micro-yuan. */
+  held: MicroYuan;
+  /** `limit - spent - held`, never below 0: the largest hold the budget still admits. */
+  remaining: MicroYuan;
+  /** ISO 8601: when the current window ends and `spent` starts again from 0; `null` for `total`. */
+  resets_at: string | null;
 }

@@ -44,6 +44,7 @@ import { openStore, type StoreOptions } from './store/database.js';
 import { AccountUsageReader } from './usage/account-usage.js';
 import { RequestListing } from './usage/request-listing.js';
 import { Statements } from './usage/statement.js';
+import { BudgetService } from './budgets/budget-service.js';
 import { createIdGenerator, systemClock, type Clock, type IdGenerator } from './util/effects.js';
 
 export interface ServiceOptions {
@@ -147,7 +148,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
         if (redis.status === 'ready') await redis.quit();
         else redis.disconnect();
       });
-    const effects = { clock, ids };
+    const effects = { clock, ids, budgetTimeZone: config.budget_time_zone };
     const assets = createAssetStorage(config.storage, options.assetsDir, options.storageSecrets);
     if (assets.close !== undefined) closers.push(async () => assets.close?.());
     const prices = new PriceBook(
@@ -219,6 +220,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       config.models.map((model) => model.id),
       config.key_cache_ttl_ms,
       (error) => logger.warn({ err: error }, 'last-used update failed'),
+      config.budget_time_zone,
     );
     const changeFeed =
       store.dialect === 'postgres' && (options.listenForChanges ?? true)
@@ -240,6 +242,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       metrics,
       keys,
       changeFeed,
+      budgets: new BudgetService(store.db, keys, effects),
       accounts: new AccountService(store.db, effects),
       audit: new AuditLog(store.db, effects),
       prices,

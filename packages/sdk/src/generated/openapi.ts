@@ -716,7 +716,18 @@ export interface components {
       available: components['schemas']['MicroYuan'];
       currency: components['schemas']['Currency'];
       created_at: string;
+      budget: components['schemas']['Budget'] | null;
     };
+    Budget: {
+      limit: components['schemas']['MicroYuan'];
+      window: components['schemas']['BudgetWindow'];
+      spent: components['schemas']['MicroYuan'];
+      held: components['schemas']['MicroYuan'];
+      remaining: components['schemas']['MicroYuan'];
+      resets_at: string | null;
+    };
+    /** @enum {string} */
+    BudgetWindow: 'daily' | 'weekly' | 'monthly' | 'total';
     Asset: {
       /** @constant */
       object: 'asset';

@@ -4,7 +4,7 @@ import { invalidInput } from '../errors/api-error.js';
 import { parseLimit } from '../shares/share-input.js';
 import type { Database } from '../store/schema.js';
 import { listPage, type ListPage } from '../util/list-page.js';
-import { accountView } from './account-service.js';
+import { accountView, type BudgetClock } from './account-service.js';
 
 /** What an operator may filter accounts by; each field as it came (query string or CLI option). */
 export interface AccountQuery {
@@ -25,7 +25,10 @@ const MAX_FILTER_LENGTH = 254;
  * before. One rule for both callers, so the CLI and the API answer the same list.
  */
 export class AccountListing {
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly at: BudgetClock,
+  ) {}
 
   async list(query: AccountQuery): Promise<AccountPage> {
     const q = optionalFilter(query.q, 'q');
@@ -63,7 +66,7 @@ export class AccountListing {
       .orderBy('id', 'desc')
       .limit(limit + 1)
       .execute();
-    return listPage(rows, limit, accountView);
+    return listPage(rows, limit, (row) => accountView(row, this.at));
   }
 }
 

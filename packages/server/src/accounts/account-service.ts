@@ -6,12 +6,20 @@ import { credit, type LedgerEffects } from '../billing/ledger.js';
 import { balanceLimitError, parseMovementAmount } from '../billing/money.js';
 import type { AuditWrite } from '../audit/audit-log.js';
 import type { AccountTable, Database } from '../store/schema.js';
-import { base62 } from '../util/effects.js';
+import { base62, type Clock } from '../util/effects.js';
+import { budgetStateOf, budgetView } from '../budgets/budget-ledger.js';
+import { DEFAULT_BUDGET_TIME_ZONE } from '../budgets/budget-windows.js';
 
 /** The account as the API shows it: the wire type of packages/protocol. */
 export type AccountView = Account;
 
-export function accountView(row: AccountTable): Account {
+/** What a view needs to show a budget as of now: the clock and the budget time zone. */
+export interface BudgetClock {
+  readonly clock: Clock;
+  readonly budgetTimeZone?: string;
+}
+
+export function accountView(row: AccountTable, at: BudgetClock): Account {
   return {
     object: 'account',
     id: row.id,
@@ -21,6 +29,9 @@ export function accountView(row: AccountTable): Account {
     available: row.balance - row.held,
     currency: 'CNY_MICRO',
     created_at: new Date(row.created_at).toISOString(),
+    budget: budgetView(
+      budgetStateOf(row, row.held, at.clock.now(), at.budgetTimeZone ?? DEFAULT_BUDGET_TIME_ZONE),
+    ),
   };
 }
 
@@ -57,6 +68,10 @@ export class AccountService {
       balance: 0,
       held: 0,
       created_at: this.effects.clock.now(),
+      budget_limit: null,
+      budget_window: null,
+      budget_window_start: 0,
+      budget_spent: 0,
     };
     const inserted = await this.db
       .insertInto('accounts')
@@ -69,7 +84,7 @@ export class AccountService {
         `an account with email ${row.email} exists`,
         'email',
       );
-    return accountView(row);
+    return accountView(row, this.effects);
   }
 
   async get(accountId: string): Promise<AccountView> {
@@ -79,7 +94,7 @@ export class AccountService {
       .where('id', '=', accountId)
       .executeTakeFirst();
     if (row === undefined) throw notFound('account');
-    return accountView(row);
+    return accountView(row, this.effects);
   }
 
   /**

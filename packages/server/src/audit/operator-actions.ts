@@ -91,8 +91,14 @@ export class OperatorActions {
   }
 
   async createKey(actor: AuditActor, accountId: string, input: Input) {
-    const { kind, models, expires_at, name } = input;
-    const key = await this.deps.keys.create(accountId, { kind, models, expires_at, name });
+    const { kind, models, expires_at, name, allowed_ips } = input;
+    const key = await this.deps.keys.create(accountId, {
+      kind,
+      models,
+      expires_at,
+      name,
+      allowed_ips,
+    });
     await this.deps.audit.record(actor, {
       action: 'key.create',
       targetId: key.id,

@@ -1,3 +1,4 @@
+import type { Budget } from '@tollgate/protocol';
 import type { Kysely } from 'kysely';
 import { LRUCache } from 'lru-cache';
 import { ApiError, invalidInput, notFound } from '../errors/api-error.js';
@@ -5,6 +6,9 @@ import type { ApiKeyTable, Database, KeyKind } from '../store/schema.js';
 import type { Clock, IdGenerator } from '../util/effects.js';
 import { parseOptionalFutureTime } from '../accounts/account-service.js';
 import { generateApiKey, hashApiKey, isWellFormedKey } from './key-format.js';
+import { budgetStateOf, budgetView } from '../budgets/budget-ledger.js';
+import { cidrMatcher, parseCidrList } from './ip-allowlist.js';
+import { DEFAULT_BUDGET_TIME_ZONE } from '../budgets/budget-windows.js';
 
 /** What a route knows about the caller after authentication. */
 export interface Principal {
@@ -13,6 +17,10 @@ export interface Principal {
   readonly kind: KeyKind;
   /** `null`: every model; otherwise the allowlist. */
   readonly models: readonly string[] | null;
+  /** The key has a budget: its holds also reserve against it (budgets, docs/billing.md). */
+  readonly budgeted: boolean;
+  /** Whether a client address may use the key; absent or null: every address. */
+  readonly addressAllowed?: ((address: string) => boolean) | null;
 }
 
 export interface KeyView {
@@ -29,11 +37,15 @@ export interface KeyView {
   created_at: string;
   /** The key that replaced this one by rotation, or `null`. */
   replaced_by: string | null;
+  /** The key's own spend limit (on top of its account's), or `null`. */
+  budget: Budget | null;
+  /** CIDR blocks the key may be used from, or `null` for everywhere (docs/security.md). */
+  allowed_ips: string[] | null;
 }
 
 const iso = (time: number | null) => (time === null ? null : new Date(time).toISOString());
 
-export function keyView(row: ApiKeyTable): KeyView {
+export function keyView(row: ApiKeyTable, now: number, budgetTimeZone: string): KeyView {
   return {
     object: 'api_key',
     id: row.id,
@@ -47,14 +59,28 @@ export function keyView(row: ApiKeyTable): KeyView {
     last_used_at: iso(row.last_used_at),
     created_at: iso(row.created_at) ?? '',
     replaced_by: row.replaced_by,
+    budget: budgetView(budgetStateOf(row, row.budget_held, now, budgetTimeZone)),
+    allowed_ips: row.allowed_ips === null ? null : (JSON.parse(row.allowed_ips) as string[]),
   };
 }
 
 type CachedKey =
-  | (Pick<ApiKeyTable, 'id' | 'account_id' | 'kind' | 'expires_at' | 'disabled_at'> & {
+  | (Pick<
+      ApiKeyTable,
+      'id' | 'account_id' | 'kind' | 'expires_at' | 'disabled_at' | 'budget_limit'
+    > & {
       models: readonly string[] | null;
+      addressAllowed: ((address: string) => boolean) | null;
     })
   | null;
+
+/** `allowed_ips` as stored (JSON of canonical blocks), or null; refused naming the field. */
+function parseAllowedIps(value: unknown): string | null {
+  if (value === undefined || value === null) return null;
+  const parsed = parseCidrList(value);
+  if ('problem' in parsed) throw invalidInput('allowed_ips', parsed.problem);
+  return JSON.stringify(parsed.cidrs);
+}
 
 /** The longest an old key keeps working after a rotation. */
 const MAX_ROTATION_OVERLAP_SECONDS = 7 * 24 * 3600;
@@ -89,6 +115,7 @@ export class KeyService {
     modelIds: readonly string[],
     cacheTtlMs: number,
     private readonly onBackgroundError: (error: unknown) => void = () => {},
+    private readonly budgetTimeZone: string = DEFAULT_BUDGET_TIME_ZONE,
   ) {
     this.knownModels = new Set(modelIds);
     this.cache = new LRUCache({
@@ -105,7 +132,13 @@ export class KeyService {
    */
   async create(
     accountId: string,
-    input: { kind?: unknown; models?: unknown; expires_at?: unknown; name?: unknown },
+    input: {
+      kind?: unknown;
+      models?: unknown;
+      expires_at?: unknown;
+      name?: unknown;
+      allowed_ips?: unknown;
+    },
   ): Promise<KeyView & { key: string }> {
     const kind = input.kind ?? 'personal';
     if (kind !== 'personal' && kind !== 'service')
@@ -131,6 +164,7 @@ export class KeyService {
       throw invalidInput('name', 'must be a string of at most 100 characters');
     }
     const expiresAt = parseOptionalFutureTime(input.expires_at, 'expires_at', this.clock);
+    const allowedIps = parseAllowedIps(input.allowed_ips);
     const account = await this.db
       .selectFrom('accounts')
       .select('id')
@@ -151,9 +185,15 @@ export class KeyService {
       last_used_at: null,
       created_at: this.clock.now(),
       replaced_by: null,
+      budget_limit: null,
+      budget_window: null,
+      budget_window_start: 0,
+      budget_spent: 0,
+      budget_held: 0,
+      allowed_ips: allowedIps,
     };
     await this.db.insertInto('api_keys').values(row).execute();
-    return { ...keyView(row), key };
+    return { ...this.view(row), key };
   }
 
   /**
@@ -196,6 +236,8 @@ export class KeyService {
         last_used_at: null,
         created_at: now,
         replaced_by: null,
+        // The budget and its spend carry over; the old key's open holds stay the old key's.
+        budget_held: 0,
       };
       await trx.insertInto('api_keys').values(row).execute();
       const retireAt = now + overlap * 1000;
@@ -228,7 +270,36 @@ export class KeyService {
     });
     // The old key's cached entry knows neither the disable nor the new expiry.
     this.cache.delete(rotated.old.key_hash);
-    return { ...keyView(rotated.row), key, replaces: keyView(rotated.old) };
+    return { ...this.view(rotated.row), key, replaces: this.view(rotated.old) };
+  }
+
+  /**
+   * `PATCH /admin/v1/keys/{id}`: changes what may change on a key in place, today its
+   * `allowed_ips` (`null` allows every address again). The cached entry is dropped here; other
+   * instances see the change within `cacheTtlMs`.
+   */
+  async update(keyId: string, input: { allowed_ips?: unknown }): Promise<KeyView> {
+    if (!('allowed_ips' in input) || input.allowed_ips === undefined)
+      throw invalidInput('allowed_ips', 'is required (null allows every address)');
+    const allowedIps = parseAllowedIps(input.allowed_ips);
+    const updated = await this.db
+      .updateTable('api_keys')
+      .set({ allowed_ips: allowedIps })
+      .where('id', '=', keyId)
+      .executeTakeFirst();
+    if (updated.numUpdatedRows !== 1n) throw notFound('api key');
+    const row = await this.db
+      .selectFrom('api_keys')
+      .selectAll()
+      .where('id', '=', keyId)
+      .executeTakeFirstOrThrow();
+    this.cache.delete(row.key_hash);
+    return this.view(row);
+  }
+
+  /** A key as the admin API shows it, its budget as of now. */
+  view(row: ApiKeyTable): KeyView {
+    return keyView(row, this.clock.now(), this.budgetTimeZone);
   }
 
   async disable(keyId: string): Promise<KeyView> {
@@ -246,7 +317,7 @@ export class KeyService {
       .executeTakeFirst();
     if (row === undefined) throw notFound('api key');
     this.cache.delete(row.key_hash);
-    return keyView(row);
+    return this.view(row);
   }
 
   /** Another writer changed the key with this hash (a change notice): read it again next time. */
@@ -266,7 +337,7 @@ export class KeyService {
       .where('account_id', '=', accountId)
       .orderBy('created_at', 'desc')
       .execute();
-    return rows.map(keyView);
+    return rows.map((row) => this.view(row));
   }
 
   /** Resolves a bearer token to a principal, or throws the 401 that says why. */
@@ -283,14 +354,30 @@ export class KeyService {
     if (cached === undefined) {
       const row = await this.db
         .selectFrom('api_keys')
-        .select(['id', 'account_id', 'kind', 'models', 'expires_at', 'disabled_at'])
+        .select([
+          'id',
+          'account_id',
+          'kind',
+          'models',
+          'expires_at',
+          'disabled_at',
+          'budget_limit',
+          'allowed_ips',
+        ])
         .where('key_hash', '=', hash)
         .executeTakeFirst();
       cached = {
         value:
           row === undefined
             ? null
-            : { ...row, models: row.models === null ? null : (JSON.parse(row.models) as string[]) },
+            : {
+                ...row,
+                models: row.models === null ? null : (JSON.parse(row.models) as string[]),
+                addressAllowed:
+                  row.allowed_ips === null
+                    ? null
+                    : cidrMatcher(JSON.parse(row.allowed_ips) as string[]),
+              },
       };
       this.cache.set(hash, cached);
     }
@@ -306,6 +393,8 @@ export class KeyService {
       accountId: key.account_id,
       kind: key.kind,
       models: key.models,
+      budgeted: key.budget_limit !== null,
+      addressAllowed: key.addressAllowed,
     };
   }
 

@@ -3,6 +3,14 @@ import { preparedQuery } from '../store/prepared-query.js';
 import type { Database, JournalKind, JournalTable } from '../store/schema.js';
 import type { Clock, IdGenerator } from '../util/effects.js';
 import { MAX_BALANCE_MICRO_YUAN } from './money.js';
+import {
+  budgetWindowStartSql,
+  spentInWindowSql,
+  windowStartsOf,
+  type BudgetRefusal,
+  type WindowSlots,
+  refusalOf,
+} from '../budgets/budget-ledger.js';
 
 /**
  * The ledger, after TigerBeetle's two-phase transfers. An account has `balance` and `held`;
@@ -15,6 +23,8 @@ export type Executor = Kysely<Database>;
 export interface LedgerEffects {
   readonly clock: Clock;
   readonly ids: IdGenerator;
+  /** Where budget windows turn over (IANA zone); Asia/Shanghai when not given. */
+  readonly budgetTimeZone?: string;
 }
 
 export interface JournalEntry {
@@ -43,12 +53,36 @@ const insertJournal = preparedQuery<JournalTable>((db, slot) =>
     created_at: slot.created_at,
   }),
 );
-const reserveAvailable = preparedQuery<{ accountId: string; amount: number }>((db, slot) =>
-  db
-    .updateTable('accounts')
-    .set({ held: sql`held + ${slot.amount}` })
-    .where('id', '=', slot.accountId)
-    .where(sql<boolean>`balance - held >= ${slot.amount}`),
+// The account's budget (if any) is checked by the same guarded update: its open holds are `held`,
+// its spend in the current window `budget_spent` (budgets/budget-ledger.ts).
+const reserveAvailable = preparedQuery<{ accountId: string; amount: number } & WindowSlots>(
+  (db, slot) =>
+    db
+      .updateTable('accounts')
+      .set({
+        held: sql`held + ${slot.amount}`,
+        budget_spent: spentInWindowSql(slot),
+        budget_window_start: budgetWindowStartSql(slot),
+      })
+      .where('id', '=', slot.accountId)
+      .where(sql<boolean>`balance - held >= ${slot.amount}`)
+      .where(
+        sql<boolean>`(budget_limit is null or ${spentInWindowSql(slot)} + held + ${slot.amount} <= budget_limit)`,
+      ),
+);
+const reserveKeyBudget = preparedQuery<{ keyId: string; amount: number } & WindowSlots>(
+  (db, slot) =>
+    db
+      .updateTable('api_keys')
+      .set({
+        budget_held: sql`budget_held + ${slot.amount}`,
+        budget_spent: spentInWindowSql(slot),
+        budget_window_start: budgetWindowStartSql(slot),
+      })
+      .where('id', '=', slot.keyId)
+      .where(
+        sql<boolean>`(budget_limit is null or ${spentInWindowSql(slot)} + budget_held + ${slot.amount} <= budget_limit)`,
+      ),
 );
 const insertOpenHold = preparedQuery<{
   id: string;
@@ -57,6 +91,7 @@ const insertOpenHold = preparedQuery<{
   amount: number;
   priceVersion: string;
   createdAt: number;
+  budgetKeyId: string | null;
 }>((db, slot) =>
   db.insertInto('holds').values({
     id: slot.id,
@@ -68,12 +103,14 @@ const insertOpenHold = preparedQuery<{
     price_version: slot.priceVersion,
     created_at: slot.createdAt,
     resolved_at: null,
+    budget_key_id: slot.budgetKeyId,
   }),
 );
 interface ResolvedHold {
   account_id: string;
   amount: number;
   request_id: string;
+  budget_key_id: string | null;
 }
 const claimOpenHoldAsCaptured = preparedQuery<
   { holdId: string; amount: number; now: number },
@@ -84,19 +121,39 @@ const claimOpenHoldAsCaptured = preparedQuery<
     .set({ state: 'captured', captured_amount: slot.amount, resolved_at: slot.now })
     .where('id', '=', slot.holdId)
     .where('state', '=', 'open')
-    .returning(['account_id', 'amount', 'request_id']),
+    .returning(['account_id', 'amount', 'request_id', 'budget_key_id']),
 );
-const chargeHeld = preparedQuery<{
-  accountId: string;
-  amount: number;
-  held: number;
-  extra: number;
-}>((db, slot) =>
+const chargeHeld = preparedQuery<
+  {
+    accountId: string;
+    amount: number;
+    held: number;
+    extra: number;
+  } & WindowSlots
+>((db, slot) =>
   db
     .updateTable('accounts')
-    .set({ balance: sql`balance - ${slot.amount}`, held: sql`held - ${slot.held}` })
+    .set({
+      balance: sql`balance - ${slot.amount}`,
+      held: sql`held - ${slot.held}`,
+      budget_spent: sql`${spentInWindowSql(slot)} + ${slot.amount}`,
+      budget_window_start: budgetWindowStartSql(slot),
+    })
     .where('id', '=', slot.accountId)
     .where(sql<boolean>`balance - held >= ${slot.extra}`),
+);
+/** A resolved hold gives back what it reserved against its key's budget; a capture counts. */
+const resolveKeyBudget = preparedQuery<
+  { keyId: string; held: number; spent: number } & WindowSlots
+>((db, slot) =>
+  db
+    .updateTable('api_keys')
+    .set({
+      budget_held: sql`budget_held - ${slot.held}`,
+      budget_spent: sql`${spentInWindowSql(slot)} + ${slot.spent}`,
+      budget_window_start: budgetWindowStartSql(slot),
+    })
+    .where('id', '=', slot.keyId),
 );
 const claimOpenHoldAsReleased = preparedQuery<{ holdId: string; now: number }, ResolvedHold>(
   (db, slot) =>
@@ -105,7 +162,7 @@ const claimOpenHoldAsReleased = preparedQuery<{ holdId: string; now: number }, R
       .set({ state: 'released', resolved_at: slot.now })
       .where('id', '=', slot.holdId)
       .where('state', '=', 'open')
-      .returning(['account_id', 'amount', 'request_id']),
+      .returning(['account_id', 'amount', 'request_id', 'budget_key_id']),
 );
 const unholdAmount = preparedQuery<{ accountId: string; amount: number }>((db, slot) =>
   db
@@ -180,9 +237,18 @@ export async function credit(
   return { kind: 'credited' };
 }
 
+export type HoldOutcome =
+  | { readonly kind: 'placed'; readonly holdId: string }
+  /** The account's available balance is short: nothing changed. */
+  | { readonly kind: 'insufficient_funds' }
+  /** The hold would cross a budget's remaining amount: nothing changed (once rolled back). */
+  | ({ readonly kind: 'over_budget' } & BudgetRefusal);
+
 /**
- * Reserves `amount` with one guarded update. Returns the hold id, or `null` when the amount is
- * not available (nothing changed). Must run inside a transaction.
+ * Reserves `amount` with one guarded update that also checks the account's budget, and one more
+ * for the key's budget when `budgetKeyId` names a key that has one (the caller knows from
+ * authentication). Must run inside a transaction, and the caller must roll it back on any
+ * outcome but `placed` (the account's update may already have happened).
  */
 export async function placeHold(
   trx: Executor,
@@ -193,13 +259,28 @@ export async function placeHold(
     requestId: string;
     priceVersion: string;
     holdId?: string;
+    /** The key whose budget this hold also reserves against, or null/absent. */
+    budgetKeyId?: string | null;
   },
-): Promise<string | null> {
+): Promise<HoldOutcome> {
+  const windows = windowStartsOf(effects);
   const updated = await reserveAvailable(trx, {
     accountId: input.accountId,
     amount: input.amount,
+    ...windows,
   });
-  if (updated.numAffectedRows !== 1n) return null;
+  if (updated.numAffectedRows !== 1n)
+    return refusalOf(trx, effects, { scope: 'account', id: input.accountId, amount: input.amount });
+  const budgetKeyId = input.budgetKeyId ?? null;
+  if (budgetKeyId !== null) {
+    const reserved = await reserveKeyBudget(trx, {
+      keyId: budgetKeyId,
+      amount: input.amount,
+      ...windows,
+    });
+    if (reserved.numAffectedRows !== 1n)
+      return refusalOf(trx, effects, { scope: 'key', id: budgetKeyId, amount: input.amount });
+  }
   const holdId = input.holdId ?? effects.ids.next('hold');
   await insertOpenHold(trx, {
     id: holdId,
@@ -208,6 +289,7 @@ export async function placeHold(
     amount: input.amount,
     priceVersion: input.priceVersion,
     createdAt: effects.clock.now(),
+    budgetKeyId,
   });
   await appendJournal(trx, effects, {
     accountId: input.accountId,
@@ -218,7 +300,7 @@ export async function placeHold(
     requestId: input.requestId,
     reason: `reserve for ${input.requestId}`,
   });
-  return holdId;
+  return { kind: 'placed', holdId };
 }
 
 export type CaptureOutcome = 'captured' | 'insufficient_funds' | 'already_resolved';
@@ -244,11 +326,13 @@ export async function captureHold(
     })
   ).rows;
   if (hold === undefined) return 'already_resolved';
+  const windows = windowStartsOf(effects);
   const charged = await chargeHeld(trx, {
     accountId: hold.account_id,
     amount: input.amount,
     held: hold.amount,
     extra: Math.max(0, input.amount - hold.amount),
+    ...windows,
   });
   if (charged.numAffectedRows !== 1n) {
     // Undo the claim inside this transaction; no other transaction ever saw it.
@@ -259,6 +343,13 @@ export async function captureHold(
       .execute();
     return 'insufficient_funds';
   }
+  if (hold.budget_key_id !== null)
+    await resolveKeyBudget(trx, {
+      keyId: hold.budget_key_id,
+      held: hold.amount,
+      spent: input.amount,
+      ...windows,
+    });
   await appendJournal(trx, effects, {
     accountId: hold.account_id,
     kind: 'capture',
@@ -282,6 +373,13 @@ export async function releaseHold(
   ).rows;
   if (resolved === undefined) return false;
   await unholdAmount(trx, { accountId: resolved.account_id, amount: resolved.amount });
+  if (resolved.budget_key_id !== null)
+    await resolveKeyBudget(trx, {
+      keyId: resolved.budget_key_id,
+      held: resolved.amount,
+      spent: 0,
+      ...windowStartsOf(effects),
+    });
   await appendJournal(trx, effects, {
     accountId: resolved.account_id,
     kind: 'release',

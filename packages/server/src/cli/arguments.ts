@@ -32,6 +32,10 @@ export const OPTIONS = {
   'id-prefix': { type: 'string' },
   limit: { type: 'string' },
   after: { type: 'string' },
+  window: { type: 'string' },
+  remove: { type: 'boolean' },
+  'allowed-ips': { type: 'string' },
+  'allow-any': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean' },
 } as const;

@@ -2,6 +2,8 @@ import { ApiError } from '../errors/api-error.js';
 import type { OptionName, OptionValues } from './arguments.js';
 import { usageError } from './arguments.js';
 import { CHANNEL_COMMANDS } from './channel-commands.js';
+import { allowedIpsOption, keysUpdateCommand } from './allowlist-commands.js';
+import { accountsBudgetCommand, keysBudgetCommand } from './budget-commands.js';
 import type { CliContext } from './context.js';
 
 /** What a command printed: JSON (`body`), or text written as it is read; and the exit code. */
@@ -198,7 +200,7 @@ export const COMMAND_GROUPS: Readonly<Record<string, CommandGroup>> = {
           context.store(),
         ]);
         return ok(
-          await new AccountListing(store.db).list({
+          await new AccountListing(store.db, await context.effects()).list({
             q: values.q,
             id_prefix: values['id-prefix'],
             limit: values.limit,
@@ -207,13 +209,14 @@ export const COMMAND_GROUPS: Readonly<Record<string, CommandGroup>> = {
         );
       },
     },
+    budget: accountsBudgetCommand,
   },
   keys: {
     create: {
       usage:
-        'keys create ACCOUNT_ID [--kind personal|service] [--models a,b] [--expires-at ISO] [--name N]',
+        'keys create ACCOUNT_ID [--kind personal|service] [--models a,b] [--expires-at ISO] [--name N] [--allowed-ips CIDR,…]',
       args: ['ACCOUNT_ID'],
-      options: ['kind', 'models', 'expires-at', 'name'],
+      options: ['kind', 'models', 'expires-at', 'name', 'allowed-ips'],
       run: async (input) => {
         const { values } = input;
         const accountId = arg(input, 0, 'ACCOUNT_ID');
@@ -227,6 +230,7 @@ export const COMMAND_GROUPS: Readonly<Record<string, CommandGroup>> = {
                 : undefined,
             expires_at: values['expires-at'],
             name: values.name,
+            allowed_ips: allowedIpsOption(values['allowed-ips']),
           }),
         );
       },
@@ -267,6 +271,8 @@ export const COMMAND_GROUPS: Readonly<Record<string, CommandGroup>> = {
         );
       },
     },
+    budget: keysBudgetCommand,
+    update: keysUpdateCommand,
   },
   prices: {
     set: {

@@ -47,7 +47,12 @@ export class CliContext {
 
   async effects(): Promise<LedgerEffects> {
     const { createIdGenerator, systemClock } = await import('../util/effects.js');
-    return { clock: systemClock, ids: createIdGenerator(systemClock) };
+    const settings = await this.settings();
+    return {
+      clock: systemClock,
+      ids: createIdGenerator(systemClock),
+      budgetTimeZone: settings.config.budget_time_zone,
+    };
   }
 
   /** The account service on the database alone (accounts, top-ups, codes). */

@@ -1,4 +1,6 @@
 import { MAX_MOVEMENT_MICRO_YUAN } from '@tollgate/protocol';
+import { parseCidrList } from '../auth/ip-allowlist.js';
+import { DEFAULT_BUDGET_TIME_ZONE, isKnownTimeZone } from '../budgets/budget-windows.js';
 import { z } from 'zod';
 import { CONFIGURABLE_FIELDS, type RequestField } from '../chat/request-fields.js';
 import { channelIssues } from './channel-rules.js';
@@ -285,6 +287,11 @@ export const modelSchema = z
      * request without one). Otherwise none is sent; the hold still counts the full cap.
      */
     token_limit_required: z.boolean().default(false),
+    /**
+     * Chat: an answer with no output tokens that ended in an upstream error or without a finish
+     * reason is not charged (docs/billing.md, "Zero-completion insurance").
+     */
+    zero_completion_insurance: z.boolean().default(true),
     /** Chat: worst-case input tokens counted for each image and each video. */
     image_input_tokens: positiveInt.default(1_500),
     video_input_tokens: positiveInt.default(8_000),
@@ -403,6 +410,18 @@ export const serverSchema = z
      */
     console_secure_cookie: z.boolean().default(false),
     /**
+     * Peers whose `X-Forwarded-For` is believed when checking a key's `allowed_ips` (CIDR
+     * blocks; docs/security.md). Empty: the socket's address is the client's.
+     */
+    trusted_proxies: z
+      .array(z.string())
+      .default([])
+      .superRefine((value, context) => {
+        if (value.length === 0) return;
+        const parsed = parseCidrList(value);
+        if ('problem' in parsed) context.addIssue({ code: 'custom', message: parsed.problem });
+      }),
+    /**
      * Operators must have signed in with a TOTP second factor to use the operator pages
      * (docs/console.md, "Second factor"); members may still add one.
      */
@@ -461,6 +480,11 @@ export const configSchema = z
     key_cache_ttl_ms: nonNegativeInt.default(10_000),
     /** How long request records are kept for idempotent replay and recovery. */
     request_retention_days: positiveInt.default(30),
+    /** Where budget windows turn over: local midnight in this IANA zone (docs/billing.md). */
+    budget_time_zone: z
+      .string()
+      .refine(isKnownTimeZone, { message: 'must be an IANA time zone such as Asia/Shanghai' })
+      .default(DEFAULT_BUDGET_TIME_ZONE),
   })
   .strict()
   .superRefine((config, context) => {

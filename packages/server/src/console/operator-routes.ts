@@ -24,7 +24,10 @@ export function registerOperatorRoutes(scope: FastifyInstance, deps: AppDeps): v
   const operator = new OperatorActions(deps);
   const requireTotp = deps.config.server.console_require_operator_totp;
   const operatorActorOf = (request: FastifyRequest) => actorOf(request, requireTotp);
-  const accountListing = new AccountListing(deps.store.db);
+  const accountListing = new AccountListing(deps.store.db, {
+    clock: deps.clock,
+    budgetTimeZone: deps.config.budget_time_zone,
+  });
   const shares = shareServiceOf(deps);
   /** A read opens to operators only; the actor is not needed. */
   const read = (request: FastifyRequest): void => void operatorActorOf(request);

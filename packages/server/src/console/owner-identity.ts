@@ -22,7 +22,7 @@ export async function actingAsCreator(
 ): Promise<RequestIdentity> {
   const key = await db
     .selectFrom('api_keys')
-    .select(['id', 'account_id', 'kind', 'models'])
+    .select(['id', 'account_id', 'kind', 'models', 'budget_limit'])
     .where('id', '=', keyId)
     .executeTakeFirstOrThrow();
   const principal: Principal = {
@@ -30,6 +30,8 @@ export async function actingAsCreator(
     accountId: key.account_id,
     kind: key.kind,
     models: key.models === null ? null : (JSON.parse(key.models) as string[]),
+    // The creating key's budget binds what the owner settles on its behalf (docs/billing.md).
+    budgeted: key.budget_limit !== null,
   };
   return {
     requestId: request.id,

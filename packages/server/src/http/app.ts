@@ -5,6 +5,7 @@ import { registerRouteCatalog } from './openapi/route-catalog.js';
 import { guardConnections, serverOptions } from './connection-guard.js';
 import type { AppDeps } from './deps.js';
 import { principalOf, requireApiKey } from './plugins/authenticate.js';
+import { clientAddressResolver } from '../auth/client-address.js';
 import { AdminTokenThrottle, guardAdminToken } from './plugins/admin-token.js';
 import {
   answerClientError,
@@ -127,7 +128,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ),
   );
   await app.register(async (v1) => {
-    requireApiKey(v1, deps.keys);
+    requireApiKey(v1, deps.keys, clientAddressResolver(deps.config.server.trusted_proxies));
     v1.decorateRequest('releaseRateLimit', undefined);
     v1.addHook('onRequest', async (request) => {
       request.releaseRateLimit = await limits.acquire(principalOf(request));

@@ -22,6 +22,7 @@ import type { TaskFamilies } from '../tasks/task-family.js';
 import type { TaskReads } from '../tasks/task-reads.js';
 import type { TaskOperations } from '../tasks/task-operations.js';
 import type { TaskSettlement } from '../tasks/task-settlement.js';
+import type { BudgetService } from '../budgets/budget-service.js';
 import type { Store } from '../store/database.js';
 import type { AccountUsageReader } from '../usage/account-usage.js';
 import type { RequestListing } from '../usage/request-listing.js';
@@ -39,6 +40,8 @@ export interface AppDeps {
   readonly logger: FastifyBaseLogger;
   readonly metrics: Metrics;
   readonly keys: KeyService;
+  /** Spend limits of keys and accounts (docs/billing.md "Budgets"). */
+  readonly budgets: BudgetService;
   readonly accounts: AccountService;
   /** Who did what, when and why, through the admin API or the console (docs/audit.md). */
   readonly audit: AuditLog;

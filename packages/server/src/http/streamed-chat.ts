@@ -1,4 +1,10 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import {
+  insuresAnswer,
+  insuresFault,
+  ZERO_COMPLETION_RULE,
+  type AnswerSeen,
+} from '../chat/zero-completion.js';
 import { errors as undiciErrors } from 'undici';
 import type { ChatUsage } from '../chat/chat-types.js';
 import { ApiError } from '../errors/api-error.js';
@@ -25,6 +31,8 @@ export interface StreamedChat {
   ): Promise<{ events: AsyncGenerator<StreamEvent>; upstreamRequestId: string | null }>;
   /** The channels `open` tried (routing/channel-router.ts), written on the record. */
   readonly routing?: RoutedCall;
+  /** Zero-completion insurance is on for this model (chat/zero-completion.ts). */
+  readonly insured: boolean;
   /** The bill for reported usage; `flag` when usage beyond the gateway's cap was cut (billing/credible-usage.ts). */
   price(usage: ChatUsage): { amount: number; rule: string; flag: string | undefined };
 }
@@ -153,6 +161,8 @@ function decide(
   requestId: string,
 ): RecordedOutcome {
   const after = `after ${relay.chunks} chunk(s)`;
+  const insured = insuredOutcome(ending, relay, chat, upstreamRequestId);
+  if (insured !== undefined) return insured;
   const unknown = (
     code: 'UPSTREAM_ERROR' | 'UPSTREAM_TIMEOUT',
     message: string,
@@ -239,6 +249,45 @@ export function usageFields(usage: ChatUsage): Record<string, number> {
   };
 }
 
+/**
+ * The endings zero-completion insurance covers (chat/zero-completion.ts): a completed answer
+ * with no output tokens and no finish reason is priced at 0; an upstream fault mid-stream before
+ * any output releases the hold instead of keeping it for an operator. `undefined`: not insured.
+ */
+function insuredOutcome(
+  ending: Ending,
+  relay: ChunkRelay,
+  chat: StreamedChat,
+  upstreamRequestId: string | null,
+): RecordedOutcome | undefined {
+  if (ending.kind === 'completed') {
+    const seen = relay.seen(ending.usage.completionTokens);
+    if (!insuresAnswer(chat.insured, seen)) return undefined;
+    return {
+      kind: 'succeeded',
+      body: relay.assembled(ending.usage),
+      usage: usageFields(ending.usage),
+      amount: 0,
+      pricingRule: `${ZERO_COMPLETION_RULE}: stream completed with no output tokens and no finish reason; not charged`,
+      upstreamRequestId,
+    };
+  }
+  // A caller's own disconnect is not the upstream's fault; an error before any chunk is
+  // already released by its own rule.
+  if (ending.kind === 'client_disconnected') return undefined;
+  if (ending.kind === 'upstream_error' && relay.chunks === 0) return undefined;
+  if (!insuresFault(chat.insured, relay.seen(undefined))) return undefined;
+  return {
+    kind: 'failed',
+    error: new ApiError(
+      ending.kind === 'stalled' ? 'UPSTREAM_TIMEOUT' : 'UPSTREAM_ERROR',
+      'the upstream failed before producing any output; nothing was charged (zero-completion insurance)',
+    ),
+    upstreamRequestId,
+    rule: `${ZERO_COMPLETION_RULE}: stream ${ending.kind.replace('_', ' ')} after ${relay.chunks} chunk(s) with no output: hold released, nothing charged`,
+  };
+}
+
 /** Rebuilds each chunk from checked fields under our id and model, and assembles the whole reply. */
 class ChunkRelay {
   chunks = 0;
@@ -256,6 +305,15 @@ class ChunkRelay {
     private readonly created: number,
     private readonly includeUsage: boolean,
   ) {}
+
+  /** What the caller was sent, for zero-completion insurance. */
+  seen(completionTokens: number | undefined): AnswerSeen {
+    return {
+      producedOutput: this.content !== '' || this.reasoning !== '' || this.toolCalls.size > 0,
+      finishReason: this.finishReason,
+      completionTokens,
+    };
+  }
 
   rebuild(chunk: UpstreamChunk): string | undefined {
     for (const choice of chunk.choices) {

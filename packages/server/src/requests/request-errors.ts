@@ -1,3 +1,4 @@
+import type { BudgetRefusal } from '../budgets/budget-ledger.js';
 import { ApiError } from '../errors/api-error.js';
 
 /** The errors a request record's life can answer with, shared by claim, finish and settlement. */
@@ -6,6 +7,22 @@ export function insufficientFunds(amount: number): ApiError {
   return new ApiError(
     'INSUFFICIENT_FUNDS',
     `insufficient funds: this request needs ${amount} micro-yuan available and nothing was done or recorded; top up, then send it again (the same Idempotency-Key works, and so does a new one)`,
+  );
+}
+
+/**
+ * A hold that would cross a budget (docs/errors.md): 402 `INSUFFICIENT_FUNDS`, as for a short
+ * balance, with a message naming the budget, what it still admits and when it resets.
+ */
+export function overBudget(amount: number, refusal: BudgetRefusal): ApiError {
+  const owner = refusal.scope === 'key' ? "this API key's" : "the account's";
+  const resets =
+    refusal.resetsAt === null
+      ? 'it does not reset (a total budget): an operator may raise it'
+      : `it resets at ${new Date(refusal.resetsAt).toISOString()}`;
+  return new ApiError(
+    'INSUFFICIENT_FUNDS',
+    `over budget: this request needs ${amount} micro-yuan but ${owner} ${refusal.window} budget of ${refusal.limit} micro-yuan has ${refusal.remaining} left; ${resets}. Nothing was done or recorded; send it again then (the same Idempotency-Key works)`,
   );
 }
 

@@ -14,6 +14,7 @@ import {
   awaitingFundsError,
   idempotencyConflict,
   insufficientFunds,
+  overBudget,
   recordNotFound,
 } from './request-errors.js';
 import { RequestStore } from './request-store.js';
@@ -196,10 +197,12 @@ export class RequestService {
           requestId: identity.requestId,
           priceVersion: reserve.priceVersion,
           holdId,
+          budgetKeyId: identity.principal.budgeted ? identity.principal.keyId : null,
         });
-        // Not enough available: roll the claim back too. Nothing happened, so nothing is
-        // recorded and the same idempotency key may be sent again after a top-up.
-        if (placed === null) throw insufficientFunds(reserve.amount);
+        // Not enough available, or over a budget: roll the claim back too. Nothing happened, so
+        // nothing is recorded and the same idempotency key may be sent again later.
+        if (placed.kind === 'insufficient_funds') throw insufficientFunds(reserve.amount);
+        if (placed.kind === 'over_budget') throw overBudget(reserve.amount, placed);
         return inside === undefined
           ? { kind: 'claimed', holdId }
           : this.finishInside(trx, identity, holdId, inside, now);

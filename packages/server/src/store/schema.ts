@@ -97,6 +97,12 @@ export interface AccountTable {
   balance: number;
   held: number;
   created_at: number;
+  /** Spend limit in micro-yuan, or null: no budget (migrations/019-budgets.ts). */
+  budget_limit: number | null;
+  budget_window: 'daily' | 'weekly' | 'monthly' | 'total' | null;
+  /** Start of the window `budget_spent` counts; an older start than the current one means 0. */
+  budget_window_start: number;
+  budget_spent: number;
 }
 
 export type KeyKind = 'personal' | 'service';
@@ -118,6 +124,16 @@ export interface ApiKeyTable {
   created_at: number;
   /** The key that replaced this one by rotation. */
   replaced_by: string | null;
+  /** Spend limit in micro-yuan, or null: no budget (migrations/019-budgets.ts). */
+  budget_limit: number | null;
+  budget_window: 'daily' | 'weekly' | 'monthly' | 'total' | null;
+  /** Start of the window `budget_spent` counts; an older start than the current one means 0. */
+  budget_window_start: number;
+  budget_spent: number;
+  /** Open holds reserved against this key's budget (holds.budget_key_id). */
+  budget_held: number;
+  /** JSON array of CIDR blocks the key may be used from, or null for everywhere. */
+  allowed_ips: string | null;
 }
 
 export interface TopupTable {
@@ -150,6 +166,8 @@ export interface HoldTable {
   price_version: string;
   created_at: number;
   resolved_at: number | null;
+  /** The key whose budget this hold reserved against (its `budget_held`), or null. */
+  budget_key_id: string | null;
 }
 
 export type JournalKind = 'topup' | 'redemption' | 'hold' | 'capture' | 'release';

@@ -71,7 +71,7 @@ export interface TestGateway {
   services: Services;
   /** Admin API call; throws unless the status is 2xx. */
   admin(
-    method: 'GET' | 'POST' | 'PUT',
+    method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE',
     url: string,
     body?: unknown,
   ): Promise<Record<string, unknown>>;

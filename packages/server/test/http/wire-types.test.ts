@@ -218,6 +218,7 @@ const accountKeys = {
   available: 'always',
   currency: 'always',
   created_at: 'always',
+  budget: 'always',
 } as const satisfies Presence<Account>;
 const assetKeys = {
   object: 'always',

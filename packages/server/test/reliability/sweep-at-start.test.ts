@@ -22,7 +22,7 @@ describeEachDialect('stale records are swept at start on $name', (dialect) => {
     const claim = await gateway.services.requests.claim(
       {
         requestId,
-        principal: { keyId, accountId, kind: 'personal', models: null },
+        principal: { keyId, accountId, kind: 'personal', models: null, budgeted: false },
         idempotencyKey: randomUUID(),
         fingerprint: 'f',
         method: 'POST',

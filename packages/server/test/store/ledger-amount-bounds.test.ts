@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { MAX_BALANCE_MICRO_YUAN, MAX_MOVEMENT_MICRO_YUAN } from '@tollgate/protocol';
-import { Migrator, sql } from 'kysely';
+import { Migrator, sql, type Insertable } from 'kysely';
+import type { AccountTable } from '../../src/store/schema.js';
 import { afterEach, expect, it } from 'vitest';
 import { migrationProvider } from '../../src/store/migrations/index.js';
 import { describeEachDialect, openTestStore } from '../helpers/dialects.js';
@@ -259,13 +260,14 @@ describeEachDialect('the money-bounds migration on $name', (dialect) => {
       expect(down.error).toBeUndefined();
       await store.db
         .insertInto('accounts')
+        // The table as of migration 006: the budget columns (019) do not exist yet.
         .values({
           id: 'acct_old',
           email: 'old@example.test',
           balance: 2 ** 53,
           held: 0,
           created_at: 0,
-        })
+        } as Insertable<AccountTable>)
         .execute();
       const up = await migrator.migrateToLatest();
       expect(String(up.error)).toMatch(/1 row\(s\) of accounts break accounts_money_bounds/);

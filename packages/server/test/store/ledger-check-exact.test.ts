@@ -33,6 +33,8 @@ describeEachDialect('exact ledger check on $name', (dialect) => {
         balance,
         held: 0,
         created_at: 0,
+        budget_window_start: 0,
+        budget_spent: 0,
       })
       .execute();
     const topups: TopupTable[] = [];

@@ -32,7 +32,8 @@ describeEachDialect('ledger guards on $name', (dialect) => {
       .transaction()
       .execute((trx) =>
         placeHold(trx, effects, { accountId, amount, requestId, priceVersion: 'm@1' }),
-      );
+      )
+      .then((outcome) => (outcome.kind === 'placed' ? outcome.holdId : null));
   const balances = (accountId: string) =>
     store.db
       .selectFrom('accounts')

@@ -11,6 +11,8 @@ const insertAccount = preparedQuery<{ id: string; email: string; balance: number
     balance: slot.balance,
     held: 0,
     created_at: 1,
+    budget_window_start: 0,
+    budget_spent: 0,
   }),
 );
 const holdIfAvailable = preparedQuery<{ id: string; amount: number }, { held: number }>(
@@ -23,7 +25,13 @@ const holdIfAvailable = preparedQuery<{ id: string; amount: number }, { held: nu
       .returning('held'),
 );
 const spreadsItsSlots = preparedQuery<{ id: string; email: string; balance: number }>((db, slot) =>
-  db.insertInto('accounts').values({ ...slot, held: 0, created_at: 1 }),
+  db.insertInto('accounts').values({
+    ...slot,
+    held: 0,
+    created_at: 1,
+    budget_window_start: 0,
+    budget_spent: 0,
+  }),
 );
 
 describeEachDialect('prepared queries on $name', (dialect) => {

@@ -38,11 +38,33 @@ export function bearerToken(request: FastifyRequest): string | undefined {
   return match[1];
 }
 
-/** Every route in this scope needs a valid API key. */
-export function requireApiKey(scope: FastifyInstance, keys: KeyService): void {
+/**
+ * Every route in this scope needs a valid API key, used from an address its `allowed_ips`
+ * admits (the client address: `clientAddress`, auth/client-address.ts). The refusal names the
+ * rule, never the key's list (which would tell a thief where to stand).
+ */
+export function requireApiKey(
+  scope: FastifyInstance,
+  keys: KeyService,
+  clientAddress: (
+    socketAddress: string | undefined,
+    forwardedFor: string | string[] | undefined,
+  ) => string,
+): void {
   scope.decorateRequest('principal', undefined);
   scope.addHook('onRequest', async (request) => {
-    request.principal = await keys.authenticate(bearerToken(request));
+    const principal = await keys.authenticate(bearerToken(request));
+    if (
+      principal.addressAllowed != null &&
+      !principal.addressAllowed(
+        clientAddress(request.raw.socket.remoteAddress, request.headers['x-forwarded-for']),
+      )
+    )
+      throw new ApiError(
+        'PERMISSION_DENIED',
+        "this API key's allowed_ips rule does not admit the address this request came from; use it from an allowed network, or ask the operator to change the key's allowed_ips",
+      );
+    request.principal = principal;
   });
 }
 

@@ -11,6 +11,7 @@ import { answerRedemptionBatch } from '../redemption-batch-output.js';
 import type { AppDeps } from '../deps.js';
 import { adminActor, registerAdminAudit } from './admin-audit.js';
 import { registerAdminChannels } from './admin-channels.js';
+import { registerAdminBudgets } from './admin-budgets.js';
 import { registerAdminTasks } from './admin-tasks.js';
 import { registerShareReview } from './shares.js';
 
@@ -63,7 +64,10 @@ export function registerAdmin(scope: FastifyInstance, deps: AppDeps): void {
       return operator.createAccount(adminActor(request), request.body);
     },
   );
-  const accountListing = new AccountListing(deps.store.db);
+  const accountListing = new AccountListing(deps.store.db, {
+    clock: deps.clock,
+    budgetTimeZone: deps.config.budget_time_zone,
+  });
   scope.get<{ Querystring: Record<string, string | undefined> }>(
     '/admin/v1/accounts',
     {
@@ -97,11 +101,17 @@ export function registerAdmin(scope: FastifyInstance, deps: AppDeps): void {
   );
   scope.post<{ Params: { id: string }; Body: Body }>(
     '/admin/v1/accounts/:id/keys',
-    { schema: { body: bodyWith('kind', 'models', 'expires_at', 'name') } },
+    { schema: { body: bodyWith('kind', 'models', 'expires_at', 'name', 'allowed_ips') } },
     async (request, reply) => {
       void reply.code(201);
       return operator.createKey(adminActor(request), request.params.id, request.body);
     },
+  );
+  scope.patch<{ Params: { id: string }; Body: Body }>(
+    '/admin/v1/keys/:id',
+    { schema: { body: bodyWith('allowed_ips') } },
+    async (request) =>
+      deps.keys.update(request.params.id, { allowed_ips: request.body['allowed_ips'] }),
   );
   scope.get<{ Params: { id: string } }>('/admin/v1/accounts/:id/keys', async (request) => ({
     object: 'list',
@@ -203,6 +213,7 @@ export function registerAdmin(scope: FastifyInstance, deps: AppDeps): void {
   );
   registerAdminTasks(scope, deps, operator);
   registerAdminChannels(scope, deps);
+  registerAdminBudgets(scope, deps);
   registerShareReview(scope, deps, operator);
   registerAdminAudit(scope, deps, operator);
 }

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { insuresAnswer, ZERO_COMPLETION_RULE } from '../../chat/zero-completion.js';
 import { checkCapabilities } from '../../chat/capabilities.js';
 import { credibleChatUsage, ruleWithFlag } from '../../billing/credible-usage.js';
 import { chatCost, chatReserve, worstCaseInputTokens } from '../../chat/chat-pricing.js';
@@ -103,6 +104,7 @@ export function registerChat(scope: FastifyInstance, deps: AppDeps): void {
           routing,
           open: (signal) => provider.stream(signal),
           price: bill,
+          insured: model.zero_completion_insurance,
         });
       }
       return await runBilledRequest(deps, request, reply, {
@@ -112,7 +114,21 @@ export function registerChat(scope: FastifyInstance, deps: AppDeps): void {
         routing,
         execute: async () => {
           const result = await provider.complete();
-          const { amount, rule, flag } = bill(result.usage);
+          const finishReason =
+            result.completion.choices.find((choice) => choice.finish_reason != null)
+              ?.finish_reason ?? null;
+          const insured = insuresAnswer(model.zero_completion_insurance, {
+            producedOutput: false,
+            finishReason,
+            completionTokens: result.usage.completionTokens,
+          });
+          const { amount, rule, flag } = insured
+            ? {
+                amount: 0,
+                rule: `${ZERO_COMPLETION_RULE}: no output tokens and no finish reason; not charged`,
+                flag: undefined,
+              }
+            : bill(result.usage);
           return {
             kind: 'succeeded',
             amount,

@@ -4,7 +4,7 @@ import { PostgresAdapter, sql, type Kysely } from 'kysely';
  * Cache change notices (docs/operations.md, "Several instances"): on PostgreSQL, every change
  * that a cached key or price must not outlive sends a `NOTIFY` on the channel `tollgate_cache`
  * when its transaction commits, whoever made it (an instance, the CLI, a script): a key created
- * or its disable, expiry, rotation or allowlist changed; a new price version. Each instance
+ * or its disable, expiry, rotation, model allowlist, IP allowlist or budget changed; a new price version. Each instance
  * listens (store/change-feed.ts) and forgets the entry named. The payload is JSON
  * `{"schema", "table", "key"}` (the key's hash or the model id): one channel for every schema,
  * since a channel name is limited to 63 bytes and a schema name may be as long. A `last_used_at`
@@ -26,7 +26,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     $$`.execute(db);
   await sql`
     create trigger api_keys_cache_change
-    after insert or update of disabled_at, expires_at, replaced_by, models, key_hash
+    after insert or update of disabled_at, expires_at, replaced_by, models, key_hash, allowed_ips,
+      budget_limit, budget_window
     on api_keys for each row execute procedure tollgate_notify_cache_change('key_hash')`.execute(
     db,
   );

@@ -16,6 +16,7 @@ import * as taskClaims from './014-task-claims.js';
 import * as onePendingShare from './015-one-pending-share.js';
 import * as settlementWindow from './017-settlement-window.js';
 import * as channels from './018-channels.js';
+import * as budgets from './019-budgets.js';
 import * as auditLog from './020-audit-log.js';
 import * as cacheChangeNotices from './023-cache-change-notices.js';
 
@@ -41,6 +42,7 @@ const migrations: Record<string, Migration> = {
   '015-one-pending-share': onePendingShare,
   '017-settlement-window': settlementWindow,
   '018-channels': channels,
+  '019-budgets': budgets,
   '020-audit-log': auditLog,
   '023-cache-change-notices': cacheChangeNotices,
 };

@@ -1,0 +1,159 @@
+import type { Budget } from '@tollgate/protocol';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
+import type { Database } from '../store/schema.js';
+import type { Clock } from '../util/effects.js';
+import {
+  DEFAULT_BUDGET_TIME_ZONE,
+  currentWindowStart,
+  windowResetsAt,
+  windowStarts,
+  type BudgetWindow,
+} from './budget-windows.js';
+
+/**
+ * The SQL side of budgets, used by the ledger's guarded updates (billing/ledger.ts). A budget
+ * row (account or key) keeps `budget_spent` for the window starting at `budget_window_start`;
+ * each statement is given the current start of every window kind and picks its row's own, so a
+ * row whose stored start is older counts as having spent nothing in the current window.
+ */
+export interface WindowSlots {
+  daily: number;
+  weekly: number;
+  monthly: number;
+}
+
+/** The current start of the row's own window (0 for `total` and for rows without a budget). */
+export function budgetWindowStartSql(slot: WindowSlots): RawBuilder<number> {
+  // Casts: PostgreSQL would otherwise type the parameters of a CASE as text.
+  return sql<number>`(case budget_window when 'daily' then cast(${slot.daily} as bigint) when 'weekly' then cast(${slot.weekly} as bigint) when 'monthly' then cast(${slot.monthly} as bigint) else 0 end)`;
+}
+
+/** The row's spend in its current window. */
+export function spentInWindowSql(slot: WindowSlots): RawBuilder<number> {
+  return sql<number>`(case when budget_window_start = ${budgetWindowStartSql(slot)} then budget_spent else 0 end)`;
+}
+
+export function windowStartsOf(effects: {
+  readonly clock: Clock;
+  readonly budgetTimeZone?: string;
+}): WindowSlots {
+  return windowStarts(effects.clock.now(), effects.budgetTimeZone ?? DEFAULT_BUDGET_TIME_ZONE);
+}
+
+/** Which budget refused a hold, for the caller's error message. */
+export interface BudgetRefusal {
+  readonly scope: 'account' | 'key';
+  readonly limit: number;
+  readonly window: BudgetWindow;
+  /** What the budget still allowed when the hold was refused, micro-yuan (never negative). */
+  readonly remaining: number;
+  /** When the window turns over (epoch ms), or null for `total`. */
+  readonly resetsAt: number | null;
+}
+
+/** The budget columns of an account or key row, as the store returns them. */
+export interface BudgetColumns {
+  budget_limit: number | null;
+  budget_window: BudgetWindow | null;
+  budget_window_start: number;
+  budget_spent: number;
+}
+
+export interface BudgetState {
+  readonly limit: number;
+  readonly window: BudgetWindow;
+  /** Captured in the current window, micro-yuan. */
+  readonly spent: number;
+  /** Reserved by open holds counted against the budget, micro-yuan. */
+  readonly held: number;
+  /** `limit - spent - held`, never below 0. */
+  readonly remaining: number;
+  readonly resetsAt: number | null;
+}
+
+/** A row's budget as of `now`, or null when it has none. `held`: the row's open holds. */
+export function budgetStateOf(
+  row: BudgetColumns,
+  held: number,
+  now: number,
+  zone: string,
+): BudgetState | null {
+  if (row.budget_limit === null || row.budget_window === null) return null;
+  const start = currentWindowStart(row.budget_window, windowStarts(now, zone));
+  const spent = row.budget_window_start === start ? row.budget_spent : 0;
+  return {
+    limit: row.budget_limit,
+    window: row.budget_window,
+    spent,
+    held,
+    remaining: Math.max(0, row.budget_limit - spent - held),
+    resetsAt: windowResetsAt(row.budget_window, now, zone),
+  };
+}
+
+/**
+ * Why a hold's guarded update changed nothing, read after the fact (the refusal path only; the
+ * transaction is rolled back by the caller). For an account, a short balance comes first.
+ */
+export async function refusalOf(
+  trx: Kysely<Database>,
+  effects: { readonly clock: Clock; readonly budgetTimeZone?: string },
+  input: { scope: 'account' | 'key'; id: string; amount: number },
+): Promise<{ kind: 'insufficient_funds' } | ({ kind: 'over_budget' } & BudgetRefusal)> {
+  const zone = effects.budgetTimeZone ?? DEFAULT_BUDGET_TIME_ZONE;
+  const now = effects.clock.now();
+  let state: BudgetState | null;
+  if (input.scope === 'account') {
+    const row = await trx
+      .selectFrom('accounts')
+      .select([
+        'balance',
+        'held',
+        'budget_limit',
+        'budget_window',
+        'budget_window_start',
+        'budget_spent',
+      ])
+      .where('id', '=', input.id)
+      .executeTakeFirst();
+    if (row === undefined || row.balance - row.held < input.amount)
+      return { kind: 'insufficient_funds' };
+    state = budgetStateOf(row, row.held, now, zone);
+  } else {
+    const row = await trx
+      .selectFrom('api_keys')
+      .select([
+        'budget_held',
+        'budget_limit',
+        'budget_window',
+        'budget_window_start',
+        'budget_spent',
+      ])
+      .where('id', '=', input.id)
+      .executeTakeFirst();
+    state = row === undefined ? null : budgetStateOf(row, row.budget_held, now, zone);
+  }
+  // Moved between the update and this read (a concurrent change): report it as a short balance.
+  if (state === null) return { kind: 'insufficient_funds' };
+  return {
+    kind: 'over_budget',
+    scope: input.scope,
+    limit: state.limit,
+    window: state.window,
+    remaining: state.remaining,
+    resetsAt: state.resetsAt,
+  };
+}
+
+/** The wire form of a budget (packages/protocol `Budget`). */
+export function budgetView(state: BudgetState | null): Budget | null {
+  if (state === null) return null;
+  return {
+    limit: state.limit,
+    window: state.window,
+    spent: state.spent,
+    held: state.held,
+    remaining: state.remaining,
+    resets_at: state.resetsAt === null ? null : new Date(state.resetsAt).toISOString(),
+  };
+}

@@ -1,0 +1,43 @@
+import type { Command, CommandInput, Outcome } from './commands.js';
+import { usageError } from './arguments.js';
+
+/**
+ * `tollgate keys budget` and `tollgate accounts budget`: the CLI side of `PUT`/`DELETE
+ * /admin/v1/{keys,accounts}/{id}/budget`, through the same BudgetService (same rules, same
+ * answers).
+ */
+function budgetCommand(scope: 'keys' | 'accounts'): Command {
+  const idName = scope === 'keys' ? 'KEY_ID' : 'ACCOUNT_ID';
+  return {
+    usage: `${scope} budget ${idName} (--limit MICRO_YUAN --window daily|weekly|monthly|total | --remove)`,
+    note: 'windows turn over at local midnight in budget_time_zone; --remove lifts the budget',
+    args: [idName],
+    options: ['limit', 'window', 'remove'],
+    run: async (input: CommandInput): Promise<Outcome> => {
+      const id = input.args[0];
+      if (id === undefined || id === '')
+        throw usageError(`${idName} is missing (run tollgate --help)`, idName);
+      const { values } = input;
+      const budgets = (await input.context.services()).budgets;
+      if (values.remove === true) {
+        if (values.limit !== undefined || values.window !== undefined)
+          throw usageError('--remove takes neither --limit nor --window', 'remove');
+        const body =
+          scope === 'keys' ? await budgets.removeForKey(id) : await budgets.removeForAccount(id);
+        return { body, exitCode: 0 };
+      }
+      const budget = {
+        limit: typeof values.limit === 'string' ? Number(values.limit) : undefined,
+        window: values.window,
+      };
+      const body =
+        scope === 'keys'
+          ? await budgets.setForKey(id, budget)
+          : await budgets.setForAccount(id, budget);
+      return { body, exitCode: 0 };
+    },
+  };
+}
+
+export const keysBudgetCommand = budgetCommand('keys');
+export const accountsBudgetCommand = budgetCommand('accounts');

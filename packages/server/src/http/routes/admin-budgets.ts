@@ -1,0 +1,34 @@
+import type { FastifyInstance } from 'fastify';
+import type { AppDeps } from '../deps.js';
+
+type BudgetBody = { limit?: unknown; window?: unknown };
+
+/** `limit` and `window` and nothing else; what each must be is BudgetService's rule. */
+const budgetBody = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { limit: {}, window: {} },
+} as const;
+
+/**
+ * Budgets under `/admin/v1` (docs/admin.md): `PUT` sets a key's or an account's budget and
+ * answers the key or account with it; `DELETE` removes it.
+ */
+export function registerAdminBudgets(scope: FastifyInstance, deps: AppDeps): void {
+  scope.put<{ Params: { id: string }; Body: BudgetBody }>(
+    '/admin/v1/keys/:id/budget',
+    { schema: { body: budgetBody } },
+    async (request) => deps.budgets.setForKey(request.params.id, request.body),
+  );
+  scope.delete<{ Params: { id: string } }>('/admin/v1/keys/:id/budget', async (request) =>
+    deps.budgets.removeForKey(request.params.id),
+  );
+  scope.put<{ Params: { id: string }; Body: BudgetBody }>(
+    '/admin/v1/accounts/:id/budget',
+    { schema: { body: budgetBody } },
+    async (request) => deps.budgets.setForAccount(request.params.id, request.body),
+  );
+  scope.delete<{ Params: { id: string } }>('/admin/v1/accounts/:id/budget', async (request) =>
+    deps.budgets.removeForAccount(request.params.id),
+  );
+}
