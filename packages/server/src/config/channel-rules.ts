@@ -8,12 +8,12 @@ interface Issue {
 /**
  * A model names its upstream one way: `upstream` (with `upstream_model`) or `channels`, never
  * both; every channel names a configured upstream; channel ids are unique across models
- * (`seen` collects them over the whole configuration).
+ * (`seen` collects them over the whole configuration, with how each was named).
  */
 export function channelIssues(
   model: Pick<ModelConfig, 'id' | 'upstream' | 'upstream_model' | 'channels'>,
   upstreams: Readonly<Record<string, UpstreamConfig>>,
-  seen: Set<string>,
+  seen: Map<string, 'implicit' | 'explicit'>,
 ): Issue[] {
   const issues: Issue[] = [];
   if (model.channels === undefined) {
@@ -21,9 +21,12 @@ export function channelIssues(
       return [{ path: ['upstream'], message: 'required unless channels are given' }];
     if (!Object.hasOwn(upstreams, model.upstream))
       issues.push({ path: ['upstream'], message: `unknown upstream ${model.upstream}` });
-    if (seen.has(`${model.id}~0`))
-      issues.push({ path: ['id'], message: `duplicate channel id ${model.id}~0` });
-    seen.add(`${model.id}~0`);
+    // The implicit id derives from the model id: a repeated model id is reported as such (once),
+    // so only a clash with another model's explicit channel id is a channel problem here.
+    const implicitId = `${model.id}~0`;
+    if (seen.get(implicitId) === 'explicit')
+      issues.push({ path: ['id'], message: `duplicate channel id ${implicitId}` });
+    if (!seen.has(implicitId)) seen.set(implicitId, 'implicit');
     return issues;
   }
   if (model.upstream !== undefined)
@@ -42,7 +45,7 @@ export function channelIssues(
     const id = channel.id ?? `${model.id}~${index}`;
     if (seen.has(id))
       issues.push({ path: ['channels', index, 'id'], message: `duplicate channel id ${id}` });
-    seen.add(id);
+    seen.set(id, 'explicit');
   });
   return issues;
 }

@@ -489,7 +489,7 @@ export const configSchema = z
   .strict()
   .superRefine((config, context) => {
     const seen = new Set<string>();
-    const seenChannels = new Set<string>();
+    const seenChannels = new Map<string, 'implicit' | 'explicit'>();
     config.models.forEach((model, index) => {
       if (seen.has(model.id)) {
         context.addIssue({

@@ -2,24 +2,14 @@ import type { Kysely } from 'kysely';
 import { invalidInput } from '../errors/api-error.js';
 import type { Database, TaskBillingState, TaskKind, TaskStatus } from '../store/schema.js';
 import type { TaskFamilies } from '../tasks/task-family.js';
+import { BILLING_MOVES, TASK_MOVES } from '../tasks/task-states.js';
 import { taskNotFound } from '../tasks/task-reads.js';
 import type { TaskRow } from '../tasks/task-store.js';
 
 const LIST_LIMIT = 100;
-const STATUSES: readonly TaskStatus[] = [
-  'queued',
-  'running',
-  'succeeded',
-  'failed',
-  'submission_unknown',
-];
-const BILLING_STATES: readonly TaskBillingState[] = [
-  'reserved',
-  'pending',
-  'settled',
-  'released',
-  'expired',
-];
+/** Every status and billing state: the keys of their transition tables (tasks/task-states.ts). */
+const STATUSES = Object.keys(TASK_MOVES) as TaskStatus[];
+const BILLING_STATES = Object.keys(BILLING_MOVES) as TaskBillingState[];
 
 /** What the account's owner sees of a task: the creating key's view, and which key made it. */
 export function ownerTaskView(families: TaskFamilies, row: TaskRow) {

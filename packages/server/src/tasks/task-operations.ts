@@ -6,17 +6,12 @@ import { ApiError, invalidInput } from '../errors/api-error.js';
 import type { Database, TaskKind, TaskStatus } from '../store/schema.js';
 import { CorruptTaskRow, type TaskFamilies } from './task-family.js';
 import type { TaskRow, TaskStore } from './task-store.js';
-import { UNFINISHED_TASK_STATES } from './task-states.js';
+import { TASK_MOVES, UNFINISHED_TASK_STATES } from './task-states.js';
 import { expireTask } from './task-expiry.js';
 
 const LIST_LIMIT = 100;
-const STATUSES: readonly TaskStatus[] = [
-  'queued',
-  'running',
-  'succeeded',
-  'failed',
-  'submission_unknown',
-];
+/** Every status: the keys of its transition table (task-states.ts). */
+const STATUSES = Object.keys(TASK_MOVES) as TaskStatus[];
 
 /** What an operator sees of a task: the caller's view plus whose it is and the worker's state. */
 export function operatorTaskView(families: TaskFamilies, row: TaskRow): OperatorTask {

@@ -1,12 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { BUILT_CONSOLE_DIR } from '../../src/console/console-static.js';
+import { CHROMIUM, inspectPage, openBrowser, SCREENSHOTS } from '../helpers/console-browser.js';
 import { describeEachDialect } from '../helpers/dialects.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { describeNeeding, requiredExecutable } from '../helpers/required-services.js';
@@ -19,18 +17,8 @@ import { requestSearchInBrowser, taskFlowInBrowser } from './browser-task-flow.j
  * screenshot at 1280x800 and 390x844 into test/console/screenshots/ (not committed) and checked
  * with axe-core (no serious or critical violation) and for CSP violations (none).
  */
-const CHROMIUM = '/usr/bin/chromium';
 const chromiumService = requiredExecutable('Chromium', CHROMIUM);
-const SCREENSHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
-const AXE_SOURCE = readFileSync(
-  createRequire(import.meta.url).resolve('axe-core/axe.min.js'),
-  'utf8',
-);
 const PASSWORD = 'correct horse battery';
-const VIEWPORTS = [
-  { width: 1280, height: 800 },
-  { width: 390, height: 844 },
-] as const;
 
 const TEXT = {
   'zh-CN': {
@@ -83,77 +71,9 @@ describeNeeding(chromiumService, 'console in Chromium', () => {
     });
     afterAll(async () => gateway.close());
 
-    /** A fresh browser profile in `language`, closed with its profile directory. */
-    async function browser(
-      language: Language,
-    ): Promise<{ context: BrowserContext; page: Page; close: () => Promise<void> }> {
-      const profile = mkdtempSync(path.join(tmpdir(), 'tollgate-chromium-'));
-      const context = await chromium.launchPersistentContext(profile, {
-        executablePath: CHROMIUM,
-        headless: true,
-        locale: language,
-        viewport: VIEWPORTS[0],
-        args: [
-          '--no-sandbox',
-          '--disable-gpu',
-          '--disable-quic',
-          '--no-first-run',
-          '--disable-background-networking',
-          '--disable-component-update',
-          '--disable-sync',
-        ],
-      });
-      const page = context.pages()[0] ?? (await context.newPage());
-      return {
-        context,
-        page,
-        close: async () => {
-          await context.close();
-          rmSync(profile, { recursive: true, force: true });
-        },
-      };
-    }
-
-    /** Screenshots at both sizes, and axe-core: no serious or critical violation. */
-    async function inspect(page: Page, name: string): Promise<void> {
-      for (const viewport of VIEWPORTS) {
-        await page.setViewportSize(viewport);
-        await page.screenshot({
-          path: path.join(
-            SCREENSHOTS,
-            `${dialect.name}-${name}-${viewport.width}x${viewport.height}.png`,
-          ),
-          fullPage: true,
-        });
-      }
-      await page.setViewportSize(VIEWPORTS[0]);
-      // Through the DevTools protocol, which the page's CSP does not govern (nothing inline is added).
-      await page.evaluate(AXE_SOURCE);
-      const violations = await page.evaluate(async () => {
-        const axe = (
-          globalThis as unknown as {
-            axe: {
-              run(): Promise<{
-                violations: {
-                  id: string;
-                  impact: string | null;
-                  help: string;
-                  nodes: { target: unknown }[];
-                }[];
-              }>;
-            };
-          }
-        ).axe;
-        const result = await axe.run();
-        return result.violations
-          .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
-          .map(
-            (violation) =>
-              `${violation.id}: ${violation.help} at ${JSON.stringify(violation.nodes.map((node) => node.target))}`,
-          );
-      });
-      expect(violations, name).toEqual([]);
-    }
+    const browser = (language: Language) => openBrowser(language);
+    /** Screenshots named after the store, at both sizes, then axe-core (helpers/console-browser.ts). */
+    const inspect = (page: Page, name: string) => inspectPage(page, `${dialect.name}-${name}`);
 
     for (const language of ['zh-CN', 'en'] as const) {
       it(
