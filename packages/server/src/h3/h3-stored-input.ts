@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import type { H3Action, H3Role } from '@tollgate/protocol';
 import { taskChannel } from '../routing/channels.js';
 import type { H3Pricing } from '../billing/h3-pricing.js';
 import type { ModelConfig } from '../config/schema.js';
