@@ -18,6 +18,7 @@ import * as settlementWindow from './017-settlement-window.js';
 import * as channels from './018-channels.js';
 import * as auditLog from './020-audit-log.js';
 import * as cacheChangeNotices from './023-cache-change-notices.js';
+import * as resultSources from './024-result-sources.js';
 
 /**
  * Versioned migrations, applied in name order at start. Never edit a released migration: add
@@ -43,6 +44,7 @@ const migrations: Record<string, Migration> = {
   '018-channels': channels,
   '020-audit-log': auditLog,
   '023-cache-change-notices': cacheChangeNotices,
+  '024-result-sources': resultSources,
 };
 
 export const migrationProvider: MigrationProvider = {
