@@ -1,10 +1,13 @@
 import { Readable } from 'node:stream';
 import { afterEach, expect, it, vi } from 'vitest';
 import type { GuardedFetchDeps } from '../../src/providers/guarded-fetch.js';
+import type { H3Task } from '@tollgate/protocol';
+import { ArkH3Tasks } from '../../src/providers/ark/h3-tasks.js';
 import { OpenAiImages } from '../../src/providers/openai-compatible/images.js';
 import { describeEachDialect } from '../helpers/dialects.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
-import { png } from '../helpers/media.js';
+import { h3QuoteAndSubmit } from '../helpers/h3.js';
+import { mp4, png } from '../helpers/media.js';
 import { settleBodyOf, workUntil, type TaskBody } from '../helpers/tasks.js';
 
 const BALANCE = 100_000_000;
@@ -14,7 +17,13 @@ const RESULT_URL = 'https://cdn.example/result-1.png';
  * A CDN on another origin (through the guarded fetch's injected network): answers 503 to the
  * first `failures` fetches of the result URL, then the picture.
  */
-function flakyCdn(failures: number): GuardedFetchDeps & { fetched: string[] } {
+function flakyCdn(
+  failures: number,
+  file: { readonly bytes: Buffer; readonly contentType: string } = {
+    bytes: png(256, 256),
+    contentType: 'image/png',
+  },
+): GuardedFetchDeps & { fetched: string[] } {
   const fetched: string[] = [];
   return {
     fetched,
@@ -25,9 +34,9 @@ function flakyCdn(failures: number): GuardedFetchDeps & { fetched: string[] } {
       return Promise.resolve({
         status: failing ? 503 : 200,
         location: undefined,
-        contentType: failing ? 'text/plain' : 'image/png',
+        contentType: failing ? 'text/plain' : file.contentType,
         contentLength: undefined,
-        body: Readable.from(failing ? [Buffer.from('busy')] : [png(256, 256)]),
+        body: Readable.from(failing ? [Buffer.from('busy')] : [file.bytes]),
       });
     },
   };
@@ -37,9 +46,10 @@ function flakyCdn(failures: number): GuardedFetchDeps & { fetched: string[] } {
  * Issue 18, Found 11 (a foreign result URL that failed once was neither kept nor retried): an
  * image upstream answers synchronously with a URL on another origin; when that download fails
  * the URL is kept on the task and the download retried from it, bounded, without asking the
- * upstream again (it cannot be: the answer was the result itself).
+ * upstream again (it cannot be: the answer was the result itself). A running (H3) task's kept
+ * URL is retried the same way, its upstream not polled again.
  */
-describeEachDialect('a foreign image result URL whose download fails on $name', (dialect) => {
+describeEachDialect('a foreign result URL whose download fails on $name', (dialect) => {
   let gateway: TestGateway | undefined;
   afterEach(async () => {
     vi.restoreAllMocks();
@@ -152,5 +162,37 @@ describeEachDialect('a foreign image result URL whose download fails on $name', 
       held: 0,
       available: BALANCE,
     });
+  }, 60_000);
+
+  it('an H3 video result URL that failed once is fetched again from the kept URL, the upstream not polled again', async () => {
+    const videoUrl = 'https://cdn.example/video-1.mp4';
+    const cdn = flakyCdn(1, { bytes: mp4(4), contentType: 'video/mp4' });
+    gateway = await startGateway(dialect, { services: { fetchDeps: cdn } });
+    const client = gateway;
+    const original = Object.getOwnPropertyDescriptor(ArkH3Tasks.prototype, 'poll')
+      ?.value as ArkH3Tasks['poll'];
+    let completedPolls = 0;
+    vi.spyOn(ArkH3Tasks.prototype, 'poll').mockImplementation(async function (
+      this: ArkH3Tasks,
+      ...args: Parameters<ArkH3Tasks['poll']>
+    ) {
+      const result = await original.apply(this, args);
+      if (result.kind !== 'completed') return result;
+      completedPolls += 1;
+      return { ...result, outputs: [this.resultSource(videoUrl)] };
+    });
+    const { key } = await client.account(BALANCE);
+    const { response } = await h3QuoteAndSubmit(client, key, {
+      action: 'generate',
+      prompt: 'a lighthouse at dusk',
+      parameters: { resolution: '720p', ratio: '16:9', duration: 4, watermark: false },
+    });
+    expect(response.statusCode, response.body).toBe(202);
+    const id = response.json<H3Task>().id;
+    await workToEnd(client, id);
+    const row = await client.services.taskStore.byId(id);
+    expect(row).toMatchObject({ status: 'succeeded', result_sources: null, download_failures: 1 });
+    expect(completedPolls).toBe(1);
+    expect(cdn.fetched).toEqual([videoUrl, videoUrl]);
   }, 60_000);
 });
