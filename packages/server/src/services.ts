@@ -133,6 +133,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       options.upstreamKeys ?? {},
       withUpstreams ? (simulator?.url ?? null) : undefined,
       options.upstreamConnector,
+      options.fetchDeps,
     );
     closers.push(() => providers.close());
     const redis =

@@ -1,5 +1,6 @@
 import { taskLookupOf, type Config } from '../config/schema.js';
 import type { TaskKind } from '../store/schema.js';
+import type { GuardedFetchDeps } from './guarded-fetch.js';
 import { ArkH3Tasks } from './ark/h3-tasks.js';
 import { CohereRerank } from './cohere/rerank.js';
 import { OpenAiChat } from './openai-compatible/chat.js';
@@ -23,6 +24,8 @@ export class ProviderRegistry {
     /** The simulator's URL; `null` when no simulator runs; `undefined` builds no pools at all. */
     simulatorUrl: string | null | undefined,
     connector?: UpstreamConnector,
+    /** The network of result URLs on another origin (tests inject a fake one; default: DNS and undici). */
+    private readonly guarded?: GuardedFetchDeps,
   ) {
     if (simulatorUrl === undefined) return;
     for (const [name, upstream] of Object.entries(config.upstreams)) {
@@ -72,8 +75,14 @@ export class ProviderRegistry {
     const lookup = taskLookupOf(config);
     // A result URL on another origin gets the upstream's idle timeout as its whole budget.
     const timeoutMs = config.timeouts.idle_ms;
-    if (kind === 'image') return new OpenAiImages(pool.for(caller), pool.baseUrl, { timeoutMs });
-    if (kind === 'h3') return new ArkH3Tasks(pool.for(caller), pool.baseUrl, { lookup, timeoutMs });
+    const foreign = { timeoutMs, ...(this.guarded === undefined ? {} : { deps: this.guarded }) };
+    if (kind === 'image') return new OpenAiImages(pool.for(caller), pool.baseUrl, foreign);
+    if (kind === 'h3')
+      return new ArkH3Tasks(pool.for(caller), pool.baseUrl, {
+        lookup,
+        timeoutMs,
+        ...(this.guarded === undefined ? {} : { guarded: this.guarded }),
+      });
     return new OpenAiVideos(pool.for(caller), { lookup });
   }
 

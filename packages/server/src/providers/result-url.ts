@@ -19,6 +19,7 @@ export function resultUrlSource(
   },
 ): TaskOutputSource {
   return {
+    url,
     open: async (signal) => {
       const base = new URL(upstream.baseUrl);
       const parsed = new URL(url);

@@ -82,6 +82,11 @@ export interface DeliveryReport {
 /** One output to store: opened only when the worker stores it (streamed, never buffered whole). */
 export interface TaskOutputSource {
   open(signal?: AbortSignal): Promise<{ body: Readable; mediaType: string | null }>;
+  /**
+   * The URL the upstream gave for it, when it has one: kept on the task while storing keeps
+   * failing, and opened again through the provider's `resultSource` (docs/tasks.md "Downloads").
+   */
+  readonly url?: string | undefined;
 }
 
 export type SubmitResult =
@@ -129,4 +134,10 @@ export interface TaskProvider {
   readonly lookup:
     ((idempotencyKey: string, signal?: AbortSignal) => Promise<string | null>) | undefined;
   poll(upstreamTaskId: string, signal?: AbortSignal): Promise<PollResult>;
+  /**
+   * The source of an output the upstream gave as `url`, opened as its answer's own would be
+   * (a result URL kept on a task whose download failed, retried without asking the upstream
+   * again). Absent when the upstream never answers with URLs.
+   */
+  readonly resultSource?: ((url: string) => TaskOutputSource) | undefined;
 }

@@ -296,6 +296,11 @@ export interface TaskTable {
   vanished_since: number | null;
   /** Times in a row the outputs of a finished task could not be stored (bounded, then an operator's). */
   download_failures: number;
+  /**
+   * While storing a finished task's outputs keeps failing: where they come from (the upstream's
+   * URLs) and its delivery report (JSON, tasks/task-stored-json.ts), retried from there.
+   */
+  result_sources: string | null;
   /** H3: when a caller's `?refresh=true` last asked the upstream (refreshes are throttled per task). */
   refreshed_at: number | null;
   /** When a worker should next look at it; null: nothing to do (final, or waits for an operator). */

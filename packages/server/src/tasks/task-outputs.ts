@@ -1,10 +1,16 @@
 import { storeTaskOutput } from '../assets/output-writer.js';
-import type { DeliveryReport, TaskOutputSource } from '../providers/task-provider.js';
+import type { DeliveryReport, TaskOutputSource, TaskProvider } from '../providers/task-provider.js';
 import type { AssetTable } from '../store/schema.js';
-import type { TaskFamily } from './task-family.js';
+import { TaskNeedsOperator, type TaskFamily } from './task-family.js';
 import type { TaskStepDeps } from './task-steps.js';
 import type { TaskRow } from './task-store.js';
-import type { TaskOutput } from './task-stored-json.js';
+import { resultSourcesOf, type ResultSources, type TaskOutput } from './task-stored-json.js';
+
+/** A finished upstream result: the outputs to store and what the upstream reports delivering. */
+export interface FinishedResult {
+  readonly outputs: readonly TaskOutputSource[];
+  readonly report: DeliveryReport;
+}
 
 /**
  * Stores every output of a finished task as an (undelivered) asset, checked by its bytes
@@ -15,7 +21,7 @@ export async function storeOutputs(
   deps: TaskStepDeps,
   family: TaskFamily,
   task: TaskRow,
-  result: { readonly outputs: readonly TaskOutputSource[]; readonly report: DeliveryReport },
+  result: FinishedResult,
 ): Promise<{ assets: AssetTable[]; outputs: TaskOutput[]; report: DeliveryReport }> {
   const rules = family.outputRules(deps);
   const assets: AssetTable[] = [];
@@ -64,4 +70,32 @@ export function secondsStored(
     ...report,
     secondsDelivered: stored.length === 0 ? 0 : Math.min(report.secondsDelivered, seconds),
   };
+}
+
+/**
+ * A result whose outputs could not be stored, as it is kept on the task (`result_sources`) to be
+ * retried without asking the upstream again: the URLs the upstream gave and its report. Null
+ * when some output has no URL to open again (base64 bytes in the answer: storing them fails the
+ * same way every time).
+ */
+export function keptSources(result: FinishedResult): string | null {
+  const urls = result.outputs.map((source) => source.url);
+  if (urls.length === 0 || !urls.every((url) => url !== undefined)) return null;
+  const kept: ResultSources = { urls, report: result.report };
+  return JSON.stringify(kept);
+}
+
+/**
+ * The result kept on a task whose download failed, its URLs opened again through the provider
+ * as its own answer's would be (the guarded fetch for another origin); null when none is kept.
+ */
+export function keptResult(provider: TaskProvider, task: TaskRow): FinishedResult | null {
+  const kept = resultSourcesOf(task);
+  if (kept === null) return null;
+  const reopen = provider.resultSource;
+  if (reopen === undefined)
+    throw new TaskNeedsOperator(
+      `task ${task.id}: its kept result URLs cannot be opened by its upstream's adapter`,
+    );
+  return { outputs: kept.urls.map((url) => reopen(url)), report: kept.report };
 }

@@ -54,6 +54,7 @@ export function newTaskRow(task: {
     claim_token: null,
     vanished_since: null,
     download_failures: 0,
+    result_sources: null,
     refreshed_at: null,
     due_at: now,
     attempts: 0,

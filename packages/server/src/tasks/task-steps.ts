@@ -4,7 +4,7 @@ import type { ProviderTaskInput, TaskProvider } from '../providers/task-provider
 import { isNoSuchJob, UpstreamFailure } from '../providers/upstream-error.js';
 import type { TaskStatus, TaskSubmission } from '../store/schema.js';
 import { TaskNeedsOperator, type TaskFamily } from './task-family.js';
-import { storeOutputs } from './task-outputs.js';
+import { keptResult, keptSources, storeOutputs, type FinishedResult } from './task-outputs.js';
 import type { LeasedTask, StatePair, TaskChanges, TaskRow } from './task-store.js';
 import { WorkerKilled, type TaskWorkerDeps, type WorkerStep } from './task-worker.js';
 
@@ -237,6 +237,10 @@ async function lookUp(deps: TaskStepDeps, task: LeasedTask): Promise<number | nu
 
 async function poll(deps: TaskStepDeps, task: LeasedTask): Promise<number | null> {
   const now = deps.effects.clock.now();
+  // A finished result whose outputs could not be stored yet: the download is retried from the
+  // kept URLs, the upstream not asked again (a synchronous image answer cannot be).
+  const kept = keptResult(deps.provider, task);
+  if (kept !== null) return succeed(deps, task, 'running', kept, {});
   if (task.upstream_task_id === null)
     return markUnknown(deps, task, 'running', 'running without an upstream id', {}, false);
   // A stored input that fails its schema stops the task here, before any download or price.
@@ -288,7 +292,7 @@ async function succeed(
   deps: TaskStepDeps,
   task: LeasedTask,
   from: 'queued' | 'running',
-  result: Parameters<typeof storeOutputs>[3] & { readonly text?: string | undefined },
+  result: FinishedResult & { readonly text?: string | undefined },
   extra: TaskChanges,
 ): Promise<number | null> {
   // The input and the price first: a bad row or a missing price version must not cost a
@@ -299,11 +303,8 @@ async function succeed(
   try {
     stored = await storeOutputs(deps, family, task, result);
   } catch (error) {
-    // A synchronous answer (images, from `queued`) is not kept to retry: the worker's retry
-    // finds it mid-submission and makes it submission_unknown. A running task is polled again.
-    if (from === 'running' && !(error instanceof WorkerKilled))
-      return downloadFailed(deps, task, error);
-    throw error;
+    if (error instanceof WorkerKilled) throw error;
+    return downloadFailed(deps, task, from, result, extra, error);
   }
   const bill = family.priceDelivery(price.prices, input, stored.report);
   const outputs = result.text === undefined ? stored.outputs : [{ text: result.text }];
@@ -324,6 +325,7 @@ async function succeed(
       {
         ...extra,
         outputs: JSON.stringify(outputs),
+        result_sources: null,
         actual_amount: amount > 0 ? amount : null,
         actual_line_items: JSON.stringify(bill.lineItems),
         pricing_rule: bill.rule,
@@ -345,16 +347,42 @@ async function succeed(
 
 /**
  * The upstream finished but its outputs could not be stored (a result URL the guarded fetch
- * refuses, a download that keeps breaking, bytes that are not what was asked). Tried again with
- * back-off up to `MAX_DOWNLOAD_TRIES` times in a row; then, the same for every family, the task
- * goes to the operator queue as `submission_unknown` with its hold and the upstream's id kept
- * and the last failure in its note — never `running` for good.
+ * refuses, a download that keeps breaking, bytes that are not what was asked). The result's
+ * URLs and report are kept on the task (`result_sources`), so the download is retried from them
+ * without asking the upstream again; a synchronous answer (from `queued`) is accepted and runs
+ * on. Tried again with back-off up to `MAX_DOWNLOAD_TRIES` times in a row; then, the same for
+ * every family, the task goes to the operator queue as `submission_unknown` with its hold, the
+ * upstream's id and the kept URLs, and the last failure in its note — never `running` for good.
+ * A synchronous answer with nothing to keep (base64 bytes) is thrown on: the worker's retry
+ * finds it mid-submission and makes it `submission_unknown`.
  */
 async function downloadFailed(
   deps: TaskStepDeps,
-  task: LeasedTask,
+  leased: LeasedTask,
+  from: 'queued' | 'running',
+  result: FinishedResult,
+  extra: TaskChanges,
   error: unknown,
 ): Promise<number | null> {
+  const sources = leased.result_sources ?? keptSources(result);
+  if (from === 'queued' && sources === null) throw error;
+  let task = leased;
+  if (from === 'queued') {
+    await move(
+      deps,
+      task,
+      { from: 'queued', to: 'running' },
+      { ...extra, result_sources: sources },
+      { from: 'sending', to: 'accepted' },
+    );
+    const upstreamTaskId = extra.upstream_task_id;
+    task = {
+      ...task,
+      status: 'running',
+      submission: 'accepted',
+      upstream_task_id: typeof upstreamTaskId === 'string' ? upstreamTaskId : task.upstream_task_id,
+    };
+  }
   const now = deps.effects.clock.now();
   const failures = task.download_failures + 1;
   const why = (error instanceof Error ? error.message : String(error)).slice(0, 300);
@@ -365,10 +393,15 @@ async function downloadFailed(
       task,
       'running',
       `the upstream finished (upstream task ${task.upstream_task_id ?? ''}) but its outputs could not be stored after ${failures} tries: ${why}`,
-      { download_failures: failures, due_at: null },
+      { download_failures: failures, result_sources: sources, due_at: null },
       false,
     );
-  await move(deps, task, { from: 'running', to: 'running' }, { download_failures: failures });
+  await move(
+    deps,
+    task,
+    { from: 'running', to: 'running' },
+    { download_failures: failures, result_sources: sources },
+  );
   return now + pollDelayMs(task.attempts);
 }
 

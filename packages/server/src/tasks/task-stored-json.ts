@@ -80,3 +80,32 @@ export const actualLineItemsOf = (
 /** The stored outputs, once the task succeeded. */
 export const outputsOf = (row: Pick<TaskRow, 'id' | 'outputs'>): StoredOutput[] | null =>
   row.outputs === null ? null : parseColumn(row, 'outputs', row.outputs, outputsSchema);
+
+/** What the upstream reported delivering (providers/task-provider.ts `DeliveryReport`). */
+const deliveryReportSchema = z.strictObject({
+  imagesDelivered: z.number().int().min(0),
+  secondsDelivered: z.number().min(0),
+  billedFailure: z.boolean(),
+  tokens: z
+    .strictObject({ input: z.number().int().min(0), output: z.number().int().min(0) })
+    .optional(),
+});
+
+/**
+ * A finished task's result whose outputs could not be stored yet (task-steps.ts `keepSources`):
+ * the URLs the upstream gave, in order, and its delivery report, retried from there.
+ */
+export const resultSourcesSchema = z.strictObject({
+  urls: z.array(z.url()).min(1).max(16),
+  report: deliveryReportSchema,
+});
+
+export type ResultSources = z.infer<typeof resultSourcesSchema>;
+
+/** The kept result sources, while a finished task's download is being retried. */
+export const resultSourcesOf = (
+  row: Pick<TaskRow, 'id' | 'result_sources'>,
+): ResultSources | null =>
+  row.result_sources === null
+    ? null
+    : parseColumn(row, 'result_sources', row.result_sources, resultSourcesSchema);

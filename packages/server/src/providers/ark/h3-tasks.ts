@@ -185,6 +185,9 @@ export class ArkH3Tasks implements TaskProvider {
     return list.items[0]?.id ?? null;
   }
 
+  /** A kept result URL, opened again as the answer's own (task-provider.ts `resultSource`). */
+  readonly resultSource = (url: string): TaskOutputSource => this.fromUrl(url);
+
   private fromUrl(url: string): TaskOutputSource {
     return resultUrlSource(
       url,

@@ -96,6 +96,9 @@ export class OpenAiImages implements TaskProvider {
     return Promise.reject(new Error('images are synchronous: nothing to poll'));
   }
 
+  /** A kept result URL, opened again as the answer's own (task-provider.ts `resultSource`). */
+  readonly resultSource = (url: string): TaskOutputSource => this.fromUrl(url);
+
   private fromUrl(url: string): TaskOutputSource {
     return resultUrlSource(
       url,

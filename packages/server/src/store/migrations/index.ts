@@ -19,6 +19,7 @@ import * as channels from './018-channels.js';
 import * as budgets from './019-budgets.js';
 import * as auditLog from './020-audit-log.js';
 import * as cacheChangeNotices from './023-cache-change-notices.js';
+import * as resultSources from './024-result-sources.js';
 
 /**
  * Versioned migrations, applied in name order at start. Never edit a released migration: add
@@ -45,6 +46,7 @@ const migrations: Record<string, Migration> = {
   '019-budgets': budgets,
   '020-audit-log': auditLog,
   '023-cache-change-notices': cacheChangeNotices,
+  '024-result-sources': resultSources,
 };
 
 export const migrationProvider: MigrationProvider = {
