@@ -89,6 +89,12 @@ describeNeeding(chromiumService, 'operator console in Chromium', () => {
           expect(await gateway.admin('GET', `/admin/v1/accounts/${accountId}`)).toMatchObject({
             budget: { limit: 7_250_000, window: 'weekly' },
           });
+          // The key's allowed IPs, one a line, shown in the keys table once saved.
+          await page.getByRole('button', { name: '编辑' }).click();
+          const limits = page.locator('[data-key-limits]');
+          await limits.locator('textarea').fill('203.0.113.7\n10.0.0.0/8');
+          await limits.getByRole('button', { name: '保存 IP 列表' }).click();
+          await page.getByRole('cell', { name: '203.0.113.7/32, 10.0.0.0/8' }).waitFor();
           await shot('account');
 
           // Share review: the preview loads; approve.
