@@ -4,6 +4,8 @@ import {
   csrfHeaders,
   type Account,
   type ApiKey,
+  type Budget,
+  type BudgetWindow,
   type ConsoleUser,
   type Page,
 } from '../api.js';
@@ -60,17 +62,7 @@ export interface OperatorModel {
   current: ModelPrices;
 }
 
-export type BudgetWindow = 'daily' | 'weekly' | 'monthly' | 'total';
-
-/** A spend limit as the server shows it (docs/billing.md "Budgets"), micro-yuan. */
-export interface Budget {
-  limit: number;
-  window: BudgetWindow;
-  spent: number;
-  held: number;
-  remaining: number;
-  resets_at: string | null;
-}
+export type { Budget, BudgetWindow };
 
 /** An account or a key as the operator sees it: with its budget (and a key its allowlist). */
 export type BudgetedAccount = Account & { budget: Budget | null };
