@@ -15,12 +15,26 @@ export interface SessionState {
   csrf_token: string;
 }
 
+export type BudgetWindow = 'daily' | 'weekly' | 'monthly' | 'total';
+
+/** A spend limit as the server shows it (docs/billing.md "Budgets"), micro-yuan. */
+export interface Budget {
+  limit: number;
+  window: BudgetWindow;
+  spent: number;
+  held: number;
+  remaining: number;
+  resets_at: string | null;
+}
+
 export interface Account {
   id: string;
   email: string;
   balance: number;
   held: number;
   available: number;
+  /** The account's budget, `null` without one (absent from older servers). */
+  budget?: Budget | null;
 }
 
 export interface ApiKey {

@@ -3,13 +3,17 @@ import type { Account } from '../api.js';
 import { Yuan, When } from '../money.js';
 import { navigate } from '../router.js';
 import { ErrorLine } from '../pages/ErrorLine.js';
-import { operatorApi } from './operator-api.js';
+import { AllowedIpsForm, BudgetForm, BudgetLine } from './LimitsForms.js';
+import { operatorApi, type LimitedKey } from './operator-api.js';
 import { parseYuan, useOperatorText } from './operator-i18n.js';
 import { useLoad } from './useLoad.js';
 
 type OnError = (error: unknown) => void;
 
-/** Accounts: search and create; `/admin/accounts/<id>` opens one (top-up, keys, members). */
+/**
+ * Accounts: search and create; `/admin/accounts/<id>` opens one (top-up, budget, keys with their
+ * budgets and allowed IPs, members).
+ */
 export function AccountsPage({ path, onError }: { path: string; onError: OnError }) {
   const opened = /^\/admin\/accounts\/([^/]+)$/.exec(path)?.[1];
   if (opened !== undefined)
@@ -116,6 +120,7 @@ function AccountDetail({ accountId, onError }: { accountId: string; onError: OnE
   const [reference, setReference] = useState('');
   const [invalid, setInvalid] = useState(false);
   const [done, setDone] = useState(false);
+  const [editing, setEditing] = useState<string | null>(null);
   const topUp = (event: FormEvent) => {
     event.preventDefault();
     const micro = parseYuan(amount);
@@ -197,6 +202,22 @@ function AccountDetail({ accountId, onError }: { accountId: string; onError: OnE
         )}
         <button type="submit">{t('op.topUp')}</button>
       </form>
+      {shown !== null && (
+        <div className="card" data-account-budget>
+          <h2>{t('op.budget')}</h2>
+          <p>
+            <BudgetLine budget={shown.budget} />
+          </p>
+          <BudgetForm
+            key={JSON.stringify(shown.budget)}
+            owner="accounts"
+            ownerId={accountId}
+            budget={shown.budget}
+            onSaved={account.reload}
+            onFail={account.fail}
+          />
+        </div>
+      )}
       <h2>{t('op.keys')}</h2>
       {keys.value !== null && keys.value.data.length === 0 && <p>{t('op.none')}</p>}
       {keys.value !== null && keys.value.data.length > 0 && (
@@ -208,8 +229,10 @@ function AccountDetail({ accountId, onError }: { accountId: string; onError: OnE
                 <th scope="col">{t('op.id')}</th>
                 <th scope="col">{t('op.when')}</th>
                 <th scope="col">{t('op.active')}</th>
+                <th scope="col">{t('op.budget')}</th>
+                <th scope="col">{t('op.allowedIps')}</th>
                 <th scope="col">
-                  <span className="visually-hidden">{t('op.disable')}</span>
+                  <span className="visually-hidden">{t('op.action')}</span>
                 </th>
               </tr>
             </thead>
@@ -225,6 +248,13 @@ function AccountDetail({ accountId, onError }: { accountId: string; onError: OnE
                   </td>
                   <td>{key.disabled_at === null ? t('op.active') : t('op.disabled')}</td>
                   <td>
+                    <BudgetLine budget={key.budget} />
+                  </td>
+                  <td>{key.allowed_ips === null ? t('op.anyIp') : key.allowed_ips.join(', ')}</td>
+                  <td>
+                    <button type="button" className="secondary" onClick={() => setEditing(key.id)}>
+                      {t('op.edit')}
+                    </button>{' '}
                     {key.disabled_at === null && (
                       <button type="button" className="danger" onClick={() => disable(key.id)}>
                         {t('op.disable')}
@@ -237,6 +267,14 @@ function AccountDetail({ accountId, onError }: { accountId: string; onError: OnE
           </table>
         </div>
       )}
+      {editing !== null && keys.value !== null && (
+        <KeyLimits
+          key={editing}
+          apiKey={keys.value.data.find((candidate) => candidate.id === editing)}
+          onSaved={keys.reload}
+          onFail={keys.fail}
+        />
+      )}
       <h2>{t('op.members')}</h2>
       {members.value !== null && (
         <ul>
@@ -247,5 +285,42 @@ function AccountDetail({ accountId, onError }: { accountId: string; onError: OnE
         </ul>
       )}
     </section>
+  );
+}
+
+/** One key's budget and allowed IPs, edited in a card under the keys table. */
+function KeyLimits({
+  apiKey,
+  onSaved,
+  onFail,
+}: {
+  apiKey: LimitedKey | undefined;
+  onSaved: () => void;
+  onFail: OnError;
+}) {
+  const t = useOperatorText();
+  if (apiKey === undefined) return null;
+  return (
+    <div className="card" data-key-limits={apiKey.id}>
+      <h3>
+        {apiKey.name ?? '—'} · <code>{apiKey.hint}</code>
+      </h3>
+      <h4>{t('op.budget')}</h4>
+      <BudgetForm
+        key={JSON.stringify(apiKey.budget)}
+        owner="keys"
+        ownerId={apiKey.id}
+        budget={apiKey.budget}
+        onSaved={onSaved}
+        onFail={onFail}
+      />
+      <AllowedIpsForm
+        key={JSON.stringify(apiKey.allowed_ips)}
+        keyId={apiKey.id}
+        allowedIps={apiKey.allowed_ips}
+        onSaved={onSaved}
+        onFail={onFail}
+      />
+    </div>
   );
 }

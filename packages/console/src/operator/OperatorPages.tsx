@@ -2,6 +2,7 @@ import { navigate } from '../router.js';
 import './operator.css';
 import { AccountsPage } from './AccountsPage.js';
 import { AuditPage, InvitePage, LedgerPage } from './AuditPage.js';
+import { ChannelsPage } from './ChannelsPage.js';
 import { CodesPage } from './CodesPage.js';
 import { ModelsPage } from './ModelsPage.js';
 import { useOperatorText } from './operator-i18n.js';
@@ -12,6 +13,7 @@ const PAGES = [
   { path: '/admin/accounts', label: 'op.accounts' },
   { path: '/admin/codes', label: 'op.codes' },
   { path: '/admin/models', label: 'op.models' },
+  { path: '/admin/channels', label: 'op.channels' },
   { path: '/admin/shares', label: 'op.shares' },
   { path: '/admin/resolve', label: 'op.resolve' },
   { path: '/admin/audit', label: 'op.audit' },
@@ -42,6 +44,8 @@ export function OperatorPages({ path, onError }: { path: string; onError: (e: un
       </nav>
       {current === '/admin/models' ? (
         <ModelsPage onError={onError} />
+      ) : current === '/admin/channels' ? (
+        <ChannelsPage onError={onError} />
       ) : current === '/admin/codes' ? (
         <CodesPage onError={onError} />
       ) : current === '/admin/shares' ? (

@@ -4,6 +4,8 @@ import {
   csrfHeaders,
   type Account,
   type ApiKey,
+  type Budget,
+  type BudgetWindow,
   type ConsoleUser,
   type Page,
 } from '../api.js';
@@ -60,6 +62,27 @@ export interface OperatorModel {
   current: ModelPrices;
 }
 
+export type { Budget, BudgetWindow };
+
+/** An account or a key as the operator sees it: with its budget (and a key its allowlist). */
+export type BudgetedAccount = Account & { budget: Budget | null };
+export type LimitedKey = ApiKey & { budget: Budget | null; allowed_ips: string[] | null };
+
+/** A channel and its state in this instance (docs/routing.md). */
+export interface Channel {
+  id: string;
+  model: string;
+  upstream: string;
+  upstream_model: string;
+  weight: number;
+  priority: number;
+  disabled: boolean;
+  breaker: 'closed' | 'open' | 'half_open';
+  consecutive_failures: number;
+  cooldown_ends_at: string | null;
+  in_flight: number;
+}
+
 export interface LedgerReport {
   violations: unknown[];
 }
@@ -71,13 +94,34 @@ export const operatorApi = {
   accounts: (q: string) =>
     call<Page<Account>>('GET', `${admin}/accounts${q === '' ? '' : `?q=${id(q)}`}`),
   createAccount: (email: string) => call<Account>('POST', `${admin}/accounts`, { email }),
-  account: (accountId: string) => call<Account>('GET', `${admin}/accounts/${id(accountId)}`),
+  account: (accountId: string) =>
+    call<BudgetedAccount>('GET', `${admin}/accounts/${id(accountId)}`),
   topUp: (accountId: string, amount: number, reference: string) =>
     call<Account>('POST', `${admin}/accounts/${id(accountId)}/topups`, { amount, reference }),
-  keys: (accountId: string) => call<Page<ApiKey>>('GET', `${admin}/accounts/${id(accountId)}/keys`),
+  keys: (accountId: string) =>
+    call<Page<LimitedKey>>('GET', `${admin}/accounts/${id(accountId)}/keys`),
   members: (accountId: string) =>
     call<Page<ConsoleUser>>('GET', `${admin}/accounts/${id(accountId)}/members`),
   disableKey: (keyId: string) => call<ApiKey>('POST', `${admin}/keys/${id(keyId)}/disable`, {}),
+  /** `null` clears the key's allowlist (every address allowed again). */
+  setAllowedIps: (keyId: string, allowedIps: string[] | null) =>
+    call<LimitedKey>('PATCH', `${admin}/keys/${id(keyId)}`, { allowed_ips: allowedIps }),
+  /** A budget of `owner` (`accounts` or `keys`) set (`limit` micro-yuan) or, with `null`, removed. */
+  setBudget: (
+    owner: 'accounts' | 'keys',
+    ownerId: string,
+    budget: { limit: number; window: BudgetWindow } | null,
+  ) =>
+    budget === null
+      ? call<unknown>('DELETE', `${admin}/${owner}/${id(ownerId)}/budget`)
+      : call<unknown>('PUT', `${admin}/${owner}/${id(ownerId)}/budget`, budget),
+  channels: () => call<Page<Channel>>('GET', `${admin}/channels`),
+  switchChannel: (channelId: string, action: 'disable' | 'enable', reason: string) =>
+    call<Channel>(
+      'POST',
+      `${admin}/channels/${id(channelId)}/${action}`,
+      reason === '' ? {} : { reason },
+    ),
   pendingShares: () => call<Page<ReviewShare>>('GET', `${admin}/shares?state=pending_review`),
   shareContentUrl: (shareId: string) => `/console/api${admin}/shares/${id(shareId)}/content`,
   decideShare: (shareId: string, decision: 'approve' | 'reject', reason: string) =>

@@ -80,9 +80,41 @@ const zhCN = {
   'op.expires': '过期日期（可不填）',
   'op.createCodes': '生成并下载 CSV',
   'op.codesReady': '已生成，CSV 已下载；兑换码只出现在这一个文件里。',
+  'op.channels': '渠道',
+  'op.channel': '渠道',
+  'op.breaker': '熔断器',
+  'op.breaker.closed': '正常',
+  'op.breaker.open': '熔断中',
+  'op.breaker.half_open': '试探中',
+  'op.state': '状态',
+  'op.inFlight': '进行中',
+  'op.enable': '启用',
+  'op.reasonOptional': '理由（可不填）',
+  'op.channelNote': '停用后各实例在刷新周期内不再选用该渠道；进行中的请求照常完成。',
+  'op.budget': '预算',
+  'op.noBudget': '未设置预算',
+  'op.limitYuan': '额度（元）',
+  'op.window': '周期',
+  'op.window.daily': '每日',
+  'op.window.weekly': '每周',
+  'op.window.monthly': '每月',
+  'op.window.total': '总计（不重置）',
+  'op.spent': '已用',
+  'op.remaining': '剩余',
+  'op.resetsAt': '重置于',
+  'op.setBudget': '保存预算',
+  'op.removeBudget': '移除预算',
+  'op.badLimit': '额度须为非负数，最多 6 位小数。',
+  'op.allowedIps': '允许的来源 IP',
+  'op.allowedIpsHint': '每行一个地址或 CIDR 网段；留空表示不限制。',
+  'op.anyIp': '不限',
+  'op.saveIps': '保存 IP 列表',
+  'op.clearIps': '清除限制',
+  'op.edit': '编辑',
+  'op.saved': '已保存。',
 } as const;
 
-type OperatorKey = keyof typeof zhCN;
+export type OperatorKey = keyof typeof zhCN;
 
 const en: Record<OperatorKey, string> = {
   'op.nav': 'Operations',
@@ -159,6 +191,39 @@ const en: Record<OperatorKey, string> = {
   'op.expires': 'Expires on (optional)',
   'op.createCodes': 'Create and download CSV',
   'op.codesReady': 'Created and downloaded; the codes exist only in that file.',
+  'op.channels': 'Channels',
+  'op.channel': 'Channel',
+  'op.breaker': 'Breaker',
+  'op.breaker.closed': 'Closed',
+  'op.breaker.open': 'Open',
+  'op.breaker.half_open': 'Half open',
+  'op.state': 'State',
+  'op.inFlight': 'In flight',
+  'op.enable': 'Enable',
+  'op.reasonOptional': 'Reason (optional)',
+  'op.channelNote':
+    'A disabled channel is skipped by every instance within the refresh; its requests in flight finish.',
+  'op.budget': 'Budget',
+  'op.noBudget': 'No budget',
+  'op.limitYuan': 'Limit (yuan)',
+  'op.window': 'Window',
+  'op.window.daily': 'Daily',
+  'op.window.weekly': 'Weekly',
+  'op.window.monthly': 'Monthly',
+  'op.window.total': 'Total (never resets)',
+  'op.spent': 'Spent',
+  'op.remaining': 'Remaining',
+  'op.resetsAt': 'Resets at',
+  'op.setBudget': 'Save budget',
+  'op.removeBudget': 'Remove budget',
+  'op.badLimit': 'The limit must be zero or more, with at most 6 decimals.',
+  'op.allowedIps': 'Allowed source IPs',
+  'op.allowedIpsHint': 'One address or CIDR block per line; empty allows every address.',
+  'op.anyIp': 'Any',
+  'op.saveIps': 'Save the IP list',
+  'op.clearIps': 'Clear the allowlist',
+  'op.edit': 'Edit',
+  'op.saved': 'Saved.',
 };
 
 /** `t` for the operator pages, in the console's current language. */
@@ -169,11 +234,12 @@ export function useOperatorText(): (key: OperatorKey) => string {
 
 /**
  * Yuan typed by an operator as exact micro-yuan, by string arithmetic (no floating point):
- * `12.5` → 12 500 000. `null` for anything but a positive amount with at most 6 decimals.
+ * `12.5` → 12 500 000. `null` for anything but an amount of at least `minimum` micro-yuan (a
+ * top-up: positive; a budget's limit may be 0) with at most 6 decimals.
  */
-export function parseYuan(text: string): number | null {
+export function parseYuan(text: string, minimum = 1): number | null {
   const match = /^(\d{1,7})(?:\.(\d{1,6}))?$/.exec(text.trim());
   if (match === null) return null;
   const micro = Number(match[1]) * 1_000_000 + Number((match[2] ?? '').padEnd(6, '0'));
-  return micro > 0 ? micro : null;
+  return micro >= minimum ? micro : null;
 }

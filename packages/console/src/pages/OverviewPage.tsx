@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'react';
 import { api, type Account } from '../api.js';
 import { useI18n } from '../i18n.js';
-import { Yuan } from '../money.js';
+import { When, Yuan } from '../money.js';
 import { ErrorLine } from './ErrorLine.js';
 import { OverviewSpend } from './OverviewSpend.js';
 
@@ -33,7 +33,22 @@ export function OverviewPage({ onError }: { onError: (error: unknown) => void })
             <Figure label={t('overview.balance')} micro={account.balance} name="balance" />
             <Figure label={t('overview.held')} micro={account.held} name="held" />
             <Figure label={t('overview.available')} micro={account.available} name="available" />
+            {account.budget != null && (
+              <Figure label={t('overview.budget')} micro={account.budget.remaining} name="budget" />
+            )}
           </div>
+          {account.budget != null && (
+            <p className="muted" data-budget-line>
+              {t('overview.budgetSpent')} <Yuan micro={account.budget.spent} /> /{' '}
+              <Yuan micro={account.budget.limit} /> ({t(`overview.window.${account.budget.window}`)}
+              {account.budget.resets_at !== null && (
+                <>
+                  , {t('overview.budgetResets')} <When iso={account.budget.resets_at} />
+                </>
+              )}
+              )
+            </p>
+          )}
           <OverviewSpend onError={onError} />
         </>
       )}

@@ -1,4 +1,5 @@
 import { modelPricesView } from '../billing/price-view.js';
+import { invalidInput, notFound } from '../errors/api-error.js';
 import type { AppDeps } from '../http/deps.js';
 import { shareServiceOf, type ShareService } from '../shares/share-service.js';
 import type { AuditActor } from './audit-log.js';
@@ -124,6 +125,78 @@ export class OperatorActions {
       detail: { new_key_id: rotated.id },
     });
     return rotated;
+  }
+
+  /** A key's source-address allowlist set (a list) or cleared (`null`); the key service checks it. */
+  async setAllowedIps(actor: AuditActor, keyId: string, input: Input) {
+    const key = await this.deps.keys.update(keyId, { allowed_ips: input['allowed_ips'] });
+    await this.deps.audit.record(actor, {
+      action: 'key.set_allowed_ips',
+      targetId: keyId,
+      accountId: key.account_id,
+      detail: { allowed_ips: key.allowed_ips },
+    });
+    return key;
+  }
+
+  async setKeyBudget(actor: AuditActor, keyId: string, input: Input) {
+    const key = await this.deps.budgets.setForKey(keyId, input);
+    await this.deps.audit.record(actor, {
+      action: 'key.set_budget',
+      targetId: keyId,
+      accountId: key.account_id,
+      detail: { limit: input['limit'], window: input['window'] },
+    });
+    return key;
+  }
+
+  async removeKeyBudget(actor: AuditActor, keyId: string) {
+    const key = await this.deps.budgets.removeForKey(keyId);
+    await this.deps.audit.record(actor, {
+      action: 'key.remove_budget',
+      targetId: keyId,
+      accountId: key.account_id,
+    });
+    return key;
+  }
+
+  async setAccountBudget(actor: AuditActor, accountId: string, input: Input) {
+    const account = await this.deps.budgets.setForAccount(accountId, input);
+    await this.deps.audit.record(actor, {
+      action: 'account.set_budget',
+      targetId: accountId,
+      accountId,
+      detail: { limit: input['limit'], window: input['window'] },
+    });
+    return account;
+  }
+
+  async removeAccountBudget(actor: AuditActor, accountId: string) {
+    const account = await this.deps.budgets.removeForAccount(accountId);
+    await this.deps.audit.record(actor, {
+      action: 'account.remove_budget',
+      targetId: accountId,
+      accountId,
+    });
+    return account;
+  }
+
+  /**
+   * A channel disabled or enabled by hand (docs/routing.md), with an optional reason of at most
+   * 500 characters; every instance skips a disabled channel within the disabled list's refresh.
+   */
+  async setChannelDisabled(actor: AuditActor, channelId: string, disabled: boolean, input: Input) {
+    const reason = input['reason'];
+    if (reason !== undefined && (typeof reason !== 'string' || reason.length > 500))
+      throw invalidInput('reason', 'must be a string of at most 500 characters');
+    const status = await this.deps.channels.setDisabled(channelId, disabled, reason ?? null);
+    if (status === undefined) throw notFound('channel');
+    await this.deps.audit.record(actor, {
+      action: disabled ? 'channel.disable' : 'channel.enable',
+      targetId: channelId,
+      reason: reasonOf(input),
+    });
+    return status;
   }
 
   async setPrices(actor: AuditActor, model: string, body: unknown) {

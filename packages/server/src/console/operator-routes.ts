@@ -60,6 +60,39 @@ export function registerOperatorRoutes(scope: FastifyInstance, deps: AppDeps): v
   scope.post<WithId>(`${admin}/keys/:id/disable`, async (request) =>
     operator.disableKey(operatorActorOf(request), request.params.id),
   );
+  scope.patch<WithId>(`${admin}/keys/:id`, async (request) =>
+    operator.setAllowedIps(operatorActorOf(request), request.params.id, bodyObject(request.body)),
+  );
+  scope.put<WithId>(`${admin}/keys/:id/budget`, async (request) =>
+    operator.setKeyBudget(operatorActorOf(request), request.params.id, bodyObject(request.body)),
+  );
+  scope.delete<WithId>(`${admin}/keys/:id/budget`, async (request) =>
+    operator.removeKeyBudget(operatorActorOf(request), request.params.id),
+  );
+  scope.put<WithId>(`${admin}/accounts/:id/budget`, async (request) =>
+    operator.setAccountBudget(
+      operatorActorOf(request),
+      request.params.id,
+      bodyObject(request.body),
+    ),
+  );
+  scope.delete<WithId>(`${admin}/accounts/:id/budget`, async (request) =>
+    operator.removeAccountBudget(operatorActorOf(request), request.params.id),
+  );
+
+  scope.get(`${admin}/channels`, async (request) => {
+    read(request);
+    return { object: 'list', data: await deps.channels.list() };
+  });
+  for (const action of ['disable', 'enable'] as const)
+    scope.post<WithId>(`${admin}/channels/:id/${action}`, async (request) =>
+      operator.setChannelDisabled(
+        operatorActorOf(request),
+        request.params.id,
+        action === 'disable',
+        bodyObject(request.body ?? {}),
+      ),
+    );
 
   scope.post<{ Body: unknown }>(`${admin}/redemption-codes`, async (request, reply) => {
     const actor = operatorActorOf(request);

@@ -139,6 +139,11 @@ describeNeeding(chromiumService, 'console in Chromium', () => {
             await expect.poll(() => page.locator('.success .amount').textContent()).toBe('¥2.00');
             await inspect(page, `${language}-redeem`);
             expect((await gateway.balance(account.accountId)).balance).toBe(2_000_000);
+            // An operator's budget on the account shows on the member's overview.
+            await gateway.admin('PUT', `/admin/v1/accounts/${account.accountId}/budget`, {
+              limit: 5_000_000,
+              window: 'monthly',
+            });
             await page
               .getByRole('navigation')
               .getByRole('link', { name: text.navOverview })
@@ -146,6 +151,9 @@ describeNeeding(chromiumService, 'console in Chromium', () => {
             const balance = page.locator('[data-figure="balance"] .amount');
             await expect.poll(() => balance.textContent()).toBe('¥2.00');
             expect(await balance.getAttribute('title')).toBe(`2,000,000 ${text.microYuan}`);
+            expect(await page.locator('[data-figure="budget"] .amount').textContent()).toBe(
+              '¥5.00',
+            );
             await inspect(page, `${language}-overview`);
 
             // Tasks: an image task made with the key, settled and previewed in the console.

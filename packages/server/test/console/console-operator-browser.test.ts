@@ -13,9 +13,9 @@ import { describeNeeding, requiredExecutable } from '../helpers/required-service
 
 /**
  * The operator's pages in a real browser, in Chinese (the default): an operator signs in, tops
- * up an account, approves a share after seeing its preview, resolves a submission_unknown
- * record with a capture, and finds each action in the audit log; every page screenshot and
- * checked with axe-core. One pass per store, to keep the browser suite's run time modest.
+ * up an account and sets its budget, approves a share after seeing its preview, resolves a
+ * submission_unknown record with a capture, finds each action in the audit log, and disables
+ * and enables a channel; every page screenshot and checked with axe-core. One pass per store, to keep the browser suite's run time modest.
  */
 const chromiumService = requiredExecutable('Chromium', CHROMIUM);
 
@@ -80,6 +80,21 @@ describeNeeding(chromiumService, 'operator console in Chromium', () => {
           await page.getByRole('button', { name: '充值' }).click();
           await expect.poll(() => page.locator('.success .amount').textContent()).toBe('¥13.50');
           expect((await gateway.balance(accountId)).balance).toBe(13_500_000);
+          // A budget of 7.25 yuan a week: sent as exact micro-yuan, shown on the admin account.
+          const budgetForm = page.locator('form[data-budget-form="accounts"]');
+          await budgetForm.locator(`input[name="budget-limit-${accountId}"]`).fill('7.25');
+          await budgetForm.locator('select').selectOption('weekly');
+          await budgetForm.getByRole('button', { name: '保存预算' }).click();
+          await page.locator('[data-account-budget] [data-budget-limit="7250000"]').waitFor();
+          expect(await gateway.admin('GET', `/admin/v1/accounts/${accountId}`)).toMatchObject({
+            budget: { limit: 7_250_000, window: 'weekly' },
+          });
+          // The key's allowed IPs, one a line, shown in the keys table once saved.
+          await page.getByRole('button', { name: '编辑' }).click();
+          const limits = page.locator('[data-key-limits]');
+          await limits.locator('textarea').fill('203.0.113.7\n10.0.0.0/8');
+          await limits.getByRole('button', { name: '保存 IP 列表' }).click();
+          await page.getByRole('cell', { name: '203.0.113.7/32, 10.0.0.0/8' }).waitFor();
           await shot('account');
 
           // Share review: the preview loads; approve.
@@ -148,6 +163,22 @@ describeNeeding(chromiumService, 'operator console in Chromium', () => {
           await page.getByRole('button', { name: '保存为新版本' }).click();
           await page.locator('[data-price-version="sim-chat@2"]').waitFor();
           await shot('models');
+
+          // Channels: one disabled with a reason (state shown, audited), then enabled again.
+          await page.getByRole('link', { name: '渠道' }).click();
+          const channelRow = page.locator('tr[data-channel-id]').first();
+          const channelId = (await channelRow.getAttribute('data-channel-id')) ?? '';
+          await channelRow.locator('input').fill('upstream maintenance');
+          await channelRow.getByRole('button', { name: '停用' }).click();
+          await channelRow.locator('[data-channel-state="disabled"]').waitFor();
+          await shot('channels');
+          expect(
+            await gateway.admin('GET', '/admin/v1/audit?action=channel.disable'),
+          ).toMatchObject({
+            data: [{ target_id: channelId, reason: 'upstream maintenance' }],
+          });
+          await channelRow.getByRole('button', { name: '启用' }).click();
+          await channelRow.locator('[data-channel-state="active"]').waitFor();
 
           // A second factor: set up through the API in this session; then the sign-in page asks for
           // the code after the password, and a fresh code signs in.

@@ -53,7 +53,7 @@ export async function consoleUser(
 export function consoleCall(
   gateway: TestGateway,
   session: ConsoleSession,
-  method: 'GET' | 'POST' | 'PUT' | 'DELETE',
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE',
   url: string,
   options: { body?: unknown; csrf?: boolean } = {},
 ): Promise<LightMyRequestResponse> {

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import type { AppDeps } from '../deps.js';
+import type { OperatorActions } from '../../audit/operator-actions.js';
+import { adminActor } from './admin-audit.js';
 
 type BudgetBody = { limit?: unknown; window?: unknown };
 
@@ -12,23 +13,24 @@ const budgetBody = {
 
 /**
  * Budgets under `/admin/v1` (docs/admin.md): `PUT` sets a key's or an account's budget and
- * answers the key or account with it; `DELETE` removes it.
+ * answers the key or account with it; `DELETE` removes it. Each is audited (`OperatorActions`).
  */
-export function registerAdminBudgets(scope: FastifyInstance, deps: AppDeps): void {
+export function registerAdminBudgets(scope: FastifyInstance, operator: OperatorActions): void {
   scope.put<{ Params: { id: string }; Body: BudgetBody }>(
     '/admin/v1/keys/:id/budget',
     { schema: { body: budgetBody } },
-    async (request) => deps.budgets.setForKey(request.params.id, request.body),
+    async (request) => operator.setKeyBudget(adminActor(request), request.params.id, request.body),
   );
   scope.delete<{ Params: { id: string } }>('/admin/v1/keys/:id/budget', async (request) =>
-    deps.budgets.removeForKey(request.params.id),
+    operator.removeKeyBudget(adminActor(request), request.params.id),
   );
   scope.put<{ Params: { id: string }; Body: BudgetBody }>(
     '/admin/v1/accounts/:id/budget',
     { schema: { body: budgetBody } },
-    async (request) => deps.budgets.setForAccount(request.params.id, request.body),
+    async (request) =>
+      operator.setAccountBudget(adminActor(request), request.params.id, request.body),
   );
   scope.delete<{ Params: { id: string } }>('/admin/v1/accounts/:id/budget', async (request) =>
-    deps.budgets.removeForAccount(request.params.id),
+    operator.removeAccountBudget(adminActor(request), request.params.id),
   );
 }

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
-import { invalidInput, notFound } from '../../errors/api-error.js';
+import type { OperatorActions } from '../../audit/operator-actions.js';
 import type { AppDeps } from '../deps.js';
+import { adminActor } from './admin-audit.js';
 
 const switchBody = {
   type: ['object', 'null'],
@@ -11,9 +12,14 @@ const switchBody = {
 /**
  * Operators' channel routes under `/admin/v1` (docs/routing.md): every channel with its state
  * (disabled, breaker, in flight), and manual disable and enable. A disabled channel is skipped
- * by every instance within the disabled list's refresh; its requests in flight finish.
+ * by every instance within the disabled list's refresh; its requests in flight finish. Both
+ * switches are audited (`OperatorActions`).
  */
-export function registerAdminChannels(scope: FastifyInstance, deps: AppDeps): void {
+export function registerAdminChannels(
+  scope: FastifyInstance,
+  deps: AppDeps,
+  operator: OperatorActions,
+): void {
   scope.get('/admin/v1/channels', async () => ({
     object: 'list',
     data: await deps.channels.list(),
@@ -22,18 +28,13 @@ export function registerAdminChannels(scope: FastifyInstance, deps: AppDeps): vo
     scope.post<{ Params: { id: string }; Body: { reason?: unknown } | null | undefined }>(
       `/admin/v1/channels/:id/${action}`,
       { schema: { body: switchBody } },
-      async (request) => {
-        const reason = request.body?.reason;
-        if (reason !== undefined && (typeof reason !== 'string' || reason.length > 500))
-          throw invalidInput('reason', 'must be a string of at most 500 characters');
-        const status = await deps.channels.setDisabled(
+      async (request) =>
+        operator.setChannelDisabled(
+          adminActor(request),
           request.params.id,
           action === 'disable',
-          reason ?? null,
-        );
-        if (status === undefined) throw notFound('channel');
-        return status;
-      },
+          request.body ?? {},
+        ),
     );
   }
 }

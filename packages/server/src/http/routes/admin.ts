@@ -110,8 +110,7 @@ export function registerAdmin(scope: FastifyInstance, deps: AppDeps): void {
   scope.patch<{ Params: { id: string }; Body: Body }>(
     '/admin/v1/keys/:id',
     { schema: { body: bodyWith('allowed_ips') } },
-    async (request) =>
-      deps.keys.update(request.params.id, { allowed_ips: request.body['allowed_ips'] }),
+    async (request) => operator.setAllowedIps(adminActor(request), request.params.id, request.body),
   );
   scope.get<{ Params: { id: string } }>('/admin/v1/accounts/:id/keys', async (request) => ({
     object: 'list',
@@ -212,8 +211,8 @@ export function registerAdmin(scope: FastifyInstance, deps: AppDeps): void {
       operator.resolveRequest(adminActor(request), request.params.id, request.body),
   );
   registerAdminTasks(scope, deps, operator);
-  registerAdminChannels(scope, deps);
-  registerAdminBudgets(scope, deps);
+  registerAdminChannels(scope, deps, operator);
+  registerAdminBudgets(scope, operator);
   registerShareReview(scope, deps, operator);
   registerAdminAudit(scope, deps, operator);
 }
