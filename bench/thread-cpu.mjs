@@ -65,5 +65,7 @@ if (os.platform() !== 'linux') {
   const read = (file) => JSON.parse(readFileSync(file, 'utf8'));
   report(read(flags.before), read(flags.after), Number(flags.requests));
 } else {
-  throw new Error('usage: thread-cpu.mjs snapshot --pid PID | report --before F --after F --requests N');
+  throw new Error(
+    'usage: thread-cpu.mjs snapshot --pid PID | report --before F --after F --requests N',
+  );
 }
