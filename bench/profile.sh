@@ -56,13 +56,18 @@ load() {
     --header "authorization: Bearer $KEY" --header 'idempotency-key: {{uuid}}'
 }
 load 3 > "$WORK/warmup.json" # compiled and pooled before anything is counted
+node bench/thread-cpu.mjs snapshot --pid "$GATEWAY" > "$WORK/threads-before.json"
 START=$(node -e 'console.log(String(process.hrtime.bigint() / 1000n))')
 load "$SECONDS_MEASURED" > "$WORK/load.json"
 END=$(node -e 'console.log(String(process.hrtime.bigint() / 1000n))')
+node bench/thread-cpu.mjs snapshot --pid "$GATEWAY" > "$WORK/threads-after.json"
 kill -TERM "$GATEWAY"
 wait "$GATEWAY" || true
 GATEWAY=""
 node bench/profile-summary.mjs --profile-dir "$WORK/profile" --load "$WORK/load.json" \
   --from "$START" --to "$END"
+# The profile's worker line is wall time (it samples the checkpointer inside its fsyncs too).
+node bench/thread-cpu.mjs report --before "$WORK/threads-before.json" --after "$WORK/threads-after.json" \
+  --requests "$(json_field ok < "$WORK/load.json")"
 tollgate ledger check >/dev/null || { echo "ledger check failed after the profile run" >&2; exit 1; }
 echo "profile and logs: $WORK"
