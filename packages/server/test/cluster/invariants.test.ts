@@ -116,6 +116,14 @@ describeEachDialect('battery invariant checks on $name', (dialect) => {
     expect((await noIdempotencyKeyChargedTwice(db(), replayedAsAnother))[0]?.detail).toContain(
       'answered by 2 requests',
     );
+    // An admin key disable has no idempotency record: its retry is a new request by design.
+    const disable = { ...chat, kind: 'disable' as const, idempotencyKey: 'disable-key_x' };
+    const retriedDisable = [
+      ...attempts,
+      { ...disable, requestId: 'req_first' },
+      { ...disable, requestId: 'req_retry' },
+    ];
+    expect(await noIdempotencyKeyChargedTwice(db(), retriedDisable)).toEqual([]);
   });
 
   it('submitted once: a task submitted twice upstream is found', () => {

@@ -106,7 +106,14 @@ export async function noIdempotencyKeyChargedTwice(
     });
   const answered = new Map<string, Set<string>>();
   for (const attempt of attempts)
-    if (attempt.succeeded && attempt.requestId !== undefined && attempt.kind !== 'topup') {
+    // Top-ups and key disables are admin calls with no idempotency record: a retry of one is a
+    // new request by design (a disable is idempotent by nature), so only business calls count.
+    if (
+      attempt.succeeded &&
+      attempt.requestId !== undefined &&
+      attempt.kind !== 'topup' &&
+      attempt.kind !== 'disable'
+    ) {
       const ids = answered.get(attempt.idempotencyKey) ?? new Set<string>();
       ids.add(attempt.requestId);
       answered.set(attempt.idempotencyKey, ids);
