@@ -11,10 +11,7 @@ import type { LeasedTask, TaskStore } from './task-store.js';
  */
 
 /** The outputs an earlier step of this task stored and has not delivered, oldest first. */
-export async function keptOutputsOf(
-  db: Kysely<Database>,
-  taskId: string,
-): Promise<AssetTable[]> {
+export async function keptOutputsOf(db: Kysely<Database>, taskId: string): Promise<AssetTable[]> {
   return db
     .selectFrom('assets')
     .selectAll()
@@ -49,7 +46,11 @@ export async function recordStoredOutputs(
     });
     if (!held) return false;
     await deleteUndeliveredOutputs(trx, task.id, now);
-    if (assets.length > 0) await trx.insertInto('assets').values([...assets]).execute();
+    if (assets.length > 0)
+      await trx
+        .insertInto('assets')
+        .values([...assets])
+        .execute();
     return true;
   });
 }
