@@ -58,34 +58,43 @@ describeEachDialect('outputs stored by a step whose finish failed on $name', (di
     await gateway?.close();
   });
 
+  /**
+   * A gateway whose H3 result is a video on the counting CDN, and whose first transaction
+   * finishing a task fails as `fail` says; `finishes()` counts the finishing moves tried.
+   */
+  async function gatewayFailingFirstFinish(fail: () => Promise<boolean>) {
+    const cdn = countingCdn();
+    const client = await startGateway(dialect, { services: { fetchDeps: cdn } });
+    gateway = client;
+    const db = client.services.store.db;
+    const original = Object.getOwnPropertyDescriptor(ArkH3Tasks.prototype, 'poll')
+      ?.value as ArkH3Tasks['poll'];
+    vi.spyOn(ArkH3Tasks.prototype, 'poll').mockImplementation(async function (
+      this: ArkH3Tasks,
+      ...args: Parameters<ArkH3Tasks['poll']>
+    ) {
+      const result = await original.apply(this, args);
+      if (result.kind !== 'completed') return result;
+      return { ...result, outputs: [this.resultSource(VIDEO_URL)] };
+    });
+    const move = Object.getOwnPropertyDescriptor(TaskStore.prototype, 'move')
+      ?.value as TaskStore['move'];
+    let finishes = 0;
+    vi.spyOn(TaskStore.prototype, 'move').mockImplementation(async function (
+      this: TaskStore,
+      ...args: Parameters<TaskStore['move']>
+    ) {
+      if (args[1].status?.to !== 'succeeded') return move.apply(this, args);
+      finishes += 1;
+      return finishes > 1 ? move.apply(this, args) : fail();
+    });
+    return { client, db, cdn, finishes: () => finishes };
+  }
+
   it.each(FINAL_TRANSACTION_FAILURES)(
     'when $name after the download, the next step delivers without fetching the output again',
     async ({ fail }) => {
-      const cdn = countingCdn();
-      gateway = await startGateway(dialect, { services: { fetchDeps: cdn } });
-      const client = gateway;
-      const db = client.services.store.db;
-      const original = Object.getOwnPropertyDescriptor(ArkH3Tasks.prototype, 'poll')
-        ?.value as ArkH3Tasks['poll'];
-      vi.spyOn(ArkH3Tasks.prototype, 'poll').mockImplementation(async function (
-        this: ArkH3Tasks,
-        ...args: Parameters<ArkH3Tasks['poll']>
-      ) {
-        const result = await original.apply(this, args);
-        if (result.kind !== 'completed') return result;
-        return { ...result, outputs: [this.resultSource(VIDEO_URL)] };
-      });
-      const move = Object.getOwnPropertyDescriptor(TaskStore.prototype, 'move')
-        ?.value as TaskStore['move'];
-      let finishes = 0;
-      vi.spyOn(TaskStore.prototype, 'move').mockImplementation(async function (
-        this: TaskStore,
-        ...args: Parameters<TaskStore['move']>
-      ) {
-        if (args[1].status?.to !== 'succeeded') return move.apply(this, args);
-        finishes += 1;
-        return finishes > 1 ? move.apply(this, args) : fail();
-      });
+      const { client, db, cdn, finishes } = await gatewayFailingFirstFinish(fail);
       const { accountId, key } = await client.account(BALANCE);
       const { response } = await h3QuoteAndSubmit(client, key, {
         action: 'generate',
@@ -109,7 +118,7 @@ describeEachDialect('outputs stored by a step whose finish failed on $name', (di
         },
         30_000,
       );
-      expect(finishes).toBe(2);
+      expect(finishes()).toBe(2);
       expect(cdn.fetched).toEqual([VIDEO_URL]);
       const task = (await client.call('GET', `/v1/h3/tasks/${id}`, { key })).json<H3Task>();
       expect(task).toMatchObject({ status: 'succeeded', billing: { state: 'pending' } });
@@ -133,4 +142,36 @@ describeEachDialect('outputs stored by a step whose finish failed on $name', (di
     },
     60_000,
   );
+
+  it('outputs kept for a task an operator then releases are deleted, nothing charged', async () => {
+    const { client, db, cdn, finishes } = await gatewayFailingFirstFinish(() =>
+      Promise.reject(new Error('the connection was lost')),
+    );
+    const { accountId, key } = await client.account(BALANCE);
+    const { response } = await h3QuoteAndSubmit(client, key, {
+      action: 'generate',
+      prompt: 'a lighthouse at dusk',
+      parameters: { resolution: '720p', ratio: '16:9', duration: 4, watermark: false },
+    });
+    expect(response.statusCode, response.body).toBe(202);
+    const id = response.json<H3Task>().id;
+    await workUntil(client, async () => {
+      await db.updateTable('tasks').set({ due_at: 0 }).where('id', '=', id).execute();
+      return finishes() === 1;
+    });
+    expect(cdn.fetched).toEqual([VIDEO_URL]);
+    expect((await client.services.taskStore.byId(id))?.status).toBe('running');
+    await client.admin('POST', `/admin/v1/tasks/${id}/resolve`, {
+      action: 'release',
+      reason: 'the caller gave up',
+    });
+    const assets = await db.selectFrom('assets').selectAll().where('task_id', '=', id).execute();
+    expect(assets).toHaveLength(1);
+    expect(assets[0]?.deleted_at).not.toBeNull();
+    expect(await client.balance(accountId)).toEqual({
+      balance: BALANCE,
+      held: 0,
+      available: BALANCE,
+    });
+  }, 60_000);
 });
