@@ -15,9 +15,9 @@ export class UnacceptableOutput extends Error {
  * Stores a task's output as an asset of the creating account, checked like an upload: streamed
  * to staging (hashed, capped), probed by its bytes (never by the upstream's label), required to
  * be one of `mediaTypes`, then placed at its content address. The row is returned, not inserted:
- * the worker inserts it in the same transaction that marks the task succeeded, undelivered
- * (`delivered_at` null) until settlement. Bytes placed by a worker that dies before that
- * transaction belong to no asset and are reclaimed by the sweeper (asset-objects.ts).
+ * the worker records it at once, undelivered (`delivered_at` null) until settlement, fenced by
+ * its claim (tasks/task-kept-outputs.ts). Bytes placed by a worker that dies before recording
+ * them belong to no asset and are reclaimed by the sweeper (asset-objects.ts).
  */
 export async function storeTaskOutput(
   deps: {

@@ -10,7 +10,7 @@ import type { Probe } from './probe.js';
  * them: the one path by which uploads (assets/upload-service.ts) and task outputs
  * (assets/output-writer.ts) become assets. The object is claimed before the bytes are placed,
  * so the sweeper cannot reclaim them in between. The caller inserts the row (uploads at once;
- * task outputs in the transaction that finishes the task, undelivered).
+ * task outputs undelivered, fenced by the worker's claim: tasks/task-kept-outputs.ts).
  */
 export async function placeAsset(
   deps: { db: Kysely<Database>; storage: AssetStorage; clock: Clock; ids: IdGenerator },

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { AuditWrite } from '../audit/audit-log.js';
 import { releaseHold, type LedgerEffects } from '../billing/ledger.js';
 import type { Database } from '../store/schema.js';
+import { deleteUndeliveredOutputs } from './task-kept-outputs.js';
 import type { TaskStore } from './task-store.js';
 
 /** Tasks expired per sweep at most; the next sweep takes the rest. */
@@ -80,13 +81,7 @@ export async function expireTask(
     // An open hold on a task that is not pending cannot be: roll the release back, loudly.
     if (!moved) throw new Error(`task ${task.id} held an open hold but was not pending`);
     await why.audit?.(trx);
-    await trx
-      .updateTable('assets')
-      .set({ deleted_at: now })
-      .where('task_id', '=', task.id)
-      .where('delivered_at', 'is', null)
-      .where('deleted_at', 'is', null)
-      .execute();
+    await deleteUndeliveredOutputs(trx, task.id, now);
     return true;
   });
 }

@@ -8,6 +8,7 @@ import { CorruptTaskRow, type TaskFamilies } from './task-family.js';
 import type { TaskRow, TaskStore } from './task-store.js';
 import { TASK_MOVES, UNFINISHED_TASK_STATES } from './task-states.js';
 import { expireTask } from './task-expiry.js';
+import { deleteUndeliveredOutputs } from './task-kept-outputs.js';
 
 const LIST_LIMIT = 100;
 /** Every status: the keys of its transition table (task-states.ts). */
@@ -234,6 +235,8 @@ export class TaskOperations {
           claim_token: null,
         },
       );
+      // Outputs a worker stored before the task was released are never delivered.
+      if (failed) await deleteUndeliveredOutputs(trx, id, now);
       if (failed)
         await releaseHold(trx, this.deps.effects, {
           holdId: row.hold_id,

@@ -4,6 +4,7 @@ import type { AssetTable } from '../store/schema.js';
 import { TaskNeedsOperator, type TaskFamily } from './task-family.js';
 import type { TaskStepDeps } from './task-steps.js';
 import type { TaskRow } from './task-store.js';
+import { keptOutputsOf } from './task-kept-outputs.js';
 import { resultSourcesOf, type ResultSources, type TaskOutput } from './task-stored-json.js';
 
 /** A finished upstream result: the outputs to store and what the upstream reports delivering. */
@@ -14,15 +15,47 @@ export interface FinishedResult {
 
 /**
  * Stores every output of a finished task as an (undelivered) asset, checked by its bytes
- * against the family's rules, and returns the rows to insert, the outputs as the task shows
- * them, and the delivery report to price, cut by the family to what was stored.
+ * against the family's rules, and returns the rows, the outputs as the task shows them, and the
+ * delivery report to price, cut by the family to what was stored. Outputs an earlier step of
+ * this delivery already stored (task-kept-outputs.ts) are taken as they are, never downloaded
+ * twice; `fresh` says whether the rows are new and still to be recorded.
  */
 export async function storeOutputs(
   deps: TaskStepDeps,
   family: TaskFamily,
   task: TaskRow,
   result: FinishedResult,
-): Promise<{ assets: AssetTable[]; outputs: TaskOutput[]; report: DeliveryReport }> {
+): Promise<{
+  assets: AssetTable[];
+  outputs: TaskOutput[];
+  report: DeliveryReport;
+  fresh: boolean;
+}> {
+  const kept = await keptOutputsOf(deps.db, task.id);
+  const reuse = kept.length > 0 && kept.length === result.outputs.length;
+  const assets = reuse ? kept : await downloadOutputs(deps, family, task, result);
+  return {
+    assets,
+    fresh: !reuse,
+    report: family.deliveredReport(result.report, assets),
+    outputs: assets.map((asset) => ({
+      asset_id: asset.id,
+      media_type: asset.media_type,
+      bytes: asset.bytes,
+      width: asset.width,
+      height: asset.height,
+      seconds: asset.duration_ms === null ? null : asset.duration_ms / 1000,
+    })),
+  };
+}
+
+/** Opens and stores each output, checked by its bytes; the rows are returned, not inserted. */
+async function downloadOutputs(
+  deps: TaskStepDeps,
+  family: TaskFamily,
+  task: TaskRow,
+  result: FinishedResult,
+): Promise<AssetTable[]> {
   const rules = family.outputRules(deps);
   const assets: AssetTable[] = [];
   for (const source of result.outputs) {
@@ -43,18 +76,7 @@ export async function storeOutputs(
       ),
     );
   }
-  return {
-    assets,
-    report: family.deliveredReport(result.report, assets),
-    outputs: assets.map((asset) => ({
-      asset_id: asset.id,
-      media_type: asset.media_type,
-      bytes: asset.bytes,
-      width: asset.width,
-      height: asset.height,
-      seconds: asset.duration_ms === null ? null : asset.duration_ms / 1000,
-    })),
-  };
+  return assets;
 }
 
 /**

@@ -4,6 +4,7 @@ import type { ProviderTaskInput, TaskProvider } from '../providers/task-provider
 import { isNoSuchJob, UpstreamFailure } from '../providers/upstream-error.js';
 import type { TaskStatus, TaskSubmission } from '../store/schema.js';
 import { TaskNeedsOperator, type TaskFamily } from './task-family.js';
+import { deleteUndeliveredOutputs, recordStoredOutputs } from './task-kept-outputs.js';
 import { keptResult, keptSources, storeOutputs, type FinishedResult } from './task-outputs.js';
 import type { LeasedTask, StatePair, TaskChanges, TaskRow } from './task-store.js';
 import { WorkerKilled, type TaskWorkerDeps, type WorkerStep } from './task-worker.js';
@@ -306,6 +307,12 @@ async function succeed(
     if (error instanceof WorkerKilled) throw error;
     return downloadFailed(deps, task, from, result, extra, error);
   }
+  // Remembered before anything else can fail: a later step finishes with these outputs.
+  if (
+    stored.fresh &&
+    !(await recordStoredOutputs(deps, task, from, stored.assets, deps.effects.clock.now()))
+  )
+    throw new LostLease(task.id);
   const bill = family.priceDelivery(price.prices, input, stored.report);
   const outputs = result.text === undefined ? stored.outputs : [{ text: result.text }];
   const amount = Math.min(bill.amount, task.quoted_amount);
@@ -334,7 +341,6 @@ async function succeed(
       },
     );
     if (!moved) throw new LostLease(task.id);
-    if (stored.assets.length > 0) await trx.insertInto('assets').values(stored.assets).execute();
     if (amount === 0)
       await releaseHold(trx, deps.effects, {
         holdId: task.hold_id,
@@ -445,6 +451,8 @@ async function fail(
       },
     );
     if (!moved) throw new LostLease(task.id);
+    // Outputs an earlier step stored are never delivered by a failed task.
+    await deleteUndeliveredOutputs(trx, task.id, now);
     if (amount === 0)
       await releaseHold(trx, deps.effects, {
         holdId: task.hold_id,
