@@ -173,6 +173,23 @@ describeEachDialect('battery invariant checks on $name', (dialect) => {
     expect(disabledKeysRefused([disabled, chat], 1_000)).toHaveLength(1);
     expect(disabledKeysRefused([disabled, chat], 10_000)).toEqual([]);
   });
+
+  it('disabled keys refused: only a success sent inside a fault window is excused', () => {
+    const chat = attempts[1];
+    if (chat === undefined) throw new Error('no chat attempt');
+    const disabled = attemptOf('disable', {
+      status: 200,
+      accountId,
+      keyId: chat.keyId,
+      key: 'disable',
+      amount: undefined,
+      at: chat.sentAt - 5_000,
+    });
+    const around = { from: chat.sentAt - 100, to: chat.sentAt + 100 };
+    expect(disabledKeysRefused([disabled, chat], 1_000, [around])).toEqual([]);
+    const before = { from: chat.sentAt - 3_000, to: chat.sentAt - 1 };
+    expect(disabledKeysRefused([disabled, chat], 1_000, [before])).toHaveLength(1);
+  });
 });
 
 function attemptOf(

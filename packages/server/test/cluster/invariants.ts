@@ -287,11 +287,24 @@ export async function noNegativeBalance(
   ];
 }
 
+/** A stretch of client time (ms) in which a fault may have kept an instance from hearing notices. */
+export interface TimeWindow {
+  readonly from: number;
+  readonly to: number;
+}
+
 /**
  * A key disabled (the admin call answered) is refused by every instance once `boundMs` passed:
- * no request sent with it after that may succeed.
+ * no request sent with it after that may succeed. Attempts sent inside one of `excused` are not
+ * judged: while an instance's listening connection is lost (and until it listens again and
+ * forgets every cached key) a change notice can be missed, and only the caches' TTL bounds it
+ * then (docs/operations.md, "Several instances").
  */
-export function disabledKeysRefused(attempts: readonly Attempt[], boundMs: number): Violation[] {
+export function disabledKeysRefused(
+  attempts: readonly Attempt[],
+  boundMs: number,
+  excused: readonly TimeWindow[] = [],
+): Violation[] {
   const disabledAt = new Map<string, number>();
   for (const attempt of attempts)
     if (attempt.kind === 'disable' && attempt.succeeded && attempt.keyId !== undefined)
@@ -299,12 +312,16 @@ export function disabledKeysRefused(attempts: readonly Attempt[], boundMs: numbe
         attempt.keyId,
         Math.min(attempt.endedAt, disabledAt.get(attempt.keyId) ?? Infinity),
       );
+  const inFaultWindow = (at: number) =>
+    excused.some((window) => at >= window.from && at <= window.to);
   return attempts
     .filter((attempt) => {
       if (attempt.kind === 'disable' || attempt.keyId === undefined || !attempt.succeeded)
         return false;
       const since = disabledAt.get(attempt.keyId);
-      return since !== undefined && attempt.sentAt > since + boundMs;
+      return (
+        since !== undefined && attempt.sentAt > since + boundMs && !inFaultWindow(attempt.sentAt)
+      );
     })
     .map((attempt) => ({
       check: 'disabled_key_refused',
