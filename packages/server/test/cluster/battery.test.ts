@@ -53,6 +53,8 @@ describeOnPostgres('crash-and-fault battery on $name', () => {
             for (const count of Object.values(report.faults)) expect(count).toBeGreaterThan(0);
             expect(report.upstreamFaults).toBeGreaterThan(0);
             expect(report.rollingRestart.exitMs).toHaveLength(3);
+            // The disabled-key check judged something (it is not all excused by fault windows).
+            expect(report.disabledKeyAttempts.judged).toBeGreaterThan(0);
             expect(report.violations).toEqual([]);
           },
           (long ? 3_600 : 600) * 1000,

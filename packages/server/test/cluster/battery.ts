@@ -10,6 +10,7 @@ import {
   type Cluster,
 } from './cluster.js';
 import {
+  attemptsWithDisabledKeys,
   disabledKeysRefused,
   ledgerClean,
   moneyConserved,
@@ -52,6 +53,8 @@ export interface BatteryReport {
   readonly loadSeconds: number;
   /** Seconds spent in each phase, in order. */
   readonly phases: Record<string, number>;
+  /** Attempts with a key disabled more than the bound ago: judged, and excused by a database fault. */
+  readonly disabledKeyAttempts: { readonly judged: number; readonly excused: number };
   /** The graceful rolling restart under load, before any fault. */
   readonly rollingRestart: RollingRestartReport;
 }
@@ -179,6 +182,7 @@ export async function runBattery(
       loadSeconds: Math.round((loadEnded - started) / 1000),
       phases,
       rollingRestart: rollingRestartReport(attempts, rolling),
+      disabledKeyAttempts: disabledKeyCounts(attempts, noticeGaps),
     };
   } finally {
     await store.close();
@@ -201,6 +205,7 @@ export function formatReport(report: BatteryReport): string {
       .map(([name, seconds]) => `${name} ${seconds}`)
       .join(', ')}`,
     `rolling restart (SIGTERM, one instance after the other, under load): exits after ${report.rollingRestart.exitMs.join(', ')} ms; ${report.rollingRestart.attempts} attempts meanwhile, ${report.rollingRestart.unanswered} unanswered`,
+    `disabled keys: ${report.disabledKeyAttempts.judged} attempts judged against the ${KEY_NOTICE_BOUND_MS} ms bound, ${report.disabledKeyAttempts.excused} excused (sent during a database fault or within ${LISTENER_RECOVERY_MS} ms after it)`,
     `violations ${report.violations.length}`,
     ...report.violations.slice(0, 20).map((v) => `  ${v.check} ${v.subject}: ${v.detail}`),
   ].join('\n');
@@ -219,6 +224,11 @@ async function restartEachGracefully(
   for (let index = 0; index < INSTANCES; index += 1)
     exitMs.push(await cluster.terminateAndRestart(index));
   return { exitMs, window: { from, to: Date.now() } };
+}
+
+function disabledKeyCounts(attempts: readonly Attempt[], noticeGaps: readonly TimeWindow[]) {
+  const found = attemptsWithDisabledKeys(attempts, KEY_NOTICE_BOUND_MS, noticeGaps);
+  return { judged: found.judged.length, excused: found.excused };
 }
 
 /** The attempts sent during `window`, and those (without an upstream fault) left unanswered. */

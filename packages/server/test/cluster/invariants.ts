@@ -294,6 +294,36 @@ export interface TimeWindow {
 }
 
 /**
+ * Attempts made with a key after its disable was acknowledged and `boundMs` passed (whatever
+ * their answer), split into those the check judges and those sent inside one of `excused`.
+ */
+export function attemptsWithDisabledKeys(
+  attempts: readonly Attempt[],
+  boundMs: number,
+  excused: readonly TimeWindow[] = [],
+): { judged: (Attempt & { disabledFor: number })[]; excused: number } {
+  const disabledAt = new Map<string, number>();
+  for (const attempt of attempts)
+    if (attempt.kind === 'disable' && attempt.succeeded && attempt.keyId !== undefined)
+      disabledAt.set(
+        attempt.keyId,
+        Math.min(attempt.endedAt, disabledAt.get(attempt.keyId) ?? Infinity),
+      );
+  const inFaultWindow = (at: number) =>
+    excused.some((window) => at >= window.from && at <= window.to);
+  const judged: (Attempt & { disabledFor: number })[] = [];
+  let excusedCount = 0;
+  for (const attempt of attempts) {
+    if (attempt.kind === 'disable' || attempt.keyId === undefined) continue;
+    const since = disabledAt.get(attempt.keyId);
+    if (since === undefined || attempt.sentAt <= since + boundMs) continue;
+    if (inFaultWindow(attempt.sentAt)) excusedCount += 1;
+    else judged.push({ ...attempt, disabledFor: attempt.sentAt - since });
+  }
+  return { judged, excused: excusedCount };
+}
+
+/**
  * A key disabled (the admin call answered) is refused by every instance once `boundMs` passed:
  * no request sent with it after that may succeed. Attempts sent inside one of `excused` are not
  * judged: while an instance's listening connection is lost (and until it listens again and
@@ -305,27 +335,11 @@ export function disabledKeysRefused(
   boundMs: number,
   excused: readonly TimeWindow[] = [],
 ): Violation[] {
-  const disabledAt = new Map<string, number>();
-  for (const attempt of attempts)
-    if (attempt.kind === 'disable' && attempt.succeeded && attempt.keyId !== undefined)
-      disabledAt.set(
-        attempt.keyId,
-        Math.min(attempt.endedAt, disabledAt.get(attempt.keyId) ?? Infinity),
-      );
-  const inFaultWindow = (at: number) =>
-    excused.some((window) => at >= window.from && at <= window.to);
-  return attempts
-    .filter((attempt) => {
-      if (attempt.kind === 'disable' || attempt.keyId === undefined || !attempt.succeeded)
-        return false;
-      const since = disabledAt.get(attempt.keyId);
-      return (
-        since !== undefined && attempt.sentAt > since + boundMs && !inFaultWindow(attempt.sentAt)
-      );
-    })
+  return attemptsWithDisabledKeys(attempts, boundMs, excused)
+    .judged.filter((attempt) => attempt.succeeded)
     .map((attempt) => ({
       check: 'disabled_key_refused',
       subject: attempt.keyId ?? '?',
-      detail: `${attempt.kind} succeeded ${attempt.sentAt - (disabledAt.get(attempt.keyId ?? '') ?? 0)} ms after the key was disabled`,
+      detail: `${attempt.kind} succeeded ${attempt.disabledFor} ms after the key was disabled`,
     }));
 }
