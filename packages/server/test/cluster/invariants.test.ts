@@ -159,6 +159,22 @@ describeEachDialect('battery invariant checks on $name', (dialect) => {
     expect(await noNegativeBalance(db(), ['acct_x: balance -1, held 0'])).toHaveLength(1);
   });
 
+  it('charged once: two admin disables of one key (no Idempotency-Key) are not taken for a key answered twice', async () => {
+    const chat = attempts[1];
+    if (chat === undefined) throw new Error('no chat attempt');
+    const disable = (requestId: string) =>
+      attemptOf('disable', {
+        status: 200,
+        accountId,
+        keyId: chat.keyId,
+        key: `disable-${String(chat.keyId)}`,
+        amount: undefined,
+        requestId,
+      });
+    const twice = [...attempts, disable('req_first'), disable('req_second')];
+    expect(await noIdempotencyKeyChargedTwice(db(), twice)).toEqual([]);
+  });
+
   it('disabled keys refused: a success sent after the bound with a disabled key is found, not one inside it', () => {
     const chat = attempts[1];
     if (chat === undefined) throw new Error('no chat attempt');

@@ -106,7 +106,8 @@ export async function noIdempotencyKeyChargedTwice(
     });
   const answered = new Map<string, Set<string>>();
   for (const attempt of attempts)
-    if (attempt.succeeded && attempt.requestId !== undefined && attempt.kind !== 'topup') {
+    // Top-ups and disables carry no Idempotency-Key (two workers may disable one key at once).
+    if (attempt.succeeded && attempt.requestId !== undefined && sendsIdempotencyKey(attempt)) {
       const ids = answered.get(attempt.idempotencyKey) ?? new Set<string>();
       ids.add(attempt.requestId);
       answered.set(attempt.idempotencyKey, ids);
@@ -119,6 +120,10 @@ export async function noIdempotencyKeyChargedTwice(
         detail: `one idempotency key answered by ${ids.size} requests: ${[...ids].join(', ')}`,
       });
   return violations;
+}
+
+function sendsIdempotencyKey(attempt: Attempt): boolean {
+  return attempt.kind !== 'topup' && attempt.kind !== 'disable';
 }
 
 /** No task submitted upstream twice: the upstream's own count of submissions per task. */
