@@ -103,6 +103,13 @@ const LAST_USED_WRITE_INTERVAL_MS = 60_000;
  */
 export class KeyService {
   private readonly cache: LRUCache<string, { value: CachedKey }>;
+  /**
+   * Counts the cache's evictions by a change (forget, forgetAll, this instance's own writes). A
+   * lookup that read the database before an eviction may have read the row as it was before
+   * the change: it answers with what it read but does not cache it, or the stale row would be
+   * served until the TTL ran out.
+   */
+  private evictions = 0;
   /** When each key's last use was last written; bounded like the cache (a forgotten key is written again). */
   private readonly lastUsedWritten = new LRUCache<string, number>({ max: MAX_CACHED_KEYS });
   private readonly knownModels: ReadonlySet<string>;
@@ -269,7 +276,7 @@ export class KeyService {
       return { row, old: after };
     });
     // The old key's cached entry knows neither the disable nor the new expiry.
-    this.cache.delete(rotated.old.key_hash);
+    this.evict(rotated.old.key_hash);
     return { ...this.view(rotated.row), key, replaces: this.view(rotated.old) };
   }
 
@@ -293,7 +300,7 @@ export class KeyService {
       .selectAll()
       .where('id', '=', keyId)
       .executeTakeFirstOrThrow();
-    this.cache.delete(row.key_hash);
+    this.evict(row.key_hash);
     return this.view(row);
   }
 
@@ -316,18 +323,24 @@ export class KeyService {
       .where('id', '=', keyId)
       .executeTakeFirst();
     if (row === undefined) throw notFound('api key');
-    this.cache.delete(row.key_hash);
+    this.evict(row.key_hash);
     return this.view(row);
   }
 
   /** Another writer changed the key with this hash (a change notice): read it again next time. */
   forget(keyHash: string): void {
-    this.cache.delete(keyHash);
+    this.evict(keyHash);
   }
 
   /** Change notices may have been missed: read every key again. */
   forgetAll(): void {
+    this.evictions += 1;
     this.cache.clear();
+  }
+
+  private evict(keyHash: string): void {
+    this.evictions += 1;
+    this.cache.delete(keyHash);
   }
 
   async list(accountId: string): Promise<KeyView[]> {
@@ -352,6 +365,7 @@ export class KeyService {
     const hash = hashApiKey(token);
     let cached = this.cache.get(hash);
     if (cached === undefined) {
+      const evictionsBefore = this.evictions;
       const row = await this.db
         .selectFrom('api_keys')
         .select([
@@ -379,7 +393,7 @@ export class KeyService {
                     : cidrMatcher(JSON.parse(row.allowed_ips) as string[]),
               },
       };
-      this.cache.set(hash, cached);
+      if (this.evictions === evictionsBefore) this.cache.set(hash, cached);
     }
     const key = cached.value;
     const now = this.clock.now();

@@ -3,7 +3,8 @@ import { describeOnPostgres } from '../helpers/dialects.js';
 import { describeNeeding } from '../helpers/required-services.js';
 import { redisService } from '../helpers/redis.js';
 import { formatReport, runBattery } from './battery.js';
-import { startCluster, type Cluster } from './cluster.js';
+import { KEY_CACHE_TTL_MS, KEY_NOTICE_BOUND_MS, startCluster, type Cluster } from './cluster.js';
+import { probeKeyDisable } from './key-disable-probe.js';
 import { nginxService, redisServerService } from './programs.js';
 
 /**
@@ -27,8 +28,23 @@ describeOnPostgres('crash-and-fault battery on $name', () => {
         }, 120_000);
         afterAll(async () => cluster?.close(), 60_000);
 
+        // Before the battery: three processes, no faults yet.
+        it(`key disable seen by all three instances within ${KEY_NOTICE_BOUND_MS} ms (key cache TTL ${KEY_CACHE_TTL_MS} ms)`, async () => {
+          if (cluster === undefined) throw new Error('the cluster did not start');
+          expect(KEY_CACHE_TTL_MS).toBeGreaterThan(10 * KEY_NOTICE_BOUND_MS);
+          const probe = await probeKeyDisable(cluster);
+          console.log(
+            `key disable refused by each instance after ${probe.refusedAfterMs.join(', ')} ms`,
+          );
+          expect(probe.before).toEqual([200, 200, 200]);
+          for (const after of probe.refusedAfterMs) {
+            expect(after).toBeDefined();
+            expect(after).toBeLessThanOrEqual(KEY_NOTICE_BOUND_MS);
+          }
+        }, 30_000);
+
         it(
-          `${kills} kill -9s, database sessions killed, PostgreSQL and Redis restarted, upstream faults: nothing lost, nothing charged twice`,
+          `graceful rolling restart, then ${kills} kill -9s, database sessions killed, PostgreSQL and Redis restarted, upstream faults: nothing lost, nothing charged twice`,
           async () => {
             if (cluster === undefined) throw new Error('the cluster did not start');
             const report = await runBattery(cluster, { seed, kills, workers: 4 });
@@ -36,6 +52,9 @@ describeOnPostgres('crash-and-fault battery on $name', () => {
             expect(report.kills).toBeGreaterThanOrEqual(kills);
             for (const count of Object.values(report.faults)) expect(count).toBeGreaterThan(0);
             expect(report.upstreamFaults).toBeGreaterThan(0);
+            expect(report.rollingRestart.exitMs).toHaveLength(3);
+            // The disabled-key check judged something (it is not all excused by fault windows).
+            expect(report.disabledKeyAttempts.judged).toBeGreaterThan(0);
             expect(report.violations).toEqual([]);
           },
           (long ? 3_600 : 600) * 1000,

@@ -1,8 +1,16 @@
 import pg from 'pg';
 import { openStore } from '../../src/store/database.js';
 import { cliWithEnv } from '../helpers/processes.js';
-import { INSTANCES, KEY_CACHE_TTL_MS, STALE_AFTER_MS, sleep, type Cluster } from './cluster.js';
 import {
+  INSTANCES,
+  KEY_NOTICE_BOUND_MS,
+  LISTENER_RECOVERY_MS,
+  STALE_AFTER_MS,
+  sleep,
+  type Cluster,
+} from './cluster.js';
+import {
+  attemptsWithDisabledKeys,
   disabledKeysRefused,
   ledgerClean,
   moneyConserved,
@@ -11,9 +19,10 @@ import {
   noTaskSubmittedTwice,
   recordsSettled,
   successesRecorded,
+  type TimeWindow,
   type Violation,
 } from './invariants.js';
-import { Journal } from './journal.js';
+import { Journal, type Attempt } from './journal.js';
 import { seededRandom, type Random } from './random.js';
 import { Workload } from './workload.js';
 
@@ -44,6 +53,18 @@ export interface BatteryReport {
   readonly loadSeconds: number;
   /** Seconds spent in each phase, in order. */
   readonly phases: Record<string, number>;
+  /** Attempts with a key disabled more than the bound ago: judged, and excused by a database fault. */
+  readonly disabledKeyAttempts: { readonly judged: number; readonly excused: number };
+  /** The graceful rolling restart under load, before any fault. */
+  readonly rollingRestart: RollingRestartReport;
+}
+
+export interface RollingRestartReport {
+  /** Each instance's time (ms) from SIGTERM to exit, in the order they were restarted. */
+  readonly exitMs: number[];
+  /** Attempts sent while it ran, and those of them (without an upstream fault) left unanswered. */
+  readonly attempts: number;
+  readonly unanswered: number;
 }
 
 /**
@@ -80,16 +101,26 @@ export async function runBattery(
     pg_restart: 0,
     redis_restart: 0,
   };
+  const rolling = await restartEachGracefully(cluster);
+  phase('rolling restart');
   const schedule = seededRandom(options.seed * 7 + 3);
   const order = shuffled(schedule, [...FAULT_KINDS]);
   // Restarts are not waited for: the next fault may come while an instance is still starting
   // (and may kill it again), as on a real bad day; all of them are up again before the checks.
   const restarts: Promise<void>[] = [];
+  // While a database fault lasts, and until every listener may be listening again, a change
+  // notice can be missed: the disabled-key check does not judge attempts sent then.
+  const noticeGaps: TimeWindow[] = [];
   while (faults.kill < options.kills || FAULT_KINDS.some((kind) => faults[kind] === 0)) {
     await sleep(1_000 + schedule.below(1_500));
     const kind = order.shift() ?? (schedule.next() < 0.75 ? 'kill' : schedule.pick(FAULT_KINDS));
     if (kind === 'kill') restarts.push(cluster.killAndRestart(schedule.below(INSTANCES)));
-    else await inject(cluster, kind, schedule);
+    else {
+      const from = Date.now();
+      await inject(cluster, kind, schedule);
+      if (kind !== 'redis_restart')
+        noticeGaps.push({ from, to: Date.now() + LISTENER_RECOVERY_MS });
+    }
     faults[kind] += 1;
   }
   phase('faults');
@@ -129,7 +160,7 @@ export async function runBattery(
       ...(await successesRecorded(db, attempts)),
       ...(await recordsSettled(db, Date.now(), STALE_AFTER_MS)),
       ...(await noNegativeBalance(db, journal.negativeBalanceSamples)),
-      ...disabledKeysRefused(attempts, KEY_CACHE_TTL_MS),
+      ...disabledKeysRefused(attempts, KEY_NOTICE_BOUND_MS, noticeGaps),
     ];
     const outcomes: Record<string, number> = {};
     for (const row of await db
@@ -150,6 +181,8 @@ export async function runBattery(
       seconds: Math.round((Date.now() - started) / 1000),
       loadSeconds: Math.round((loadEnded - started) / 1000),
       phases,
+      rollingRestart: rollingRestartReport(attempts, rolling),
+      disabledKeyAttempts: disabledKeyCounts(attempts, noticeGaps),
     };
   } finally {
     await store.close();
@@ -171,9 +204,45 @@ export function formatReport(report: BatteryReport): string {
     `phases (s): ${Object.entries(report.phases)
       .map(([name, seconds]) => `${name} ${seconds}`)
       .join(', ')}`,
+    `rolling restart (SIGTERM, one instance after the other, under load): exits after ${report.rollingRestart.exitMs.join(', ')} ms; ${report.rollingRestart.attempts} attempts meanwhile, ${report.rollingRestart.unanswered} unanswered`,
+    `disabled keys: ${report.disabledKeyAttempts.judged} attempts judged against the ${KEY_NOTICE_BOUND_MS} ms bound, ${report.disabledKeyAttempts.excused} excused (sent during a database fault or within ${LISTENER_RECOVERY_MS} ms after it)`,
     `violations ${report.violations.length}`,
     ...report.violations.slice(0, 20).map((v) => `  ${v.check} ${v.subject}: ${v.detail}`),
   ].join('\n');
+}
+
+/**
+ * A rolling restart as an operator does one (docs/deploy.md): SIGTERM to each instance in turn,
+ * the next only once its replacement is healthy, while the workload runs. The battery's checks
+ * afterwards cover it with everything else (nothing lost, nothing charged twice, ledger clean).
+ */
+async function restartEachGracefully(
+  cluster: Cluster,
+): Promise<{ exitMs: number[]; window: TimeWindow }> {
+  const from = Date.now();
+  const exitMs: number[] = [];
+  for (let index = 0; index < INSTANCES; index += 1)
+    exitMs.push(await cluster.terminateAndRestart(index));
+  return { exitMs, window: { from, to: Date.now() } };
+}
+
+function disabledKeyCounts(attempts: readonly Attempt[], noticeGaps: readonly TimeWindow[]) {
+  const found = attemptsWithDisabledKeys(attempts, KEY_NOTICE_BOUND_MS, noticeGaps);
+  return { judged: found.judged.length, excused: found.excused };
+}
+
+/** The attempts sent during `window`, and those (without an upstream fault) left unanswered. */
+function rollingRestartReport(
+  attempts: readonly Attempt[],
+  rolling: { exitMs: number[]; window: TimeWindow },
+): RollingRestartReport {
+  const during = attempts.filter(
+    (attempt) => attempt.sentAt >= rolling.window.from && attempt.sentAt <= rolling.window.to,
+  );
+  const unanswered = during.filter(
+    (attempt) => attempt.fault === undefined && [0, 502, 503, 504].includes(attempt.status),
+  );
+  return { exitMs: rolling.exitMs, attempts: during.length, unanswered: unanswered.length };
 }
 
 async function inject(cluster: Cluster, kind: Exclude<FaultKind, 'kill'>, random: Random) {

@@ -30,11 +30,19 @@ export const STALE_AFTER_MS =
     UPSTREAM_TIMEOUTS.first_byte_ms +
     UPSTREAM_TIMEOUTS.idle_ms);
 /**
- * How long a disabled key may still be served by another instance: today the key cache's TTL
- * (`key_cache_ttl_ms`). When keys are invalidated across instances (issue 21, item 1), this
- * becomes that bound (at most 1 s) and the battery's check tightens with it.
+ * The key cache's TTL in the battery: far above the bound the checks hold instances to, so a
+ * disabled key refused everywhere within `KEY_NOTICE_BOUND_MS` proves the change notices
+ * (PostgreSQL LISTEN/NOTIFY), not the TTL.
  */
-export const KEY_CACHE_TTL_MS = 1_000;
+export const KEY_CACHE_TTL_MS = 60_000;
+/** How long a disabled key may still be served by another instance (docs/operations.md). */
+export const KEY_NOTICE_BOUND_MS = 1_000;
+/**
+ * After a database fault ends, how long an instance may still be without its listening
+ * connection: the listener's longest backoff (5 s) plus its connect timeout (5 s). Notices sent
+ * meanwhile are lost; listening again forgets every cached key (store/change-feed.ts).
+ */
+export const LISTENER_RECOVERY_MS = 10_000;
 
 /** The gateway's configuration in the battery: three models, all on the shared simulator process. */
 export function clusterConfig(simulatorBase: string): ConfigFile {
@@ -80,6 +88,11 @@ export interface Cluster {
    * resolves when that one is healthy, or has itself been killed before it was.
    */
   killAndRestart(index: number): Promise<void>;
+  /**
+   * SIGTERM to instance `index` (a graceful shutdown: it drains, then exits), then a new process
+   * on its port; resolves when that one is healthy. How long the old one took to exit (ms).
+   */
+  terminateAndRestart(index: number): Promise<number>;
   /** How often an instance exited by itself and was started again (as a supervisor would). */
   readonly supervisorRestarts: { readonly count: number };
   /** pg_terminate_backend of every gateway session on the battery's database; how many. */
@@ -192,19 +205,22 @@ export async function startCluster(pgUrl: string): Promise<Cluster> {
      * one instance run one after the other (two at once would start two processes on one port);
      * only the wait for health overlaps with what comes next.
      */
-    function replace(index: number): Promise<void> {
+    function replace(index: number, signal: NodeJS.Signals = 'SIGKILL'): Promise<number> {
+      let exitMs = 0;
       const spawned = (replacing[index] ?? Promise.resolve()).then(async () => {
         const victim = processes[index];
         if (victim !== undefined && victim.exitCode === null && victim.signalCode === null) {
           killed.add(victim);
+          const signalled = Date.now();
           const exited = new Promise((resolve) => victim.once('exit', resolve));
-          victim.kill('SIGKILL');
+          victim.kill(signal);
           await exited;
+          exitMs = Date.now() - signalled;
         }
         return spawnInstance(index);
       });
       replacing[index] = spawned.then(() => undefined);
-      return spawned.then((healthy) => healthy);
+      return spawned.then(() => exitMs);
     }
     // One after the other at first: migrations are locked, but a cold start is quicker this way.
     for (let index = 0; index < INSTANCES; index += 1) await spawnInstance(index);
@@ -216,7 +232,8 @@ export async function startCluster(pgUrl: string): Promise<Cluster> {
       instanceBases: ports.map((port) => `http://127.0.0.1:${port}`),
       databaseUrl: direct.toString(),
       videoSubmissions: counter.submissions,
-      killAndRestart: replace,
+      killAndRestart: async (index) => void (await replace(index)),
+      terminateAndRestart: (index) => replace(index, 'SIGTERM'),
       supervisorRestarts,
       terminateGatewaySessions: () =>
         withClient(pgUrl, async (client) => {

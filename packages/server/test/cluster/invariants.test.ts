@@ -167,6 +167,22 @@ describeEachDialect('battery invariant checks on $name', (dialect) => {
     expect(await noNegativeBalance(db(), ['acct_x: balance -1, held 0'])).toHaveLength(1);
   });
 
+  it('charged once: two admin disables of one key (no Idempotency-Key) are not taken for a key answered twice', async () => {
+    const chat = attempts[1];
+    if (chat === undefined) throw new Error('no chat attempt');
+    const disable = (requestId: string) =>
+      attemptOf('disable', {
+        status: 200,
+        accountId,
+        keyId: chat.keyId,
+        key: `disable-${String(chat.keyId)}`,
+        amount: undefined,
+        requestId,
+      });
+    const twice = [...attempts, disable('req_first'), disable('req_second')];
+    expect(await noIdempotencyKeyChargedTwice(db(), twice)).toEqual([]);
+  });
+
   it('disabled keys refused: a success sent after the bound with a disabled key is found, not one inside it', () => {
     const chat = attempts[1];
     if (chat === undefined) throw new Error('no chat attempt');
@@ -180,6 +196,23 @@ describeEachDialect('battery invariant checks on $name', (dialect) => {
     });
     expect(disabledKeysRefused([disabled, chat], 1_000)).toHaveLength(1);
     expect(disabledKeysRefused([disabled, chat], 10_000)).toEqual([]);
+  });
+
+  it('disabled keys refused: only a success sent inside a fault window is excused', () => {
+    const chat = attempts[1];
+    if (chat === undefined) throw new Error('no chat attempt');
+    const disabled = attemptOf('disable', {
+      status: 200,
+      accountId,
+      keyId: chat.keyId,
+      key: 'disable',
+      amount: undefined,
+      at: chat.sentAt - 5_000,
+    });
+    const around = { from: chat.sentAt - 100, to: chat.sentAt + 100 };
+    expect(disabledKeysRefused([disabled, chat], 1_000, [around])).toEqual([]);
+    const before = { from: chat.sentAt - 3_000, to: chat.sentAt - 1 };
+    expect(disabledKeysRefused([disabled, chat], 1_000, [before])).toHaveLength(1);
   });
 });
 

@@ -106,14 +106,8 @@ export async function noIdempotencyKeyChargedTwice(
     });
   const answered = new Map<string, Set<string>>();
   for (const attempt of attempts)
-    // Top-ups and key disables are admin calls with no idempotency record: a retry of one is a
-    // new request by design (a disable is idempotent by nature), so only business calls count.
-    if (
-      attempt.succeeded &&
-      attempt.requestId !== undefined &&
-      attempt.kind !== 'topup' &&
-      attempt.kind !== 'disable'
-    ) {
+    // Top-ups and disables carry no Idempotency-Key (two workers may disable one key at once).
+    if (attempt.succeeded && attempt.requestId !== undefined && sendsIdempotencyKey(attempt)) {
       const ids = answered.get(attempt.idempotencyKey) ?? new Set<string>();
       ids.add(attempt.requestId);
       answered.set(attempt.idempotencyKey, ids);
@@ -126,6 +120,10 @@ export async function noIdempotencyKeyChargedTwice(
         detail: `one idempotency key answered by ${ids.size} requests: ${[...ids].join(', ')}`,
       });
   return violations;
+}
+
+function sendsIdempotencyKey(attempt: Attempt): boolean {
+  return attempt.kind !== 'topup' && attempt.kind !== 'disable';
 }
 
 /** No task submitted upstream twice: the upstream's own count of submissions per task. */
@@ -294,11 +292,21 @@ export async function noNegativeBalance(
   ];
 }
 
+/** A stretch of client time (ms) in which a fault may have kept an instance from hearing notices. */
+export interface TimeWindow {
+  readonly from: number;
+  readonly to: number;
+}
+
 /**
- * A key disabled (the admin call answered) is refused by every instance once `boundMs` passed:
- * no request sent with it after that may succeed.
+ * Attempts made with a key after its disable was acknowledged and `boundMs` passed (whatever
+ * their answer), split into those the check judges and those sent inside one of `excused`.
  */
-export function disabledKeysRefused(attempts: readonly Attempt[], boundMs: number): Violation[] {
+export function attemptsWithDisabledKeys(
+  attempts: readonly Attempt[],
+  boundMs: number,
+  excused: readonly TimeWindow[] = [],
+): { judged: (Attempt & { disabledFor: number })[]; excused: number } {
   const disabledAt = new Map<string, number>();
   for (const attempt of attempts)
     if (attempt.kind === 'disable' && attempt.succeeded && attempt.keyId !== undefined)
@@ -306,16 +314,37 @@ export function disabledKeysRefused(attempts: readonly Attempt[], boundMs: numbe
         attempt.keyId,
         Math.min(attempt.endedAt, disabledAt.get(attempt.keyId) ?? Infinity),
       );
-  return attempts
-    .filter((attempt) => {
-      if (attempt.kind === 'disable' || attempt.keyId === undefined || !attempt.succeeded)
-        return false;
-      const since = disabledAt.get(attempt.keyId);
-      return since !== undefined && attempt.sentAt > since + boundMs;
-    })
+  const inFaultWindow = (at: number) =>
+    excused.some((window) => at >= window.from && at <= window.to);
+  const judged: (Attempt & { disabledFor: number })[] = [];
+  let excusedCount = 0;
+  for (const attempt of attempts) {
+    if (attempt.kind === 'disable' || attempt.keyId === undefined) continue;
+    const since = disabledAt.get(attempt.keyId);
+    if (since === undefined || attempt.sentAt <= since + boundMs) continue;
+    if (inFaultWindow(attempt.sentAt)) excusedCount += 1;
+    else judged.push({ ...attempt, disabledFor: attempt.sentAt - since });
+  }
+  return { judged, excused: excusedCount };
+}
+
+/**
+ * A key disabled (the admin call answered) is refused by every instance once `boundMs` passed:
+ * no request sent with it after that may succeed. Attempts sent inside one of `excused` are not
+ * judged: while an instance's listening connection is lost (and until it listens again and
+ * forgets every cached key) a change notice can be missed, and only the caches' TTL bounds it
+ * then (docs/operations.md, "Several instances").
+ */
+export function disabledKeysRefused(
+  attempts: readonly Attempt[],
+  boundMs: number,
+  excused: readonly TimeWindow[] = [],
+): Violation[] {
+  return attemptsWithDisabledKeys(attempts, boundMs, excused)
+    .judged.filter((attempt) => attempt.succeeded)
     .map((attempt) => ({
       check: 'disabled_key_refused',
       subject: attempt.keyId ?? '?',
-      detail: `${attempt.kind} succeeded ${attempt.sentAt - (disabledAt.get(attempt.keyId ?? '') ?? 0)} ms after the key was disabled`,
+      detail: `${attempt.kind} succeeded ${attempt.disabledFor} ms after the key was disabled`,
     }));
 }
