@@ -283,7 +283,7 @@ export class KeyService {
   /**
    * `PATCH /admin/v1/keys/{id}`: changes what may change on a key in place, today its
    * `allowed_ips` (`null` allows every address again). The cached entry is dropped here; other
-   * instances see the change within `cacheTtlMs`.
+   * instances are told by the change notice (as for a disable), `cacheTtlMs` bounding it.
    */
   async update(keyId: string, input: { allowed_ips?: unknown }): Promise<KeyView> {
     if (!('allowed_ips' in input) || input.allowed_ips === undefined)

@@ -69,6 +69,8 @@ export interface RouterDeps {
 export class ChannelRouter {
   private readonly health = new Map<string, ChannelHealth>();
   private readonly channelsById = new Map<string, Channel>();
+  /** Each model's channels, normalised once here rather than on every request. */
+  private readonly channelsByModel = new Map<string, Channel[]>();
   private disabledIds = new Set<string>();
   private disabledReadAt = Number.NEGATIVE_INFINITY;
   private reading: Promise<void> | undefined;
@@ -77,13 +79,17 @@ export class ChannelRouter {
     private readonly config: Config,
     private readonly deps: RouterDeps,
   ) {
-    for (const model of config.models)
-      for (const channel of channelsOf(model)) this.channelsById.set(channel.id, channel);
+    for (const model of config.models) {
+      const channels = channelsOf(model);
+      this.channelsByModel.set(model.id, channels);
+      for (const channel of channels) this.channelsById.set(channel.id, channel);
+    }
   }
 
   /** A routed call for one request: `run` it once; its trail says what was tried. */
   route(model: ModelConfig, abandoned?: AbortSignal): RoutedCall {
-    return new RoutedCall(this, channelsOf(model), abandoned);
+    const channels = this.channelsByModel.get(model.id) ?? channelsOf(model);
+    return new RoutedCall(this, channels, abandoned);
   }
 
   channel(id: string): Channel | undefined {

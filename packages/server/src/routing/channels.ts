@@ -1,4 +1,4 @@
-import type { ChannelConfig, Config, ModelConfig } from '../config/schema.js';
+import type { ChannelConfig, ModelConfig } from '../config/schema.js';
 
 /** One channel of a model, normalised: every field known (docs/routing.md). */
 export interface Channel {
@@ -37,13 +37,6 @@ export function channelsOf(model: ModelConfig): Channel[] {
     maxConcurrency: channel.max_concurrency ?? null,
     requestsPerMinute: channel.requests_per_minute ?? null,
   }));
-}
-
-/** Every channel of the configuration, by id. */
-export function allChannels(config: Config): Map<string, Channel> {
-  return new Map(
-    config.models.flatMap((model) => channelsOf(model).map((channel) => [channel.id, channel])),
-  );
 }
 
 /**
