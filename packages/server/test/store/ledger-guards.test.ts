@@ -1,10 +1,14 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { sql } from 'kysely';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { AccountService } from '../../src/accounts/account-service.js';
 import { checkLedger } from '../../src/billing/ledger-check.js';
 import { captureHold, placeHold, releaseHold } from '../../src/billing/ledger.js';
-import type { Store } from '../../src/store/database.js';
+import { openStore, type Store } from '../../src/store/database.js';
 import { createIdGenerator } from '../../src/util/effects.js';
-import { describeEachDialect, openTestStore } from '../helpers/dialects.js';
+import { describeEachDialect, dropSchema, openTestStore } from '../helpers/dialects.js';
 import { manualClock } from '../helpers/clock.js';
 
 describeEachDialect('ledger guards on $name', (dialect) => {
@@ -137,9 +141,50 @@ describeEachDialect('ledger guards on $name', (dialect) => {
   });
 
   it('applies migrations once: reopening the same database changes nothing', async () => {
-    const tables = await store.db.introspection.getTables();
-    expect(tables.map((table) => table.name)).toEqual(
-      expect.arrayContaining(['accounts', 'holds', 'journal', 'requests', 'model_prices']),
-    );
+    // A database of its own, opened twice (an in-memory SQLite database cannot be reopened).
+    // The tables are read in the store's own schema only: a scan of every schema of a shared
+    // PostgreSQL (Kysely's introspection) fails when another suite drops its schema meanwhile.
+    const directory = mkdtempSync(path.join(tmpdir(), 'tollgate-reopen-'));
+    const fresh =
+      dialect.name === 'sqlite'
+        ? { databaseUrl: path.join(directory, 'tollgate.db') }
+        : dialect.fresh();
+    const options = {
+      url: fresh.databaseUrl,
+      ...(fresh.postgresSchema === undefined ? {} : { postgresSchema: fresh.postgresSchema }),
+    };
+    const appliedMigrations = async (opened: Store) =>
+      (
+        await opened.db
+          .selectFrom('kysely_migration' as 'accounts')
+          .select(sql<string>`name`.as('name'))
+          .execute()
+      ).map((row) => row.name);
+    try {
+      const first = await openStore(options);
+      const before = await appliedMigrations(first);
+      await new AccountService(first.db, effects).create({ email: 'kept@example.com' });
+      await first.close();
+      const second = await openStore(options);
+      try {
+        expect(before.length).toBeGreaterThan(20);
+        expect(await appliedMigrations(second)).toEqual(before);
+        for (const table of ['accounts', 'holds', 'journal', 'requests', 'model_prices'] as const) {
+          await second.db
+            .selectFrom(table)
+            .select(sql`1`.as('one'))
+            .limit(1)
+            .execute();
+        }
+        const accounts = await second.db.selectFrom('accounts').select('email').execute();
+        expect(accounts.map((account) => account.email)).toEqual(['kept@example.com']);
+        expect((await checkLedger(second.db)).violations).toEqual([]);
+      } finally {
+        await second.close();
+      }
+    } finally {
+      await dropSchema(fresh.postgresSchema);
+      rmSync(directory, { recursive: true, force: true });
+    }
   });
 });
