@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { loadSettings } from '../../src/config/load.js';
 import { loadShareLinkSecret, SHARE_LINK_SECRET_FILE } from '../../src/shares/share-link-secret.js';
 import { describeEachDialect, dropSchema, type TestDialect } from '../helpers/dialects.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
@@ -275,6 +276,33 @@ describeEachDialect('console assets and shares on $name', (dialect) => {
     expect((await consoleShare(gateway, member.signed, shareId)).public_url).toBeNull();
   });
 
+  it('deleting from the console an asset a queued task still uses is 409 ASSET_IN_USE, and the asset stays', async () => {
+    gateway = await startGateway(dialect);
+    const member = await signedInMember(gateway, 100_000_000);
+    const uploaded = await uploadInConsole(gateway, member.signed, png(8, 8));
+    const assetId = uploaded.json<{ data: { id: string } }>().data.id;
+    const created = await gateway.call('POST', '/v1/videos', {
+      key: member.key,
+      body: {
+        model: 'sim-video',
+        prompt: 'the same fox, running',
+        seconds: 1,
+        size: '320x240',
+        assetIds: [assetId],
+      },
+    });
+    expect(created.statusCode, created.body).toBe(202);
+    const refused = await consoleCall(gateway, 'DELETE', `/console/api/assets/${assetId}`, {
+      signed: member.signed,
+    });
+    expect(refused.statusCode).toBe(409);
+    expect(refused.json()).toMatchObject({ error: { code: 'ASSET_IN_USE' } });
+    const content = await consoleCall(gateway, 'GET', `/console/api/assets/${assetId}/content`, {
+      signed: member.signed,
+    });
+    expect(content.statusCode).toBe(200);
+  });
+
   it('the secret file is created once and reused across a restart: the same link, still serving', async () => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'tollgate-share-secret-'));
     const assetsDir = path.join(dataDir, 'assets');
@@ -344,6 +372,15 @@ describe('the share-link secret', () => {
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }
+  });
+
+  it('is read from the variable the configuration names, and refused when shorter than 32 characters', () => {
+    const secret = 'k'.repeat(32);
+    expect(loadSettings({ TOLLGATE_SHARE_LINK_SECRET: secret }).shareLinkSecret).toBe(secret);
+    expect(loadSettings({}).shareLinkSecret).toBeUndefined();
+    expect(() => loadSettings({ TOLLGATE_SHARE_LINK_SECRET: 'short' })).toThrow(
+      /server\.share_link_secret_env: environment variable TOLLGATE_SHARE_LINK_SECRET is shorter than 32/,
+    );
   });
 
   it('two starts racing on one data directory end with one secret', async () => {
