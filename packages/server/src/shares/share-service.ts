@@ -271,9 +271,14 @@ export class ShareService {
     };
   }
 
-  /** The token of a share whose deriving secret the gateway holds (asked for from the console). */
-  private tokenOf(row: SharedRow): string {
-    return shareToken(this.deps.shareLinkSecret, row.id);
+  /**
+   * The token of a share asked for from the console, computed with the share-link secret; `null`
+   * when that is not the secret that derived it (the secret was changed since, or another
+   * instance generated its own): a link that would not open is never shown.
+   */
+  private tokenOf(row: SharedRow): string | null {
+    const token = shareToken(this.deps.shareLinkSecret, row.id);
+    return shareTokenHash(token) === row.token_hash ? token : null;
   }
 
   /** Operators: shares of every account, oldest first (the review queue), optionally in one state. */

@@ -20,8 +20,8 @@ export function sharedStateWarnings(
     warnings.push(
       `the share-link secret was generated in this machine's data directory because ` +
         `${config.server.share_link_secret_env} is not set, while the database is PostgreSQL: ` +
-        'another instance generates its own, and shows a public link of a share asked for from ' +
-        'the console that does not open it (only the link of the instance that asked serves). ' +
+        'another instance generates its own, and shows no public link for a share asked for ' +
+        'from the console on another instance (the link still opens). ' +
         `Set ${config.server.share_link_secret_env} to the same secret (32 characters ` +
         'or more) on every instance (docs/shares.md, "The token")',
     );

@@ -9,7 +9,7 @@ import { describeEachDialect, dropSchema, type TestDialect } from '../helpers/di
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { png } from '../helpers/media.js';
 import { finishedTask, settleBodyOf, type TaskBody } from '../helpers/tasks.js';
-import { consoleCall, signedInMember, type Signed } from './console-member.js';
+import { consoleCall, MEMBER_PASSWORD, signedInMember, type Signed } from './console-member.js';
 
 interface ConsoleShare {
   id: string;
@@ -303,7 +303,7 @@ describeEachDialect('console assets and shares on $name', (dialect) => {
     expect(content.statusCode).toBe(200);
   });
 
-  it('the secret file is created once and reused across a restart: the same link, still serving', async () => {
+  it('the secret file is created once and reused across a restart: the same link, still serving; under another secret no link is shown and the old one keeps serving', async () => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'tollgate-share-secret-'));
     const assetsDir = path.join(dataDir, 'assets');
     const database = persistentDatabase(dialect, dataDir);
@@ -331,13 +331,7 @@ describeEachDialect('console assets and shares on $name', (dialect) => {
         services: { ...database, assetsDir, shareLinkSecret: again.key },
       });
       gateway = restarted;
-      const signIn = await restarted.app.inject({
-        method: 'POST',
-        url: '/console/api/session',
-        payload: { email: member.email, password: 'correct horse battery' },
-      });
-      const cookie = String([signIn.headers['set-cookie']].flat()[0]).split(';')[0] ?? '';
-      const signed = { cookie, csrf: signIn.json<{ csrf_token: string }>().csrf_token };
+      const signed = await signInAgain(restarted, member.email);
       expect((await consoleShare(restarted, signed, shareId)).public_url).toBe(link);
       const served = await restarted.app.inject({ method: 'GET', url: link ?? '' });
       expect(served.statusCode).toBe(200);
@@ -345,12 +339,37 @@ describeEachDialect('console assets and shares on $name', (dialect) => {
       await restarted.app.close();
       await restarted.services.close();
       gateway = undefined;
+
+      // Another secret (changed, or another instance's): the console shows no link rather than
+      // one that would not open, and the link given out keeps serving until revoked.
+      const changed = await startGateway(dialect, {
+        services: { ...database, assetsDir, shareLinkSecret: Buffer.alloc(32, 7) },
+      });
+      gateway = changed;
+      const signedAgain = await signInAgain(changed, member.email);
+      expect((await consoleShare(changed, signedAgain, shareId)).public_url).toBeNull();
+      expect((await changed.app.inject({ method: 'GET', url: link ?? '' })).statusCode).toBe(200);
+      await changed.app.close();
+      await changed.services.close();
+      gateway = undefined;
     } finally {
       await dropSchema(database.postgresSchema);
       rmSync(dataDir, { recursive: true, force: true });
     }
   });
 });
+
+/** The member signs in again on a restarted gateway (sessions outlive restarts too). */
+async function signInAgain(gateway: TestGateway, email: string): Promise<Signed> {
+  const signIn = await gateway.app.inject({
+    method: 'POST',
+    url: '/console/api/session',
+    payload: { email, password: MEMBER_PASSWORD },
+  });
+  expect(signIn.statusCode).toBe(200);
+  const cookie = String([signIn.headers['set-cookie']].flat()[0]).split(';')[0] ?? '';
+  return { cookie, csrf: signIn.json<{ csrf_token: string }>().csrf_token };
+}
 
 /** A database that outlives one gateway: a SQLite file, or a PostgreSQL schema of its own. */
 function persistentDatabase(dialect: TestDialect, dataDir: string) {
