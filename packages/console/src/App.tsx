@@ -2,6 +2,7 @@ import { useCallback, useEffect, useState, type ReactNode } from 'react';
 import { api, ApiFailure, rememberSession, type SessionState } from './api.js';
 import { LANGUAGES, useI18n, type Language, type MessageKey } from './i18n.js';
 import { navigate, usePath } from './router.js';
+import { AssetsPage } from './pages/AssetsPage.js';
 import { AwaitingFunds } from './pages/AwaitingFunds.js';
 import { OperatorPages } from './operator/OperatorPages.js';
 import { InvitePage } from './pages/InvitePage.js';
@@ -9,6 +10,7 @@ import { KeysPage } from './pages/KeysPage.js';
 import { OverviewPage } from './pages/OverviewPage.js';
 import { RedeemPage } from './pages/RedeemPage.js';
 import { RequestsPage } from './pages/RequestsPage.js';
+import { SharesPage } from './pages/SharesPage.js';
 import { SignInPage } from './pages/SignInPage.js';
 import { TaskDetailPage } from './pages/TaskDetailPage.js';
 import { TasksPage } from './pages/TasksPage.js';
@@ -19,6 +21,8 @@ const NAV: readonly { path: string; label: MessageKey }[] = [
   { path: '/redeem', label: 'nav.redeem' },
   { path: '/requests', label: 'nav.requests' },
   { path: '/tasks', label: 'nav.tasks' },
+  { path: '/assets', label: 'nav.assets' },
+  { path: '/shares', label: 'nav.shares' },
 ];
 
 /** Which page the path shows; a signed-out visitor sees sign-in (or the invitation). */
@@ -90,6 +94,10 @@ function Page({ path, onError: guard }: { path: string; onError: (error: unknown
       return <RedeemPage onError={guard} />;
     case '/requests':
       return <RequestsPage onError={guard} />;
+    case '/assets':
+      return <AssetsPage onError={guard} />;
+    case '/shares':
+      return <SharesPage onError={guard} />;
     case '/tasks':
       return (
         <>

@@ -1,4 +1,5 @@
 import { createContext, useContext, useMemo, useState, type ReactNode } from 'react';
+import { assetEn, assetZhCN } from './asset-messages.js';
 import { callerEn, callerZhCN } from './caller-messages.js';
 
 /**
@@ -79,6 +80,7 @@ const zhCN = {
   'requests.none': '还没有请求记录。',
   'requests.more': '加载更多',
   ...callerZhCN,
+  ...assetZhCN,
 } as const;
 
 export type MessageKey = keyof typeof zhCN;
@@ -159,6 +161,7 @@ const en: Record<MessageKey, string> = {
   'requests.none': 'No requests yet.',
   'requests.more': 'Load more',
   ...callerEn,
+  ...assetEn,
 };
 
 export type Language = 'zh-CN' | 'en';

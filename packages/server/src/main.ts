@@ -12,6 +12,7 @@ import { createServices, defaultDatabaseUrl } from './services.js';
 import { databaseTarget } from './startup/database-target.js';
 import { shutDownGracefully } from './startup/graceful-shutdown.js';
 import { sharedStateWarnings } from './startup/shared-state-warnings.js';
+import { loadShareLinkSecret } from './shares/share-link-secret.js';
 import { parseLogOptions } from './startup/log-options.js';
 import {
   explainListenError,
@@ -38,6 +39,10 @@ export async function serve(env: NodeJS.ProcessEnv): Promise<void> {
   const settings = loadSettings(env);
   const databaseUrl = settings.databaseUrl ?? defaultDatabaseUrl(settings.dataDir);
   const database = databaseTarget(databaseUrl);
+  const shareLinkSecret = await loadShareLinkSecret({
+    fromEnvironment: settings.shareLinkSecret,
+    dataDir: settings.dataDir,
+  });
   const services = await createServices({
     config: settings.config,
     databaseUrl,
@@ -47,12 +52,15 @@ export async function serve(env: NodeJS.ProcessEnv): Promise<void> {
     adminToken: settings.adminToken,
     metricsToken: settings.metricsToken,
     upstreamKeys: settings.upstreamKeys,
+    shareLinkSecret: shareLinkSecret.key,
     logger,
     processMetrics: true,
   }).catch((error: unknown) => {
     throw new StartupError(explainServicesError(error, database), { cause: error });
   });
-  for (const warning of sharedStateWarnings(settings.config, services.store.dialect))
+  for (const warning of sharedStateWarnings(settings.config, services.store.dialect, {
+    shareLinkSecretSource: shareLinkSecret.source,
+  }))
     logger.warn(warning);
   const app = await buildApp(services);
   const sweeper = startSweeper(services, { config: settings.config, logger });

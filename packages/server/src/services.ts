@@ -45,6 +45,8 @@ import { AccountUsageReader } from './usage/account-usage.js';
 import { RequestListing } from './usage/request-listing.js';
 import { Statements } from './usage/statement.js';
 import { BudgetService } from './budgets/budget-service.js';
+import { UploadService } from './assets/upload-service.js';
+import { randomBytes } from 'node:crypto';
 import { createIdGenerator, systemClock, type Clock, type IdGenerator } from './util/effects.js';
 
 export interface ServiceOptions {
@@ -85,6 +87,11 @@ export interface ServiceOptions {
   readonly workerName?: string;
   /** Where the built console is (tests build their own; default: packages/console/dist). */
   readonly consoleDir?: string;
+  /**
+   * The share-link secret (main.ts loads it: shares/share-link-secret.ts). Absent (tests, the
+   * CLI): a random one for this process, so links asked for from the console last as long as it.
+   */
+  readonly shareLinkSecret?: Buffer;
   /** Task worker settings (tests: faults, short leases). */
   readonly worker?: Omit<WorkerOptions, 'owner'>;
 }
@@ -304,6 +311,8 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       adminToken: options.adminToken,
       metricsToken: options.metricsToken,
       assets,
+      uploads: new UploadService({ config, store, clock, ids, requests }, assets),
+      shareLinkSecret: options.shareLinkSecret ?? randomBytes(32),
       ...(options.fetchDeps === undefined ? {} : { fetchDeps: options.fetchDeps }),
       consoleUsers,
       readiness: new Readiness(),

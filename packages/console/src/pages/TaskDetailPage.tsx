@@ -12,6 +12,7 @@ import { useI18n } from '../i18n.js';
 import { When, Yuan } from '../money.js';
 import { navigate } from '../router.js';
 import { ErrorLine } from './ErrorLine.js';
+import { ShareButton } from './ShareButton.js';
 
 /** How often an unfinished task is read again (live progress). */
 const POLL_MS = 2_000;
@@ -146,6 +147,10 @@ export function TaskDetailPage({ id, onError }: { id: string; onError: (error: u
                   <OutputPreview key={output.asset_id} output={output} />
                 ))}
               </div>
+              {/* A task's share names its first output (docs/shares.md). */}
+              <p className="actions">
+                <ShareButton target={{ task_id: task.id }} />
+              </p>
             </div>
           )}
         </>

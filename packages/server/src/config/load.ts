@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { defaultConfig } from './default-config.js';
 import { crossFieldIssues } from './cross-field-issues.js';
 import { configSchema, type Config } from './schema.js';
+import { SHARE_LINK_SECRET_MIN_LENGTH } from '../shares/share-link-secret.js';
 
 /** Everything the process takes from its environment, read once, validated, frozen. */
 export interface Settings {
@@ -23,6 +24,11 @@ export interface Settings {
   readonly upstreamKeys: Readonly<Record<string, string>>;
   /** S3 credentials named by `storage.*_env`, when the storage is S3. */
   readonly storageSecrets: { accessKeyId: string; secretAccessKey: string } | undefined;
+  /**
+   * The share-link secret from the variable `server.share_link_secret_env` names; `undefined`:
+   * one is generated in `dataDir` (shares/share-link-secret.ts).
+   */
+  readonly shareLinkSecret: string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -121,6 +127,12 @@ export function loadSettings(env: NodeJS.ProcessEnv): Settings {
       ),
     };
   }
+  const shareLinkVariable = config.server.share_link_secret_env;
+  const shareLinkSecret = cleaned[shareLinkVariable];
+  if (shareLinkSecret !== undefined && shareLinkSecret.length < SHARE_LINK_SECRET_MIN_LENGTH)
+    unset.push(
+      `server.share_link_secret_env: environment variable ${shareLinkVariable} is shorter than ${SHARE_LINK_SECRET_MIN_LENGTH} characters`,
+    );
   if (unset.length > 0)
     throw problemsError(
       unset,
@@ -139,6 +151,7 @@ export function loadSettings(env: NodeJS.ProcessEnv): Settings {
     config,
     upstreamKeys: Object.freeze(upstreamKeys),
     storageSecrets,
+    shareLinkSecret,
   });
 }
 

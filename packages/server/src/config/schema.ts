@@ -427,6 +427,15 @@ export const serverSchema = z
      */
     console_require_operator_totp: z.boolean().default(false),
     /**
+     * The environment variable holding the secret that keys the public links of shares asked
+     * for from the console (docs/shares.md, "The token"). Unset: a secret generated once in the
+     * data directory (`share-link-secret`), which several instances do not share.
+     */
+    share_link_secret_env: z
+      .string()
+      .regex(/^[A-Z_][A-Z0-9_]*$/)
+      .default('TOLLGATE_SHARE_LINK_SECRET'),
+    /**
      * Graceful shutdown (SIGTERM): how long `/readyz` answers 503 while the port still accepts,
      * so a load balancer that polls it stops routing here before connections are refused.
      */

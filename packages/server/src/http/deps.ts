@@ -29,6 +29,7 @@ import type { RequestListing } from '../usage/request-listing.js';
 import type { Statements } from '../usage/statement.js';
 import type { Clock, IdGenerator } from '../util/effects.js';
 import type { Metrics } from './metrics.js';
+import type { UploadService } from '../assets/upload-service.js';
 import type { Readiness } from './readiness.js';
 
 /** Everything the HTTP app needs, built by `createServices` (or by a test). */
@@ -68,6 +69,16 @@ export interface AppDeps {
   /** Present when rate limits are shared through Redis. */
   readonly redis: Redis | undefined;
   readonly assets: AssetStorage;
+  /**
+   * Uploads into `assets`, one for `/v1/assets` and the console alike, so that the staging limits
+   * per account (`limits.staged_upload_bytes_per_account`, concurrent uploads) bind both doors.
+   */
+  readonly uploads: UploadService;
+  /**
+   * Keys the public links of shares asked for from the console (shares/share-link-secret.ts;
+   * docs/decisions/0016-console-share-links.md). Never stored in the database.
+   */
+  readonly shareLinkSecret: Buffer;
   /** How caller-given URLs are fetched (the guarded fetch's network; tests replace it). */
   readonly fetchDeps?: GuardedFetchDeps;
   /** `undefined` disables the admin API. */

@@ -19,6 +19,15 @@ export interface ShareOwner {
   readonly apiKey: string;
 }
 
+/**
+ * Who asks for a share, and so which secret derives its token (share-token.ts): an API key (its
+ * plaintext; it may share its own tasks' outputs), or the console, acting for the account's owner
+ * (the gateway's share-link secret; it may share any task's output of the account, as the owner
+ * sees every task: docs/console.md).
+ */
+export type ShareRequester =
+  { readonly kind: 'api_key'; readonly apiKey: string } | { readonly kind: 'console' };
+
 type Decision = Exclude<ShareAction, 'requested'>;
 
 /**
@@ -64,6 +73,8 @@ export class ShareService {
       ids: IdGenerator;
       /** Most shares one account may have awaiting review (`limits.pending_shares_per_account`). */
       maxPendingPerAccount: number;
+      /** Keys the tokens of shares asked for from the console (share-link-secret.ts). */
+      shareLinkSecret: Buffer;
     },
   ) {
     this.store = new ShareStore(deps.db);
@@ -78,15 +89,24 @@ export class ShareService {
    * Both are judged under a lock of the account's row, and the index of migration 015 keeps one
    * pending share per key and asset whatever races.
    */
-  async create(identity: RequestIdentity, apiKey: string, target: ShareTarget): Promise<Claim> {
+  async create(
+    identity: RequestIdentity,
+    requester: ShareRequester,
+    target: ShareTarget,
+  ): Promise<Claim> {
     const shareId = this.deps.ids.next('share');
     const { principal } = identity;
     return this.deps.requests.claim(identity, null, [], async (trx) => {
-      const asset = await this.deliveredTarget(trx, principal, target);
+      const asset = await this.deliveredTarget(trx, principal, requester, target);
       await this.store.lockAccount(trx, principal.accountId);
       const already = await this.store.pendingOf(trx, principal.keyId, asset.id);
       if (already !== undefined)
-        return { status: 200, body: shareView(already, null), taskId: null, rule: 'shares: free' };
+        return {
+          status: 200,
+          body: shareView(already, null),
+          taskId: null,
+          rule: 'shares: free',
+        };
       const pending = await this.store.pendingCount(trx, principal.accountId);
       if (pending >= this.deps.maxPendingPerAccount)
         throw new ApiError(
@@ -103,7 +123,13 @@ export class ShareService {
         task_id: target.kind === 'task' ? target.id : null,
         asset_id: asset.id,
         state: 'pending_review' as const,
-        token_hash: shareTokenHash(shareToken(apiKey, shareId)),
+        token_hash: shareTokenHash(
+          shareToken(
+            requester.kind === 'console' ? this.deps.shareLinkSecret : requester.apiKey,
+            shareId,
+          ),
+        ),
+        token_source: requester.kind,
         created_at: now,
         decided_at: null,
         decision_reason: null,
@@ -112,7 +138,7 @@ export class ShareService {
       const inserted = await this.store.insert(
         trx,
         row,
-        this.event(shareId, `key:${principal.keyId}`, 'requested', null, now),
+        this.event(shareId, actorOf(principal), 'requested', null, now),
       );
       if (!inserted) {
         // Another request queued this asset between our look and our insert (no lock held it).
@@ -133,20 +159,31 @@ export class ShareService {
     });
   }
 
-  /** The asset a target names, if it is the caller's and delivered; else `unshareable`. */
-  private async deliveredTarget(trx: Kysely<Database>, principal: Principal, target: ShareTarget) {
+  /**
+   * The asset a target names, if it is the caller's and delivered; else `unshareable`. A key
+   * shares its own tasks' outputs; the console, any task's of the account.
+   */
+  private async deliveredTarget(
+    trx: Kysely<Database>,
+    principal: Principal,
+    requester: ShareRequester,
+    target: ShareTarget,
+  ) {
     let assetId = target.id;
     if (target.kind === 'task') {
       const task = await trx
         .selectFrom('tasks')
-        .select(['key_id', 'outputs'])
+        .select(['key_id', 'account_id', 'outputs'])
         .where('id', '=', target.id)
         .executeTakeFirst();
+      const owned =
+        task !== undefined &&
+        (requester.kind === 'console'
+          ? task.account_id === principal.accountId
+          : task.key_id === principal.keyId);
       // A task id names its first output, as the caller sees it in `outputs`.
       const first =
-        task === undefined || task.key_id !== principal.keyId || task.outputs === null
-          ? undefined
-          : (JSON.parse(task.outputs) as TaskOutput[])[0];
+        !owned || task.outputs === null ? undefined : (JSON.parse(task.outputs) as TaskOutput[])[0];
       if (first === undefined) throw unshareable(target);
       assetId = first.asset_id;
     }
@@ -182,11 +219,66 @@ export class ShareService {
    */
   async withdraw(owner: ShareOwner, id: string): Promise<ShareView> {
     const moved = await this.decide(id, 'revoked', {
-      actor: `key:${owner.principal.keyId}`,
+      actor: actorOf(owner.principal),
       reason: null,
-      ownerKeyId: owner.principal.keyId,
+      owns: (row) => row.key_id === owner.principal.keyId,
     });
     return this.ownerView(owner, moved);
+  }
+
+  /**
+   * The console (docs/console.md, "Shares"): the account's shares, whichever key or console user
+   * asked, newest first; each with its public link when the console can compute it (asked for
+   * from the console: `token_source` `console`). A key's share shows its state only: its link is
+   * read with that key (`GET /v1/shares/{id}`).
+   */
+  async listForAccount(accountId: string, query: { limit?: unknown; after?: unknown }) {
+    const limit = parseLimit(query.limit, 20);
+    const after = await this.cursor(query.after, (row) => row.account_id === accountId);
+    const rows = await this.store.listForAccount(accountId, { limit: limit + 1, after });
+    return listPage(rows, limit, (row) => this.accountView(row));
+  }
+
+  /** The console: one share of the account, or the 404 of a missing one. */
+  async readForAccount(accountId: string, id: string) {
+    const row = await this.store.byId(id);
+    if (row === undefined || row.account_id !== accountId) throw shareNotFound();
+    return this.accountView(row);
+  }
+
+  /**
+   * The console: the account's owner withdraws a pending share or revokes an approved one, of
+   * any of its keys or console users (never more exposure: only less). `actor` is the console
+   * user, as the journal names it.
+   */
+  async withdrawForAccount(accountId: string, id: string, actor: Principal) {
+    const moved = await this.decide(id, 'revoked', {
+      actor: actorOf(actor),
+      reason: null,
+      owns: (row) => row.account_id === accountId,
+    });
+    return this.accountView(moved);
+  }
+
+  private accountView(row: SharedRow) {
+    const token = row.token_source === 'console' ? this.tokenOf(row) : null;
+    return {
+      ...shareView(row, token),
+      token_source: row.token_source,
+      key_id: row.key_id,
+      media_type: row.media_type,
+      bytes: row.bytes,
+    };
+  }
+
+  /**
+   * The token of a share asked for from the console, computed with the share-link secret; `null`
+   * when that is not the secret that derived it (the secret was changed since, or another
+   * instance generated its own): a link that would not open is never shown.
+   */
+  private tokenOf(row: SharedRow): string | null {
+    const token = shareToken(this.deps.shareLinkSecret, row.id);
+    return shareTokenHash(token) === row.token_hash ? token : null;
   }
 
   /** Operators: shares of every account, oldest first (the review queue), optionally in one state. */
@@ -261,20 +353,21 @@ export class ShareService {
    * compare-and-sets on the state read; when someone else moved it first, reads again and
    * decides on what is there now. The moves form no cycle, so this ends within three rounds.
    *
-   * With `ownerKeyId` (the owner's DELETE), another key's share is the 404 of a missing one, and
-   * a share already in the target state is answered as it is: a retried DELETE is no error.
+   * With `owns` (the owner's DELETE, by key or from the console), a share it does not own is the
+   * 404 of a missing one, and a share already in the target state is answered as it is: a
+   * retried DELETE is no error.
    */
   private async decide(
     id: string,
     decision: Decision,
-    by: { actor: string; reason: string | null; ownerKeyId?: string },
+    by: { actor: string; reason: string | null; owns?: (row: SharedRow) => boolean },
   ): Promise<SharedRow> {
     const to = DECISION_TARGET[decision];
     for (let round = 0; round < 3; round += 1) {
       const current = await this.store.byId(id);
       if (current === undefined) throw shareNotFound();
-      if (by.ownerKeyId !== undefined) {
-        if (current.key_id !== by.ownerKeyId) throw shareNotFound();
+      if (by.owns !== undefined) {
+        if (!by.owns(current)) throw shareNotFound();
         if (current.state === to) return current;
       }
       if (!canMove(current.state, to))
@@ -305,7 +398,11 @@ export class ShareService {
   }
 
   private ownerView(owner: ShareOwner, row: SharedRow): ShareView {
-    return shareView(row, isServing(row) ? shareToken(owner.apiKey, row.id) : null);
+    if (!isServing(row)) return shareView(row, null);
+    return shareView(
+      row,
+      row.token_source === 'console' ? this.tokenOf(row) : shareToken(owner.apiKey, row.id),
+    );
   }
 
   private event(
@@ -329,6 +426,7 @@ export function shareServiceOf(deps: {
   readonly clock: Clock;
   readonly ids: IdGenerator;
   readonly config: { readonly limits: { readonly pending_shares_per_account: number } };
+  readonly shareLinkSecret: Buffer;
 }): ShareService {
   return new ShareService({
     db: deps.store.db,
@@ -336,7 +434,16 @@ export function shareServiceOf(deps: {
     clock: deps.clock,
     ids: deps.ids,
     maxPendingPerAccount: deps.config.limits.pending_shares_per_account,
+    shareLinkSecret: deps.shareLinkSecret,
   });
+}
+
+/**
+ * How the journal names who asked or withdrew: `key:<id>` for an API key, `console:<user id>` for
+ * a console user (whose principal's key id is `console:<user id>`: console/console-principal.ts).
+ */
+function actorOf(principal: Principal): string {
+  return principal.keyId.startsWith('console:') ? principal.keyId : `key:${principal.keyId}`;
 }
 
 function decisionNotAllowed(id: string, state: ShareState, decision: Decision): ApiError {

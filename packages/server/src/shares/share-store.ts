@@ -156,7 +156,20 @@ export class ShareStore {
 
   /** One key's shares, newest first. */
   listForKey(keyId: string, page: SharePage): Promise<SharedRow[]> {
-    let query = this.withAsset(this.db).where('shares.key_id', '=', keyId);
+    return this.newestFirst('shares.key_id', keyId, page);
+  }
+
+  /** One account's shares (every key's and console user's), newest first: the console's list. */
+  listForAccount(accountId: string, page: SharePage): Promise<SharedRow[]> {
+    return this.newestFirst('shares.account_id', accountId, page);
+  }
+
+  private newestFirst(
+    owner: 'shares.key_id' | 'shares.account_id',
+    id: string,
+    page: SharePage,
+  ): Promise<SharedRow[]> {
+    let query = this.withAsset(this.db).where(owner, '=', id);
     const after = page.after;
     if (after !== undefined)
       query = query.where((eb) =>

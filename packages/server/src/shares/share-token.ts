@@ -5,11 +5,13 @@ import { createHash, createHmac } from 'node:crypto';
  * cannot be guessed, and that `pathForLog` (log-redaction.ts) blots out of every access line as an
  * opaque token (40 or more letters and digits, no separator to split it).
  *
- * The token is never stored. It is HMAC-SHA256 keyed with the owner's API key over the share's
- * id, so the owner's key — and only that key, which the gateway keeps only as a hash — can show
+ * The token is never stored. It is HMAC-SHA256 over the share's id, keyed with the owner's API
+ * key — which the gateway keeps only as a hash — for a share a key asked for, or with the
+ * gateway's share-link secret (share-link-secret.ts, never in the database) for one asked for
+ * from the console, where no key is at hand (`token_source`, migration 027). Either can show
  * it again on every read of the share; the database keeps only its SHA-256 (`token_hash`), by
- * which the public route finds the share. A copy of the database therefore opens no share, and
- * there is no encryption key to keep. docs/shares.md, "The token", says why this was chosen.
+ * which the public route finds the share. A copy of the database therefore opens no share.
+ * docs/shares.md, "The token", and docs/decisions/0016-console-share-links.md say why.
  */
 export const SHARE_TOKEN_LENGTH = 43;
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
@@ -17,9 +19,12 @@ const TOKEN_SHAPE = new RegExp(`^[0-9A-Za-z]{${SHARE_TOKEN_LENGTH}}$`);
 /** Domain separation: the same key never yields the same bytes for another purpose. */
 const CONTEXT = 'tollgate share token v1\n';
 
-/** The public token of `shareId`, as only its owner's key can compute it. */
-export function shareToken(ownerApiKey: string, shareId: string): string {
-  const digest = createHmac('sha256', ownerApiKey).update(CONTEXT).update(shareId).digest();
+/**
+ * The public token of `shareId`, as only its deriving secret can compute it: the owner's API key
+ * (its plaintext), or the share-link secret for a share asked for from the console.
+ */
+export function shareToken(secret: string | Buffer, shareId: string): string {
+  const digest = createHmac('sha256', secret).update(CONTEXT).update(shareId).digest();
   // 62^43 > 2^256: every digest has its own 43-character spelling (an encoding, no bias).
   let rest = BigInt(`0x${digest.toString('hex')}`);
   let text = '';

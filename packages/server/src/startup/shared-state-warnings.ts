@@ -8,9 +8,23 @@ import type { DialectName } from '../store/database.js';
  * would not work. On SQLite (one process by design) nothing is said. Refusing to start would
  * break a single-instance PostgreSQL deployment, which is legitimate: these are warnings.
  */
-export function sharedStateWarnings(config: Config, dialect: DialectName): string[] {
+export function sharedStateWarnings(
+  config: Config,
+  dialect: DialectName,
+  /** Where the share-link secret came from (shares/share-link-secret.ts); unknown: not said. */
+  facts: { readonly shareLinkSecretSource?: 'environment' | 'file' } = {},
+): string[] {
   if (dialect !== 'postgres') return [];
   const warnings: string[] = [];
+  if (facts.shareLinkSecretSource === 'file')
+    warnings.push(
+      `the share-link secret was generated in this machine's data directory because ` +
+        `${config.server.share_link_secret_env} is not set, while the database is PostgreSQL: ` +
+        'another instance generates its own, and shows no public link for a share asked for ' +
+        'from the console on another instance (the link still opens). ' +
+        `Set ${config.server.share_link_secret_env} to the same secret (32 characters ` +
+        'or more) on every instance (docs/shares.md, "The token")',
+    );
   if (config.storage.kind === 'local')
     warnings.push(
       'asset files are stored on this machine (storage.kind "local") while the database is ' +

@@ -322,6 +322,9 @@ export interface TaskTable {
 /** Where a share is in its review; the moves between them are listed once in shares/share-states.ts. */
 export type ShareState = 'pending_review' | 'approved' | 'rejected' | 'revoked';
 
+/** Which secret derives a share's public token (shares/share-token.ts). */
+export type ShareTokenSource = 'api_key' | 'console';
+
 /** A public share of one delivered asset, behind review; migrations/010-shares.ts. */
 export interface ShareTable {
   id: string;
@@ -335,6 +338,11 @@ export interface ShareTable {
   state: ShareState;
   /** Hex SHA-256 of the public token; the token itself is never stored. */
   token_hash: string;
+  /**
+   * Which secret derives the token (migration 027): the plaintext API key that asked for it, or
+   * the gateway's share-link secret for a share asked for from the console.
+   */
+  token_source: ShareTokenSource;
   created_at: number;
   /** When the latest decision (approve, reject, revoke) was made. */
   decided_at: number | null;

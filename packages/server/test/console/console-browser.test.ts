@@ -8,12 +8,14 @@ import { CHROMIUM, inspectPage, openBrowser, SCREENSHOTS } from '../helpers/cons
 import { describeEachDialect } from '../helpers/dialects.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { describeNeeding, requiredExecutable } from '../helpers/required-services.js';
+import { shareFlowInBrowser } from './browser-share-flow.js';
 import { requestSearchInBrowser, taskFlowInBrowser } from './browser-task-flow.js';
 
 /**
  * The console in a real browser (Debian's Chromium through playwright-core): a member invited
  * by an operator sets a password, signs in, creates a key (shown once), redeems a code, uses the
- * key on /v1 and finds the request in the console; in Chinese and in English. Every page is
+ * key on /v1 and finds the request in the console, shares a delivered image (approved by an
+ * operator, opened without a key) and uploads a file; in Chinese and in English. Every page is
  * screenshot at 1280x800 and 390x844 into test/console/screenshots/ (not committed) and checked
  * with axe-core (no serious or critical violation) and for CSP violations (none).
  */
@@ -157,13 +159,23 @@ describeNeeding(chromiumService, 'console in Chromium', () => {
             await inspect(page, `${language}-overview`);
 
             // Tasks: an image task made with the key, settled and previewed in the console.
-            await taskFlowInBrowser({
+            const { taskId } = await taskFlowInBrowser({
               page,
               origin,
               gateway,
               accountId: account.accountId,
               key,
               language,
+              inspect,
+            });
+            // Shares and files: asked for from the task, approved, the link opened without a key.
+            await shareFlowInBrowser({
+              page,
+              origin,
+              gateway,
+              taskId,
+              language,
+              password: PASSWORD,
               inspect,
             });
 

@@ -40,5 +40,19 @@ describe('start-up warnings about state kept by one instance', () => {
 
   it('SQLite is one process by design: nothing to warn about', () => {
     expect(sharedStateWarnings(defaults, 'sqlite')).toEqual([]);
+    expect(sharedStateWarnings(defaults, 'sqlite', { shareLinkSecretSource: 'file' })).toEqual([]);
+  });
+
+  it('PostgreSQL with a share-link secret generated on this machine: a warning naming the variable to set', () => {
+    const warnings = sharedStateWarnings(withS3AndNoSimulator, 'postgres', {
+      shareLinkSecretSource: 'file',
+    });
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/share-link secret.*TOLLGATE_SHARE_LINK_SECRET/s);
+    expect(
+      sharedStateWarnings(withS3AndNoSimulator, 'postgres', {
+        shareLinkSecretSource: 'environment',
+      }),
+    ).toEqual([]);
   });
 });

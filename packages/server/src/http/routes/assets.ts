@@ -1,16 +1,16 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Readable } from 'node:stream';
 import { deleteAsset, ownDeliveredAsset } from '../../assets/asset-uses.js';
-import { assetView } from '../../assets/asset-view.js';
 import type { AssetStorage } from '../../assets/local-storage.js';
-import { UploadService, type UploadInput } from '../../assets/upload-service.js';
+import type { UploadInput } from '../../assets/upload-service.js';
+import type { Principal } from '../../auth/key-service.js';
+import { listAccountAssets } from '../../assets/asset-listing.js';
 import { invalidInput } from '../../errors/api-error.js';
 import { readIdempotencyKey } from '../../requests/idempotency.js';
 import { principalOf, requirePersonal } from '../plugins/authenticate.js';
 import type { AppDeps } from '../deps.js';
 import { pageQuerySchema } from '../page-query.js';
 import { serveContent } from '../serve-content.js';
-import { listPage } from '../../util/list-page.js';
 
 /**
  * Personal assets (docs/assets.md): raw-body uploads streamed to storage and checked by their
@@ -25,10 +25,9 @@ export function registerAssets(v1: FastifyInstance, deps: AppDeps, storage: Asse
 
     // An upload refused before its body has arrived (415 from its first bytes, 413, 429) closes
     // the connection after the answer: app.ts does this for every route.
-    const uploads = new UploadService(deps, storage);
     // Its fingerprint is the hash of the bytes still to arrive: judged at the claim, not before.
     scope.post('/v1/assets', { config: { businessPost: false } }, async (request, reply) => {
-      const answer = await uploads.upload(parseUpload(deps, request));
+      const answer = await deps.uploads.upload(parseUpload(deps, request, principalOf(request)));
       return reply.code(answer.status).headers(answer.headers).send(answer.body);
     });
 
@@ -38,38 +37,7 @@ export function registerAssets(v1: FastifyInstance, deps: AppDeps, storage: Asse
       async (request) => {
         const principal = principalOf(request);
         requirePersonal(principal);
-        const limit = request.query.limit === undefined ? 20 : Number(request.query.limit);
-        if (!Number.isInteger(limit) || limit < 1 || limit > 100)
-          throw invalidInput('limit', 'must be an integer from 1 to 100');
-        let query = deps.store.db
-          .selectFrom('assets')
-          .selectAll()
-          .where('account_id', '=', principal.accountId)
-          .where('deleted_at', 'is', null)
-          // A task's outputs are listed once delivered (settled), not before.
-          .where('delivered_at', 'is not', null);
-        if (request.query.after !== undefined) {
-          const cursor = await deps.store.db
-            .selectFrom('assets')
-            .select(['created_at', 'id'])
-            .where('id', '=', request.query.after)
-            .where('account_id', '=', principal.accountId)
-            .executeTakeFirst();
-          if (cursor === undefined)
-            throw invalidInput('after', 'is not an asset id of this account');
-          query = query.where((eb) =>
-            eb.or([
-              eb('created_at', '<', cursor.created_at),
-              eb.and([eb('created_at', '=', cursor.created_at), eb('id', '<', cursor.id)]),
-            ]),
-          );
-        }
-        const rows = await query
-          .orderBy('created_at', 'desc')
-          .orderBy('id', 'desc')
-          .limit(limit + 1)
-          .execute();
-        return listPage(rows, limit, assetView);
+        return listAccountAssets(deps.store.db, principal.accountId, request.query);
       },
     );
 
@@ -103,11 +71,15 @@ export function registerAssets(v1: FastifyInstance, deps: AppDeps, storage: Asse
 }
 
 /**
- * Parses an upload request for `UploadService`: the headers (checked here, before any body byte
+ * Parses an upload request for `UploadService` (`/v1/assets` and the console's upload alike): the
+ * headers (checked here, before any body byte
  * is read), the declared length, the raw body and a signal for a caller that goes away mid-body.
  */
-function parseUpload(deps: AppDeps, request: FastifyRequest): UploadInput {
-  const principal = principalOf(request);
+export function parseUpload(
+  deps: AppDeps,
+  request: FastifyRequest,
+  principal: Principal,
+): UploadInput {
   const idempotencyKey = readIdempotencyKey(request.headers);
   const label = request.headers['content-type'];
   if (label === undefined || label === '')

@@ -41,7 +41,10 @@ export function registerShares(v1: FastifyInstance, deps: AppDeps): void {
       // Assets are the account's, read with personal keys only: so is sharing one.
       if (target.kind === 'asset') requirePersonal(principal);
       const identity = requestIdentity(request, null);
-      return answer(reply, await shares.create(identity, ownerOf(request).apiKey, target));
+      return answer(
+        reply,
+        await shares.create(identity, { kind: 'api_key', apiKey: ownerOf(request).apiKey }, target),
+      );
     },
   );
   v1.get<{ Querystring: { limit?: string; after?: string } }>(
