@@ -2,6 +2,7 @@ import { ApiError } from '../errors/api-error.js';
 import type { OptionName, OptionValues } from './arguments.js';
 import { usageError } from './arguments.js';
 import { CHANNEL_COMMANDS } from './channel-commands.js';
+import { USER_COMMANDS } from './user-commands.js';
 import { allowedIpsOption, keysUpdateCommand } from './allowlist-commands.js';
 import { accountsBudgetCommand, keysBudgetCommand } from './budget-commands.js';
 import type { CliContext } from './context.js';
@@ -486,25 +487,7 @@ export const COMMAND_GROUPS: Readonly<Record<string, CommandGroup>> = {
     revoke: shareDecision('revoke', '--reason TEXT'),
   },
   channels: CHANNEL_COMMANDS,
-  users: {
-    invite: {
-      usage: 'users invite EMAIL --role member|operator [--account ACCOUNT_ID]',
-      note: 'a one-time console link (invite_url, docs/console.md)',
-      args: ['EMAIL'],
-      options: ['role', 'account'],
-      run: async (input) => {
-        const email = arg(input, 0, 'EMAIL');
-        const { consoleUsers } = await input.context.services();
-        return ok(
-          await consoleUsers.invite({
-            email,
-            role: input.values.role,
-            account_id: input.values.account,
-          }),
-        );
-      },
-    },
-  },
+  users: USER_COMMANDS,
 };
 
 function shareDecision(decision: 'approve' | 'reject' | 'revoke', reasonUsage: string): Command {

@@ -1,9 +1,10 @@
 import { Secret, TOTP } from 'otpauth';
 import type { Kysely } from 'kysely';
-import { ApiError, invalidInput } from '../errors/api-error.js';
+import { ApiError, invalidInput, notFound } from '../errors/api-error.js';
 import type { ConsoleUserTable, Database } from '../store/schema.js';
 import type { Clock } from '../util/effects.js';
 import type { ConsoleIdentity } from './console-sessions.js';
+import { consoleUserView, type ConsoleUserView } from './console-users.js';
 import type { LoginThrottle } from './login-throttle.js';
 import { passwordMatches } from './passwords.js';
 
@@ -125,6 +126,35 @@ export class ConsoleTotp {
       .where('id', '=', user.id)
       .where('totp_enabled_at', 'is not', null)
       .execute();
+  }
+
+  /**
+   * The operator's recovery path (`tollgate users reset-totp EMAIL`; docs/console.md, "Removing
+   * the factor, and recovery"): clears the factor of a user who lost it and ends every session
+   * of that user, in one transaction. 404 for an unknown email.
+   */
+  async reset(email: string): Promise<ConsoleUserView> {
+    const now = this.clock.now();
+    return this.db.transaction().execute(async (trx) => {
+      const user = await trx
+        .selectFrom('console_users')
+        .selectAll()
+        .where('email', '=', email.toLowerCase())
+        .executeTakeFirst();
+      if (user === undefined) throw notFound('console user');
+      await trx
+        .updateTable('console_users')
+        .set({ totp_secret: null, totp_enabled_at: null, totp_last_step: null })
+        .where('id', '=', user.id)
+        .execute();
+      await trx
+        .updateTable('console_sessions')
+        .set({ revoked_at: now })
+        .where('user_id', '=', user.id)
+        .where('revoked_at', 'is', null)
+        .execute();
+      return consoleUserView({ ...user, totp_secret: null, totp_enabled_at: null });
+    });
   }
 
   /**
