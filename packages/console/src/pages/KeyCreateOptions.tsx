@@ -1,6 +1,5 @@
 import type { ApiKey } from '../api.js';
 import { useI18n } from '../i18n.js';
-import { When } from '../money.js';
 import { useLoad } from '../operator/useLoad.js';
 import { securityApi, type KeyOptions } from '../security-api.js';
 import './security.css';
@@ -77,7 +76,7 @@ export function KeyCreateOptions({
 
 /** A key's allowlist and expiry, for its row in the keys table. */
 export function KeyLimits({ apiKey }: { apiKey: ApiKey }) {
-  const { t } = useI18n();
+  const { t, language } = useI18n();
   const models = apiKey.models ?? null;
   const expires = apiKey.expires_at ?? null;
   return (
@@ -85,7 +84,14 @@ export function KeyLimits({ apiKey }: { apiKey: ApiKey }) {
       <span data-key-models>{models === null ? t('keyOptions.allModels') : models.join(', ')}</span>
       <span>
         {t('keyOptions.expires')}:{' '}
-        {expires === null ? t('keyOptions.noExpiry') : <When iso={expires} />}
+        {expires === null ? (
+          t('keyOptions.noExpiry')
+        ) : (
+          // The day in the viewer's zone; the exact time on hover.
+          <time dateTime={expires} title={new Date(expires).toLocaleString(language)}>
+            {new Date(expires).toLocaleDateString(language)}
+          </time>
+        )}
       </span>
     </span>
   );

@@ -20,7 +20,7 @@ export function KeyRotate({
   const { t } = useI18n();
   const [busy, setBusy] = useState(false);
   if ((apiKey.replaced_by ?? null) !== null)
-    return <span className="muted">{t('keyRotate.rotated')}</span>;
+    return <span className="muted key-rotate">{t('keyRotate.rotated')}</span>;
   if (apiKey.disabled_at !== null) return null;
   const rotate = () => {
     if (!window.confirm(t('keyRotate.confirm'))) return;
@@ -32,7 +32,7 @@ export function KeyRotate({
       .finally(() => setBusy(false));
   };
   return (
-    <button type="button" className="secondary" disabled={busy} onClick={rotate}>
+    <button type="button" className="secondary key-rotate" disabled={busy} onClick={rotate}>
       {t('keyRotate.rotate')}
     </button>
   );

@@ -127,7 +127,7 @@ export function KeysPage({ onError }: { onError: (error: unknown) => void }) {
                     <KeyLimits apiKey={key} />
                   </td>
                   <td>{key.disabled_at === null ? t('keys.active') : t('keys.disabled')}</td>
-                  <td className="row-actions">
+                  <td>
                     <KeyRotate
                       apiKey={key}
                       onRotated={(plaintext) => {

@@ -28,7 +28,7 @@ export function SecurityPage({ onError }: { onError: (error: unknown) => void })
       {sessions.value === null ? (
         sessions.error === null && <p>{t('common.loading')}</p>
       ) : (
-        <div className="table-wrap">
+        <div className="table-wrap" tabIndex={0} role="region" aria-label={t('security.sessions')}>
           <table>
             <thead>
               <tr>
