@@ -238,5 +238,35 @@ describeNeeding(chromiumService, 'console security pages in Chromium', () => {
         },
       );
     }
+
+    it(
+      'an operator reaches the same security page from the header, in zh-CN',
+      { timeout: 120_000 },
+      async () => {
+        const text = TEXT['zh-CN'];
+        const email = `operator-${randomUUID()}@example.test`;
+        const invitation = await gateway.services.consoleUsers.invite({ email, role: 'operator' });
+        const token = invitation.invite_url.split('/').at(-1) ?? '';
+        await gateway.app.inject({
+          method: 'POST',
+          url: `/console/api/invitations/${token}`,
+          payload: { password: PASSWORD },
+        });
+        const { page, close } = await openBrowser('zh-CN');
+        try {
+          await page.goto(`${origin}/console`);
+          await page.locator('input[name="email"]').fill(email);
+          await page.locator('input[name="password"]').fill(PASSWORD);
+          await page.getByRole('button', { name: text.signIn }).click();
+          await page.getByRole('link', { name: text.security }).click();
+          await page.getByRole('heading', { name: text.security, level: 1 }).waitFor();
+          await expect.poll(() => page.locator('tr[data-current]').count()).toBe(1);
+          expect(await page.locator('[data-totp]').getAttribute('data-totp')).toBe('off');
+          await inspect(page, 'zh-CN-operator');
+        } finally {
+          await close();
+        }
+      },
+    );
   });
 });
