@@ -11,6 +11,8 @@ import { OverviewPage } from './pages/OverviewPage.js';
 import { RedeemPage } from './pages/RedeemPage.js';
 import { RequestsPage } from './pages/RequestsPage.js';
 import { SharesPage } from './pages/SharesPage.js';
+import { SecurityPage } from './pages/SecurityPage.js';
+import { SignUpLink, SignUpPage } from './pages/SignUpPage.js';
 import { SignInPage } from './pages/SignInPage.js';
 import { TaskDetailPage } from './pages/TaskDetailPage.js';
 import { TasksPage } from './pages/TasksPage.js';
@@ -61,6 +63,17 @@ export function App() {
       </Frame>
     );
   if (session === 'loading') return <Frame>{null}</Frame>;
+  if (session === null && path === '/sign-up')
+    return (
+      <Frame>
+        <SignUpPage
+          onSignedIn={(state) => {
+            signedIn(state);
+            navigate('/');
+          }}
+        />
+      </Frame>
+    );
   if (session === null)
     return (
       <Frame>
@@ -70,11 +83,14 @@ export function App() {
             if (path === '/sign-in') navigate('/');
           }}
         />
+        <SignUpLink />
       </Frame>
     );
   return (
     <Frame session={session} path={path} onSignOut={() => signedIn(null)}>
-      {session.user.role === 'operator' ? (
+      {path === '/security' ? (
+        <SecurityPage onError={onError} />
+      ) : session.user.role === 'operator' ? (
         <OperatorPages path={path} onError={onError} />
       ) : (
         <Page path={path} onError={onError} />
@@ -162,6 +178,16 @@ function Frame({
           {session !== undefined && (
             <>
               <span className="who">{session.user.email}</span>
+              <a
+                href="/console/security"
+                aria-current={path === '/security' ? 'page' : undefined}
+                onClick={(event) => {
+                  event.preventDefault();
+                  navigate('/security');
+                }}
+              >
+                {t('nav.security')}
+              </a>
               <button
                 type="button"
                 className="secondary"

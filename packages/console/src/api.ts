@@ -45,6 +45,10 @@ export interface ApiKey {
   disabled_at: string | null;
   last_used_at: string | null;
   created_at: string;
+  /** The allowlist (`null`: every model), the expiry and the rotation's successor. */
+  models?: string[] | null;
+  expires_at?: string | null;
+  replaced_by?: string | null;
 }
 
 export interface RequestSummary {

@@ -1,6 +1,7 @@
 import { createContext, useContext, useMemo, useState, type ReactNode } from 'react';
 import { assetEn, assetZhCN } from './asset-messages.js';
 import { callerEn, callerZhCN } from './caller-messages.js';
+import { securityEn, securityZhCN } from './security-messages.js';
 
 /**
  * The console's two languages (docs/decisions/0011-console.md: a dictionary module, no i18n
@@ -81,6 +82,7 @@ const zhCN = {
   'requests.more': '加载更多',
   ...callerZhCN,
   ...assetZhCN,
+  ...securityZhCN,
 } as const;
 
 export type MessageKey = keyof typeof zhCN;
@@ -162,6 +164,7 @@ const en: Record<MessageKey, string> = {
   'requests.more': 'Load more',
   ...callerEn,
   ...assetEn,
+  ...securityEn,
 };
 
 export type Language = 'zh-CN' | 'en';

@@ -12,6 +12,7 @@ import { perAccountConcurrency } from './config/task-engine-schema.js';
 import { ConsoleSessions } from './console/console-sessions.js';
 import { ConsoleUsers } from './console/console-users.js';
 import { LoginThrottle } from './console/login-throttle.js';
+import { ConsoleSignUp } from './console/self-signup.js';
 import { ConsoleTotp } from './console/totp.js';
 import type { AppDeps } from './http/deps.js';
 import { Readiness } from './http/readiness.js';
@@ -240,7 +241,21 @@ export async function createServices(options: ServiceOptions): Promise<Services>
           })
         : undefined;
     if (changeFeed !== undefined) closers.push(() => changeFeed.close());
-    const consoleTotp = new ConsoleTotp(store.db, clock);
+    const loginThrottle = new LoginThrottle(redis);
+    const consoleTotp = new ConsoleTotp(
+      store.db,
+      clock,
+      loginThrottle,
+      config.server.console_require_operator_totp,
+    );
+    const accounts = new AccountService(store.db, effects);
+    const consoleSessions = new ConsoleSessions(
+      store.db,
+      effects,
+      consoleUsers,
+      loginThrottle,
+      consoleTotp,
+    );
     const services: Services = {
       config,
       store,
@@ -251,7 +266,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       keys,
       changeFeed,
       budgets: new BudgetService(store.db, keys, effects),
-      accounts: new AccountService(store.db, effects),
+      accounts,
       audit: new AuditLog(store.db, effects),
       prices,
       catalog,
@@ -316,14 +331,16 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       ...(options.fetchDeps === undefined ? {} : { fetchDeps: options.fetchDeps }),
       consoleUsers,
       readiness: new Readiness(),
-      consoleSessions: new ConsoleSessions(
-        store.db,
-        effects,
-        consoleUsers,
-        new LoginThrottle(redis),
-        consoleTotp,
-      ),
+      consoleSessions,
       consoleTotp,
+      consoleSignUp: new ConsoleSignUp({
+        db: store.db,
+        effects,
+        accounts,
+        sessions: consoleSessions,
+        throttle: loginThrottle,
+        enabled: config.server.console_self_signup,
+      }),
       ...(options.consoleDir === undefined ? {} : { consoleDir: options.consoleDir }),
       close: async () => {
         for (const close of closers.reverse()) await close();

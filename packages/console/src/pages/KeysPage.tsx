@@ -3,12 +3,16 @@ import { api, type ApiKey } from '../api.js';
 import { useI18n } from '../i18n.js';
 import { When } from '../money.js';
 import { ErrorLine } from './ErrorLine.js';
+import { securityApi } from '../security-api.js';
+import { KeyCreateOptions, KeyLimits, keyOptionsOf, NO_KEY_OPTIONS } from './KeyCreateOptions.js';
+import { KeyRotate } from './KeyRotate.js';
 
 /** Keys: create (the plaintext shown once, with a copy button), list, disable. */
 export function KeysPage({ onError }: { onError: (error: unknown) => void }) {
   const { t } = useI18n();
   const [keys, setKeys] = useState<ApiKey[] | null>(null);
   const [name, setName] = useState('');
+  const [options, setOptions] = useState(NO_KEY_OPTIONS);
   const [fresh, setFresh] = useState<string | null>(null);
   const [copied, setCopied] = useState(false);
   const [error, setError] = useState<unknown>(null);
@@ -30,12 +34,13 @@ export function KeysPage({ onError }: { onError: (error: unknown) => void }) {
   const create = (event: FormEvent) => {
     event.preventDefault();
     setError(null);
-    api
-      .createKey(name)
+    securityApi
+      .createKey(name, keyOptionsOf(options))
       .then((created) => {
         setFresh(created.key);
         setCopied(false);
         setName('');
+        setOptions(NO_KEY_OPTIONS);
         load();
       })
       .catch(fail);
@@ -80,6 +85,7 @@ export function KeysPage({ onError }: { onError: (error: unknown) => void }) {
             onChange={(event) => setName(event.target.value)}
           />
         </label>
+        <KeyCreateOptions value={options} onChange={setOptions} onError={fail} />
         <button type="submit">{t('keys.create')}</button>
       </form>
       {keys === null ? (
@@ -96,6 +102,7 @@ export function KeysPage({ onError }: { onError: (error: unknown) => void }) {
                 <th scope="col">{t('keys.kind')}</th>
                 <th scope="col">{t('keys.created')}</th>
                 <th scope="col">{t('keys.lastUsed')}</th>
+                <th scope="col">{t('keyOptions.limits')}</th>
                 <th scope="col">{t('keys.state')}</th>
                 <th scope="col">
                   <span className="visually-hidden">{t('keys.disable')}</span>
@@ -116,8 +123,20 @@ export function KeysPage({ onError }: { onError: (error: unknown) => void }) {
                   <td>
                     <When iso={key.last_used_at} />
                   </td>
+                  <td>
+                    <KeyLimits apiKey={key} />
+                  </td>
                   <td>{key.disabled_at === null ? t('keys.active') : t('keys.disabled')}</td>
                   <td>
+                    <KeyRotate
+                      apiKey={key}
+                      onRotated={(plaintext) => {
+                        setFresh(plaintext);
+                        setCopied(false);
+                        load();
+                      }}
+                      onError={fail}
+                    />
                     {key.disabled_at === null && (
                       <button type="button" className="danger" onClick={() => disable(key.id)}>
                         {t('keys.disable')}

@@ -57,7 +57,11 @@ export class AccountService {
     private readonly effects: LedgerEffects,
   ) {}
 
-  async create(input: { email: unknown }): Promise<AccountView> {
+  /** `within`: the caller's transaction, when the account is made with something else (a sign-up). */
+  async create(
+    input: { email: unknown },
+    within: Kysely<Database> = this.db,
+  ): Promise<AccountView> {
     if (typeof input.email !== 'string' || !EMAIL.test(input.email))
       throw invalidInput('email', 'must be an email address');
     if (CONTROL_CHARACTER.test(input.email))
@@ -73,7 +77,7 @@ export class AccountService {
       budget_window_start: 0,
       budget_spent: 0,
     };
-    const inserted = await this.db
+    const inserted = await within
       .insertInto('accounts')
       .values(row)
       .onConflict((conflict) => conflict.doNothing())

@@ -3,6 +3,7 @@ import { CHANNEL_COMMANDS } from './channel-commands.js';
 import { arg, integerOption, ok, text, type Command, type CommandGroup } from './command.js';
 import { MONEY_COMMAND_GROUPS } from './money-commands.js';
 import { RECORD_COMMAND_GROUPS } from './record-commands.js';
+import { USER_COMMANDS } from './user-commands.js';
 
 export type { Command, CommandGroup, CommandInput, Outcome } from './command.js';
 
@@ -96,6 +97,7 @@ export const COMMAND_GROUPS: Readonly<Record<string, CommandGroup>> = {
   ...MONEY_COMMAND_GROUPS,
   ...RECORD_COMMAND_GROUPS,
   channels: CHANNEL_COMMANDS,
+  users: USER_COMMANDS,
 };
 
 /** The usage lines of `commands`, aligned, with their notes. */

@@ -1,7 +1,7 @@
 import { ApiError } from '../errors/api-error.js';
 import { arg, integerOption, ok, type Command, type CommandGroup } from './command.js';
 
-/** `tollgate requests|tasks|shares|users …`: records, tasks, shares and console users. */
+/** `tollgate requests|tasks|shares|users …`: records, tasks and shares. */
 export const RECORD_COMMAND_GROUPS: Readonly<Record<string, CommandGroup>> = {
   requests: {
     show: {
@@ -144,25 +144,6 @@ export const RECORD_COMMAND_GROUPS: Readonly<Record<string, CommandGroup>> = {
     approve: shareDecision('approve', '[--reason TEXT]'),
     reject: shareDecision('reject', '--reason TEXT'),
     revoke: shareDecision('revoke', '--reason TEXT'),
-  },
-  users: {
-    invite: {
-      usage: 'users invite EMAIL --role member|operator [--account ACCOUNT_ID]',
-      note: 'a one-time console link (invite_url, docs/console.md)',
-      args: ['EMAIL'],
-      options: ['role', 'account'],
-      run: async (input) => {
-        const email = arg(input, 0, 'EMAIL');
-        const { consoleUsers } = await input.context.services();
-        return ok(
-          await consoleUsers.invite({
-            email,
-            role: input.values.role,
-            account_id: input.values.account,
-          }),
-        );
-      },
-    },
   },
 };
 

@@ -436,6 +436,12 @@ export const serverSchema = z
       .regex(/^[A-Z_][A-Z0-9_]*$/)
       .default('TOLLGATE_SHARE_LINK_SECRET'),
     /**
+     * Anyone may create an account and its member user from the console's sign-up page
+     * (`POST /console/api/signup`, docs/console.md "Self sign-up"); otherwise only an operator's
+     * invitation opens the console.
+     */
+    console_self_signup: z.boolean().default(false),
+    /**
      * Graceful shutdown (SIGTERM): how long `/readyz` answers 503 while the port still accepts,
      * so a load balancer that polls it stops routing here before connections are refused.
      */

@@ -28,14 +28,39 @@ export function registerCallerRoutes(scope: FastifyInstance, deps: ConsoleDeps):
   });
 
   scope.post<{ Params: { id: string } }>('/console/api/keys/:id/disable', async (request) => {
-    const accountId = memberAccountOf(request);
-    // Another account's key is as absent as one that does not exist.
-    const owned = (await deps.keys.list(accountId)).some((key) => key.id === request.params.id);
-    if (!owned) throw notFound('api key');
+    await requireOwnKey(deps, memberAccountOf(request), request.params.id);
     return deps.keys.disable(request.params.id);
+  });
+
+  // The rotation of the admin API (docs/keys.md, "Rotation"): the new key's plaintext is in this
+  // answer only; `expire_old_in_seconds` keeps the old key working that long.
+  scope.post<{ Params: { id: string }; Body: unknown }>(
+    '/console/api/keys/:id/rotate',
+    async (request, reply) => {
+      await requireOwnKey(deps, memberAccountOf(request), request.params.id);
+      const body =
+        request.body === undefined || request.body === null ? {} : bodyObject(request.body);
+      const rotated = await deps.keys.rotate(request.params.id, {
+        expire_old_in_seconds: body['expire_old_in_seconds'],
+      });
+      return reply.code(201).send(rotated);
+    },
+  );
+
+  // The models a key of the account may be allowed (the create form's allowlist), as
+  // `GET /v1/models` lists them for a key without an allowlist.
+  scope.get('/console/api/models', async (request) => {
+    memberAccountOf(request);
+    return { object: 'list', data: await deps.catalog.list({ models: null }) };
   });
 
   scope.post<{ Body: unknown }>('/console/api/redemptions', async (request) =>
     deps.accounts.redeem(memberAccountOf(request), { code: bodyObject(request.body)['code'] }),
   );
+}
+
+/** 404, as for a missing key, unless the key is the account's: another account's key is absent. */
+async function requireOwnKey(deps: ConsoleDeps, accountId: string, keyId: string): Promise<void> {
+  const owned = (await deps.keys.list(accountId)).some((key) => key.id === keyId);
+  if (!owned) throw notFound('api key');
 }

@@ -17,5 +17,7 @@ export type ConsoleDeps = Pick<
   | 'consoleUsers'
   | 'consoleSessions'
   | 'consoleTotp'
+  | 'consoleSignUp'
+  | 'catalog'
   | 'consoleDir'
 >;

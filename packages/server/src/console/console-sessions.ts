@@ -179,7 +179,11 @@ export class ConsoleSessions {
     });
   }
 
-  private async open(
+  /**
+   * A new session for a user whose credentials were just proved (a sign-in, a sign-up);
+   * `secondFactor`: the TOTP code was proved too.
+   */
+  async open(
     user: ConsoleUserTable,
     origin: ClientOrigin,
     secondFactor: boolean,

@@ -42,6 +42,13 @@ export interface Invitation {
 
 const EMAIL = /^[^\s@\p{Cc}]{1,64}@[^\s@\p{Cc}]{1,255}$/u;
 
+/** A console user's email, lower-cased; anything else is 400 naming `email`. */
+export function parseConsoleEmail(value: unknown): string {
+  if (typeof value !== 'string' || !EMAIL.test(value))
+    throw invalidInput('email', 'must be an email address');
+  return value.toLowerCase();
+}
+
 /**
  * Console users and their invitations (docs/console.md). An operator invites; the invitation's
  * one-time link sets the password. Inviting an email again (its invitation lost or expired)
@@ -58,8 +65,7 @@ export class ConsoleUsers {
     role: unknown;
     account_id?: unknown;
   }): Promise<Invitation> {
-    if (typeof input.email !== 'string' || !EMAIL.test(input.email))
-      throw invalidInput('email', 'must be an email address');
+    const email = parseConsoleEmail(input.email);
     const role = input.role;
     if (role !== 'member' && role !== 'operator')
       throw invalidInput('role', 'must be member or operator');
@@ -76,7 +82,6 @@ export class ConsoleUsers {
         .executeTakeFirst();
       if (account === undefined) throw invalidInput('account', `no account ${accountId}`);
     }
-    const email = input.email.toLowerCase();
     const now = this.effects.clock.now();
     const token = newConsoleToken();
     const user = await this.db.transaction().execute(async (trx) => {

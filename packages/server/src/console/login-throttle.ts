@@ -11,6 +11,12 @@ import { ApiError } from '../errors/api-error.js';
 export const SIGN_IN_FAILURES_PER_ADDRESS = 20;
 /** Failed sign-ins against one email per window, from anywhere. */
 export const SIGN_IN_FAILURES_PER_ACCOUNT = 10;
+/**
+ * Self sign-ups one client address may attempt per window, successful or not: each makes an
+ * account, and a refused one (an email in use) tells whether the email exists, so both are
+ * bounded per address like failed sign-ins.
+ */
+export const SIGN_UPS_PER_ADDRESS = 5;
 const WINDOW_SECONDS = 15 * 60;
 
 /**
@@ -23,10 +29,29 @@ const WINDOW_SECONDS = 15 * 60;
 export class LoginThrottle {
   private readonly byAddress: RateLimiterAbstract;
   private readonly byAccount: RateLimiterAbstract;
+  private readonly signUpsByAddress: RateLimiterAbstract;
 
   constructor(redis: Redis | undefined) {
     this.byAddress = limiter(redis, SIGN_IN_FAILURES_PER_ADDRESS, 'address');
     this.byAccount = limiter(redis, SIGN_IN_FAILURES_PER_ACCOUNT, 'account');
+    this.signUpsByAddress = limiter(redis, SIGN_UPS_PER_ADDRESS, 'sign-up');
+  }
+
+  /**
+   * Counts one sign-up attempt from `address`; past SIGN_UPS_PER_ADDRESS in the window, or when
+   * the address is already blocked for failed sign-ins, 429 and nothing is created.
+   */
+  async claimSignUp(address: string): Promise<void> {
+    const failures = await this.byAddress.get(address);
+    if (failures !== null && failures.consumedPoints >= SIGN_IN_FAILURES_PER_ADDRESS)
+      throw throttled(failures.msBeforeNext, 'this address');
+    try {
+      await this.signUpsByAddress.consume(address, 1);
+    } catch (rejection) {
+      if (rejection instanceof RateLimiterRes)
+        throw throttled(rejection.msBeforeNext, 'this address', 'sign-ups');
+      throw rejection;
+    }
   }
 
   async refuseIfBlocked(address: string, email: string): Promise<void> {
@@ -61,11 +86,11 @@ function limiter(redis: Redis | undefined, points: number, what: string): RateLi
       });
 }
 
-function throttled(msBeforeNext: number, scope: string): ApiError {
+function throttled(msBeforeNext: number, scope: string, what = 'failed sign-ins'): ApiError {
   const seconds = Math.max(1, Math.ceil(msBeforeNext / 1000));
   return new ApiError(
     'RATE_LIMITED',
-    `too many failed sign-ins for ${scope}; retry after ${seconds} s`,
+    `too many ${what} for ${scope}; retry after ${seconds} s`,
     undefined,
     { 'retry-after': String(seconds) },
   );

@@ -68,6 +68,26 @@ export function registerSessionRoutes(scope: FastifyInstance, deps: ConsoleDeps)
     },
   );
 
+  // What the signed-out pages need to know: whether the sign-in page links to a sign-up.
+  scope.get('/console/api/config', open, async () => ({
+    object: 'console_config',
+    self_signup: deps.consoleSignUp.enabled,
+  }));
+
+  // Self sign-up (docs/console.md): a new account and its member, signed in; 403 when turned off.
+  scope.post<{ Body: Record<string, unknown> | undefined }>(
+    '/console/api/signup',
+    open,
+    async (request, reply) => {
+      const { token, identity } = await deps.consoleSignUp.signUp(bodyObject(request.body), {
+        address: request.ip,
+        userAgent: request.headers['user-agent'] ?? '',
+      });
+      setSessionCookie(reply, request, token, SESSION_LIFETIME_MS / 1000, secureAlways);
+      return reply.code(201).send(sessionAnswer(identity));
+    },
+  );
+
   scope.get('/console/api/session', async (request) => sessionAnswer(identityOf(request)));
 
   scope.delete('/console/api/session', async (request, reply) => {
@@ -95,6 +115,15 @@ export function registerSessionRoutes(scope: FastifyInstance, deps: ConsoleDeps)
     '/console/api/totp/enable',
     async (request, reply) => {
       await deps.consoleTotp.enable(identityOf(request), bodyObject(request.body));
+      return reply.code(204).send();
+    },
+  );
+
+  // Removing the factor: proved with a current code or the password (totp.ts).
+  scope.delete<{ Body: Record<string, unknown> | undefined }>(
+    '/console/api/totp',
+    async (request, reply) => {
+      await deps.consoleTotp.disable(identityOf(request), bodyObject(request.body), request.ip);
       return reply.code(204).send();
     },
   );

@@ -1,9 +1,12 @@
 import { Secret, TOTP } from 'otpauth';
 import type { Kysely } from 'kysely';
-import { ApiError, invalidInput } from '../errors/api-error.js';
+import { ApiError, invalidInput, notFound } from '../errors/api-error.js';
 import type { ConsoleUserTable, Database } from '../store/schema.js';
 import type { Clock } from '../util/effects.js';
 import type { ConsoleIdentity } from './console-sessions.js';
+import { consoleUserView, type ConsoleUserView } from './console-users.js';
+import type { LoginThrottle } from './login-throttle.js';
+import { passwordMatches } from './passwords.js';
 
 /** RFC 6238 as every authenticator app reads it: SHA-1, 6 digits, 30-second steps. */
 const PERIOD_SECONDS = 30;
@@ -30,9 +33,16 @@ function totpOf(user: Pick<ConsoleUserTable, 'email' | 'totp_secret'>): TOTP {
  * update, so a code seen over a shoulder cannot be replayed within its 90 seconds.
  */
 export class ConsoleTotp {
+  /**
+   * `throttle`: failed proofs of a removal count like failed sign-ins (a stolen session cannot
+   * guess its way to removing the factor). `operatorsKeepIt`:
+   * `server.console_require_operator_totp` (an operator may not remove the factor it needs).
+   */
   constructor(
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,
+    private readonly throttle: LoginThrottle,
+    private readonly operatorsKeepIt: boolean,
   ) {}
 
   /** A new secret for a user without a second factor in force (409 once one is). */
@@ -71,6 +81,79 @@ export class ConsoleTotp {
         .set({ totp_verified_at: now })
         .where('id', '=', identity.session.id)
         .execute();
+    });
+  }
+
+  /**
+   * Removes the factor in force, proved with a current code (`code`) or the password
+   * (`password`): a lost phone is recovered with the password in a session that is still open
+   * (docs/console.md, "Removing the factor"). A wrong proof is 403 naming the field and counts
+   * towards the sign-in throttle of the session's address and email.
+   */
+  async disable(
+    identity: ConsoleIdentity,
+    input: { code?: unknown; password?: unknown },
+    address: string,
+  ): Promise<void> {
+    const user = await this.reload(identity.user.id);
+    if (user.totp_enabled_at === null)
+      throw invalidInput('totp', 'this user has no second factor to remove');
+    if (user.role === 'operator' && this.operatorsKeepIt)
+      throw new ApiError(
+        'PERMISSION_DENIED',
+        'operators must keep a second factor on this gateway (server.console_require_operator_totp)',
+        'totp',
+      );
+    const field = input.code !== undefined ? 'code' : 'password';
+    if (field === 'password' && typeof input.password !== 'string')
+      throw invalidInput('code', 'send the current code (code) or your password (password)');
+    await this.throttle.refuseIfBlocked(address, user.email);
+    const proved =
+      field === 'code'
+        ? await this.claim(user, input.code)
+        : await passwordMatches(String(input.password), user.password_hash);
+    if (!proved) {
+      await this.throttle.recordFailure(address, user.email);
+      throw new ApiError(
+        'PERMISSION_DENIED',
+        field === 'code' ? 'wrong or already used code' : 'wrong password',
+        field,
+      );
+    }
+    await this.db
+      .updateTable('console_users')
+      .set({ totp_secret: null, totp_enabled_at: null, totp_last_step: null })
+      .where('id', '=', user.id)
+      .where('totp_enabled_at', 'is not', null)
+      .execute();
+  }
+
+  /**
+   * The operator's recovery path (`tollgate users reset-totp EMAIL`; docs/console.md, "Removing
+   * the factor, and recovery"): clears the factor of a user who lost it and ends every session
+   * of that user, in one transaction. 404 for an unknown email.
+   */
+  async reset(email: string): Promise<ConsoleUserView> {
+    const now = this.clock.now();
+    return this.db.transaction().execute(async (trx) => {
+      const user = await trx
+        .selectFrom('console_users')
+        .selectAll()
+        .where('email', '=', email.toLowerCase())
+        .executeTakeFirst();
+      if (user === undefined) throw notFound('console user');
+      await trx
+        .updateTable('console_users')
+        .set({ totp_secret: null, totp_enabled_at: null, totp_last_step: null })
+        .where('id', '=', user.id)
+        .execute();
+      await trx
+        .updateTable('console_sessions')
+        .set({ revoked_at: now })
+        .where('user_id', '=', user.id)
+        .where('revoked_at', 'is', null)
+        .execute();
+      return consoleUserView({ ...user, totp_secret: null, totp_enabled_at: null });
     });
   }
 

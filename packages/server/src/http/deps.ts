@@ -9,6 +9,7 @@ import type { Config } from '../config/schema.js';
 import type { ConsoleSessions } from '../console/console-sessions.js';
 import type { ConsoleUsers } from '../console/console-users.js';
 import type { ConsoleTotp } from '../console/totp.js';
+import type { ConsoleSignUp } from '../console/self-signup.js';
 import type { ModelCatalog } from '../models/model-catalog.js';
 import type { GuardedFetchDeps } from '../providers/guarded-fetch.js';
 import type { ProviderRegistry } from '../providers/registry.js';
@@ -90,6 +91,8 @@ export interface AppDeps {
   readonly consoleSessions: ConsoleSessions;
   /** The optional TOTP second factor of console users. */
   readonly consoleTotp: ConsoleTotp;
+  /** Self sign-up, when the configuration allows it (`server.console_self_signup`). */
+  readonly consoleSignUp: ConsoleSignUp;
   /** Where the built console is (default: packages/console/dist). */
   readonly consoleDir?: string;
   /** Turned to draining by a graceful shutdown: `/readyz` 503 (http/readiness.ts). */

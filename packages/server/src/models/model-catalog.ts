@@ -16,7 +16,8 @@ export class ModelCatalog {
     this.byId = new Map(models.map((model) => [model.id, model]));
   }
 
-  callableBy(principal: Principal): ModelConfig[] {
+  /** `principal.models`: a key's allowlist, or `null` (every model: what a new key may be allowed). */
+  callableBy(principal: Pick<Principal, 'models'>): ModelConfig[] {
     return this.models.filter(
       (model) => principal.models === null || principal.models.includes(model.id),
     );
@@ -57,7 +58,7 @@ export class ModelCatalog {
   }
 
   /** `GET /v1/models` entries: OpenAI's fields plus capabilities and current pricing. */
-  async list(principal: Principal) {
+  async list(principal: Pick<Principal, 'models'>) {
     const models = this.callableBy(principal);
     return Promise.all(
       models.map(async (model) => {

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { Secret, TOTP } from 'otpauth';
 import { afterAll, describe, expect, it } from 'vitest';
 import { defaultConfig } from '../../src/config/default-config.js';
 import { parseConfig } from '../../src/config/load.js';
@@ -93,5 +94,66 @@ describe('tollgate users invite', () => {
     const badRole = await cli('users', 'invite', 'n@example.test', '--role', 'admin');
     expect(badRole.code).toBe(1);
     expect(String((badRole.json['error'] as { message: string }).message)).toContain('role');
+  });
+
+  it("users reset-totp clears a lost second factor and ends the user's sessions: the password alone signs in again; an unknown email exits 1", async () => {
+    const invited = await cli('users', 'invite', 'lost-phone@example.test', '--role', 'operator');
+    const token = String(invited.json['invite_url']).split('/').at(-1) ?? '';
+    const password = 'operator password 2';
+    const gateway = await gatewayOnCliDatabase();
+    let cookie = '';
+    try {
+      await gateway.app.inject({
+        method: 'POST',
+        url: `/console/api/invitations/${token}`,
+        payload: { password },
+      });
+      const signedIn = await gateway.app.inject({
+        method: 'POST',
+        url: '/console/api/session',
+        payload: { email: 'lost-phone@example.test', password },
+      });
+      cookie = String(signedIn.headers['set-cookie']).split(';')[0] ?? '';
+      const headers = {
+        cookie,
+        'x-csrf-token': signedIn.json<{ csrf_token: string }>().csrf_token,
+      };
+      const setup = await gateway.app.inject({ method: 'POST', url: '/console/api/totp', headers });
+      const secret = setup.json<{ secret: string }>().secret;
+      const code = new TOTP({ secret: Secret.fromBase32(secret) }).generate();
+      const enabled = await gateway.app.inject({
+        method: 'POST',
+        url: '/console/api/totp/enable',
+        headers,
+        payload: { code },
+      });
+      expect(enabled.statusCode).toBe(204);
+    } finally {
+      await gateway.close();
+    }
+
+    const reset = await cli('users', 'reset-totp', 'Lost-Phone@example.test');
+    expect(reset.code).toBe(0);
+    expect(reset.json).toMatchObject({ email: 'lost-phone@example.test', totp_enabled: false });
+    const after = await gatewayOnCliDatabase();
+    try {
+      const old = await after.app.inject({
+        method: 'GET',
+        url: '/console/api/session',
+        headers: { cookie },
+      });
+      expect(old.statusCode).toBe(401);
+      const plain = await after.app.inject({
+        method: 'POST',
+        url: '/console/api/session',
+        payload: { email: 'lost-phone@example.test', password },
+      });
+      expect(plain.statusCode).toBe(200);
+    } finally {
+      await after.close();
+    }
+    const unknown = await cli('users', 'reset-totp', 'nobody@example.test');
+    expect(unknown.code).toBe(1);
+    expect(unknown.json).toMatchObject({ error: { code: 'NOT_FOUND' } });
   });
 });

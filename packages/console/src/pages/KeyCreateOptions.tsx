@@ -1,0 +1,98 @@
+import type { ApiKey } from '../api.js';
+import { useI18n } from '../i18n.js';
+import { useLoad } from '../operator/useLoad.js';
+import { securityApi, type KeyOptions } from '../security-api.js';
+import './security.css';
+
+/** The create form's options as typed: ticked models (none: every model), an expiry day or ''. */
+export interface KeyOptionsDraft {
+  models: string[];
+  expiryDay: string;
+}
+
+export const NO_KEY_OPTIONS: KeyOptionsDraft = { models: [], expiryDay: '' };
+
+/**
+ * What the create call sends: no ticked model means every model (`models` left out), and an
+ * expiry day means the end of that day in the viewer's zone (the server refuses a past one).
+ */
+export function keyOptionsOf(draft: KeyOptionsDraft): KeyOptions {
+  return {
+    models: draft.models.length === 0 ? null : draft.models,
+    expires_at:
+      draft.expiryDay === '' ? null : new Date(`${draft.expiryDay}T23:59:59.999`).toISOString(),
+  };
+}
+
+/** The allowlist (from the models a key may be allowed) and the expiry of a new key. */
+export function KeyCreateOptions({
+  value,
+  onChange,
+  onError,
+}: {
+  value: KeyOptionsDraft;
+  onChange: (next: KeyOptionsDraft) => void;
+  onError: (error: unknown) => void;
+}) {
+  const { t } = useI18n();
+  const models = useLoad(() => securityApi.models(), onError);
+  const toggle = (id: string, ticked: boolean) =>
+    onChange({
+      ...value,
+      models: ticked ? [...value.models, id] : value.models.filter((model) => model !== id),
+    });
+  return (
+    <div className="key-options">
+      <fieldset>
+        <legend>{t('keyOptions.models')}</legend>
+        <p className="muted">{t('keyOptions.modelsHint')}</p>
+        <div className="checks">
+          {(models.value?.data ?? []).map((model) => (
+            <label key={model.id} className="check">
+              <input
+                type="checkbox"
+                name="key-model"
+                value={model.id}
+                checked={value.models.includes(model.id)}
+                onChange={(event) => toggle(model.id, event.target.checked)}
+              />
+              <code>{model.id}</code>
+            </label>
+          ))}
+        </div>
+      </fieldset>
+      <label>
+        {t('keyOptions.expiry')}
+        <input
+          type="date"
+          name="key-expiry"
+          value={value.expiryDay}
+          onChange={(event) => onChange({ ...value, expiryDay: event.target.value })}
+        />
+      </label>
+    </div>
+  );
+}
+
+/** A key's allowlist and expiry, for its row in the keys table. */
+export function KeyLimits({ apiKey }: { apiKey: ApiKey }) {
+  const { t, language } = useI18n();
+  const models = apiKey.models ?? null;
+  const expires = apiKey.expires_at ?? null;
+  return (
+    <span className="key-limits">
+      <span data-key-models>{models === null ? t('keyOptions.allModels') : models.join(', ')}</span>
+      <span>
+        {t('keyOptions.expires')}:{' '}
+        {expires === null ? (
+          t('keyOptions.noExpiry')
+        ) : (
+          // The day in the viewer's zone; the exact time on hover.
+          <time dateTime={expires} title={new Date(expires).toLocaleString(language)}>
+            {new Date(expires).toLocaleDateString(language)}
+          </time>
+        )}
+      </span>
+    </span>
+  );
+}

@@ -1,0 +1,126 @@
+import { useEffect, useState, type FormEvent } from 'react';
+import { ApiFailure, type SessionState } from '../api.js';
+import { useI18n } from '../i18n.js';
+import { navigate } from '../router.js';
+import { securityApi } from '../security-api.js';
+
+/**
+ * Self sign-up (docs/console.md, "Self sign-up"): a new account with the visitor as its member,
+ * signed in at once. Reached from the sign-in page's link, shown only when the gateway allows it.
+ */
+export function SignUpPage({ onSignedIn }: { onSignedIn: (state: SessionState) => void }) {
+  const { t } = useI18n();
+  const [email, setEmail] = useState('');
+  const [password, setPassword] = useState('');
+  const [confirm, setConfirm] = useState('');
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    if (password !== confirm) {
+      setError(t('invite.mismatch'));
+      return;
+    }
+    setBusy(true);
+    setError(null);
+    securityApi
+      .signUp(email, password)
+      .then(onSignedIn)
+      .catch((failure: unknown) =>
+        setError(
+          failure instanceof ApiFailure && failure.status === 409
+            ? t('signUp.taken')
+            : failure instanceof ApiFailure && failure.status === 429
+              ? t('signUp.throttled')
+              : `${t('common.error')}${failure instanceof Error ? failure.message : String(failure)}`,
+        ),
+      )
+      .finally(() => setBusy(false));
+  };
+  return (
+    <section className="card narrow">
+      <h1>{t('signUp.title')}</h1>
+      <p className="muted">{t('signUp.note')}</p>
+      <form onSubmit={submit}>
+        <label>
+          {t('signIn.email')}
+          <input
+            name="signup-email"
+            type="email"
+            autoComplete="username"
+            required
+            value={email}
+            onChange={(event) => setEmail(event.target.value)}
+          />
+        </label>
+        <label>
+          {t('invite.password')}
+          <input
+            name="signup-password"
+            type="password"
+            autoComplete="new-password"
+            minLength={10}
+            required
+            value={password}
+            onChange={(event) => setPassword(event.target.value)}
+          />
+        </label>
+        <label>
+          {t('invite.confirm')}
+          <input
+            name="signup-confirm"
+            type="password"
+            autoComplete="new-password"
+            minLength={10}
+            required
+            value={confirm}
+            onChange={(event) => setConfirm(event.target.value)}
+          />
+        </label>
+        {error !== null && (
+          <p role="alert" className="error">
+            {error}
+          </p>
+        )}
+        <button type="submit" disabled={busy}>
+          {t('signUp.submit')}
+        </button>
+      </form>
+      <p>
+        <PageLink path="/" label={t('signUp.toSignIn')} />
+      </p>
+    </section>
+  );
+}
+
+/** Under the sign-in form: the link to sign up, when the gateway allows sign-up. */
+export function SignUpLink() {
+  const { t } = useI18n();
+  const [open, setOpen] = useState(false);
+  useEffect(() => {
+    securityApi
+      .config()
+      .then((config) => setOpen(config.self_signup))
+      .catch(() => setOpen(false));
+  }, []);
+  if (!open) return null;
+  return (
+    <p className="narrow">
+      <PageLink path="/sign-up" label={t('signUp.link')} />
+    </p>
+  );
+}
+
+function PageLink({ path, label }: { path: string; label: string }) {
+  return (
+    <a
+      href={`/console${path === '/' ? '' : path}`}
+      onClick={(event) => {
+        event.preventDefault();
+        navigate(path);
+      }}
+    >
+      {label}
+    </a>
+  );
+}
