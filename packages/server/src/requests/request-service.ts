@@ -19,6 +19,7 @@ import {
 } from './request-errors.js';
 import { RequestStore, type NewRecord } from './request-store.js';
 import { BatchedAdmission } from './batched-admission.js';
+import { BatchedCapture } from './batched-capture.js';
 
 /** What the caller asked for, as the record remembers it. */
 export interface RequestIdentity {
@@ -114,6 +115,7 @@ export interface Answer {
 export class RequestService {
   readonly records: RequestStore;
   readonly #admission: BatchedAdmission | undefined;
+  readonly #captures: BatchedCapture | undefined;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -130,6 +132,7 @@ export class RequestService {
   ) {
     this.records = new RequestStore(db);
     this.#admission = batchMoney ? new BatchedAdmission(db, effects, this.records) : undefined;
+    this.#captures = batchMoney ? new BatchedCapture(db, effects) : undefined;
   }
 
   /**
@@ -335,7 +338,12 @@ export class RequestService {
     holdId: string | null,
     outcome: RecordedOutcome,
   ): Promise<Answer> {
-    const deps = { db: this.db, effects: this.effects, records: this.records };
+    const deps = {
+      db: this.db,
+      effects: this.effects,
+      records: this.records,
+      captures: this.#captures,
+    };
     const answer = await writeOutcome(deps, identity, holdId, outcome, 'processing');
     if (answer !== 'refused') return answer;
     const swept = await this.records.byId(identity.requestId);
