@@ -60,6 +60,9 @@ export class BatchedCapture {
   ) {
     this.#batcher = new KeyedBatcher((accountId, batch) => this.#capture(accountId, batch), {
       maxBatch: MAX_BATCH,
+      // One hold is captured once: a second capture of it (a repeated finish) waits for the
+      // next batch, finds it resolved and is written alone (`already_resolved`).
+      compatible: (item, taken) => !taken.some((other) => other.holdId === item.holdId),
     });
     assertMove('processing', 'succeeded');
   }

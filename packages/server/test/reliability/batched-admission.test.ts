@@ -1,16 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { sql, type Kysely } from 'kysely';
 import { afterEach, expect, it } from 'vitest';
 import { checkLedger } from '../../src/billing/ledger-check.js';
-import { RequestService, type RequestIdentity } from '../../src/requests/request-service.js';
-import type { Database } from '../../src/store/schema.js';
-import { createIdGenerator, systemClock } from '../../src/util/effects.js';
+import { createIdGenerator, type IdGenerator } from '../../src/util/effects.js';
+import { countAccountUpdates, moneyService } from '../helpers/batched-money.js';
 import { describeEachDialect } from '../helpers/dialects.js';
-import {
-  oneMicroYuanEmbeddingsConfig,
-  startGateway,
-  type TestGateway,
-} from '../helpers/gateway.js';
+import type { TestGateway } from '../helpers/gateway.js';
 
 /**
  * Batched admission (requests/batched-admission.ts): on PostgreSQL the plain claims of one
@@ -27,31 +21,11 @@ describeEachDialect('batched admission on $name', (dialect) => {
     gateway = undefined;
   });
 
-  async function setUp(
-    balance: number,
-    options: { ids?: ReturnType<typeof createIdGenerator> } = {},
-  ) {
-    gateway = await startGateway(dialect, { config: oneMicroYuanEmbeddingsConfig() });
-    const { accountId, keyId } = await gateway.account(balance);
-    const effects = { clock: systemClock, ids: options.ids ?? createIdGenerator() };
-    const requests = new RequestService(
-      gateway.services.store.db,
-      effects,
-      86_400_000,
-      { warn: () => {}, info: () => {} },
-      dialect.name === 'postgres',
-    );
-    const identity = (budgeted = false): RequestIdentity => ({
-      requestId: `req_${randomUUID()}`,
-      principal: { keyId, accountId, kind: 'personal', models: null, budgeted },
-      idempotencyKey: randomUUID(),
-      fingerprint: 'f',
-      method: 'POST',
-      path: '/v1/embeddings',
-      model: 'sim-embed',
+  const setUp = (balance: number, options: { ids?: IdGenerator } = {}) =>
+    moneyService(dialect, balance, options).then((service) => {
+      gateway = service.gateway;
+      return service;
     });
-    return { accountId, keyId, requests, identity };
-  }
 
   it('admits in arrival order exactly what one at a time admits, skipping a claim that does not fit', async () => {
     const { accountId, requests, identity } = await setUp(10);
@@ -158,29 +132,3 @@ describeEachDialect('batched admission on $name', (dialect) => {
     expect((await checkLedger(gateway!.services.store.db)).violations).toEqual([]);
   });
 });
-
-/**
- * Counts `update accounts` statements from now on, with a trigger in the test's own database
- * (prepared statements bypass Kysely's plugins). Every statement here updates one row, so
- * SQLite's row trigger counts statements too.
- */
-async function countAccountUpdates(db: Kysely<Database>, dialect: 'sqlite' | 'postgres') {
-  await sql`create table account_updates (n integer not null)`.execute(db);
-  await sql`insert into account_updates (n) values (0)`.execute(db);
-  if (dialect === 'postgres') {
-    await sql`create function count_account_update() returns trigger language plpgsql as $$ begin update account_updates set n = n + 1; return null; end $$`.execute(
-      db,
-    );
-    await sql`create trigger count_account_update after update on accounts for each statement execute function count_account_update()`.execute(
-      db,
-    );
-  } else {
-    await sql`create trigger count_account_update after update on accounts begin update account_updates set n = n + 1; end`.execute(
-      db,
-    );
-  }
-  return async () => {
-    const { rows } = await sql<{ n: number }>`select n from account_updates`.execute(db);
-    return Number(rows[0]?.n);
-  };
-}
