@@ -8,7 +8,7 @@ import { oneMicroYuanEmbeddingsConfig, startGateway, type TestGateway } from './
 
 /**
  * A gateway with one account of `balance`, and a `RequestService` on its database with money
- * batching on (it batches on PostgreSQL only: SQLite's answers are the one-at-a-time reference),
+ * batching on for PostgreSQL (off for SQLite, whose answers are the one-at-a-time reference),
  * for tests that drive claims and outcomes directly (requests/batched-*.ts).
  */
 export async function moneyService(
@@ -30,7 +30,8 @@ export async function moneyService(
     effects,
     86_400_000,
     { warn: () => {}, info: () => {} },
-    true,
+    // As services.ts wires it: SQLite never batches (its group commit shares the COMMIT).
+    dialect.name === 'postgres',
   );
   const identity = (budgeted = false): RequestIdentity => ({
     requestId: `req_${randomUUID()}`,
