@@ -4,6 +4,8 @@
 #   bench/many-accounts.sh                      # SQLite (the embedded default)
 #   TOLLGATE_DATABASE_URL=postgres://... bench/many-accounts.sh
 #   bench/many-accounts.sh --smoke              # a second per phase, 1 and 4 accounts (CI)
+#   TOLLGATE_BENCH_BATCH_MONEY=false ...         # PostgreSQL without batched admission (to compare)
+#   BENCH_PORT=18394 UPSTREAM_PORT=18100 ...     # other ports (defaults 18294, 18000)
 # Any failed answer or a dirty ledger fails the run; the limits are raised so that none binds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,8 +16,11 @@ WORK=$(mktemp -d /tmp/tollgate-many-accounts.XXXXXX)
 GATEWAY="" MOCK=""
 trap 'kill $GATEWAY $MOCK 2>/dev/null || true; rm -rf "$WORK"' EXIT
 npm run build --silent
+BENCH_PORT=${BENCH_PORT:-18294}
+export UPSTREAM_PORT=${UPSTREAM_PORT:-18000}
 cat > "$WORK/config.json" <<JSON
-{ "upstreams": { "mock": { "kind": "openai", "base_url": "http://127.0.0.1:18000/v1", "connections": 256,
+{ "postgres": { "batch_money": ${TOLLGATE_BENCH_BATCH_MONEY:-true} },
+  "upstreams": { "mock": { "kind": "openai", "base_url": "http://127.0.0.1:$UPSTREAM_PORT/v1", "connections": 256,
                         "connections_per_account": 256 } },
   "models": [ { "id": "gpt-4o-mini", "upstream": "mock", "families": ["chat"],
     "prices": { "input_per_million_tokens": 1000000, "output_per_million_tokens": 4000000 } } ],
@@ -25,11 +30,11 @@ JSON
 export TOLLGATE_CONFIG=$WORK/config.json TOLLGATE_DATA_DIR=$WORK/data TOLLGATE_ADMIN_TOKEN=bench-admin-$RANDOM$RANDOM
 taskset -c 1 node "$HARNESS/mock-upstream.mjs" > "$WORK/mock.log" 2>&1 &
 MOCK=$!
-PORT=18294 LOG_LEVEL=warn NODE_ENV=production taskset -c 0 node packages/server/dist/main.js > "$WORK/gateway.log" 2>&1 &
+PORT=$BENCH_PORT LOG_LEVEL=warn NODE_ENV=production taskset -c 0 node packages/server/dist/main.js > "$WORK/gateway.log" 2>&1 &
 GATEWAY=$!
-for _ in $(seq 1 50); do curl -sf -o /dev/null http://127.0.0.1:18294/healthz && break; sleep 0.2; done
+for _ in $(seq 1 50); do curl -sf -o /dev/null http://127.0.0.1:$BENCH_PORT/healthz && break; sleep 0.2; done
 for accounts in $ACCOUNT_COUNTS; do
-  taskset -c 1 node bench/many-accounts.mjs --url http://127.0.0.1:18294 --admin-token "$TOLLGATE_ADMIN_TOKEN" \
+  taskset -c 1 node bench/many-accounts.mjs --url http://127.0.0.1:$BENCH_PORT --admin-token "$TOLLGATE_ADMIN_TOKEN" \
     --accounts "$accounts" --connections 64 --pid "$GATEWAY" "$@"
 done
 echo "ledger:"; node packages/server/bin/tollgate.mjs ledger check | head -3

@@ -176,6 +176,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       effects,
       config.request_retention_days * 86_400_000,
       logger,
+      store.dialect === 'postgres' && config.postgres.batch_money,
     );
     const pricesToSync = pricesOutOfSync(await prices.seedMissing());
     for (const warning of pricesToSync) logger.warn({ model: warning.model }, warning.message);

@@ -39,7 +39,7 @@ export interface JournalEntry {
 }
 
 // The statements of every request's hold and capture, compiled once (store/prepared-query.ts).
-const insertJournal = preparedQuery<JournalTable>((db, slot) =>
+export const insertJournal = preparedQuery<JournalTable>((db, slot) =>
   db.insertInto('journal').values({
     id: slot.id,
     account_id: slot.account_id,
@@ -55,7 +55,7 @@ const insertJournal = preparedQuery<JournalTable>((db, slot) =>
 );
 // The account's budget (if any) is checked by the same guarded update: its open holds are `held`,
 // its spend in the current window `budget_spent` (budgets/budget-ledger.ts).
-const reserveAvailable = preparedQuery<{ accountId: string; amount: number } & WindowSlots>(
+export const reserveAvailable = preparedQuery<{ accountId: string; amount: number } & WindowSlots>(
   (db, slot) =>
     db
       .updateTable('accounts')
@@ -70,7 +70,7 @@ const reserveAvailable = preparedQuery<{ accountId: string; amount: number } & W
         sql<boolean>`(budget_limit is null or ${spentInWindowSql(slot)} + held + ${slot.amount} <= budget_limit)`,
       ),
 );
-const reserveKeyBudget = preparedQuery<{ keyId: string; amount: number } & WindowSlots>(
+export const reserveKeyBudget = preparedQuery<{ keyId: string; amount: number } & WindowSlots>(
   (db, slot) =>
     db
       .updateTable('api_keys')
@@ -123,7 +123,7 @@ const claimOpenHoldAsCaptured = preparedQuery<
     .where('state', '=', 'open')
     .returning(['account_id', 'amount', 'request_id', 'budget_key_id']),
 );
-const chargeHeld = preparedQuery<
+export const chargeHeld = preparedQuery<
   {
     accountId: string;
     amount: number;
@@ -143,7 +143,7 @@ const chargeHeld = preparedQuery<
     .where(sql<boolean>`balance - held >= ${slot.extra}`),
 );
 /** A resolved hold gives back what it reserved against its key's budget; a capture counts. */
-const resolveKeyBudget = preparedQuery<
+export const resolveKeyBudget = preparedQuery<
   { keyId: string; held: number; spent: number } & WindowSlots
 >((db, slot) =>
   db
@@ -176,7 +176,12 @@ export async function appendJournal(
   effects: LedgerEffects,
   entry: JournalEntry,
 ): Promise<void> {
-  await insertJournal(executor, {
+  await insertJournal(executor, journalRow(effects, entry));
+}
+
+/** The journal row of one movement (new id, now); batched writers insert many at once. */
+export function journalRow(effects: LedgerEffects, entry: JournalEntry): JournalTable {
+  return {
     id: effects.ids.next('jrn'),
     account_id: entry.accountId,
     kind: entry.kind,
@@ -187,7 +192,7 @@ export async function appendJournal(
     topup_id: entry.topupId ?? null,
     reason: entry.reason,
     created_at: effects.clock.now(),
-  });
+  };
 }
 
 export type CreditOutcome =

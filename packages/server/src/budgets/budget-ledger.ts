@@ -100,9 +100,6 @@ export async function refusalOf(
   effects: { readonly clock: Clock; readonly budgetTimeZone?: string },
   input: { scope: 'account' | 'key'; id: string; amount: number },
 ): Promise<{ kind: 'insufficient_funds' } | ({ kind: 'over_budget' } & BudgetRefusal)> {
-  const zone = effects.budgetTimeZone ?? DEFAULT_BUDGET_TIME_ZONE;
-  const now = effects.clock.now();
-  let state: BudgetState | null;
   if (input.scope === 'account') {
     const row = await trx
       .selectFrom('accounts')
@@ -116,28 +113,44 @@ export async function refusalOf(
       ])
       .where('id', '=', input.id)
       .executeTakeFirst();
-    if (row === undefined || row.balance - row.held < input.amount)
-      return { kind: 'insufficient_funds' };
-    state = budgetStateOf(row, row.held, now, zone);
-  } else {
-    const row = await trx
-      .selectFrom('api_keys')
-      .select([
-        'budget_held',
-        'budget_limit',
-        'budget_window',
-        'budget_window_start',
-        'budget_spent',
-      ])
-      .where('id', '=', input.id)
-      .executeTakeFirst();
-    state = row === undefined ? null : budgetStateOf(row, row.budget_held, now, zone);
+    if (row === undefined) return { kind: 'insufficient_funds' };
+    return accountRefusalOf(row, input.amount, effects);
   }
+  const zone = effects.budgetTimeZone ?? DEFAULT_BUDGET_TIME_ZONE;
+  const row = await trx
+    .selectFrom('api_keys')
+    .select(['budget_held', 'budget_limit', 'budget_window', 'budget_window_start', 'budget_spent'])
+    .where('id', '=', input.id)
+    .executeTakeFirst();
+  return overBudgetOf(
+    row === undefined ? null : budgetStateOf(row, row.budget_held, effects.clock.now(), zone),
+    'key',
+  );
+}
+
+/**
+ * Why an account row (as read, or as a batch would leave it: requests/batched-admission.ts)
+ * refuses a hold of `amount`: a short balance comes first, then its budget.
+ */
+export function accountRefusalOf(
+  row: BudgetColumns & { balance: number; held: number },
+  amount: number,
+  effects: { readonly clock: Clock; readonly budgetTimeZone?: string },
+): { kind: 'insufficient_funds' } | ({ kind: 'over_budget' } & BudgetRefusal) {
+  if (row.balance - row.held < amount) return { kind: 'insufficient_funds' };
+  const zone = effects.budgetTimeZone ?? DEFAULT_BUDGET_TIME_ZONE;
+  return overBudgetOf(budgetStateOf(row, row.held, effects.clock.now(), zone), 'account');
+}
+
+function overBudgetOf(
+  state: BudgetState | null,
+  scope: 'account' | 'key',
+): { kind: 'insufficient_funds' } | ({ kind: 'over_budget' } & BudgetRefusal) {
   // Moved between the update and this read (a concurrent change): report it as a short balance.
   if (state === null) return { kind: 'insufficient_funds' };
   return {
     kind: 'over_budget',
-    scope: input.scope,
+    scope,
     limit: state.limit,
     window: state.window,
     remaining: state.remaining,

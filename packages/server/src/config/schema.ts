@@ -460,6 +460,12 @@ export const postgresSettingsSchema = z
      * prepared statements do not follow the client. `false` sends every statement unnamed.
      */
     named_statements: z.boolean().default(true),
+    /**
+     * Take the holds and captures of one account's requests in one transaction per event-loop
+     * turn on each instance (requests/batched-admission.ts, batched-capture.ts) instead of one
+     * transaction each, which queue on the account's row. `false` only to compare.
+     */
+    batch_money: z.boolean().default(true),
   })
   .strict();
 

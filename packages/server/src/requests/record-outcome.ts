@@ -3,7 +3,8 @@ import { captureHold, releaseHold, type LedgerEffects } from '../billing/ledger.
 import type { Database, RequestStatus } from '../store/schema.js';
 import { awaitingFundsError } from './request-errors.js';
 import type { Answer, RecordedOutcome, RequestIdentity } from './request-service.js';
-import type { RequestStore } from './request-store.js';
+import type { BatchedCapture } from './batched-capture.js';
+import type { RecordedOutcomeColumns, RequestStore } from './request-store.js';
 
 /** Thrown inside the outcome's transaction to roll its money movement back. */
 class OutcomeRefused extends Error {
@@ -19,24 +20,20 @@ class OutcomeRefused extends Error {
  * transaction rolled back (no money moved, nothing written) and the caller decides what next.
  */
 export async function writeOutcome(
-  deps: { db: Kysely<Database>; effects: LedgerEffects; records: RequestStore },
+  deps: {
+    db: Kysely<Database>;
+    effects: LedgerEffects;
+    records: RequestStore;
+    /** PostgreSQL: batches the captures of one account (batched-capture.ts). */
+    captures?: BatchedCapture | undefined;
+  },
   identity: RequestIdentity,
   holdId: string | null,
   outcome: RecordedOutcome,
   from: RequestStatus,
 ): Promise<Answer | 'refused'> {
   const { db, effects, records } = deps;
-  const upstream = {
-    id: identity.requestId,
-    upstream_request_id: outcome.upstreamRequestId,
-    updated_at: effects.clock.now(),
-    transcript: outcome.transcript === undefined ? null : JSON.stringify(outcome.transcript),
-    channel: outcome.routing?.channel ?? null,
-    channel_attempts:
-      outcome.routing === undefined || outcome.routing.attempts.length === 0
-        ? null
-        : JSON.stringify(outcome.routing.attempts),
-  };
+  const upstream = upstreamColumns(identity, outcome, effects.clock.now());
   try {
     if (outcome.kind === 'failed' || outcome.kind === 'unknown') {
       const body = outcome.error.toBody(identity.requestId);
@@ -62,6 +59,20 @@ export async function writeOutcome(
     }
     // Serialised once: recorded for replays and sent as the answer (http/billed-request.ts).
     const json = JSON.stringify(outcome.body);
+    const succeeded = (status: 'succeeded' | 'awaiting_funds') =>
+      succeededColumns(upstream, outcome, json, status);
+    // PostgreSQL: with the other captures of its account in this turn (batched-capture.ts).
+    if (deps.captures !== undefined && holdId !== null && from === 'processing') {
+      const batched = await deps.captures.capture({
+        accountId: identity.principal.accountId,
+        holdId,
+        amount: outcome.amount,
+        reason: captureReason(identity),
+        record: succeeded('succeeded'),
+      });
+      if (batched === 'captured')
+        return { status: outcome.status ?? 200, body: outcome.body, json };
+    }
     const captured = await db.transaction().execute(async (trx) => {
       // The money first, then the record: every writer of a record with a hold locks the hold,
       // then the account, then the record, so two of them never wait on each other in a circle.
@@ -71,20 +82,14 @@ export async function writeOutcome(
           : await captureHold(trx, effects, {
               holdId,
               amount: outcome.amount,
-              reason: `usage of ${identity.requestId}`,
+              reason: captureReason(identity),
             });
       if (result === 'already_resolved') throw new OutcomeRefused();
-      const moved = await records.recordOutcome(trx, from, {
-        ...upstream,
-        status: result === 'captured' ? 'succeeded' : 'awaiting_funds',
-        http_status: outcome.status ?? 200,
-        response_body: json,
-        error_code: null,
-        usage: JSON.stringify(outcome.usage),
-        amount: outcome.amount,
-        pricing_rule: outcome.pricingRule,
-        usage_flag: outcome.usageFlag ?? null,
-      });
+      const moved = await records.recordOutcome(
+        trx,
+        from,
+        succeeded(result === 'captured' ? 'succeeded' : 'awaiting_funds'),
+      );
       if (!moved) throw new OutcomeRefused();
       return result === 'captured';
     });
@@ -98,3 +103,49 @@ export async function writeOutcome(
     throw error;
   }
 }
+
+type UpstreamColumns = Pick<
+  RecordedOutcomeColumns,
+  'id' | 'upstream_request_id' | 'updated_at' | 'transcript' | 'channel' | 'channel_attempts'
+>;
+
+/** What every outcome writes into its record about the upstream call. */
+function upstreamColumns(
+  identity: RequestIdentity,
+  outcome: RecordedOutcome,
+  now: number,
+): UpstreamColumns {
+  return {
+    id: identity.requestId,
+    upstream_request_id: outcome.upstreamRequestId,
+    updated_at: now,
+    transcript: outcome.transcript === undefined ? null : JSON.stringify(outcome.transcript),
+    channel: outcome.routing?.channel ?? null,
+    channel_attempts:
+      outcome.routing === undefined || outcome.routing.attempts.length === 0
+        ? null
+        : JSON.stringify(outcome.routing.attempts),
+  };
+}
+
+/** The record of a priced result, charged (`succeeded`) or not yet (`awaiting_funds`). */
+function succeededColumns(
+  upstream: UpstreamColumns,
+  outcome: Extract<RecordedOutcome, { kind: 'succeeded' }>,
+  json: string,
+  status: 'succeeded' | 'awaiting_funds',
+): RecordedOutcomeColumns {
+  return {
+    ...upstream,
+    status,
+    http_status: outcome.status ?? 200,
+    response_body: json,
+    error_code: null,
+    usage: JSON.stringify(outcome.usage),
+    amount: outcome.amount,
+    pricing_rule: outcome.pricingRule,
+    usage_flag: outcome.usageFlag ?? null,
+  };
+}
+
+const captureReason = (identity: RequestIdentity) => `usage of ${identity.requestId}`;

@@ -17,7 +17,9 @@ import {
   overBudget,
   recordNotFound,
 } from './request-errors.js';
-import { RequestStore } from './request-store.js';
+import { RequestStore, type NewRecord } from './request-store.js';
+import { BatchedAdmission } from './batched-admission.js';
+import { BatchedCapture } from './batched-capture.js';
 
 /** What the caller asked for, as the record remembers it. */
 export interface RequestIdentity {
@@ -112,6 +114,8 @@ export interface Answer {
  */
 export class RequestService {
   readonly records: RequestStore;
+  readonly #admission: BatchedAdmission | undefined;
+  readonly #captures: BatchedCapture | undefined;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -119,8 +123,16 @@ export class RequestService {
     private readonly retentionMs: number,
     /** Where an outcome that could not be recorded is reported (`finish`). */
     private readonly logger: Pick<FastifyBaseLogger, 'warn' | 'info'>,
+    /**
+     * PostgreSQL: batch the plain claims (and captures) of one account per event-loop turn
+     * (batched-admission.ts, batched-capture.ts; `postgres.batch_money`). SQLite commits in
+     * groups already (store/sqlite-group-commit.ts) and never batches here.
+     */
+    batchMoney = false,
   ) {
     this.records = new RequestStore(db);
+    this.#admission = batchMoney ? new BatchedAdmission(db, effects, this.records) : undefined;
+    this.#captures = batchMoney ? new BatchedCapture(db, effects) : undefined;
   }
 
   /**
@@ -143,35 +155,32 @@ export class RequestService {
     const now = this.effects.clock.now();
     // The hold's id is known up front so the record names it in its first write.
     const holdId = reserve === null ? null : this.effects.ids.next('hold');
+    const record = this.#newRecord(identity, reserve, holdId, now);
+    if (
+      this.#admission !== undefined &&
+      reserve !== null &&
+      holdId !== null &&
+      assetIds.length === 0 &&
+      inside === undefined
+    ) {
+      const budgetKeyId = identity.principal.budgeted ? identity.principal.keyId : null;
+      const admission = await this.#admission.admit(
+        {
+          ...record,
+          hold_id: holdId,
+          reserve_amount: reserve.amount,
+          price_version: reserve.priceVersion,
+        },
+        budgetKeyId,
+      );
+      if (admission.kind === 'admitted') return { kind: 'claimed', holdId };
+      if (admission.kind === 'existing')
+        return this.answerExisting(admission.row, identity.fingerprint);
+      if (admission.kind === 'refused') return { kind: 'refused', error: admission.error };
+    }
     try {
       return await this.db.transaction().execute(async (trx) => {
-        const inserted = await this.records.insertUnlessKeyUsed(trx, {
-          id: identity.requestId,
-          key_id: identity.principal.keyId,
-          account_id: identity.principal.accountId,
-          idempotency_key: identity.idempotencyKey,
-          fingerprint: identity.fingerprint,
-          method: identity.method,
-          path: identity.path,
-          model: identity.model,
-          status: 'processing',
-          http_status: null,
-          response_body: null,
-          error_code: null,
-          usage: null,
-          hold_id: holdId,
-          reserve_amount: reserve?.amount ?? null,
-          amount: null,
-          price_version: reserve?.priceVersion ?? null,
-          pricing_rule: null,
-          upstream_request_id: null,
-          resolution: null,
-          transcript: null,
-          task_id: null,
-          created_at: now,
-          updated_at: now,
-          expires_at: now + this.retentionMs,
-        });
+        const inserted = await this.records.insertUnlessKeyUsed(trx, record);
         if (!inserted) {
           const existing = await this.records.byIdempotencyKey(
             identity.principal.keyId,
@@ -211,6 +220,42 @@ export class RequestService {
       if (error instanceof ApiError) return { kind: 'refused', error };
       throw error;
     }
+  }
+
+  /** A claim's new record: `processing`, naming its hold. */
+  #newRecord(
+    identity: RequestIdentity,
+    reserve: Reserve | null,
+    holdId: string | null,
+    now: number,
+  ): NewRecord {
+    return {
+      id: identity.requestId,
+      key_id: identity.principal.keyId,
+      account_id: identity.principal.accountId,
+      idempotency_key: identity.idempotencyKey,
+      fingerprint: identity.fingerprint,
+      method: identity.method,
+      path: identity.path,
+      model: identity.model,
+      status: 'processing',
+      http_status: null,
+      response_body: null,
+      error_code: null,
+      usage: null,
+      hold_id: holdId,
+      reserve_amount: reserve?.amount ?? null,
+      amount: null,
+      price_version: reserve?.priceVersion ?? null,
+      pricing_rule: null,
+      upstream_request_id: null,
+      resolution: null,
+      transcript: null,
+      task_id: null,
+      created_at: now,
+      updated_at: now,
+      expires_at: now + this.retentionMs,
+    };
   }
 
   /** Records the answer of work done inside a claim, in the claim's transaction. */
@@ -293,7 +338,12 @@ export class RequestService {
     holdId: string | null,
     outcome: RecordedOutcome,
   ): Promise<Answer> {
-    const deps = { db: this.db, effects: this.effects, records: this.records };
+    const deps = {
+      db: this.db,
+      effects: this.effects,
+      records: this.records,
+      captures: this.#captures,
+    };
     const answer = await writeOutcome(deps, identity, holdId, outcome, 'processing');
     if (answer !== 'refused') return answer;
     const swept = await this.records.byId(identity.requestId);

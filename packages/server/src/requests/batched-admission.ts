@@ -1,0 +1,276 @@
+import type { Kysely } from 'kysely';
+import {
+  insertJournal,
+  journalRow,
+  reserveAvailable,
+  reserveKeyBudget,
+  type LedgerEffects,
+} from '../billing/ledger.js';
+import {
+  accountRefusalOf,
+  refusalOf,
+  spentInWindowSql,
+  windowStartsOf,
+} from '../budgets/budget-ledger.js';
+import type { ApiError } from '../errors/api-error.js';
+import type { Database, HoldTable } from '../store/schema.js';
+import { KeyedBatcher, type BatchItem } from '../util/keyed-batcher.js';
+import type { RecordRow } from './record-view.js';
+import { insufficientFunds, overBudget } from './request-errors.js';
+import type { NewRecord, RequestStore } from './request-store.js';
+
+/** The most claims one batch admits (bounds the multi-row statements' parameters). */
+const MAX_BATCH = 200;
+
+/** One plain claim (a hold, no assets, no work inside) waiting for its account's batch. */
+export interface AdmissionItem extends BatchItem<Admission> {
+  readonly record: NewRecord & { hold_id: string; reserve_amount: number; price_version: string };
+  /** The key whose budget the hold also reserves against, or null. */
+  readonly budgetKeyId: string | null;
+}
+
+/** How one claim of a batch ended; `existing` is answered by the caller as a replay would be. */
+export type Admission =
+  | { readonly kind: 'admitted' }
+  | { readonly kind: 'existing'; readonly row: RecordRow }
+  | { readonly kind: 'refused'; readonly error: ApiError }
+  /** The batch could not run; the caller claims this one alone, as without batching. */
+  | { readonly kind: 'alone' };
+
+/**
+ * Batched admission for PostgreSQL (docs/billing.md, "Batched admission"). On PostgreSQL an
+ * account's requests queue on its balance row: each claim locks it until its COMMIT has flushed.
+ * Here the plain claims of one account that arrive on this instance within one event-loop turn
+ * share one transaction: one multi-row insert of their records, ONE lock and ONE guarded update
+ * of the account row for the sum of what it admits, one multi-row insert of the holds and one of
+ * their journal entries, one COMMIT.
+ *
+ * Admission is the same as one at a time in arrival order: with the account row locked (`for
+ * update`, so every other instance's claims and captures of the account wait), each claim is
+ * admitted if it fits what the earlier ones left (balance, account budget; a key budget by its
+ * own guarded update, in order), else it gets the 402 it would have got alone and its record is
+ * deleted again. The summed update carries the same guards as a single hold, so the database
+ * still decides: if it refused, the batch rolls back and every claim runs alone.
+ *
+ * Lock order is the single claim's: records (in one sorted order, so two batches never wait on
+ * each other's idempotency keys in a circle), then the account, then its keys; deadlock-free
+ * against single claims, captures (hold, account, key, record) and other instances' batches.
+ */
+export class BatchedAdmission {
+  readonly #batcher: KeyedBatcher<AdmissionItem>;
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly effects: LedgerEffects,
+    private readonly records: RequestStore,
+  ) {
+    this.#batcher = new KeyedBatcher((accountId, batch) => this.#admit(accountId, batch), {
+      maxBatch: MAX_BATCH,
+      // Two uses of one idempotency key in one batch would answer each other; the second waits.
+      compatible: (item, taken) =>
+        !taken.some(
+          (other) =>
+            other.record.key_id === item.record.key_id &&
+            other.record.idempotency_key === item.record.idempotency_key,
+        ),
+    });
+  }
+
+  admit(record: AdmissionItem['record'], budgetKeyId: string | null): Promise<Admission> {
+    return new Promise((resolve, reject) =>
+      this.#batcher.add(record.account_id, { record, budgetKeyId, resolve, reject }),
+    );
+  }
+
+  async #admit(accountId: string, batch: readonly AdmissionItem[]): Promise<void> {
+    // Alone, a claim's own transaction is the same work with fewer statements (all prepared).
+    if (batch.length === 1) {
+      for (const item of batch) item.resolve({ kind: 'alone' });
+      return;
+    }
+    let decided = false;
+    let outcomes: Map<AdmissionItem, Admission>;
+    try {
+      outcomes = await this.db.transaction().execute(async (trx) => {
+        const result = await this.#admitIn(trx, accountId, batch);
+        decided = true;
+        return result;
+      });
+    } catch (error) {
+      // Before the COMMIT nothing of the batch persists: each claim runs alone and meets its own
+      // fate (an error of one no longer fails the others). A failed COMMIT may have committed:
+      // its callers hear the error, as a single claim's would.
+      if (decided) throw error;
+      for (const item of batch) item.resolve({ kind: 'alone' });
+      return;
+    }
+    for (const item of batch) item.resolve(outcomes.get(item) ?? { kind: 'alone' });
+  }
+
+  async #admitIn(
+    trx: Kysely<Database>,
+    accountId: string,
+    batch: readonly AdmissionItem[],
+  ): Promise<Map<AdmissionItem, Admission>> {
+    const outcomes = new Map<AdmissionItem, Admission>();
+    const sorted = [...batch].sort((a, b) => compareKeys(a.record, b.record));
+    const inserted = new Set(
+      (
+        await trx
+          .insertInto('requests')
+          .values(sorted.map((item) => item.record))
+          .onConflict((conflict) => conflict.columns(['key_id', 'idempotency_key']).doNothing())
+          .returning('id')
+          .execute()
+      ).map((row) => row.id),
+    );
+    const fresh: AdmissionItem[] = [];
+    for (const item of batch) {
+      if (inserted.has(item.record.id)) {
+        fresh.push(item);
+        continue;
+      }
+      const row = await this.records.byIdempotencyKey(
+        item.record.key_id,
+        item.record.idempotency_key,
+        trx,
+      );
+      if (row === undefined) throw new Error('idempotency conflict without a record');
+      outcomes.set(item, { kind: 'existing', row });
+    }
+    if (fresh.length === 0) return outcomes;
+
+    const windows = windowStartsOf(this.effects);
+    if (fresh.every((item) => item.budgetKeyId === null)) {
+      // When all of them fit, one at a time would admit all of them (every guard only gets
+      // tighter with each hold): the guarded update for the sum decides that at once.
+      const total = fresh.reduce((sum, item) => sum + item.record.reserve_amount, 0);
+      const all = await reserveAvailable(trx, { accountId, amount: total, ...windows });
+      if (all.numAffectedRows === 1n) {
+        for (const item of fresh) outcomes.set(item, { kind: 'admitted' });
+        await this.#writeHolds(trx, accountId, fresh);
+        return outcomes;
+      }
+    }
+    // Locks the row: from here every claim and capture of this account, anywhere, waits for us.
+    const account = await trx
+      .selectFrom('accounts')
+      .select([
+        'balance',
+        'held',
+        'budget_limit',
+        'budget_window',
+        'budget_window_start',
+        'budget_spent',
+        spentInWindowSql(windows).as('spent_in_window'),
+      ])
+      .where('id', '=', accountId)
+      .forUpdate()
+      .executeTakeFirst();
+    let reserved = 0;
+    const admitted: AdmissionItem[] = [];
+    const refused: string[] = [];
+    for (const item of fresh) {
+      const amount = item.record.reserve_amount;
+      // The guards of a single hold (billing/ledger.ts `reserveAvailable`), on what is left.
+      const fits =
+        account !== undefined &&
+        account.balance - account.held - reserved >= amount &&
+        (account.budget_limit === null ||
+          account.spent_in_window + account.held + reserved + amount <= account.budget_limit);
+      let refusal: Admission | undefined;
+      if (!fits) {
+        const why =
+          account === undefined
+            ? ({ kind: 'insufficient_funds' } as const)
+            : accountRefusalOf({ ...account, held: account.held + reserved }, amount, this.effects);
+        refusal = refusedBy(why, amount);
+      } else if (item.budgetKeyId !== null) {
+        const onKey = await reserveKeyBudget(trx, {
+          keyId: item.budgetKeyId,
+          amount,
+          ...windows,
+        });
+        if (onKey.numAffectedRows !== 1n)
+          refusal = refusedBy(
+            await refusalOf(trx, this.effects, { scope: 'key', id: item.budgetKeyId, amount }),
+            amount,
+          );
+      }
+      if (refusal === undefined) {
+        reserved += amount;
+        admitted.push(item);
+        outcomes.set(item, { kind: 'admitted' });
+      } else {
+        refused.push(item.record.id);
+        outcomes.set(item, refusal);
+      }
+    }
+    // Refused: as if never claimed (a single claim's rollback), so the key may be sent again.
+    if (refused.length > 0) await trx.deleteFrom('requests').where('id', 'in', refused).execute();
+    if (admitted.length === 0) return outcomes;
+
+    const updated = await reserveAvailable(trx, { accountId, amount: reserved, ...windows });
+    if (updated.numAffectedRows !== 1n)
+      throw new Error('the batched hold was refused by the database; claiming one at a time');
+    await this.#writeHolds(trx, accountId, admitted);
+    return outcomes;
+  }
+
+  /** The holds of the admitted claims and their journal entries, one statement each. */
+  async #writeHolds(
+    trx: Kysely<Database>,
+    accountId: string,
+    admitted: readonly AdmissionItem[],
+  ): Promise<void> {
+    const now = this.effects.clock.now();
+    await trx
+      .insertInto('holds')
+      .values(admitted.map((item): HoldTable => holdRow(item, now)))
+      .execute();
+    const journal = admitted.map((item) =>
+      journalRow(this.effects, {
+        accountId,
+        kind: 'hold',
+        balanceDelta: 0,
+        heldDelta: item.record.reserve_amount,
+        holdId: item.record.hold_id,
+        requestId: item.record.id,
+        reason: `reserve for ${item.record.id}`,
+      }),
+    );
+    if (journal.length === 1) await insertJournal(trx, journal[0]!);
+    else await trx.insertInto('journal').values(journal).execute();
+  }
+}
+
+function refusedBy(
+  why: Awaited<ReturnType<typeof refusalOf>>,
+  amount: number,
+): { kind: 'refused'; error: ApiError } {
+  return {
+    kind: 'refused',
+    error: why.kind === 'insufficient_funds' ? insufficientFunds(amount) : overBudget(amount, why),
+  };
+}
+
+function holdRow(item: AdmissionItem, now: number): HoldTable {
+  return {
+    id: item.record.hold_id,
+    account_id: item.record.account_id,
+    request_id: item.record.id,
+    amount: item.record.reserve_amount,
+    state: 'open',
+    captured_amount: null,
+    price_version: item.record.price_version,
+    created_at: now,
+    resolved_at: null,
+    budget_key_id: item.budgetKeyId,
+  };
+}
+
+function compareKeys(a: NewRecord, b: NewRecord): number {
+  if (a.key_id !== b.key_id) return a.key_id < b.key_id ? -1 : 1;
+  if (a.idempotency_key === b.idempotency_key) return 0;
+  return a.idempotency_key < b.idempotency_key ? -1 : 1;
+}

@@ -1,0 +1,214 @@
+import { sql, type Kysely } from 'kysely';
+import {
+  chargeHeld,
+  insertJournal,
+  journalRow,
+  resolveKeyBudget,
+  type LedgerEffects,
+} from '../billing/ledger.js';
+import { windowStartsOf } from '../budgets/budget-ledger.js';
+import type { Database } from '../store/schema.js';
+import { KeyedBatcher, type BatchItem } from '../util/keyed-batcher.js';
+import { assertMove } from './record-states.js';
+import type { RecordedOutcomeColumns } from './request-store.js';
+
+/** The most captures in one batch (bounds the multi-row statements' parameters). */
+const MAX_BATCH = 200;
+
+/** A priced result's capture and record, as `writeOutcome` would write them alone. */
+export interface CaptureRequest {
+  readonly accountId: string;
+  readonly holdId: string;
+  readonly amount: number;
+  readonly reason: string;
+  /** The record's outcome columns, status `succeeded`; written only if it is `processing`. */
+  readonly record: RecordedOutcomeColumns;
+}
+
+/** `alone`: not done here (nothing of it persists); the caller writes it alone, as before. */
+export type BatchedCaptureResult = 'captured' | 'alone';
+
+interface CaptureItem extends CaptureRequest, BatchItem<BatchedCaptureResult> {}
+
+/** Some items cannot be batched as they are; the batch rolls back and runs again without them. */
+class WithoutThese extends Error {
+  constructor(readonly items: ReadonlySet<CaptureItem>) {
+    super('captures to write alone');
+  }
+}
+
+/**
+ * Batched captures for PostgreSQL, the other half of batched admission (batched-admission.ts,
+ * docs/billing.md): the captures of one account finishing on this instance within one
+ * event-loop turn share one transaction: one update claiming their open holds, ONE guarded
+ * update of the account row for their sum, one per budgeted key, one multi-row journal insert,
+ * one update of their records (each guarded on `processing`), one COMMIT.
+ *
+ * Only what is certain to be charged is batched: a capture within its hold (charging never
+ * needs more than is held), of a hold still open, of a record still `processing`. Any other
+ * (a capture above its hold, whose extra must be available at its turn; a hold or record an
+ * operator or the sweeper moved) is taken out, the batch rolls back and runs again without it,
+ * and it is written alone by the caller with the single path's rules (awaiting funds, the late
+ * outcome of a swept record). Lock order is the single capture's: holds, account, keys, records.
+ */
+export class BatchedCapture {
+  readonly #batcher: KeyedBatcher<CaptureItem>;
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly effects: LedgerEffects,
+  ) {
+    this.#batcher = new KeyedBatcher((accountId, batch) => this.#capture(accountId, batch), {
+      maxBatch: MAX_BATCH,
+      // One hold is captured once: a second capture of it (a repeated finish) waits for the
+      // next batch, finds it resolved and is written alone (`already_resolved`).
+      compatible: (item, taken) => !taken.some((other) => other.holdId === item.holdId),
+    });
+    assertMove('processing', 'succeeded');
+  }
+
+  capture(request: CaptureRequest): Promise<BatchedCaptureResult> {
+    return new Promise((resolve, reject) =>
+      this.#batcher.add(request.accountId, { ...request, resolve, reject }),
+    );
+  }
+
+  async #capture(accountId: string, batch: readonly CaptureItem[]): Promise<void> {
+    let remaining = batch;
+    while (remaining.length > 0) {
+      // Alone, a capture's own transaction is the same work with prepared statements.
+      if (remaining.length === 1) {
+        for (const item of remaining) item.resolve('alone');
+        return;
+      }
+      let decided = false;
+      try {
+        await this.db.transaction().execute(async (trx) => {
+          await this.#captureIn(trx, accountId, remaining);
+          decided = true;
+        });
+      } catch (error) {
+        // A failed COMMIT may have committed: its callers hear the error, as alone.
+        if (decided) throw error;
+        if (!(error instanceof WithoutThese)) {
+          // Rolled back: each runs alone and meets its own fate.
+          for (const item of remaining) item.resolve('alone');
+          return;
+        }
+        for (const item of error.items) item.resolve('alone');
+        remaining = remaining.filter((item) => !error.items.has(item));
+        continue;
+      }
+      for (const item of remaining) item.resolve('captured');
+      return;
+    }
+  }
+
+  async #captureIn(
+    trx: Kysely<Database>,
+    accountId: string,
+    batch: readonly CaptureItem[],
+  ): Promise<void> {
+    const now = this.effects.clock.now();
+    const holds = await sql<{
+      id: string;
+      account_id: string;
+      amount: number;
+      request_id: string;
+      budget_key_id: string | null;
+    }>`update holds set state = 'captured', captured_amount = claimed.amount, resolved_at = ${now}
+      from (values ${sql.join(
+        batch.map((item) => sql`(cast(${item.holdId} as text), cast(${item.amount} as bigint))`),
+      )}) as claimed (id, amount)
+      where holds.id = claimed.id and holds.state = 'open'
+      returning holds.id, holds.account_id, holds.amount, holds.request_id, holds.budget_key_id`.execute(
+      trx,
+    );
+    // A hold twice in one batch never happens (`compatible`); if it did, the sums below would
+    // count it twice, so the whole batch goes alone instead.
+    if (new Set(batch.map((item) => item.holdId)).size !== batch.length)
+      throw new Error('a hold twice in one capture batch');
+    const byId = new Map(holds.rows.map((hold) => [hold.id, hold]));
+    const alone = new Set(
+      batch.filter((item) => {
+        const hold = byId.get(item.holdId);
+        return hold === undefined || hold.account_id !== accountId || item.amount > hold.amount;
+      }),
+    );
+    if (alone.size > 0) throw new WithoutThese(alone);
+
+    const windows = windowStartsOf(this.effects);
+    const held = holds.rows.reduce((sum, hold) => sum + hold.amount, 0);
+    const amount = batch.reduce((sum, item) => sum + item.amount, 0);
+    const charged = await chargeHeld(trx, { accountId, amount, held, extra: 0, ...windows });
+    if (charged.numAffectedRows !== 1n) throw new Error('the batched capture was refused');
+    const perKey = new Map<string, { held: number; spent: number }>();
+    for (const item of batch) {
+      const hold = byId.get(item.holdId)!;
+      if (hold.budget_key_id === null) continue;
+      const sums = perKey.get(hold.budget_key_id) ?? { held: 0, spent: 0 };
+      perKey.set(hold.budget_key_id, {
+        held: sums.held + hold.amount,
+        spent: sums.spent + item.amount,
+      });
+    }
+    for (const [keyId, sums] of [...perKey].sort(([a], [b]) => (a < b ? -1 : 1)))
+      await resolveKeyBudget(trx, { keyId, ...sums, ...windows });
+    const journal = batch.map((item) => {
+      const hold = byId.get(item.holdId)!;
+      return journalRow(this.effects, {
+        accountId,
+        kind: 'capture',
+        balanceDelta: -item.amount,
+        heldDelta: -hold.amount,
+        holdId: item.holdId,
+        requestId: hold.request_id,
+        reason: item.reason,
+      });
+    });
+    if (journal.length === 1) await insertJournal(trx, journal[0]!);
+    else await trx.insertInto('journal').values(journal).execute();
+
+    const moved = await recordOutcomes(trx, batch);
+    const unmoved = new Set(batch.filter((item) => !moved.has(item.record.id)));
+    if (unmoved.size > 0) throw new WithoutThese(unmoved);
+  }
+}
+
+/** Moves each batch record `processing` → its outcome in one statement; returns those moved. */
+async function recordOutcomes(
+  trx: Kysely<Database>,
+  batch: readonly CaptureItem[],
+): Promise<Set<string>> {
+  const rows = batch.map(({ record: r }) => {
+    const text = (value: string | null) => sql`cast(${value} as text)`;
+    const big = (value: number | null) => sql`cast(${value} as bigint)`;
+    return sql`(${sql.join([
+      text(r.id),
+      text(r.status),
+      text(r.upstream_request_id),
+      big(r.updated_at),
+      text(r.transcript),
+      sql`cast(${r.http_status} as integer)`,
+      text(r.response_body),
+      text(r.error_code),
+      text(r.usage),
+      big(r.amount),
+      text(r.pricing_rule),
+      text(r.usage_flag),
+      text(r.channel),
+      text(r.channel_attempts),
+    ])})`;
+  });
+  const result = await sql<{ id: string }>`update requests set
+      status = o.status, upstream_request_id = o.upstream_request_id, updated_at = o.updated_at,
+      transcript = o.transcript, http_status = o.http_status, response_body = o.response_body,
+      error_code = o.error_code, usage = o.usage, amount = o.amount, pricing_rule = o.pricing_rule,
+      usage_flag = o.usage_flag, channel = o.channel, channel_attempts = o.channel_attempts
+    from (values ${sql.join(rows)}) as o (id, status, upstream_request_id, updated_at, transcript,
+      http_status, response_body, error_code, usage, amount, pricing_rule, usage_flag, channel,
+      channel_attempts)
+    where requests.id = o.id and requests.status = 'processing'
+    returning requests.id`.execute(trx);
+  return new Set(result.rows.map((row) => row.id));
+}

@@ -1,0 +1,72 @@
+import { randomUUID } from 'node:crypto';
+import { sql, type Kysely } from 'kysely';
+import { RequestService, type RequestIdentity } from '../../src/requests/request-service.js';
+import type { Database } from '../../src/store/schema.js';
+import { createIdGenerator, systemClock, type IdGenerator } from '../../src/util/effects.js';
+import type { TestDialect } from './dialects.js';
+import { oneMicroYuanEmbeddingsConfig, startGateway, type TestGateway } from './gateway.js';
+
+/**
+ * A gateway with one account of `balance`, and a `RequestService` on its database with money
+ * batching on for PostgreSQL (off for SQLite, whose answers are the one-at-a-time reference),
+ * for tests that drive claims and outcomes directly (requests/batched-*.ts).
+ */
+export async function moneyService(
+  dialect: TestDialect,
+  balance: number,
+  options: { ids?: IdGenerator } = {},
+): Promise<{
+  gateway: TestGateway;
+  accountId: string;
+  keyId: string;
+  requests: RequestService;
+  identity: (budgeted?: boolean) => RequestIdentity;
+}> {
+  const gateway = await startGateway(dialect, { config: oneMicroYuanEmbeddingsConfig() });
+  const { accountId, keyId } = await gateway.account(balance);
+  const effects = { clock: systemClock, ids: options.ids ?? createIdGenerator() };
+  const requests = new RequestService(
+    gateway.services.store.db,
+    effects,
+    86_400_000,
+    { warn: () => {}, info: () => {} },
+    // As services.ts wires it: SQLite never batches (its group commit shares the COMMIT).
+    dialect.name === 'postgres',
+  );
+  const identity = (budgeted = false): RequestIdentity => ({
+    requestId: `req_${randomUUID()}`,
+    principal: { keyId, accountId, kind: 'personal', models: null, budgeted },
+    idempotencyKey: randomUUID(),
+    fingerprint: 'f',
+    method: 'POST',
+    path: '/v1/embeddings',
+    model: 'sim-embed',
+  });
+  return { gateway, accountId, keyId, requests, identity };
+}
+
+/**
+ * Counts `update accounts` statements from now on, with a trigger in the test's own database
+ * (prepared statements bypass Kysely's plugins). Every statement here updates one row, so
+ * SQLite's row trigger counts statements too.
+ */
+export async function countAccountUpdates(db: Kysely<Database>, dialect: 'sqlite' | 'postgres') {
+  await sql`create table account_updates (n integer not null)`.execute(db);
+  await sql`insert into account_updates (n) values (0)`.execute(db);
+  if (dialect === 'postgres') {
+    await sql`create function count_account_update() returns trigger language plpgsql as $$ begin update account_updates set n = n + 1; return null; end $$`.execute(
+      db,
+    );
+    await sql`create trigger count_account_update after update on accounts for each statement execute function count_account_update()`.execute(
+      db,
+    );
+  } else {
+    await sql`create trigger count_account_update after update on accounts begin update account_updates set n = n + 1; end`.execute(
+      db,
+    );
+  }
+  return async () => {
+    const { rows } = await sql<{ n: number }>`select n from account_updates`.execute(db);
+    return Number(rows[0]?.n);
+  };
+}

@@ -1,0 +1,136 @@
+import { afterEach, expect, it } from 'vitest';
+import type { RecordedOutcome, RequestIdentity } from '../../src/requests/request-service.js';
+import { countAccountUpdates, moneyService } from '../helpers/batched-money.js';
+import { describeEachDialect } from '../helpers/dialects.js';
+import type { TestGateway } from '../helpers/gateway.js';
+
+/**
+ * Batched captures (requests/batched-capture.ts): on PostgreSQL the captures of one account
+ * finishing in one event-loop turn share one transaction and one update of the account row;
+ * whatever is not certain to be charged as it stands is written alone, with the single path's
+ * answer. SQLite (never batched) gives the reference answers.
+ */
+describeEachDialect('batched capture on $name', (dialect) => {
+  let gateway: TestGateway | undefined;
+  afterEach(async () => {
+    await gateway?.expectLedgerClean();
+    await gateway?.close();
+    gateway = undefined;
+  });
+
+  const setUp = (balance: number) =>
+    moneyService(dialect, balance).then((service) => {
+      gateway = service.gateway;
+      return service;
+    });
+
+  const succeeded = (amount: number): RecordedOutcome => ({
+    kind: 'succeeded',
+    body: { charged: amount },
+    usage: { tokens: amount },
+    amount,
+    pricingRule: 'test',
+    upstreamRequestId: null,
+  });
+
+  /** Claims `count` requests holding `hold` each. */
+  async function claimed(
+    service: Awaited<ReturnType<typeof setUp>>,
+    count: number,
+    hold: number,
+  ): Promise<{ identity: RequestIdentity; holdId: string }[]> {
+    const claims = [];
+    for (let index = 0; index < count; index += 1) {
+      const identity = service.identity();
+      const claim = await service.requests.claim(identity, { amount: hold, priceVersion: 'v1' });
+      if (claim.kind !== 'claimed' || claim.holdId === null) throw new Error('not claimed');
+      claims.push({ identity, holdId: claim.holdId });
+    }
+    return claims;
+  }
+
+  it('charges the captures of one account finishing together with one update of its row (PostgreSQL)', async () => {
+    const service = await setUp(1_000);
+    const claims = await claimed(service, 40, 5);
+    const accountUpdates = await countAccountUpdates(
+      service.gateway.services.store.db,
+      dialect.name,
+    );
+    const answers = await Promise.all(
+      claims.map(({ identity, holdId }) => service.requests.finish(identity, holdId, succeeded(3))),
+    );
+    expect(answers.map((answer) => answer.status)).toEqual(claims.map(() => 200));
+    expect(await service.gateway.balance(service.accountId)).toEqual({
+      balance: 880,
+      held: 0,
+      available: 880,
+    });
+    for (const { identity } of claims.slice(0, 3)) {
+      const record = await service.requests.records.byId(identity.requestId);
+      expect(record).toMatchObject({ status: 'succeeded', amount: 3, http_status: 200 });
+    }
+    expect(await accountUpdates()).toBe(dialect.name === 'postgres' ? 1 : 40);
+  });
+
+  it('charges a capture above its hold by the single rules, beside a batch: awaiting funds when the extra is short', async () => {
+    const service = await setUp(12);
+    // Three holds of 3 (9 held, 3 available); one capture asks 9 (6 more than its hold), more
+    // than is ever available in any order (at most 4, after the capture of 2): short.
+    const claims = await claimed(service, 3, 3);
+    const amounts = [2, 9, 3];
+    const answers = await Promise.all(
+      claims.map(({ identity, holdId }, index) =>
+        service.requests.finish(identity, holdId, succeeded(amounts[index]!)),
+      ),
+    );
+    expect(answers.map((answer) => answer.status)).toEqual([200, 402, 200]);
+    const short = await service.requests.records.byId(claims[1]!.identity.requestId);
+    expect(short).toMatchObject({ status: 'awaiting_funds', amount: 9 });
+    // Charged 2 + 3; the short one's hold of 3 stays open, awaiting funds.
+    expect(await service.gateway.balance(service.accountId)).toEqual({
+      balance: 7,
+      held: 3,
+      available: 4,
+    });
+  });
+
+  it('records a swept request of the batch from submission_unknown, and the others as usual', async () => {
+    const service = await setUp(100);
+    const claims = await claimed(service, 4, 5);
+    // The sweeper took the second one for a request of a dead instance.
+    await service.gateway.services.store.db
+      .updateTable('requests')
+      .set({ status: 'submission_unknown' })
+      .where('id', '=', claims[1]!.identity.requestId)
+      .execute();
+    const answers = await Promise.all(
+      claims.map(({ identity, holdId }) => service.requests.finish(identity, holdId, succeeded(4))),
+    );
+    expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200, 200]);
+    for (const { identity } of claims)
+      expect(await service.requests.records.byId(identity.requestId)).toMatchObject({
+        status: 'succeeded',
+        amount: 4,
+      });
+    expect(await service.gateway.balance(service.accountId)).toEqual({
+      balance: 84,
+      held: 0,
+      available: 84,
+    });
+  });
+
+  it('never captures a hold twice when the same outcome is finished twice at once', async () => {
+    const service = await setUp(100);
+    const [only] = await claimed(service, 1, 5);
+    const answers = await Promise.all([
+      service.requests.finish(only!.identity, only!.holdId, succeeded(4)),
+      service.requests.finish(only!.identity, only!.holdId, succeeded(4)),
+    ]);
+    expect(answers.map((answer) => answer.status)).toEqual([200, 200]);
+    expect(await service.gateway.balance(service.accountId)).toEqual({
+      balance: 96,
+      held: 0,
+      available: 96,
+    });
+  });
+});
