@@ -1,10 +1,7 @@
 import type { Logger } from 'pino';
 import { reclaimUnusedObjects } from '../assets/asset-objects.js';
 import type { Config } from '../config/schema.js';
-import {
-  RequestReconciler,
-  type ReconcilerOptions,
-} from '../requests/request-reconciler.js';
+import { RequestReconciler, type ReconcilerOptions } from '../requests/request-reconciler.js';
 import type { Services } from '../services.js';
 import { expireUnsettledTasks } from '../tasks/task-expiry.js';
 

@@ -94,7 +94,9 @@ export class ProviderRegistry {
    * The request look-up of an upstream with `request_lookup` (providers/request-lookup.ts);
    * `undefined` for an upstream without it.
    */
-  requestLookup(upstream: string): ((requestId: string) => Promise<RequestLookupAnswer>) | undefined {
+  requestLookup(
+    upstream: string,
+  ): ((requestId: string) => Promise<RequestLookupAnswer>) | undefined {
     const pool = this.pools.get(upstream);
     if (pool === undefined || this.config.upstreams[upstream]?.request_lookup !== true)
       return undefined;

@@ -18,7 +18,9 @@ export interface ReconcilerDeps {
   readonly db: Kysely<Database>;
   readonly effects: LedgerEffects;
   readonly records: RequestStore;
-  readonly prices: { byVersion(priceVersion: string): Promise<{ prices: TokenPrices } | undefined> };
+  readonly prices: {
+    byVersion(priceVersion: string): Promise<{ prices: TokenPrices } | undefined>;
+  };
   readonly models: readonly ModelConfig[];
   readonly lookupOf: LookupOf;
   readonly logger: Pick<Logger, 'info' | 'warn'>;
@@ -144,7 +146,8 @@ export class RequestReconciler {
         failure = error ?? new Error('look-up failed');
         continue;
       }
-      if (answer.status === 'completed') return { kind: 'completed', usage: answer.usage, upstream };
+      if (answer.status === 'completed')
+        return { kind: 'completed', usage: answer.usage, upstream };
       if (answer.status === 'in_progress') inProgress = true;
     }
     if (failure !== undefined) return { kind: 'error', error: failure };
@@ -198,7 +201,9 @@ export class RequestReconciler {
         pricing_rule: capped
           ? `${price.rule}; capped at the hold: ${amount} micro-yuan`
           : price.rule,
-        usage_flag: capped ? `usage_exceeded_cap: priced ${price.amount} above the hold ${held}` : null,
+        usage_flag: capped
+          ? `usage_exceeded_cap: priced ${price.amount} above the hold ${held}`
+          : null,
         resolution: resolutionOf('capture', amount, reason, now),
         updated_at: now,
       });
