@@ -83,7 +83,8 @@ export type RequestResolution =
       /** Micro-yuan captured; 0 for a release. */
       amount: MicroYuan;
       reason: string;
-      by: 'operator';
+      /** `lookup`: the reconciler asked the upstream (docs/requests.md "Reconciled by look-up"). */
+      by: 'operator' | 'lookup';
       /** ISO 8601. */
       at: string;
     };

@@ -25,6 +25,7 @@ import type { RandomSource } from './routing/channel-selection.js';
 import type { BreakerSettings } from './routing/circuit-breaker.js';
 import { DisabledChannels } from './routing/disabled-channels.js';
 import type { UpstreamConnector } from './providers/upstream-http.js';
+import { unresolvedSummary } from './requests/unresolved-queue.js';
 import { RequestService } from './requests/request-service.js';
 import { SettlementService } from './requests/settlement-service.js';
 import { UsageReviewService } from './requests/usage-review-service.js';
@@ -193,6 +194,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
     metrics.channelStates = () => channels.list();
     const taskStore = new TaskStore(store.db, store.dialect);
     metrics.countTasks = () => taskStore.countByStatus();
+    metrics.readUnresolved = () => unresolvedSummary(store.db, clock.now());
     // Every task family of this instance: the kernel (tasks/) knows them only through this.
     const taskFamilies = new TaskFamilies([imageFamily, videoFamily, h3Family]);
     const taskReads = new TaskReads({ db: store.db, tasks: taskStore, families: taskFamilies });

@@ -1,7 +1,12 @@
 import { useState, type FormEvent } from 'react';
-import { When } from '../money.js';
+import { When, Yuan } from '../money.js';
 import { ErrorLine } from '../pages/ErrorLine.js';
-import { operatorApi, type UnresolvedRecord, type UnresolvedTask } from './operator-api.js';
+import {
+  operatorApi,
+  type UnresolvedRecord,
+  type UnresolvedTask,
+  type UnresolvedTotals,
+} from './operator-api.js';
 import { useOperatorText } from './operator-i18n.js';
 import { useLoad } from './useLoad.js';
 
@@ -15,26 +20,57 @@ export function ResolvePage({ onError }: { onError: OnError }) {
   const t = useOperatorText();
   const records = useLoad(() => operatorApi.unresolvedRecords(), onError);
   const tasks = useLoad(() => operatorApi.unresolvedTasks(), onError);
+  const queue = useLoad(() => operatorApi.unresolved(), onError);
+  const recordDone = () => {
+    records.reload();
+    queue.reload();
+  };
+  const taskDone = () => {
+    tasks.reload();
+    queue.reload();
+  };
   return (
     <section>
       <h1>{t('op.resolve')}</h1>
-      <ErrorLine error={records.error ?? tasks.error} />
+      <ErrorLine error={records.error ?? tasks.error ?? queue.error} />
+      {queue.value !== null && (
+        <table className="totals" data-unresolved-totals>
+          <tbody>
+            <TotalsRow label={t('op.records')} totals={queue.value.requests} />
+            <TotalsRow label={t('op.tasks')} totals={queue.value.tasks} />
+            <TotalsRow label={t('op.total')} totals={queue.value.total} />
+          </tbody>
+        </table>
+      )}
       <h2>{t('op.records')}</h2>
       {records.value !== null && records.value.data.length === 0 && <p>{t('op.none')}</p>}
       {records.value?.data.map((record) => (
-        <RecordForm
-          key={record.id}
-          record={record}
-          onDone={records.reload}
-          onError={records.fail}
-        />
+        <RecordForm key={record.id} record={record} onDone={recordDone} onError={records.fail} />
       ))}
       <h2>{t('op.tasks')}</h2>
       {tasks.value !== null && tasks.value.data.length === 0 && <p>{t('op.none')}</p>}
       {tasks.value?.data.map((task) => (
-        <TaskForm key={task.id} task={task} onDone={tasks.reload} onError={tasks.fail} />
+        <TaskForm key={task.id} task={task} onDone={taskDone} onError={tasks.fail} />
       ))}
     </section>
+  );
+}
+
+/** How many, the money they hold, and since when: what grows when nothing resolves them. */
+function TotalsRow({ label, totals }: { label: string; totals: UnresolvedTotals }) {
+  const t = useOperatorText();
+  return (
+    <tr>
+      <th scope="row">{label}</th>
+      <td>{totals.count}</td>
+      <td>
+        {t('op.held')} <Yuan micro={totals.held} />
+      </td>
+      <td>
+        {t('op.oldest')}{' '}
+        {totals.oldest_created_at === null ? '—' : <When iso={totals.oldest_created_at} />}
+      </td>
+    </tr>
   );
 }
 

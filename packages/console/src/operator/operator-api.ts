@@ -38,6 +38,20 @@ export interface UnresolvedTask {
   created_at: string;
 }
 
+/** One side of the unresolved queue's totals (`GET /admin/v1/unresolved`). */
+export interface UnresolvedTotals {
+  count: number;
+  held: number;
+  oldest_created_at: string | null;
+  oldest_age_seconds: number | null;
+}
+
+export interface UnresolvedQueue {
+  total: UnresolvedTotals;
+  requests: UnresolvedTotals;
+  tasks: UnresolvedTotals;
+}
+
 export interface AuditEvent {
   id: string;
   created_at: string;
@@ -130,6 +144,7 @@ export const operatorApi = {
       `${admin}/shares/${id(shareId)}/${decision}`,
       reason === '' ? {} : { reason },
     ),
+  unresolved: () => call<UnresolvedQueue>('GET', `${admin}/unresolved`),
   unresolvedRecords: () => call<Page<UnresolvedRecord>>('GET', `${admin}/requests/unresolved`),
   unresolvedTasks: () =>
     call<Page<UnresolvedTask>>('GET', `${admin}/tasks?status=submission_unknown`),

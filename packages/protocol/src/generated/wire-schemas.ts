@@ -299,7 +299,7 @@ export const wireSchemas: Readonly<Record<string, object>> = {
           action: { type: 'string', enum: ['capture', 'release'] },
           amount: { $ref: '#/components/schemas/MicroYuan' },
           reason: { type: 'string' },
-          by: { type: 'string', const: 'operator' },
+          by: { type: 'string', enum: ['operator', 'lookup'] },
           at: { type: 'string' },
         },
         required: ['action', 'amount', 'reason', 'by', 'at'],

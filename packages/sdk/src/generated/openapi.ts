@@ -671,8 +671,8 @@ export interface components {
           action: 'capture' | 'release';
           amount: components['schemas']['MicroYuan'];
           reason: string;
-          /** @constant */
-          by: 'operator';
+          /** @enum {string} */
+          by: 'operator' | 'lookup';
           at: string;
         };
     RequestRecord: {

@@ -57,6 +57,13 @@ export const upstreamSchema = z
      * an operator). See taskLookupOf.
      */
     task_lookup: z.boolean().optional(),
+    /**
+     * Whether the upstream answers `GET <base_url>/tollgate/requests/{id}` for a text call that
+     * named its record (`X-Tollgate-Request-Id`): what became of a call whose answer never came
+     * (docs/requests.md "Reconciled by look-up"). Default off: OpenAI-style APIs have no such
+     * look-up; the simulator offers it (turn it on for its upstream), as can an operator's proxy.
+     */
+    request_lookup: z.boolean().default(false),
   })
   .strict()
   .superRefine((upstream, context) => {

@@ -7,6 +7,7 @@ import { ApiError } from '../errors/api-error.js';
 import type { AppDeps } from '../http/deps.js';
 import { answerRedemptionBatch } from '../http/redemption-batch-output.js';
 import { serveContent } from '../http/serve-content.js';
+import { unresolvedQueue } from '../requests/unresolved-queue.js';
 import { shareServiceOf } from '../shares/share-service.js';
 import { operatorActorOf as actorOf } from './operator-auth.js';
 import { bodyObject } from './session-routes.js';
@@ -134,6 +135,10 @@ export function registerOperatorRoutes(scope: FastifyInstance, deps: AppDeps): v
       ),
     );
 
+  scope.get(`${admin}/unresolved`, async (request) => {
+    read(request);
+    return unresolvedQueue(deps);
+  });
   scope.get(`${admin}/requests/unresolved`, async (request) => {
     read(request);
     return { object: 'list', data: await deps.settlements.awaitingResolution() };

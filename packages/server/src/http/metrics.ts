@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { UnresolvedSummary, UnresolvedTotals } from '../requests/unresolved-queue.js';
 import type { ChannelStatus } from '../routing/channel-router.js';
 
 /** Prometheus metrics, one registry per app (no global state, so tests can build many apps). */
@@ -93,6 +94,56 @@ export class Metrics {
       for (const [status, count] of Object.entries(await this.countTasks()))
         this.tasksByStatus.set({ status }, count);
     },
+  });
+
+  /**
+   * The operator's queue (requests/unresolved-queue.ts), read from the shared database when
+   * scraped (set by the services). Like `tollgate_tasks`, every instance reports the same
+   * whole-database figures: aggregate with `max`, never `sum`, across instances.
+   */
+  readUnresolved: (() => Promise<UnresolvedSummary>) | undefined;
+  /** The read the three gauges below share within one scrape (they are collected together). */
+  private unresolvedRead: Promise<UnresolvedSummary | undefined> | undefined;
+  private readUnresolvedOnce(): Promise<UnresolvedSummary | undefined> {
+    this.unresolvedRead ??= (this.readUnresolved?.() ?? Promise.resolve(undefined)).finally(() => {
+      this.unresolvedRead = undefined;
+    });
+    return this.unresolvedRead;
+  }
+  /** Sets one of the queue's gauges per kind from the shared read. */
+  private async collectUnresolved(
+    gauge: Gauge<'kind'>,
+    value: (totals: UnresolvedTotals) => number,
+  ): Promise<void> {
+    const summary = await this.readUnresolvedOnce();
+    if (summary === undefined) return;
+    gauge.set({ kind: 'request' }, value(summary.requests));
+    gauge.set({ kind: 'task' }, value(summary.tasks));
+  }
+  readonly submissionUnknownHeld: Gauge<'kind'> = new Gauge({
+    name: 'tollgate_submission_unknown_held_microyuan',
+    help: 'Micro-yuan held by submission_unknown request records and tasks (whole database)',
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+    collect: () => this.collectUnresolved(this.submissionUnknownHeld, (totals) => totals.held),
+  });
+  readonly submissionUnknownCount: Gauge<'kind'> = new Gauge({
+    name: 'tollgate_submission_unknown',
+    help: 'submission_unknown request records and tasks holding money (whole database)',
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+    collect: () => this.collectUnresolved(this.submissionUnknownCount, (totals) => totals.count),
+  });
+  readonly submissionUnknownOldest: Gauge<'kind'> = new Gauge({
+    name: 'tollgate_submission_unknown_oldest_age_seconds',
+    help: 'Age of the oldest submission_unknown request record or task holding money (0: none)',
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+    collect: () =>
+      this.collectUnresolved(
+        this.submissionUnknownOldest,
+        (totals) => totals.oldest_age_seconds ?? 0,
+      ),
   });
 
   readonly channelAttempts = new Counter({

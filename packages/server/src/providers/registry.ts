@@ -7,9 +7,13 @@ import { OpenAiChat } from './openai-compatible/chat.js';
 import { OpenAiEmbeddings } from './openai-compatible/embeddings.js';
 import { OpenAiImages } from './openai-compatible/images.js';
 import { OpenAiVideos } from './openai-compatible/videos.js';
+import { lookUpRequest, type RequestLookupAnswer } from './request-lookup.js';
 import type { TaskProvider } from './task-provider.js';
 import type { EmbeddingsProvider, RerankProvider } from './types.js';
 import { UpstreamHttp, type UpstreamCaller, type UpstreamConnector } from './upstream-http.js';
+
+/** The admission queue's name for the reconciler's look-ups (no account's share is used). */
+const RECONCILER_ACCOUNT = 'tollgate:reconciler';
 
 /**
  * Builds one HTTP pool per upstream and the adapters for each model's families. The simulator
@@ -84,6 +88,21 @@ export class ProviderRegistry {
         ...(this.guarded === undefined ? {} : { guarded: this.guarded }),
       });
     return new OpenAiVideos(pool.for(caller), { lookup });
+  }
+
+  /**
+   * The request look-up of an upstream with `request_lookup` (providers/request-lookup.ts);
+   * `undefined` for an upstream without it.
+   */
+  requestLookup(
+    upstream: string,
+  ): ((requestId: string) => Promise<RequestLookupAnswer>) | undefined {
+    const pool = this.pools.get(upstream);
+    if (pool === undefined || this.config.upstreams[upstream]?.request_lookup !== true)
+      return undefined;
+    // The gateway's own read, not a caller's: it queues under an account of its own.
+    const http = pool.for({ accountId: RECONCILER_ACCOUNT });
+    return (requestId) => lookUpRequest(http, requestId);
   }
 
   /** Requests in flight and waiting per upstream, for metrics. */

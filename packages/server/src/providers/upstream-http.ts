@@ -23,7 +23,16 @@ export interface UpstreamCaller {
   readonly accountId: string;
   /** Fires when the caller went away: a request still waiting for a connection is then dropped unsent. */
   readonly abandoned?: AbortSignal;
+  /**
+   * The request record this call is made for, sent as `X-Tollgate-Request-Id` on every call
+   * (the same id on a retry on another channel): an upstream offering `request_lookup` answers
+   * by it what became of a call whose answer never came (requests/request-reconciler.ts).
+   */
+  readonly requestId?: string;
 }
+
+/** The header naming the request record a call is made for (see `UpstreamCaller.requestId`). */
+export const REQUEST_ID_HEADER = 'x-tollgate-request-id';
 
 /** Extra request headers an adapter may send (e.g. `Idempotency-Key` on a task submission). */
 export type UpstreamHeaders = Readonly<Record<string, string>>;
@@ -159,6 +168,7 @@ export class UpstreamHttp {
           accept: outgoing.accept,
           ...(outgoing.body === undefined ? {} : { 'content-type': 'application/json' }),
           ...outgoing.headers,
+          ...(caller.requestId === undefined ? {} : { [REQUEST_ID_HEADER]: caller.requestId }),
           ...(this.apiKey === undefined ? {} : { authorization: `Bearer ${this.apiKey}` }),
         },
         ...(outgoing.body === undefined ? {} : { body: JSON.stringify(outgoing.body) }),

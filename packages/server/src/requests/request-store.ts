@@ -156,6 +156,22 @@ export class RequestStore {
       .execute();
   }
 
+  /**
+   * `submission_unknown` records of the given paths that still hold money and created no task,
+   * oldest first: what the reconciler looks up (request-reconciler.ts).
+   */
+  awaitingLookup(paths: readonly string[], limit: number): Promise<RecordRow[]> {
+    return this.base()
+      .where('requests.status', '=', 'submission_unknown')
+      .where('requests.path', 'in', [...paths])
+      .where('requests.hold_id', 'is not', null)
+      .where('requests.task_id', 'is', null)
+      .orderBy('requests.created_at', 'asc')
+      .orderBy('requests.id', 'asc')
+      .limit(limit)
+      .execute();
+  }
+
   byId(id: string, executor?: Kysely<Database>): Promise<RecordRow | undefined> {
     return this.base(executor).where('requests.id', '=', id).executeTakeFirst();
   }

@@ -47,6 +47,11 @@ export const SIMULATOR_LIMITS = {
   videoFramesPerSecond: 4,
   /** Videos: jobs kept (the oldest finished one is evicted; all unfinished -> 429). */
   videoJobs: 10_000,
+  /**
+   * Text calls remembered for the request look-up (`GET /v1/tollgate/requests/{id}`), by the
+   * gateway's `X-Tollgate-Request-Id`; the oldest is forgotten first (then answered 404).
+   */
+  lookupRequests: 100_000,
   /** Videos: longest `Idempotency-Key` accepted (Stripe's limit). */
   idempotencyKeyCharacters: 255,
   /** Videos: encoded files cached, by count and bytes (least recently read evicted). */

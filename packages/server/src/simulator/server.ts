@@ -7,7 +7,9 @@ import { completionBody, streamChat } from './chat-wire.js';
 import { BadRequest, embeddingsResponse, parseEmbeddingsBody } from './embeddings.js';
 import { delay, parseBody, readBody, send } from './http-io.js';
 import { createMediaRoutes, type MediaRoutes } from './media-routes.js';
+import { REQUEST_ID_HEADER } from '../providers/upstream-http.js';
 import { parseRerankBody, rerankResponse } from './rerank.js';
+import { REQUEST_LOOKUP_PATH, RequestLog } from './request-log.js';
 
 export interface SimulatorOptions {
   host?: string;
@@ -23,11 +25,14 @@ export interface Simulator {
   close(): Promise<void>;
 }
 
-/** What a route does with a parsed body: its directives, and the JSON to answer or the stream to write. */
+/**
+ * What a route does with a parsed body: its directives, and the answer (computed once; its
+ * `usage` is what the request look-up reports) to send as JSON or to stream.
+ */
 type Handler = (body: unknown) => {
   directives: Directives;
   answer: () => unknown;
-  stream?: (response: ServerResponse) => Promise<void>;
+  stream?: (response: ServerResponse, answered: unknown) => Promise<void>;
 };
 
 const routes: Record<string, Handler> = {
@@ -44,7 +49,8 @@ const routes: Record<string, Handler> = {
       return {
         directives,
         answer,
-        stream: (response) => streamChat(response, input, answer(), directives),
+        stream: (response, answered) =>
+          streamChat(response, input, answered as ReturnType<typeof answerChat>, directives),
       };
     return { directives, answer: () => completionBody(input, answer()) };
   },
@@ -72,8 +78,9 @@ export function simulatorBaseUrl(simulator: Pick<Simulator, 'url'>): string {
 export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
   let url = '';
   const media = createMediaRoutes({ baseUrl: () => url, now: options.now ?? Date.now });
+  const log = new RequestLog();
   const server = createServer((request, response) => {
-    handle(request, response, media).catch((error: unknown) => {
+    handle(request, response, media, log).catch((error: unknown) => {
       options.logger?.warn({ err: error }, 'simulator request failed');
       if (!response.headersSent)
         send(response, 500, { error: { message: 'simulator fault', type: 'server_error' } });
@@ -103,10 +110,18 @@ async function handle(
   request: IncomingMessage,
   response: ServerResponse,
   media: MediaRoutes,
+  log: RequestLog,
 ): Promise<void> {
   response.setHeader('x-request-id', `sim-${randomUUID()}`);
   if (await media.handle(request, response)) return;
   const path = (request.url ?? '/').split('?')[0] ?? '/';
+  const lookup = REQUEST_LOOKUP_PATH.exec(path);
+  if (lookup !== null && request.method === 'GET') {
+    log.answer(response, decodeURIComponent(lookup[1] ?? ''));
+    return;
+  }
+  const header = request.headers[REQUEST_ID_HEADER];
+  const recordId = typeof header === 'string' && header !== '' ? header : undefined;
   const route = routes[path];
   if (route === undefined || request.method !== 'POST') {
     send(response, 404, {
@@ -129,20 +144,30 @@ async function handle(
     return;
   }
   const { directives } = handled;
+  // Received: a hang or a delay is `in_progress` to the look-up until it ends.
+  log.received(recordId);
   if (directives.hang === true) return; // never answer; the socket stays open until the client gives up
   if (directives.delayMs !== undefined) {
-    // The client left during the delay: nothing to answer.
-    if (!(await delay(directives.delayMs, response))) return;
+    // The client left during the delay: nothing to answer, nothing done.
+    if (!(await delay(directives.delayMs, response))) {
+      log.failed(recordId);
+      return;
+    }
   }
   if (directives.fail !== undefined) {
+    log.failed(recordId);
     send(response, directives.fail, {
       error: { message: `simulated failure ${directives.fail}`, type: 'simulated_error' },
     });
     return;
   }
+  // The work is done once the answer is computed: a stream cut later was still generated (and
+  // would be billed by a real upstream), so the look-up reports its usage.
+  const answered = handled.answer();
+  log.completed(recordId, (answered as { usage?: unknown }).usage);
   if (handled.stream !== undefined) {
-    await handled.stream(response);
+    await handled.stream(response, answered);
     return;
   }
-  send(response, 200, handled.answer());
+  send(response, 200, answered);
 }

@@ -150,6 +150,12 @@ describeEachDialect('console operator pages and the audit log on $name', (dialec
     expect(queue.json<{ data: { id: string }[] }>().data.map((row) => row.id)).toContain(requestId);
     const adminQueue = await client.admin('GET', '/admin/v1/requests?status=submission_unknown');
     expect(JSON.stringify(adminQueue)).toContain(requestId);
+    // The resolution page's totals: the same queue, with the money it holds.
+    const totals = await consoleCall(client, operator, 'GET', '/console/api/admin/unresolved');
+    expect(totals.json()).toMatchObject({
+      total: { count: 1, held: 1_000 },
+      requests: { count: 1, held: 1_000, data: [expect.objectContaining({ id: requestId })] },
+    });
 
     const url = `/console/api/admin/requests/${requestId}/resolve`;
     const missingReason = await consoleCall(client, operator, 'POST', url, {
@@ -166,6 +172,8 @@ describeEachDialect('console operator pages and the audit log on $name', (dialec
       body: { action: 'release', reason: 'twice' },
     });
     expect(again.statusCode).toBe(409);
+    const emptied = await consoleCall(client, operator, 'GET', '/console/api/admin/unresolved');
+    expect(emptied.json()).toMatchObject({ total: { count: 0, held: 0 } });
 
     const rows = (await auditOf(client, `?account_id=${accountId}`)).data;
     const resolutions = rows.filter((row) => row.action.startsWith('request.resolve'));

@@ -6,6 +6,7 @@ import { checkLedger } from '../../billing/ledger-check.js';
 import { priceHistoryView } from '../../billing/price-view.js';
 import { ApiError } from '../../errors/api-error.js';
 import { operatorRecordView } from '../../requests/record-view.js';
+import { unresolvedQueue } from '../../requests/unresolved-queue.js';
 import { bearerTokenOrNothing } from '../plugins/admin-token.js';
 import { answerRedemptionBatch } from '../redemption-batch-output.js';
 import type { AppDeps } from '../deps.js';
@@ -210,6 +211,8 @@ export function registerAdmin(scope: FastifyInstance, deps: AppDeps): void {
     async (request) =>
       operator.resolveRequest(adminActor(request), request.params.id, request.body),
   );
+  // The one queue of money held by outcomes never confirmed: records and tasks, with totals.
+  scope.get('/admin/v1/unresolved', async () => unresolvedQueue(deps));
   registerAdminTasks(scope, deps, operator);
   registerAdminChannels(scope, deps, operator);
   registerAdminBudgets(scope, operator);
