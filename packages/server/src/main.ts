@@ -47,6 +47,7 @@ export async function serve(env: NodeJS.ProcessEnv): Promise<void> {
     adminToken: settings.adminToken,
     metricsToken: settings.metricsToken,
     upstreamKeys: settings.upstreamKeys,
+    stripe: settings.stripe,
     logger,
     processMetrics: true,
   }).catch((error: unknown) => {

@@ -45,6 +45,7 @@ import { AccountUsageReader } from './usage/account-usage.js';
 import { RequestListing } from './usage/request-listing.js';
 import { Statements } from './usage/statement.js';
 import { BudgetService } from './budgets/budget-service.js';
+import { createPaymentService, type StripeSettings } from './payments/create-payments.js';
 import { createIdGenerator, systemClock, type Clock, type IdGenerator } from './util/effects.js';
 
 export interface ServiceOptions {
@@ -85,6 +86,8 @@ export interface ServiceOptions {
   readonly workerName?: string;
   /** Where the built console is (tests build their own; default: packages/console/dist). */
   readonly consoleDir?: string;
+  /** Stripe's secrets: online top-up is enabled with them (docs/payments.md). */
+  readonly stripe?: StripeSettings | undefined;
   /** Task worker settings (tests: faults, short leases). */
   readonly worker?: Omit<WorkerOptions, 'owner'>;
 }
@@ -234,6 +237,8 @@ export async function createServices(options: ServiceOptions): Promise<Services>
         : undefined;
     if (changeFeed !== undefined) closers.push(() => changeFeed.close());
     const consoleTotp = new ConsoleTotp(store.db, clock);
+    const accounts = new AccountService(store.db, effects);
+    const audit = new AuditLog(store.db, effects);
     const services: Services = {
       config,
       store,
@@ -244,8 +249,16 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       keys,
       changeFeed,
       budgets: new BudgetService(store.db, keys, effects),
-      accounts: new AccountService(store.db, effects),
-      audit: new AuditLog(store.db, effects),
+      accounts,
+      audit,
+      payments: createPaymentService({
+        db: store.db,
+        accounts,
+        audit,
+        effects,
+        logger,
+        stripe: options.stripe,
+      }),
       prices,
       catalog,
       requests,

@@ -7,6 +7,7 @@ import { registerCallerRequestRoutes } from './caller-request-routes.js';
 import { registerCallerTaskRoutes } from './caller-task-routes.js';
 import { BUILT_CONSOLE_DIR, registerConsoleStatic } from './console-static.js';
 import { registerSessionRoutes } from './session-routes.js';
+import { registerPaymentConsoleRoutes } from '../payments/payment-routes.js';
 
 /**
  * The web console (docs/console.md): its API under `/console/api` in a scope of its own (the
@@ -20,6 +21,7 @@ export async function registerConsole(app: FastifyInstance, deps: AppDeps): Prom
     registerOperatorRoutes(scope, deps);
     registerCallerTaskRoutes(scope, deps);
     registerCallerRequestRoutes(scope, deps);
+    registerPaymentConsoleRoutes(scope, deps);
   });
   await app.register(async (scope) =>
     registerConsoleStatic(scope, deps.consoleDir ?? BUILT_CONSOLE_DIR),
