@@ -242,14 +242,14 @@ export async function credit(
  * held): a refund alone never drives a balance below zero nor eats into open holds. One guarded
  * update (`balance - held >= debited`); a concurrent movement that made it fail throws, so the
  * caller's transaction rolls back and the provider's redelivery tries again. Appends one
- * `refund` journal entry (negative balance delta) naming `topupId`, the negative top-up row the
- * caller inserted. Returns what was debited (0 when nothing was available: no entry). In a
- * transaction.
+ * `refund` journal entry (negative balance delta; the ledger check counts these in its
+ * conservation rule and matches them to the orders' refunds). Returns what was debited (0 when
+ * nothing was available: no entry). In a transaction.
  */
 export async function debitAvailable(
   trx: Executor,
   effects: LedgerEffects,
-  input: { accountId: string; amount: number; topupId: string; reason: string },
+  input: { accountId: string; amount: number; reason: string },
 ): Promise<number> {
   const account = await trx
     .selectFrom('accounts')
@@ -271,7 +271,6 @@ export async function debitAvailable(
     kind: 'refund',
     balanceDelta: -debited,
     heldDelta: 0,
-    topupId: input.topupId,
     reason: input.reason,
   });
   return debited;

@@ -130,25 +130,11 @@ async function refund(
   const total = Math.min(event.refundedTotal, order.amount);
   const refunded = total - order.refunded_amount;
   if (refunded <= 0) return at('refund_already_applied');
-  const topupId = deps.effects.ids.next('top');
   const debited = await debitAvailable(trx, deps.effects, {
     accountId: order.account_id,
     amount: refunded,
-    topupId,
-    reason: `refund of payment order ${order.id}`,
+    reason: `refund of payment order ${order.id} (event ${event.id})`,
   });
-  if (debited > 0)
-    await trx
-      .insertInto('topups')
-      .values({
-        id: topupId,
-        account_id: order.account_id,
-        reference: `refund:${event.id}`,
-        amount: -debited,
-        source: 'payment_refund',
-        created_at: deps.effects.clock.now(),
-      })
-      .execute();
   const owed = refunded - debited;
   const owedTotal = order.refund_owed + owed;
   const moved = await trx

@@ -144,12 +144,8 @@ export interface TopupTable {
   /** Unique per account: the same reference twice is the same top-up. */
   reference: string;
   amount: number;
-  /**
-   * `payment`: an online top-up (docs/payments.md); `payment_refund`: a provider's refund taken
-   * back from the balance, the one source with a negative amount (so the ledger's conservation,
-   * balances = top-ups − captures, still holds).
-   */
-  source: 'admin' | 'redemption' | 'payment' | 'payment_refund';
+  /** `payment`: an online top-up (docs/payments.md). */
+  source: 'admin' | 'redemption' | 'payment';
   created_at: number;
 }
 

@@ -17,27 +17,21 @@ export interface SentToStripe {
 
 /**
  * Stripe's client with a fetch that never leaves the process: each checkout session create is
- * recorded and answered like Stripe would (`cs_test_<n>`, a checkout URL); `failNext` makes the
- * next call answer 500 (the provider is down).
+ * recorded and answered like Stripe would (`cs_test_<n>`, a checkout URL); after `goDown()`
+ * every call answers 500 (the client's own retries included: the provider is down).
  */
 export function fakeStripeNetwork() {
   const sent: SentToStripe[] = [];
-  let failNext = false;
+  let down = false;
   const fetchFn = (async (input: string | URL | Request, init?: RequestInit) => {
-    const headers = Object.fromEntries(
-      Object.entries((init?.headers ?? {}) as Record<string, string>).map(([name, value]) => [
-        name.toLowerCase(),
-        String(value),
-      ]),
-    );
+    const headers = Object.fromEntries(new Headers(init?.headers).entries());
     sent.push({
       method: init?.method ?? 'GET',
       url: String(input),
       headers,
       form: new URLSearchParams(typeof init?.body === 'string' ? init.body : ''),
     });
-    if (failNext) {
-      failNext = false;
+    if (down) {
       return new Response(JSON.stringify({ error: { type: 'api_error', message: 'down' } }), {
         status: 500,
         headers: { 'content-type': 'application/json' },
@@ -51,7 +45,7 @@ export function fakeStripeNetwork() {
   }) as typeof fetch;
   return {
     sent,
-    failNextCall: () => void (failNext = true),
+    goDown: () => void (down = true),
     settings: {
       secretKey: SECRET_KEY,
       webhookSecret: WEBHOOK_SECRET,
