@@ -119,11 +119,17 @@ async function refund(
 ): Promise<EventOutcome> {
   const at = (outcome: string) => ({ outcome, orderId: order.id });
   if (!CREDITED.some((state) => state === order.state)) {
-    await flag(undefined, `the provider refunded ${event.refundedTotal} micro-yuan of an order in state ${order.state} (never credited)`);
+    await flag(
+      undefined,
+      `the provider refunded ${event.refundedTotal} micro-yuan of an order in state ${order.state} (never credited)`,
+    );
     return at('refund_uncredited');
   }
   if (event.currency !== order.currency || event.refundedTotal < 0) {
-    await flag(undefined, `refund event ${event.id} reports ${event.refundedTotal} in ${event.currency}`);
+    await flag(
+      undefined,
+      `refund event ${event.id} reports ${event.refundedTotal} in ${event.currency}`,
+    );
     return at('refund_mismatch');
   }
   // The provider reports a running total: a reordered older total refunds nothing more.

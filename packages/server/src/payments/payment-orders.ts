@@ -79,6 +79,10 @@ export async function listOrders(
       throw invalidInput('flagged', 'must be true or absent');
     select = select.where('flag', 'is not', null);
   }
-  const rows = await select.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
+  const rows = await select
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .execute();
   return { object: 'list', data: rows.map(paymentOrderView) };
 }

@@ -33,7 +33,11 @@ export type PaymentEvent = { readonly id: string; readonly type: string } & (
       readonly amount: number;
       readonly currency: string;
     }
-  | { readonly kind: 'expired' | 'failed'; readonly orderId: string | null; readonly sessionId: string }
+  | {
+      readonly kind: 'expired' | 'failed';
+      readonly orderId: string | null;
+      readonly sessionId: string;
+    }
   | {
       readonly kind: 'refunded';
       readonly orderId: string | null;
@@ -56,7 +60,10 @@ export interface PaymentProvider {
    * Verifies the webhook's signature over the raw body and reads its event; throws
    * `WebhookSignatureError` for anything not signed with the webhook secret (or too old).
    */
-  parseWebhook(rawBody: Buffer, headers: Record<string, string | string[] | undefined>): PaymentEvent;
+  parseWebhook(
+    rawBody: Buffer,
+    headers: Record<string, string | string[] | undefined>,
+  ): PaymentEvent;
 }
 
 /** A webhook whose signature does not verify: answered 400, nothing stored. */

@@ -3,7 +3,6 @@ import { memberAccountOf } from '../console/console-auth.js';
 import { operatorActorOf } from '../console/operator-auth.js';
 import { bodyObject } from '../console/session-routes.js';
 import type { AppDeps } from '../http/deps.js';
-import type { OrderQuery } from './payment-orders.js';
 
 /** A Stripe event is a few kilobytes; anything far larger is not one (413 before parsing). */
 export const WEBHOOK_BODY_LIMIT_BYTES = 256 * 1024;
@@ -17,7 +16,7 @@ type Query = Record<string, string | undefined>;
  */
 export function registerPaymentConsoleRoutes(scope: FastifyInstance, deps: AppDeps): void {
   scope.get<{ Querystring: Query }>('/console/api/topups', async (request) => ({
-    ...(await deps.payments.listForAccount(memberAccountOf(request), request.query as OrderQuery)),
+    ...(await deps.payments.listForAccount(memberAccountOf(request), request.query)),
     payments: deps.payments.status(),
   }));
 
@@ -34,7 +33,7 @@ export function registerPaymentConsoleRoutes(scope: FastifyInstance, deps: AppDe
 
   scope.get<{ Querystring: Query }>('/console/api/admin/payment-orders', async (request) => {
     operatorActorOf(request, deps.config.server.console_require_operator_totp);
-    return deps.payments.listAll(request.query as OrderQuery);
+    return deps.payments.listAll(request.query);
   });
 }
 

@@ -7,7 +7,12 @@ import { parseMovementAmount } from '../billing/money.js';
 import { ApiError, invalidInput } from '../errors/api-error.js';
 import type { Database, PaymentOrderTable } from '../store/schema.js';
 import { applyPaymentEvent } from './payment-events.js';
-import { listOrders, paymentOrderView, type OrderQuery, type PaymentOrderView } from './payment-orders.js';
+import {
+  listOrders,
+  paymentOrderView,
+  type OrderQuery,
+  type PaymentOrderView,
+} from './payment-orders.js';
 import {
   MICRO_YUAN_PER_FEN,
   WebhookSignatureError,
@@ -40,7 +45,12 @@ export class PaymentService {
   constructor(private readonly deps: PaymentServiceDeps) {}
 
   /** What the console needs to show the top-up button or say why there is none. */
-  status(): { object: 'payment_status'; enabled: boolean; provider: string | null; currency: string | null } {
+  status(): {
+    object: 'payment_status';
+    enabled: boolean;
+    provider: string | null;
+    currency: string | null;
+  } {
     const provider = this.deps.provider;
     return {
       object: 'payment_status',
@@ -97,7 +107,10 @@ export class PaymentService {
         .where('id', '=', row.id)
         .where('state', '=', 'created')
         .execute();
-      throw new ApiError('UPSTREAM_ERROR', 'the payment provider could not open a checkout; try again');
+      throw new ApiError(
+        'UPSTREAM_ERROR',
+        'the payment provider could not open a checkout; try again',
+      );
     }
     const opened = {
       ...row,
@@ -144,7 +157,10 @@ export class PaymentService {
       event = provider.parseWebhook(rawBody, headers);
     } catch (error) {
       if (error instanceof WebhookSignatureError)
-        throw invalidInput('Stripe-Signature', `the webhook signature does not verify: ${error.message}`);
+        throw invalidInput(
+          'Stripe-Signature',
+          `the webhook signature does not verify: ${error.message}`,
+        );
       throw error;
     }
     try {

@@ -436,13 +436,7 @@ export interface AuditEventTable {
 
 /** Where an online top-up order is (docs/payments.md, "Order states"). */
 export type PaymentOrderState =
-  | 'created'
-  | 'paid'
-  | 'expired'
-  | 'failed'
-  | 'amount_mismatch'
-  | 'refunded_partially'
-  | 'refunded';
+  'created' | 'paid' | 'expired' | 'failed' | 'amount_mismatch' | 'refunded_partially' | 'refunded';
 
 /** One checkout a member started (migrations/026-payment-orders.ts). */
 export interface PaymentOrderTable {

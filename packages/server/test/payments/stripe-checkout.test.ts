@@ -3,7 +3,13 @@ import { afterEach, beforeEach, expect, it } from 'vitest';
 import { consoleCall, signedInMember } from '../console/console-member.js';
 import { describeEachDialect } from '../helpers/dialects.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
-import { deliver, fakeStripeNetwork, openOrder, sessionEvent, SECRET_KEY } from './stripe-harness.js';
+import {
+  deliver,
+  fakeStripeNetwork,
+  openOrder,
+  sessionEvent,
+  SECRET_KEY,
+} from './stripe-harness.js';
 
 describeEachDialect('Stripe checkout on $name', (dialect) => {
   let gateway: TestGateway;
@@ -77,7 +83,10 @@ describeEachDialect('Stripe checkout on $name', (dialect) => {
       expect(response.json()).toMatchObject({ error: { code: 'INVALID_INPUT', param: 'amount' } });
     }
     expect(stripe.sent).toEqual([]);
-    const orders = await gateway.services.store.db.selectFrom('payment_orders').selectAll().execute();
+    const orders = await gateway.services.store.db
+      .selectFrom('payment_orders')
+      .selectAll()
+      .execute();
     expect(orders).toEqual([]);
   });
 
@@ -150,9 +159,7 @@ describeEachDialect('online top-up without Stripe on $name', (dialect) => {
       body: { amount: 10_000_000 },
     });
     expect(start.statusCode).toBe(400);
-    expect(start.json<{ error: { message: string } }>().error.message).toContain(
-      'not configured',
-    );
+    expect(start.json<{ error: { message: string } }>().error.message).toContain('not configured');
     const webhook = await deliver(
       gateway,
       sessionEvent('evt_x', 'checkout.session.completed', {

@@ -27,7 +27,7 @@ export function fakeStripeNetwork() {
     const headers = Object.fromEntries(new Headers(init?.headers).entries());
     sent.push({
       method: init?.method ?? 'GET',
-      url: String(input),
+      url: input instanceof Request ? input.url : input.toString(),
       headers,
       form: new URLSearchParams(typeof init?.body === 'string' ? init.body : ''),
     });
@@ -39,7 +39,11 @@ export function fakeStripeNetwork() {
     }
     const id = `cs_test_${sent.length}`;
     return new Response(
-      JSON.stringify({ id, object: 'checkout.session', url: `https://checkout.stripe.com/c/pay/${id}` }),
+      JSON.stringify({
+        id,
+        object: 'checkout.session',
+        url: `https://checkout.stripe.com/c/pay/${id}`,
+      }),
       { status: 200, headers: { 'content-type': 'application/json', 'request-id': `req_${id}` } },
     );
   }) as typeof fetch;
@@ -129,7 +133,11 @@ export function refundEvent(id: string, order: OpenedOrder, refundedFen: number)
 export function deliver(
   gateway: TestGateway,
   event: unknown,
-  options: { secret?: string; timestampSeconds?: number; tamper?: (payload: string) => string } = {},
+  options: {
+    secret?: string;
+    timestampSeconds?: number;
+    tamper?: (payload: string) => string;
+  } = {},
 ): Promise<LightMyRequestResponse> {
   const payload = JSON.stringify(event);
   const signature = Stripe.webhooks.generateTestHeaderString({

@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, expect, it } from 'vitest';
+import { checkLedger } from '../../src/billing/ledger-check.js';
 import { consoleCall, signedInMember } from '../console/console-member.js';
 import { describeEachDialect } from '../helpers/dialects.js';
 import { embeddingsOnlyConfig, startGateway, type TestGateway } from '../helpers/gateway.js';
@@ -28,7 +29,10 @@ describeEachDialect('Stripe refunds on $name', (dialect) => {
   async function paidOrder() {
     const member = await signedInMember(gateway);
     const order = await openOrder(gateway, TEN_YUAN, member);
-    const paid = await deliver(gateway, sessionEvent('evt_paid', 'checkout.session.completed', order));
+    const paid = await deliver(
+      gateway,
+      sessionEvent('evt_paid', 'checkout.session.completed', order),
+    );
     expect(paid.json()).toMatchObject({ outcome: 'credited' });
     return { order, key: member.key };
   }
@@ -122,5 +126,20 @@ describeEachDialect('Stripe refunds on $name', (dialect) => {
     });
     expect(members.statusCode).toBe(403);
     await gateway.expectLedgerClean();
+  });
+
+  it('the ledger check finds a refund taken from a balance that no order accounts for', async () => {
+    const { order } = await paidOrder();
+    await deliver(gateway, refundEvent('evt_refund', order, 100));
+    // A refund recorded on the order but not taken from the balance (a writer that skipped it).
+    await gateway.services.store.db
+      .updateTable('payment_orders')
+      .set({ refunded_amount: 2_000_000 })
+      .where('id', '=', order.orderId)
+      .execute();
+    const report = await checkLedger(gateway.services.store.db);
+    expect(report.violations).toEqual([
+      expect.objectContaining({ invariant: 'refunds_match_orders' }),
+    ]);
   });
 });

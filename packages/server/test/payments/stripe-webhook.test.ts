@@ -159,7 +159,9 @@ describeEachDialect('Stripe webhook on $name', (dialect) => {
 
     const expired = await openOrder(gateway, HUNDRED_YUAN, order.member);
     expect(
-      (await deliver(gateway, sessionEvent('evt_exp2', 'checkout.session.expired', expired))).json(),
+      (
+        await deliver(gateway, sessionEvent('evt_exp2', 'checkout.session.expired', expired))
+      ).json(),
     ).toMatchObject({ outcome: 'expired' });
     const failed = await openOrder(gateway, HUNDRED_YUAN, order.member);
     expect(
