@@ -274,7 +274,7 @@ async function checkLedgerInSnapshot(db: Kysely<Database>): Promise<LedgerReport
     add(
       'conservation',
       'all accounts',
-      `balances ${balances}, top-ups ${credited} - captured ${captured} - refunded ${refunded}`,
+      `balances ${balances}, top-ups ${credited} - captured ${captured}${refunded === 0n ? '' : ` - refunded ${refunded}`}`,
     );
   const ordersRefunded = exact(orderRefunds?.total ?? '0', 'payment orders', 'refund sum');
   if (refunded !== ordersRefunded)
