@@ -12,11 +12,13 @@ import { RequestsPage } from './pages/RequestsPage.js';
 import { SignInPage } from './pages/SignInPage.js';
 import { TaskDetailPage } from './pages/TaskDetailPage.js';
 import { TasksPage } from './pages/TasksPage.js';
+import { TopUpPage } from './pages/TopUpPage.js';
 
 const NAV: readonly { path: string; label: MessageKey }[] = [
   { path: '/', label: 'nav.overview' },
   { path: '/keys', label: 'nav.keys' },
   { path: '/redeem', label: 'nav.redeem' },
+  { path: '/topup', label: 'nav.topup' },
   { path: '/requests', label: 'nav.requests' },
   { path: '/tasks', label: 'nav.tasks' },
 ];
@@ -88,6 +90,8 @@ function Page({ path, onError: guard }: { path: string; onError: (error: unknown
       return <KeysPage onError={guard} />;
     case '/redeem':
       return <RedeemPage onError={guard} />;
+    case '/topup':
+      return <TopUpPage onError={guard} />;
     case '/requests':
       return <RequestsPage onError={guard} />;
     case '/tasks':

@@ -1,5 +1,6 @@
 import { createContext, useContext, useMemo, useState, type ReactNode } from 'react';
 import { callerEn, callerZhCN } from './caller-messages.js';
+import { paymentEn, paymentZhCN } from './payment-messages.js';
 
 /**
  * The console's two languages (docs/decisions/0011-console.md: a dictionary module, no i18n
@@ -79,6 +80,7 @@ const zhCN = {
   'requests.none': '还没有请求记录。',
   'requests.more': '加载更多',
   ...callerZhCN,
+  ...paymentZhCN,
 } as const;
 
 export type MessageKey = keyof typeof zhCN;
@@ -159,6 +161,7 @@ const en: Record<MessageKey, string> = {
   'requests.none': 'No requests yet.',
   'requests.more': 'Load more',
   ...callerEn,
+  ...paymentEn,
 };
 
 export type Language = 'zh-CN' | 'en';
