@@ -16,11 +16,13 @@ import { SignUpLink, SignUpPage } from './pages/SignUpPage.js';
 import { SignInPage } from './pages/SignInPage.js';
 import { TaskDetailPage } from './pages/TaskDetailPage.js';
 import { TasksPage } from './pages/TasksPage.js';
+import { TopUpPage } from './pages/TopUpPage.js';
 
 const NAV: readonly { path: string; label: MessageKey }[] = [
   { path: '/', label: 'nav.overview' },
   { path: '/keys', label: 'nav.keys' },
   { path: '/redeem', label: 'nav.redeem' },
+  { path: '/topup', label: 'nav.topup' },
   { path: '/requests', label: 'nav.requests' },
   { path: '/tasks', label: 'nav.tasks' },
   { path: '/assets', label: 'nav.assets' },
@@ -108,6 +110,8 @@ function Page({ path, onError: guard }: { path: string; onError: (error: unknown
       return <KeysPage onError={guard} />;
     case '/redeem':
       return <RedeemPage onError={guard} />;
+    case '/topup':
+      return <TopUpPage onError={guard} />;
     case '/requests':
       return <RequestsPage onError={guard} />;
     case '/assets':

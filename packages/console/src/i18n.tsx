@@ -2,6 +2,7 @@ import { createContext, useContext, useMemo, useState, type ReactNode } from 're
 import { assetEn, assetZhCN } from './asset-messages.js';
 import { callerEn, callerZhCN } from './caller-messages.js';
 import { securityEn, securityZhCN } from './security-messages.js';
+import { paymentEn, paymentZhCN } from './payment-messages.js';
 
 /**
  * The console's two languages (docs/decisions/0011-console.md: a dictionary module, no i18n
@@ -83,6 +84,7 @@ const zhCN = {
   ...callerZhCN,
   ...assetZhCN,
   ...securityZhCN,
+  ...paymentZhCN,
 } as const;
 
 export type MessageKey = keyof typeof zhCN;
@@ -165,6 +167,7 @@ const en: Record<MessageKey, string> = {
   ...callerEn,
   ...assetEn,
   ...securityEn,
+  ...paymentEn,
 };
 
 export type Language = 'zh-CN' | 'en';

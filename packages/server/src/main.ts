@@ -53,6 +53,7 @@ export async function serve(env: NodeJS.ProcessEnv): Promise<void> {
     metricsToken: settings.metricsToken,
     upstreamKeys: settings.upstreamKeys,
     shareLinkSecret: shareLinkSecret.key,
+    stripe: settings.stripe,
     logger,
     processMetrics: true,
   }).catch((error: unknown) => {

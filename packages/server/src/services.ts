@@ -49,6 +49,7 @@ import { Statements } from './usage/statement.js';
 import { BudgetService } from './budgets/budget-service.js';
 import { UploadService } from './assets/upload-service.js';
 import { randomBytes } from 'node:crypto';
+import { createPaymentService, type StripeSettings } from './payments/create-payments.js';
 import { createIdGenerator, systemClock, type Clock, type IdGenerator } from './util/effects.js';
 
 export interface ServiceOptions {
@@ -94,6 +95,8 @@ export interface ServiceOptions {
    * CLI): a random one for this process, so links asked for from the console last as long as it.
    */
   readonly shareLinkSecret?: Buffer;
+  /** Stripe's secrets: online top-up is enabled with them (docs/payments.md). */
+  readonly stripe?: StripeSettings | undefined;
   /** Task worker settings (tests: faults, short leases). */
   readonly worker?: Omit<WorkerOptions, 'owner'>;
 }
@@ -259,6 +262,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       loginThrottle,
       consoleTotp,
     );
+    const audit = new AuditLog(store.db, effects);
     const services: Services = {
       config,
       store,
@@ -270,7 +274,15 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       changeFeed,
       budgets: new BudgetService(store.db, keys, effects),
       accounts,
-      audit: new AuditLog(store.db, effects),
+      audit,
+      payments: createPaymentService({
+        db: store.db,
+        accounts,
+        audit,
+        effects,
+        logger,
+        stripe: options.stripe,
+      }),
       prices,
       catalog,
       requests,

@@ -34,7 +34,14 @@ export function AuditPage({ onError }: { onError: OnError }) {
                   <td>
                     <When iso={event.created_at} />
                   </td>
-                  <td>{event.actor.email ?? t('op.adminToken')}</td>
+                  <td>
+                    {event.actor.email ??
+                      t(
+                        event.actor.kind === 'payment_provider'
+                          ? 'op.paymentProvider'
+                          : 'op.adminToken',
+                      )}
+                  </td>
                   <td>
                     <code>{event.action}</code>
                   </td>

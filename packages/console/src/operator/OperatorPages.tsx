@@ -5,6 +5,7 @@ import { AuditPage, InvitePage, LedgerPage } from './AuditPage.js';
 import { ChannelsPage } from './ChannelsPage.js';
 import { CodesPage } from './CodesPage.js';
 import { ModelsPage } from './ModelsPage.js';
+import { PaymentsPage } from './PaymentsPage.js';
 import { useOperatorText } from './operator-i18n.js';
 import { ResolvePage } from './ResolvePage.js';
 import { ShareReviewPage } from './ShareReviewPage.js';
@@ -16,6 +17,7 @@ const PAGES = [
   { path: '/admin/channels', label: 'op.channels' },
   { path: '/admin/shares', label: 'op.shares' },
   { path: '/admin/resolve', label: 'op.resolve' },
+  { path: '/admin/payments', label: 'op.payments' },
   { path: '/admin/audit', label: 'op.audit' },
   { path: '/admin/ledger', label: 'op.ledger' },
   { path: '/admin/invite', label: 'op.invite' },
@@ -52,6 +54,8 @@ export function OperatorPages({ path, onError }: { path: string; onError: (e: un
         <ShareReviewPage onError={onError} />
       ) : current === '/admin/resolve' ? (
         <ResolvePage onError={onError} />
+      ) : current === '/admin/payments' ? (
+        <PaymentsPage onError={onError} />
       ) : current === '/admin/audit' ? (
         <AuditPage onError={onError} />
       ) : current === '/admin/ledger' ? (

@@ -55,7 +55,7 @@ export interface UnresolvedQueue {
 export interface AuditEvent {
   id: string;
   created_at: string;
-  actor: { kind: 'admin_token' | 'console_user'; email: string | null };
+  actor: { kind: 'admin_token' | 'console_user' | 'payment_provider'; email: string | null };
   action: string;
   target_id: string | null;
   account_id: string | null;

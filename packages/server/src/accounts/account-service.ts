@@ -123,50 +123,70 @@ export class AccountService {
     }
     const reference = input.reference;
     await this.get(accountId);
-    const replayed = await this.db.transaction().execute(async (trx) => {
-      const topupId = this.effects.ids.next('top');
-      const inserted = await trx
-        .insertInto('topups')
-        .values({
-          id: topupId,
-          account_id: accountId,
-          reference,
-          amount,
-          source: 'admin',
-          created_at: this.effects.clock.now(),
-        })
-        .onConflict((conflict) => conflict.columns(['account_id', 'reference']).doNothing())
-        .executeTakeFirst();
-      if (inserted.numInsertedOrUpdatedRows !== 1n) {
-        const existing = await trx
-          .selectFrom('topups')
-          .select('amount')
-          .where('account_id', '=', accountId)
-          .where('reference', '=', reference)
-          .executeTakeFirstOrThrow();
-        if (existing.amount !== amount) {
-          throw new ApiError(
-            'IDEMPOTENCY_CONFLICT',
-            `reference ${reference} was used for another amount`,
-            'reference',
-          );
-        }
-        return true;
-      }
-      const credited = await credit(trx, this.effects, {
-        accountId,
-        amount,
-        kind: 'topup',
-        topupId,
-        reason: `top-up ${reference}`,
-      });
-      // Throwing rolls the top-up row back with it: the same reference stays free.
-      if (credited.kind === 'balance_limit')
-        throw balanceLimitError('amount', amount, credited.balance);
-      await audit?.(trx, amount);
-      return false;
-    });
+    const replayed = await this.db
+      .transaction()
+      .execute(async (trx) =>
+        this.topUpWithin(trx, accountId, { amount, reference, source: 'admin' }, audit),
+      );
     return { ...(await this.get(accountId)), replayed };
+  }
+
+  /**
+   * The top-up inside a transaction the caller runs (an online payment credits in the same
+   * transaction that marks its order paid): the top-up row (unique per account and reference),
+   * the credit and its journal entry. Returns true for a replay (same reference and amount:
+   * nothing credited); throws on a reference used for another amount (409) or a balance that
+   * would pass the maximum (400 naming `amount`), so the caller's transaction rolls back whole.
+   * `amount` must already be parsed (`parseMovementAmount`).
+   */
+  async topUpWithin(
+    trx: Kysely<Database>,
+    accountId: string,
+    input: { amount: number; reference: string; source: 'admin' | 'payment' },
+    audit?: AuditWrite,
+  ): Promise<boolean> {
+    const { amount, reference } = input;
+    const topupId = this.effects.ids.next('top');
+    const inserted = await trx
+      .insertInto('topups')
+      .values({
+        id: topupId,
+        account_id: accountId,
+        reference,
+        amount,
+        source: input.source,
+        created_at: this.effects.clock.now(),
+      })
+      .onConflict((conflict) => conflict.columns(['account_id', 'reference']).doNothing())
+      .executeTakeFirst();
+    if (inserted.numInsertedOrUpdatedRows !== 1n) {
+      const existing = await trx
+        .selectFrom('topups')
+        .select('amount')
+        .where('account_id', '=', accountId)
+        .where('reference', '=', reference)
+        .executeTakeFirstOrThrow();
+      if (existing.amount !== amount) {
+        throw new ApiError(
+          'IDEMPOTENCY_CONFLICT',
+          `reference ${reference} was used for another amount`,
+          'reference',
+        );
+      }
+      return true;
+    }
+    const credited = await credit(trx, this.effects, {
+      accountId,
+      amount,
+      kind: 'topup',
+      topupId,
+      reason: `top-up ${reference}`,
+    });
+    // Throwing rolls the top-up row back with it: the same reference stays free.
+    if (credited.kind === 'balance_limit')
+      throw balanceLimitError('amount', amount, credited.balance);
+    await audit?.(trx, amount);
+    return false;
   }
 
   /**

@@ -25,7 +25,9 @@ export interface LedgerReport {
  *     has exactly one `capture` or `release` entry matching its state and captured amount;
  *  5. one capture per request, and the request's bill equals the capture and carries the
  *     hold's price version;
- *  6. conservation: the sum of balances equals top-ups minus captures;
+ *  6. conservation: the sum of balances equals top-ups minus captures minus refunds taken back
+ *     (journal `refund` entries), and those refunds equal what the payment orders say was taken
+ *     back (refunded minus owed; docs/payments.md);
  *  7. bounds: no balance or held above MAX_BALANCE_MICRO_YUAN, every amount an integer;
  *  8. a task's billing state matches its hold (settled: captured; released or expired: released;
  *     else open),
@@ -97,6 +99,15 @@ async function checkLedgerInSnapshot(db: Kysely<Database>): Promise<LedgerReport
   const topups = await db
     .selectFrom('topups')
     .select(sql<string>`cast(coalesce(sum(amount), 0) as text)`.as('total'))
+    .executeTakeFirst();
+  const refunds = await db
+    .selectFrom('journal')
+    .select(sql<string>`cast(coalesce(sum(-balance_delta), 0) as text)`.as('total'))
+    .where('kind', '=', 'refund')
+    .executeTakeFirst();
+  const orderRefunds = await db
+    .selectFrom('payment_orders')
+    .select(sql<string>`cast(coalesce(sum(refunded_amount - refund_owed), 0) as text)`.as('total'))
     .executeTakeFirst();
   // A task's creation record (`accepted`) holds for its task: the bill is the task's settlement.
   const requests = await db
@@ -258,11 +269,19 @@ async function checkLedgerInSnapshot(db: Kysely<Database>): Promise<LedgerReport
   }
 
   const credited = exact(topups?.total ?? '0', 'all accounts', 'top-up sum');
-  if (balances !== credited - captured)
+  const refunded = exact(refunds?.total ?? '0', 'all accounts', 'refund sum');
+  if (balances !== credited - captured - refunded)
     add(
       'conservation',
       'all accounts',
-      `balances ${balances}, top-ups ${credited} - captured ${captured}`,
+      `balances ${balances}, top-ups ${credited} - captured ${captured}${refunded === 0n ? '' : ` - refunded ${refunded}`}`,
+    );
+  const ordersRefunded = exact(orderRefunds?.total ?? '0', 'payment orders', 'refund sum');
+  if (refunded !== ordersRefunded)
+    add(
+      'refunds_match_orders',
+      'payment orders',
+      `journal refunds ${refunded}, orders' refunded minus owed ${ordersRefunded}`,
     );
 
   return {

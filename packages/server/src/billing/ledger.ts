@@ -242,6 +242,45 @@ export async function credit(
   return { kind: 'credited' };
 }
 
+/**
+ * Takes back up to `amount` of a refunded payment, never more than is available (balance −
+ * held): a refund alone never drives a balance below zero nor eats into open holds. One guarded
+ * update (`balance - held >= debited`); a concurrent movement that made it fail throws, so the
+ * caller's transaction rolls back and the provider's redelivery tries again. Appends one
+ * `refund` journal entry (negative balance delta; the ledger check counts these in its
+ * conservation rule and matches them to the orders' refunds). Returns what was debited (0 when
+ * nothing was available: no entry). In a transaction.
+ */
+export async function debitAvailable(
+  trx: Executor,
+  effects: LedgerEffects,
+  input: { accountId: string; amount: number; reason: string },
+): Promise<number> {
+  const account = await trx
+    .selectFrom('accounts')
+    .select(['balance', 'held'])
+    .where('id', '=', input.accountId)
+    .executeTakeFirstOrThrow();
+  const debited = Math.max(0, Math.min(input.amount, account.balance - account.held));
+  if (debited === 0) return 0;
+  const updated = await trx
+    .updateTable('accounts')
+    .set({ balance: sql`balance - ${debited}` })
+    .where('id', '=', input.accountId)
+    .where(sql<boolean>`balance - held >= ${debited}`)
+    .executeTakeFirst();
+  if (updated.numUpdatedRows !== 1n)
+    throw new Error(`the available balance of ${input.accountId} changed during a refund`);
+  await appendJournal(trx, effects, {
+    accountId: input.accountId,
+    kind: 'refund',
+    balanceDelta: -debited,
+    heldDelta: 0,
+    reason: input.reason,
+  });
+  return debited;
+}
+
 export type HoldOutcome =
   | { readonly kind: 'placed'; readonly holdId: string }
   /** The account's available balance is short: nothing changed. */

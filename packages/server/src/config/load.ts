@@ -29,6 +29,8 @@ export interface Settings {
    * one is generated in `dataDir` (shares/share-link-secret.ts).
    */
   readonly shareLinkSecret: string | undefined;
+  /** STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET, both or neither (docs/payments.md). */
+  readonly stripe: { secretKey: string; webhookSecret: string } | undefined;
 }
 
 export class ConfigError extends Error {
@@ -85,6 +87,15 @@ const envSchema = z.object({
     .optional(),
   TOLLGATE_ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   TOLLGATE_METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  // Online top-up (docs/payments.md): enabled when both are set.
+  STRIPE_SECRET_KEY: z
+    .string()
+    .regex(/^(sk|rk)_(test|live)_/, 'must be a Stripe secret key (sk_live_…, sk_test_… or rk_…)')
+    .optional(),
+  STRIPE_WEBHOOK_SECRET: z
+    .string()
+    .regex(/^whsec_/, 'must be the webhook signing secret (whsec_…)')
+    .optional(),
 });
 
 /** The only place that reads `process.env` (callers pass it in). */
@@ -99,6 +110,10 @@ export function loadSettings(env: NodeJS.ProcessEnv): Settings {
     );
   }
   const values = parsed.data;
+  if ((values.STRIPE_SECRET_KEY === undefined) !== (values.STRIPE_WEBHOOK_SECRET === undefined))
+    throw new ConfigError(
+      'online top-up needs both STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET (or neither): without the webhook secret no payment could be verified',
+    );
   const config =
     values.TOLLGATE_CONFIG === undefined
       ? parseConfig(defaultConfig, 'the built-in default configuration')
@@ -152,6 +167,10 @@ export function loadSettings(env: NodeJS.ProcessEnv): Settings {
     upstreamKeys: Object.freeze(upstreamKeys),
     storageSecrets,
     shareLinkSecret,
+    stripe:
+      values.STRIPE_SECRET_KEY === undefined || values.STRIPE_WEBHOOK_SECRET === undefined
+        ? undefined
+        : { secretKey: values.STRIPE_SECRET_KEY, webhookSecret: values.STRIPE_WEBHOOK_SECRET },
   });
 }
 

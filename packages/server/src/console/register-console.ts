@@ -8,6 +8,7 @@ import { registerCallerTaskRoutes } from './caller-task-routes.js';
 import { registerCallerAssetRoutes } from './caller-asset-routes.js';
 import { BUILT_CONSOLE_DIR, registerConsoleStatic } from './console-static.js';
 import { registerSessionRoutes } from './session-routes.js';
+import { registerPaymentConsoleRoutes } from '../payments/payment-routes.js';
 
 /**
  * The web console (docs/console.md): its API under `/console/api` in a scope of its own (the
@@ -22,6 +23,7 @@ export async function registerConsole(app: FastifyInstance, deps: AppDeps): Prom
     registerCallerTaskRoutes(scope, deps);
     registerCallerRequestRoutes(scope, deps);
     registerCallerAssetRoutes(scope, deps);
+    registerPaymentConsoleRoutes(scope, deps);
   });
   await app.register(async (scope) =>
     registerConsoleStatic(scope, deps.consoleDir ?? BUILT_CONSOLE_DIR),

@@ -30,6 +30,7 @@ import { registerH3 } from './routes/h3.js';
 import { registerTasks } from './routes/tasks.js';
 import { registerUsage } from './routes/usage.js';
 import { registerConsole } from '../console/register-console.js';
+import { registerPaymentWebhook } from '../payments/payment-routes.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -152,6 +153,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   // The web console: session cookie and CSRF token, never an API key (docs/console.md).
   await registerConsole(app, deps);
+  // The payment provider's webhook: its signature, not a session or a key (docs/payments.md).
+  await registerPaymentWebhook(app, deps);
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   await app.ready();
   return app;

@@ -5,6 +5,7 @@ import type { AuditLog } from '../audit/audit-log.js';
 import type { AssetStorage } from '../assets/local-storage.js';
 import type { KeyService } from '../auth/key-service.js';
 import type { PriceBook } from '../billing/price-book.js';
+import type { PaymentService } from '../payments/payment-service.js';
 import type { Config } from '../config/schema.js';
 import type { ConsoleSessions } from '../console/console-sessions.js';
 import type { ConsoleUsers } from '../console/console-users.js';
@@ -47,6 +48,8 @@ export interface AppDeps {
   readonly accounts: AccountService;
   /** Who did what, when and why, through the admin API or the console (docs/audit.md). */
   readonly audit: AuditLog;
+  /** Online top-up through a payment provider, when one is configured (docs/payments.md). */
+  readonly payments: PaymentService;
   readonly prices: PriceBook;
   readonly catalog: ModelCatalog;
   readonly requests: RequestService;

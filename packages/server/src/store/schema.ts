@@ -32,6 +32,8 @@ export interface Database {
   console_invitations: ConsoleInvitationTable;
   console_sessions: ConsoleSessionTable;
   audit_events: AuditEventTable;
+  payment_orders: PaymentOrderTable;
+  payment_events: PaymentEventTable;
   disabled_channels: DisabledChannelTable;
 }
 
@@ -142,7 +144,8 @@ export interface TopupTable {
   /** Unique per account: the same reference twice is the same top-up. */
   reference: string;
   amount: number;
-  source: 'admin' | 'redemption';
+  /** `payment`: an online top-up (docs/payments.md). */
+  source: 'admin' | 'redemption' | 'payment';
   created_at: number;
 }
 
@@ -170,7 +173,8 @@ export interface HoldTable {
   budget_key_id: string | null;
 }
 
-export type JournalKind = 'topup' | 'redemption' | 'hold' | 'capture' | 'release';
+/** `refund`: a payment provider's refund debited from the balance (negative balance delta). */
+export type JournalKind = 'topup' | 'redemption' | 'hold' | 'capture' | 'release' | 'refund';
 
 /** Append-only: rows are inserted, never updated or deleted. */
 export interface JournalTable {
@@ -413,7 +417,7 @@ export interface ConsoleSessionTable {
 }
 
 /** Who acted: the shared admin token (admin API, no person) or a signed-in console operator. */
-export type AuditActorKind = 'admin_token' | 'console_user';
+export type AuditActorKind = 'admin_token' | 'console_user' | 'payment_provider';
 
 /** One operator action or money movement; append-only (migrations/020-audit-log.ts). */
 export interface AuditEventTable {
@@ -436,4 +440,42 @@ export interface AuditEventTable {
   reason: string | null;
   /** JSON object with the action's other inputs (never a secret). */
   detail: string | null;
+}
+
+/** Where an online top-up order is (docs/payments.md, "Order states"). */
+export type PaymentOrderState =
+  'created' | 'paid' | 'expired' | 'failed' | 'amount_mismatch' | 'refunded_partially' | 'refunded';
+
+/** One checkout a member started (migrations/026-payment-orders.ts). */
+export interface PaymentOrderTable {
+  id: string;
+  account_id: string;
+  provider: string;
+  /** Micro-yuan, a whole number of fen (the provider charges fen). */
+  amount: number;
+  /** ISO 4217, lower case as the provider writes it: `cny`. */
+  currency: string;
+  state: PaymentOrderState;
+  provider_session_id: string | null;
+  /** The provider's payment (Stripe: the PaymentIntent), known once paid; refunds name it. */
+  provider_payment_id: string | null;
+  checkout_url: string | null;
+  /** Micro-yuan the provider refunded so far (its running total). */
+  refunded_amount: number;
+  /** Refunded micro-yuan that could not be taken back (it was spent): owed by the account. */
+  refund_owed: number;
+  /** Why an operator should look (an amount mismatch, a refund owed); null when nothing is wrong. */
+  flag: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+/** A provider event seen once (unique per provider and id), with what it did. */
+export interface PaymentEventTable {
+  provider: string;
+  event_id: string;
+  type: string;
+  order_id: string | null;
+  outcome: string;
+  received_at: number;
 }

@@ -28,6 +28,8 @@ const TEXT = {
     navOverview: '概览',
     keys: 'API 密钥',
     redeem: '兑换码',
+    topUp: '在线充值',
+    topUpOff: '本网关未开通在线支付',
     requests: '请求记录',
     createKey: '创建密钥',
     shownOnce: '此密钥只显示这一次',
@@ -43,6 +45,8 @@ const TEXT = {
     navOverview: 'Overview',
     keys: 'API keys',
     redeem: 'Redeem code',
+    topUp: 'Top up online',
+    topUpOff: 'Online payment is not set up on this gateway',
     requests: 'Requests',
     createKey: 'Create key',
     shownOnce: 'This key is shown only this once',
@@ -141,6 +145,10 @@ describeNeeding(chromiumService, 'console in Chromium', () => {
             await expect.poll(() => page.locator('.success .amount').textContent()).toBe('¥2.00');
             await inspect(page, `${language}-redeem`);
             expect((await gateway.balance(account.accountId)).balance).toBe(2_000_000);
+            // Online top-up: this gateway has no payment provider, and the page says so.
+            await page.getByRole('navigation').getByRole('link', { name: text.topUp }).click();
+            await expect.poll(() => page.getByRole('note').textContent()).toContain(text.topUpOff);
+            await inspect(page, `${language}-topup`);
             // An operator's budget on the account shows on the member's overview.
             await gateway.admin('PUT', `/admin/v1/accounts/${account.accountId}/budget`, {
               limit: 5_000_000,

@@ -138,6 +138,11 @@ describeNeeding(chromiumService, 'operator console in Chromium', () => {
           await page.getByRole('button', { name: '运行账本检查' }).click();
           await page.locator('[data-ledger="clean"]').waitFor();
           await shot('ledger');
+          await page.getByRole('link', { name: '在线充值订单' }).click();
+          await page.getByRole('heading', { name: '在线充值订单' }).waitFor();
+          await page.getByRole('checkbox', { name: /只看需处理的/ }).check();
+          await page.getByRole('region', { name: '在线充值订单' }).waitFor();
+          await shot('payments');
           await page.getByRole('link', { name: '邀请用户' }).click();
           await page.getByRole('heading', { name: '邀请用户' }).waitFor();
           await shot('invite');

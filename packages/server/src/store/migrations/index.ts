@@ -20,6 +20,7 @@ import * as budgets from './019-budgets.js';
 import * as auditLog from './020-audit-log.js';
 import * as cacheChangeNotices from './023-cache-change-notices.js';
 import * as resultSources from './024-result-sources.js';
+import * as paymentOrders from './026-payment-orders.js';
 import * as shareTokenSource from './027-share-token-source.js';
 
 /**
@@ -48,6 +49,7 @@ const migrations: Record<string, Migration> = {
   '020-audit-log': auditLog,
   '023-cache-change-notices': cacheChangeNotices,
   '024-result-sources': resultSources,
+  '026-payment-orders': paymentOrders,
   '027-share-token-source': shareTokenSource,
 };
 

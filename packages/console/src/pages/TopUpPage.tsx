@@ -1,0 +1,137 @@
+import { useCallback, useEffect, useState, type FormEvent } from 'react';
+import { useI18n, type MessageKey } from '../i18n.js';
+import { Yuan, When } from '../money.js';
+import {
+  parseYuanToFen,
+  paymentApi,
+  type PaymentOrder,
+  type PaymentStatus,
+} from '../payment-api.js';
+import { AwaitingFunds } from './AwaitingFunds.js';
+import { ErrorLine } from './ErrorLine.js';
+
+/**
+ * Online top-up (docs/payments.md): an amount in yuan opens a checkout and the browser goes
+ * there; back here (`?result=paid|cancelled`), the account's orders show what happened. The
+ * balance moves only when the provider's signed webhook arrives, never from this page.
+ */
+export function TopUpPage({ onError }: { onError: (error: unknown) => void }) {
+  const { t } = useI18n();
+  const [orders, setOrders] = useState<PaymentOrder[] | null>(null);
+  const [status, setStatus] = useState<PaymentStatus | null>(null);
+  const [amount, setAmount] = useState('');
+  const [error, setError] = useState<unknown>(null);
+  const [invalid, setInvalid] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const result = new URLSearchParams(window.location.search).get('result');
+  const load = useCallback(() => {
+    paymentApi
+      .orders()
+      .then((listed) => {
+        setOrders(listed.data);
+        setStatus(listed.payments);
+      })
+      .catch((failure: unknown) => {
+        onError(failure);
+        setError(failure);
+      });
+  }, [onError]);
+  useEffect(load, [load]);
+
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    const micro = parseYuanToFen(amount);
+    setInvalid(micro === null);
+    if (micro === null) return;
+    setBusy(true);
+    setError(null);
+    paymentApi
+      .start(micro)
+      .then((started) => window.location.assign(started.checkout_url))
+      .catch((failure: unknown) => {
+        onError(failure);
+        setError(failure);
+        setBusy(false);
+        load();
+      });
+  };
+
+  return (
+    <section>
+      <h1>{t('topup.title')}</h1>
+      {result === 'paid' && (
+        <p role="status" className="success">
+          {t('topup.returnedPaid')}
+        </p>
+      )}
+      {result === 'cancelled' && <p role="status">{t('topup.returnedCancelled')}</p>}
+      {status !== null && !status.enabled && <p role="note">{t('topup.notConfigured')}</p>}
+      {status?.enabled === true && (
+        <form className="card narrow" onSubmit={submit}>
+          <label>
+            {t('topup.amount')}
+            <input
+              name="amount"
+              inputMode="decimal"
+              required
+              autoComplete="off"
+              value={amount}
+              aria-invalid={invalid}
+              onChange={(event) => setAmount(event.target.value)}
+            />
+          </label>
+          <p className="hint">{t('topup.methods')}</p>
+          {invalid && (
+            <p role="alert" className="error">
+              {t('topup.badAmount')}
+            </p>
+          )}
+          <button type="submit" disabled={busy}>
+            {t('topup.submit')}
+          </button>
+        </form>
+      )}
+      <ErrorLine error={error} />
+      <h2>{t('topup.orders')}</h2>
+      {orders !== null && orders.length === 0 && <p>{t('topup.none')}</p>}
+      {orders !== null && orders.length > 0 && (
+        <div className="table-wrap">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">{t('topup.time')}</th>
+                <th scope="col">{t('topup.amount')}</th>
+                <th scope="col">{t('topup.state')}</th>
+                <th scope="col">{t('topup.refunded')}</th>
+              </tr>
+            </thead>
+            <tbody>
+              {orders.map((order) => (
+                <tr key={order.id} data-order-state={order.state}>
+                  <td>
+                    <When iso={order.created_at} />
+                  </td>
+                  <td>
+                    <Yuan micro={order.amount} />
+                  </td>
+                  <td>{t(`topup.state.${order.state}` as MessageKey)}</td>
+                  <td>
+                    {order.refunded_amount > 0 ? <Yuan micro={order.refunded_amount} /> : '—'}
+                  </td>
+                  <td>
+                    {order.checkout_url !== null && (
+                      <a href={order.checkout_url} rel="noopener noreferrer">
+                        {t('topup.pay')}
+                      </a>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {result === 'paid' && <AwaitingFunds onError={onError} refresh={orders?.length ?? 0} />}
+    </section>
+  );
+}

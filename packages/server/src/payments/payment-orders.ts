@@ -1,0 +1,88 @@
+import type { Kysely } from 'kysely';
+import type { PaymentOrderState, PaymentOrderTable, Database } from '../store/schema.js';
+import { invalidInput } from '../errors/api-error.js';
+import { parseLimit } from '../shares/share-input.js';
+
+/** An order as the console shows it (members: their account's; operators: all). */
+export interface PaymentOrderView {
+  object: 'payment_order';
+  id: string;
+  account_id: string;
+  provider: string;
+  /** Micro-yuan. */
+  amount: number;
+  currency: string;
+  state: PaymentOrderState;
+  checkout_url: string | null;
+  /** Micro-yuan the provider refunded so far, and the part of it that could not be taken back. */
+  refunded_amount: number;
+  refund_owed: number;
+  /** Why an operator should look; null when nothing is wrong. */
+  flag: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export function paymentOrderView(row: PaymentOrderTable): PaymentOrderView {
+  return {
+    object: 'payment_order',
+    id: row.id,
+    account_id: row.account_id,
+    provider: row.provider,
+    amount: row.amount,
+    currency: row.currency,
+    state: row.state,
+    // A link that can no longer be paid is not shown as one.
+    checkout_url: row.state === 'created' ? row.checkout_url : null,
+    refunded_amount: row.refunded_amount,
+    refund_owed: row.refund_owed,
+    flag: row.flag,
+    created_at: new Date(row.created_at).toISOString(),
+    updated_at: new Date(row.updated_at).toISOString(),
+  };
+}
+
+const STATES: readonly PaymentOrderState[] = [
+  'created',
+  'paid',
+  'expired',
+  'failed',
+  'amount_mismatch',
+  'refunded_partially',
+  'refunded',
+];
+
+/** What the order lists filter by, each as it came (query string). */
+export interface OrderQuery {
+  readonly limit?: unknown;
+  readonly state?: unknown;
+  /** `true`: only orders with a flag (operators). */
+  readonly flagged?: unknown;
+}
+
+/** Newest first, at most `limit` (1 to 100, default 50); `accountId` bounds it to one account. */
+export async function listOrders(
+  db: Kysely<Database>,
+  accountId: string | undefined,
+  query: OrderQuery,
+): Promise<{ object: 'list'; data: PaymentOrderView[] }> {
+  const limit = parseLimit(query.limit, 50);
+  let select = db.selectFrom('payment_orders').selectAll();
+  if (accountId !== undefined) select = select.where('account_id', '=', accountId);
+  if (query.state !== undefined) {
+    const state = STATES.find((candidate) => candidate === query.state);
+    if (state === undefined) throw invalidInput('state', `must be one of ${STATES.join(', ')}`);
+    select = select.where('state', '=', state);
+  }
+  if (query.flagged !== undefined) {
+    if (query.flagged !== 'true' && query.flagged !== true)
+      throw invalidInput('flagged', 'must be true or absent');
+    select = select.where('flag', 'is not', null);
+  }
+  const rows = await select
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .execute();
+  return { object: 'list', data: rows.map(paymentOrderView) };
+}
