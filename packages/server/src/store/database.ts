@@ -45,6 +45,7 @@ export interface StoreOptions {
 }
 
 const INT8_OID = 20;
+const UNIQUE_VIOLATION = '23505';
 const CONNECT_TIMEOUT_MS = 5_000;
 
 /** Opens the database and applies every pending migration. */
@@ -128,7 +129,11 @@ async function openPostgres(
     // A connection lost between these statements makes the next one fail; never the process.
     client.on('error', () => {});
     await client.connect();
-    await client.query(`create schema if not exists ${schema}`);
+    // Several instances starting together on a new schema: `if not exists` still races on the
+    // catalog's unique index (23505) — the schema exists then, which is all this needs.
+    await client.query(`create schema if not exists ${schema}`).catch((error: unknown) => {
+      if ((error as { code?: string }).code !== UNIQUE_VIOLATION) throw error;
+    });
     await client.end();
   }
   const pool = new pg.Pool({
