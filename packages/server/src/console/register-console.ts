@@ -5,6 +5,7 @@ import type { AppDeps } from '../http/deps.js';
 import { registerOperatorRoutes } from './operator-routes.js';
 import { registerCallerRequestRoutes } from './caller-request-routes.js';
 import { registerCallerTaskRoutes } from './caller-task-routes.js';
+import { registerConsoleOpenApi } from './console-openapi.js';
 import { BUILT_CONSOLE_DIR, registerConsoleStatic } from './console-static.js';
 import { registerSessionRoutes } from './session-routes.js';
 
@@ -20,6 +21,7 @@ export async function registerConsole(app: FastifyInstance, deps: AppDeps): Prom
     registerOperatorRoutes(scope, deps);
     registerCallerTaskRoutes(scope, deps);
     registerCallerRequestRoutes(scope, deps);
+    registerConsoleOpenApi(scope, app);
   });
   await app.register(async (scope) =>
     registerConsoleStatic(scope, deps.consoleDir ?? BUILT_CONSOLE_DIR),

@@ -93,6 +93,47 @@ export class AccountUsageReader {
       },
     };
   }
+
+  /**
+   * What each key of the account was charged over `range`: the same `capture` entries as
+   * `read`, attributed to the key of the request that took the hold. A request record is purged
+   * after `request_retention_days`; a capture whose record is gone counts under `key_id: null`
+   * (the account's total stays whole). Keys that were charged nothing are absent.
+   */
+  async readByKey(accountId: string, range: DayRange): Promise<KeySpend> {
+    const rows = await this.db
+      .selectFrom('journal')
+      .innerJoin('holds', 'holds.id', 'journal.hold_id')
+      .leftJoin('requests', 'requests.id', 'holds.request_id')
+      .select([
+        'requests.key_id as key_id',
+        sql<string>`cast(count(*) as text)`.as('requests'),
+        exactSum('-journal.balance_delta').as('amount'),
+      ])
+      .where('journal.account_id', '=', accountId)
+      .where('journal.kind', '=', 'capture')
+      .where('journal.created_at', '>=', range.start)
+      .where('journal.created_at', '<', range.end)
+      .groupBy('requests.key_id')
+      .execute();
+    const data = rows
+      .map((row) => ({
+        key_id: row.key_id,
+        requests: Number(row.requests),
+        amount: safeAmount(row.amount),
+      }))
+      .sort((a, b) => compareText(a.key_id ?? '', b.key_id ?? ''));
+    return { object: 'list', account_id: accountId, from: range.from, to: range.to, data };
+  }
+}
+
+/** Spend per key over a range of UTC days (the console's keys page). */
+export interface KeySpend {
+  object: 'list';
+  account_id: string;
+  from: string;
+  to: string;
+  data: { key_id: string | null; requests: number; amount: number }[];
 }
 
 /** Code-point order, the same whatever the locale (PostgreSQL's collation is not consulted). */
