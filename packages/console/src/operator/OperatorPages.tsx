@@ -8,6 +8,8 @@ import { ModelsPage } from './ModelsPage.js';
 import { useOperatorText } from './operator-i18n.js';
 import { ResolvePage } from './ResolvePage.js';
 import { ShareReviewPage } from './ShareReviewPage.js';
+import { StatementsPage } from './StatementsPage.js';
+import { UsageCapPage } from './UsageCapPage.js';
 
 const PAGES = [
   { path: '/admin/accounts', label: 'op.accounts' },
@@ -16,6 +18,8 @@ const PAGES = [
   { path: '/admin/channels', label: 'op.channels' },
   { path: '/admin/shares', label: 'op.shares' },
   { path: '/admin/resolve', label: 'op.resolve' },
+  { path: '/admin/usage-cap', label: 'op.usageCap' },
+  { path: '/admin/statements', label: 'op.statements' },
   { path: '/admin/audit', label: 'op.audit' },
   { path: '/admin/ledger', label: 'op.ledger' },
   { path: '/admin/invite', label: 'op.invite' },
@@ -52,6 +56,10 @@ export function OperatorPages({ path, onError }: { path: string; onError: (e: un
         <ShareReviewPage onError={onError} />
       ) : current === '/admin/resolve' ? (
         <ResolvePage onError={onError} />
+      ) : current === '/admin/usage-cap' ? (
+        <UsageCapPage onError={onError} />
+      ) : current === '/admin/statements' ? (
+        <StatementsPage onError={onError} />
       ) : current === '/admin/audit' ? (
         <AuditPage onError={onError} />
       ) : current === '/admin/ledger' ? (
