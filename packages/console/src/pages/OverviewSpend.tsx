@@ -84,11 +84,13 @@ export function OverviewSpend({ onError }: { onError: (error: unknown) => void }
         <div className="card">
           <h2>{t('spend.byDay')}</h2>
           {usage.data.length > 0 && (
-            <SpendChart
-              usage={usage}
-              label={t('spend.chart')}
-              requestsLabel={t('spend.requests')}
-            />
+            <Suspense fallback={null}>
+              <SpendChart
+                usage={usage}
+                label={t('spend.chart')}
+                requestsLabel={t('spend.requests')}
+              />
+            </Suspense>
           )}
           <DataTable
             rows={[...usage.data].reverse()}
