@@ -1,5 +1,5 @@
-import { useState } from 'react';
 import { DataTable, type Column } from '../components/DataTable.js';
+import { useRowTexts } from '../components/RowTexts.js';
 import { When } from '../money.js';
 import { ErrorLine } from '../pages/ErrorLine.js';
 import { operatorApi, type Channel } from './operator-api.js';
@@ -16,13 +16,13 @@ type OnError = (error: unknown) => void;
 export function ChannelsPage({ onError }: { onError: OnError }) {
   const t = useOperatorText();
   const channels = useLoad(() => operatorApi.channels(), onError);
-  const [reason, setReason] = useState<Record<string, string>>({});
+  const reasons = useRowTexts();
   const toggle = (channel: Channel) => {
     const action = channel.disabled ? 'enable' : 'disable';
     operatorApi
-      .switchChannel(channel.id, action, (reason[channel.id] ?? '').trim())
+      .switchChannel(channel.id, action, reasons.text(channel.id).trim())
       .then(() => {
-        setReason((given) => ({ ...given, [channel.id]: '' }));
+        reasons.clear(channel.id);
         channels.reload();
       })
       .catch(channels.fail);
@@ -66,15 +66,12 @@ export function ChannelsPage({ onError }: { onError: OnError }) {
     {
       id: 'reason',
       header: t('op.reasonOptional'),
-      cell: (channel) => (
-        <input
-          name={`channel-reason-${channel.id}`}
-          aria-label={`${t('op.reasonOptional')}: ${channel.id}`}
-          maxLength={500}
-          value={reason[channel.id] ?? ''}
-          onChange={(e) => setReason((given) => ({ ...given, [channel.id]: e.target.value }))}
-        />
-      ),
+      cell: (channel) =>
+        reasons.input(channel.id, {
+          name: 'channel-reason',
+          label: t('op.reasonOptional'),
+          maxLength: 500,
+        }),
     },
     {
       id: 'action',

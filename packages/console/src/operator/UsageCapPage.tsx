@@ -1,5 +1,6 @@
-import { useState, type FormEvent } from 'react';
+import type { FormEvent } from 'react';
 import { DataTable, type Column } from '../components/DataTable.js';
+import { useRowTexts } from '../components/RowTexts.js';
 import { When, Yuan } from '../money.js';
 import { ErrorLine } from '../pages/ErrorLine.js';
 import { operatorApi, type FlaggedRecord } from './operator-api.js';
@@ -16,13 +17,13 @@ type OnError = (error: unknown) => void;
 export function UsageCapPage({ onError }: { onError: OnError }) {
   const t = useOperatorText();
   const flagged = useLoad(() => operatorApi.flaggedUsage(), onError);
-  const [notes, setNotes] = useState<Record<string, string>>({});
+  const notes = useRowTexts();
   const review = (event: FormEvent, record: FlaggedRecord) => {
     event.preventDefault();
     operatorApi
-      .reviewUsage(record.id, (notes[record.id] ?? '').trim())
+      .reviewUsage(record.id, notes.text(record.id).trim())
       .then(() => {
-        setNotes((given) => ({ ...given, [record.id]: '' }));
+        notes.clear(record.id);
         flagged.reload();
       })
       .catch(flagged.fail);
@@ -44,14 +45,12 @@ export function UsageCapPage({ onError }: { onError: OnError }) {
       header: t('op.reviewReason'),
       cell: (record) => (
         <form className="inline" onSubmit={(event) => review(event, record)}>
-          <input
-            name={`review-${record.id}`}
-            aria-label={`${t('op.reviewReason')}: ${record.id}`}
-            required
-            maxLength={1000}
-            value={notes[record.id] ?? ''}
-            onChange={(e) => setNotes((given) => ({ ...given, [record.id]: e.target.value }))}
-          />
+          {notes.input(record.id, {
+            name: 'review',
+            label: t('op.reviewReason'),
+            maxLength: 1000,
+            required: true,
+          })}
           <button type="submit">{t('op.markReviewed')}</button>
         </form>
       ),
