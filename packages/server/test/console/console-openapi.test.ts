@@ -59,8 +59,9 @@ describe('the console API’s OpenAPI document', () => {
   it('is valid OpenAPI 3.1, served without a session', async () => {
     const response = await gateway.app.inject({ method: 'GET', url: '/console/api/openapi.json' });
     expect(response.statusCode).toBe(200);
-    expect(document.openapi).toBe('3.1.0');
-    const result = await new Validator().validate(document as unknown as object);
+    const served = response.json<{ openapi: string; paths: Record<string, unknown> }>();
+    expect(served.openapi).toBe('3.1.0');
+    const result = await new Validator().validate(served);
     expect(result.errors ?? []).toEqual([]);
     expect(result.valid).toBe(true);
     expect(Object.keys(document.paths).every((path) => path.startsWith('/console/api/'))).toBe(
