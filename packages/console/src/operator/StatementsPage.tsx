@@ -53,7 +53,7 @@ export function StatementsPage({ onError }: { onError: OnError }) {
     { id: 'description', header: t('op.description'), cell: (movement) => movement.description },
     {
       id: 'reference',
-      header: t('op.reference'),
+      header: t('op.movementOf'),
       cell: (movement) => movement.reference ?? movement.task_id ?? movement.request_id ?? '—',
     },
   ];
@@ -65,7 +65,7 @@ export function StatementsPage({ onError }: { onError: OnError }) {
       <ErrorLine error={error} />
       <form className="card narrow" onSubmit={show}>
         <Field
-          label={t('op.accountId')}
+          label={t('op.statementAccount')}
           name="statement-account"
           required
           value={accountId}

@@ -15,7 +15,8 @@ export const reviewZhCN = {
   'op.statements': '对账单',
   'op.statementNote':
     '账户在一段时间内的每笔余额变动（充值、兑换、扣费），按 UTC 日期计算；可下载 JSON 或 CSV。',
-  'op.accountId': '账户 ID',
+  'op.statementAccount': '账户 ID',
+  'op.movementOf': '凭证 / 请求 / 任务',
   'op.fromDay': '起始日期（UTC，可空：本月第一天）',
   'op.toDay': '截止日期（UTC，可空：今天）',
   'op.show': '查看',
@@ -42,7 +43,8 @@ export const reviewEn: Record<keyof typeof reviewZhCN, string> = {
   'op.statements': 'Statements',
   'op.statementNote':
     'Every balance movement of an account over a period (top-ups, redemptions, charges), in UTC days; download as JSON or CSV.',
-  'op.accountId': 'Account ID',
+  'op.statementAccount': 'Account ID',
+  'op.movementOf': 'Reference / request / task',
   'op.fromDay': 'From (UTC day; empty: first of the month)',
   'op.toDay': 'To (UTC day; empty: today)',
   'op.show': 'Show',
