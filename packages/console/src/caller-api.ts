@@ -86,9 +86,31 @@ export interface AccountUsage {
   totals: { requests: number; amount: number };
 }
 
+const DAY_MS = 86_400_000;
+
+/** A UTC day `YYYY-MM-DD`, as the usage routes count days. */
+export function utcDay(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 10);
+}
+
+/** The last 30 UTC days, today included: the range the overview and the keys page show. */
+export function last30Days(now: number): { from: string; to: string } {
+  return { from: utcDay(now - 29 * DAY_MS), to: utcDay(now) };
+}
+
+/** What each key of the account was charged over a range (`GET /console/api/usage/keys`). */
+export interface KeySpend {
+  from: string;
+  to: string;
+  data: { key_id: string | null; requests: number; amount: number }[];
+}
+
 export const callerApi = {
   /** Spend per UTC day and model; `from`/`to` are `YYYY-MM-DD` (UTC), both included. */
   usage: (from: string, to: string) => call<AccountUsage>('GET', `/usage?from=${from}&to=${to}`),
+  /** Spend per key over the same kind of range. */
+  keySpend: (from: string, to: string) =>
+    call<KeySpend>('GET', `/usage/keys?from=${from}&to=${to}`),
   tasks: (filter: { billing_state?: string } = {}) =>
     call<{ data: OwnerTask[] }>(
       'GET',

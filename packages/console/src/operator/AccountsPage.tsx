@@ -2,6 +2,9 @@ import { useState, type FormEvent } from 'react';
 import type { Account } from '../api.js';
 import { Yuan, When } from '../money.js';
 import { navigate } from '../router.js';
+import { ConsoleLink } from '../components/ConsoleLink.js';
+import { DataTable, type Column } from '../components/DataTable.js';
+import { Field, SubmitRow } from '../components/Field.js';
 import { ErrorLine } from '../pages/ErrorLine.js';
 import { AllowedIpsForm, BudgetForm, BudgetLine } from './LimitsForms.js';
 import { operatorApi, type LimitedKey } from './operator-api.js';
@@ -42,23 +45,18 @@ function AccountList({ onError }: { onError: OnError }) {
       <h1>{t('op.accounts')}</h1>
       <ErrorLine error={list.error} />
       <form className="inline card" onSubmit={search} role="search">
-        <label>
-          {t('op.search')}
-          <input name="account-search" value={query} onChange={(e) => setQuery(e.target.value)} />
-        </label>
+        <Field label={t('op.search')} name="account-search" value={query} onValue={setQuery} />
         <button type="submit">{t('op.searchButton')}</button>
       </form>
       <form className="inline card" onSubmit={create}>
-        <label>
-          {t('op.email')}
-          <input
-            name="account-email"
-            type="email"
-            required
-            value={email}
-            onChange={(e) => setEmail(e.target.value)}
-          />
-        </label>
+        <Field
+          label={t('op.email')}
+          name="account-email"
+          type="email"
+          required
+          value={email}
+          onValue={setEmail}
+        />
         <button type="submit">{t('op.createAccount')}</button>
       </form>
       {list.value !== null && <AccountTable accounts={list.value.data} />}
@@ -68,46 +66,35 @@ function AccountList({ onError }: { onError: OnError }) {
 
 function AccountTable({ accounts }: { accounts: Account[] }) {
   const t = useOperatorText();
-  if (accounts.length === 0) return <p>{t('op.none')}</p>;
+  const columns: Column<Account>[] = [
+    {
+      id: 'email',
+      header: t('op.email'),
+      cell: (account) => (
+        <ConsoleLink to={`/admin/accounts/${account.id}`}>{account.email}</ConsoleLink>
+      ),
+    },
+    { id: 'id', header: t('op.id'), cell: (account) => <code>{account.id}</code> },
+    {
+      id: 'balance',
+      header: t('op.balance'),
+      cell: (account) => <Yuan micro={account.balance} />,
+    },
+    {
+      id: 'available',
+      header: t('op.available'),
+      cell: (account) => <Yuan micro={account.available} />,
+    },
+  ];
   return (
-    <div className="table-wrap" tabIndex={0} role="region" aria-label={t('op.more')}>
-      <table>
-        <thead>
-          <tr>
-            <th scope="col">{t('op.email')}</th>
-            <th scope="col">{t('op.id')}</th>
-            <th scope="col">{t('op.balance')}</th>
-            <th scope="col">{t('op.available')}</th>
-          </tr>
-        </thead>
-        <tbody>
-          {accounts.map((account) => (
-            <tr key={account.id} data-account-id={account.id}>
-              <td>
-                <a
-                  href={`/console/admin/accounts/${account.id}`}
-                  onClick={(event) => {
-                    event.preventDefault();
-                    navigate(`/admin/accounts/${account.id}`);
-                  }}
-                >
-                  {account.email}
-                </a>
-              </td>
-              <td>
-                <code>{account.id}</code>
-              </td>
-              <td>
-                <Yuan micro={account.balance} />
-              </td>
-              <td>
-                <Yuan micro={account.available} />
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <DataTable
+      rows={accounts}
+      columns={columns}
+      rowKey={(account) => account.id}
+      rowAttributes={(account) => ({ 'data-account-id': account.id })}
+      empty={t('op.none')}
+      label={t('op.more')}
+    />
   );
 }
 
@@ -141,9 +128,47 @@ function AccountDetail({ accountId, onError }: { accountId: string; onError: OnE
     operatorApi.disableKey(keyId).then(keys.reload).catch(keys.fail);
   };
   const shown = account.value;
+  const keyColumns: Column<LimitedKey>[] = [
+    { id: 'name', header: t('op.email'), cell: (key) => key.name ?? '—' },
+    { id: 'hint', header: t('op.id'), cell: (key) => <code>{key.hint}</code> },
+    { id: 'used', header: t('op.when'), cell: (key) => <When iso={key.last_used_at} /> },
+    {
+      id: 'state',
+      header: t('op.active'),
+      cell: (key) => (key.disabled_at === null ? t('op.active') : t('op.disabled')),
+    },
+    { id: 'budget', header: t('op.budget'), cell: (key) => <BudgetLine budget={key.budget} /> },
+    {
+      id: 'ips',
+      header: t('op.allowedIps'),
+      cell: (key) => (key.allowed_ips === null ? t('op.anyIp') : key.allowed_ips.join(', ')),
+    },
+    {
+      id: 'action',
+      header: t('op.action'),
+      hiddenHeader: true,
+      cell: (key) => (
+        <>
+          <button type="button" className="secondary" onClick={() => setEditing(key.id)}>
+            {t('op.edit')}
+          </button>{' '}
+          {key.disabled_at === null && (
+            <button type="button" className="danger" onClick={() => disable(key.id)}>
+              {t('op.disable')}
+            </button>
+          )}
+        </>
+      ),
+    },
+  ];
   return (
     <section>
       <h1>{shown?.email ?? accountId}</h1>
+      <p>
+        <ConsoleLink to={`/admin/statements?account=${encodeURIComponent(accountId)}`}>
+          {t('op.statements')}
+        </ConsoleLink>
+      </p>
       <ErrorLine error={account.error ?? keys.error} />
       {shown !== null && (
         <dl className="figures operator-figures">
@@ -169,38 +194,35 @@ function AccountDetail({ accountId, onError }: { accountId: string; onError: OnE
       )}
       <form className="card narrow" onSubmit={topUp}>
         <h2>{t('op.topUp')}</h2>
-        <label>
-          {t('op.amountYuan')}
-          <input
-            name="topup-amount"
-            inputMode="decimal"
-            required
-            value={amount}
-            onChange={(e) => setAmount(e.target.value)}
-          />
-        </label>
-        <label>
-          {t('op.reference')}
-          <input
-            name="topup-reference"
-            required
-            maxLength={200}
-            value={reference}
-            onChange={(e) => setReference(e.target.value)}
-          />
-        </label>
-        {invalid && (
-          <p role="alert" className="error">
-            {t('op.badAmount')}
-          </p>
-        )}
-        {done && shown !== null && (
-          <p role="status" className="success">
-            {t('op.toppedUp')}
-            <Yuan micro={shown.balance} />
-          </p>
-        )}
-        <button type="submit">{t('op.topUp')}</button>
+        <Field
+          label={t('op.amountYuan')}
+          name="topup-amount"
+          inputMode="decimal"
+          required
+          value={amount}
+          onValue={setAmount}
+        />
+        <Field
+          label={t('op.reference')}
+          name="topup-reference"
+          required
+          maxLength={200}
+          value={reference}
+          onValue={setReference}
+        />
+        <SubmitRow
+          label={t('op.topUp')}
+          invalid={invalid && t('op.badAmount')}
+          done={
+            done &&
+            shown !== null && (
+              <>
+                {t('op.toppedUp')}
+                <Yuan micro={shown.balance} />
+              </>
+            )
+          }
+        />
       </form>
       {shown !== null && (
         <div className="card" data-account-budget>
@@ -219,53 +241,15 @@ function AccountDetail({ accountId, onError }: { accountId: string; onError: OnE
         </div>
       )}
       <h2>{t('op.keys')}</h2>
-      {keys.value !== null && keys.value.data.length === 0 && <p>{t('op.none')}</p>}
-      {keys.value !== null && keys.value.data.length > 0 && (
-        <div className="table-wrap" tabIndex={0} role="region" aria-label={t('op.more')}>
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">{t('op.email')}</th>
-                <th scope="col">{t('op.id')}</th>
-                <th scope="col">{t('op.when')}</th>
-                <th scope="col">{t('op.active')}</th>
-                <th scope="col">{t('op.budget')}</th>
-                <th scope="col">{t('op.allowedIps')}</th>
-                <th scope="col">
-                  <span className="visually-hidden">{t('op.action')}</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {keys.value.data.map((key) => (
-                <tr key={key.id} data-key-id={key.id}>
-                  <td>{key.name ?? '—'}</td>
-                  <td>
-                    <code>{key.hint}</code>
-                  </td>
-                  <td>
-                    <When iso={key.last_used_at} />
-                  </td>
-                  <td>{key.disabled_at === null ? t('op.active') : t('op.disabled')}</td>
-                  <td>
-                    <BudgetLine budget={key.budget} />
-                  </td>
-                  <td>{key.allowed_ips === null ? t('op.anyIp') : key.allowed_ips.join(', ')}</td>
-                  <td>
-                    <button type="button" className="secondary" onClick={() => setEditing(key.id)}>
-                      {t('op.edit')}
-                    </button>{' '}
-                    {key.disabled_at === null && (
-                      <button type="button" className="danger" onClick={() => disable(key.id)}>
-                        {t('op.disable')}
-                      </button>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+      {keys.value !== null && (
+        <DataTable
+          rows={keys.value.data}
+          columns={keyColumns}
+          rowKey={(key) => key.id}
+          rowAttributes={(key) => ({ 'data-key-id': key.id })}
+          empty={t('op.none')}
+          label={t('op.more')}
+        />
       )}
       {editing !== null && keys.value !== null && (
         <KeyLimits

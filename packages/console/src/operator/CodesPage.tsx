@@ -1,4 +1,5 @@
 import { useState, type FormEvent } from 'react';
+import { Field, SubmitRow } from '../components/Field.js';
 import { ErrorLine } from '../pages/ErrorLine.js';
 import { operatorApi } from './operator-api.js';
 import { parseYuan, useOperatorText } from './operator-i18n.js';
@@ -47,48 +48,36 @@ export function CodesPage({ onError }: { onError: (error: unknown) => void }) {
       <h1>{t('op.codes')}</h1>
       <ErrorLine error={error} />
       <form className="card narrow" onSubmit={submit}>
-        <label>
-          {t('op.amountYuan')}
-          <input
-            name="codes-amount"
-            inputMode="decimal"
-            required
-            value={amount}
-            onChange={(e) => setAmount(e.target.value)}
-          />
-        </label>
-        <label>
-          {t('op.count')}
-          <input
-            name="codes-count"
-            type="number"
-            min={1}
-            max={1000}
-            required
-            value={count}
-            onChange={(e) => setCount(e.target.value)}
-          />
-        </label>
-        <label>
-          {t('op.expires')}
-          <input
-            name="codes-expires"
-            type="date"
-            value={expires}
-            onChange={(e) => setExpires(e.target.value)}
-          />
-        </label>
-        {invalid && (
-          <p role="alert" className="error">
-            {t('op.badAmount')}
-          </p>
-        )}
-        {done && (
-          <p role="status" className="success">
-            {t('op.codesReady')}
-          </p>
-        )}
-        <button type="submit">{t('op.createCodes')}</button>
+        <Field
+          label={t('op.amountYuan')}
+          name="codes-amount"
+          inputMode="decimal"
+          required
+          value={amount}
+          onValue={setAmount}
+        />
+        <Field
+          label={t('op.count')}
+          name="codes-count"
+          type="number"
+          min={1}
+          max={1000}
+          required
+          value={count}
+          onValue={setCount}
+        />
+        <Field
+          label={t('op.expires')}
+          name="codes-expires"
+          type="date"
+          value={expires}
+          onValue={setExpires}
+        />
+        <SubmitRow
+          label={t('op.createCodes')}
+          invalid={invalid && t('op.badAmount')}
+          done={done && t('op.codesReady')}
+        />
       </form>
     </section>
   );

@@ -9,6 +9,8 @@ import { PaymentsPage } from './PaymentsPage.js';
 import { useOperatorText } from './operator-i18n.js';
 import { ResolvePage } from './ResolvePage.js';
 import { ShareReviewPage } from './ShareReviewPage.js';
+import { StatementsPage } from './StatementsPage.js';
+import { UsageCapPage } from './UsageCapPage.js';
 
 const PAGES = [
   { path: '/admin/accounts', label: 'op.accounts' },
@@ -18,6 +20,8 @@ const PAGES = [
   { path: '/admin/shares', label: 'op.shares' },
   { path: '/admin/resolve', label: 'op.resolve' },
   { path: '/admin/payments', label: 'op.payments' },
+  { path: '/admin/usage-cap', label: 'op.usageCap' },
+  { path: '/admin/statements', label: 'op.statements' },
   { path: '/admin/audit', label: 'op.audit' },
   { path: '/admin/ledger', label: 'op.ledger' },
   { path: '/admin/invite', label: 'op.invite' },
@@ -56,6 +60,10 @@ export function OperatorPages({ path, onError }: { path: string; onError: (e: un
         <ResolvePage onError={onError} />
       ) : current === '/admin/payments' ? (
         <PaymentsPage onError={onError} />
+      ) : current === '/admin/usage-cap' ? (
+        <UsageCapPage onError={onError} />
+      ) : current === '/admin/statements' ? (
+        <StatementsPage onError={onError} />
       ) : current === '/admin/audit' ? (
         <AuditPage onError={onError} />
       ) : current === '/admin/ledger' ? (

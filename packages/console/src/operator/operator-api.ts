@@ -97,12 +97,59 @@ export interface Channel {
   in_flight: number;
 }
 
+/** A record whose upstream reported usage beyond the cap (`usage_exceeded_cap`). */
+export interface FlaggedRecord {
+  id: string;
+  account_id: string;
+  key_id: string;
+  model: string | null;
+  bill: { amount: number; pricing_rule: string } | null;
+  usage_exceeded_cap: { detail: string; reviewed_at: string | null; review: string | null };
+  created_at: string;
+}
+
+/** `AccountStatement` (protocol): every balance movement of a period. */
+export interface Statement {
+  account_id: string;
+  email: string;
+  from: string;
+  to: string;
+  complete: boolean;
+  opening_balance: number;
+  movements: {
+    id: string;
+    time: string;
+    kind: string;
+    amount: number;
+    balance: number;
+    description: string;
+    reference: string | null;
+    request_id: string | null;
+    task_id: string | null;
+  }[];
+  totals: { movements: number; credits: number; debits: number };
+  closing_balance: number;
+}
+
 export interface LedgerReport {
   violations: unknown[];
 }
 
 const admin = '/admin';
 const id = encodeURIComponent;
+
+/** UTC days `YYYY-MM-DD`; an empty one leaves the server's default (this month so far). */
+export interface Period {
+  from: string;
+  to: string;
+}
+
+function statementPath(accountId: string, period: Period, format: 'json' | 'csv'): string {
+  const query = new URLSearchParams({ format });
+  if (period.from !== '') query.set('from', period.from);
+  if (period.to !== '') query.set('to', period.to);
+  return `${admin}/accounts/${id(accountId)}/statement?${query.toString()}`;
+}
 
 export const operatorApi = {
   accounts: (q: string) =>
@@ -176,6 +223,14 @@ export const operatorApi = {
     call<Page<ModelPrices>>('GET', `${admin}/models/${id(model)}/prices`),
   setPrices: (model: string, prices: unknown) =>
     call<ModelPrices>('PUT', `${admin}/models/${id(model)}/prices`, prices),
+  flaggedUsage: () => call<Page<FlaggedRecord>>('GET', `${admin}/requests/usage-beyond-cap`),
+  reviewUsage: (recordId: string, reason: string) =>
+    call<FlaggedRecord>('POST', `${admin}/requests/${id(recordId)}/review-usage`, { reason }),
+  /** Where the browser downloads a statement (the session cookie goes with a same-site link). */
+  statementUrl: (accountId: string, period: Period, format: 'json' | 'csv') =>
+    `/console/api${statementPath(accountId, period, format)}`,
+  statement: (accountId: string, period: Period) =>
+    call<Statement>('GET', statementPath(accountId, period, 'json')),
   ledgerCheck: () => call<LedgerReport>('GET', `${admin}/ledger/check`),
   invite: (body: { email: string; role: 'member' | 'operator'; account_id?: string }) =>
     call<{ invite_url: string }>('POST', `${admin}/invitations`, body),

@@ -1,4 +1,5 @@
 import { useI18n } from '../i18n.js';
+import { reviewEn, reviewZhCN } from './review-messages.js';
 
 /**
  * The operator pages' messages, in both languages. Kept apart from i18n.tsx (the caller's
@@ -6,6 +7,7 @@ import { useI18n } from '../i18n.js';
  * console's one. `en` is typed by `zhCN`'s keys: a missing message fails the build.
  */
 const zhCN = {
+  ...reviewZhCN,
   'op.nav': '运营',
   'op.accounts': '账户',
   'op.shares': '分享审核',
@@ -125,6 +127,7 @@ const zhCN = {
 export type OperatorKey = keyof typeof zhCN;
 
 const en: Record<OperatorKey, string> = {
+  ...reviewEn,
   'op.nav': 'Operations',
   'op.accounts': 'Accounts',
   'op.shares': 'Share review',

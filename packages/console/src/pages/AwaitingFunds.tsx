@@ -6,6 +6,7 @@ import {
   type AwaitingRecord,
   type OwnerTask,
 } from '../caller-api.js';
+import { DataTable, type Column } from '../components/DataTable.js';
 import { useI18n } from '../i18n.js';
 import { When, Yuan } from '../money.js';
 import { ErrorLine } from './ErrorLine.js';
@@ -81,54 +82,46 @@ export function AwaitingFunds({
       });
   };
 
+  const columns: Column<Waiting>[] = [
+    { id: 'time', header: t('tasks.time'), cell: (row) => <When iso={row.created_at} /> },
+    {
+      id: 'kind',
+      header: t('tasks.kind'),
+      cell: (row) => t(row.kind === 'record' ? 'awaiting.record' : 'awaiting.task'),
+    },
+    { id: 'id', header: t('tasks.id'), cell: (row) => <code>{row.id}</code> },
+    {
+      id: 'amount',
+      header: t('tasks.amount'),
+      number: true,
+      cell: (row) => <Yuan micro={row.amount} />,
+    },
+    {
+      id: 'settle',
+      header: t('tasks.settle'),
+      cell: (row) =>
+        settled.has(row.id) ? (
+          <span className="success">{t('awaiting.done')}</span>
+        ) : (
+          <button type="button" onClick={() => settle(row)}>
+            {t('awaiting.settle')} <Yuan micro={row.amount} />
+          </button>
+        ),
+    },
+  ];
+
   return (
     <section aria-labelledby="awaiting-title" className="card">
       <h2 id="awaiting-title">{t('awaiting.title')}</h2>
       <ErrorLine error={error} />
-      {rows === null ? (
-        error === null && <p>{t('common.loading')}</p>
-      ) : rows.length === 0 ? (
-        <p>{t('awaiting.none')}</p>
-      ) : (
-        <div className="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">{t('tasks.time')}</th>
-                <th scope="col">{t('tasks.kind')}</th>
-                <th scope="col">{t('tasks.id')}</th>
-                <th scope="col">{t('tasks.amount')}</th>
-                <th scope="col">{t('tasks.settle')}</th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((row) => (
-                <tr key={row.id} data-awaiting-id={row.id}>
-                  <td>
-                    <When iso={row.created_at} />
-                  </td>
-                  <td>{t(row.kind === 'record' ? 'awaiting.record' : 'awaiting.task')}</td>
-                  <td>
-                    <code>{row.id}</code>
-                  </td>
-                  <td className="number">
-                    <Yuan micro={row.amount} />
-                  </td>
-                  <td>
-                    {settled.has(row.id) ? (
-                      <span className="success">{t('awaiting.done')}</span>
-                    ) : (
-                      <button type="button" onClick={() => settle(row)}>
-                        {t('awaiting.settle')} <Yuan micro={row.amount} />
-                      </button>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <DataTable
+        rows={rows}
+        columns={columns}
+        rowKey={(row) => row.id}
+        rowAttributes={(row) => ({ 'data-awaiting-id': row.id })}
+        empty={t('awaiting.none')}
+        failed={error !== null}
+      />
     </section>
   );
 }

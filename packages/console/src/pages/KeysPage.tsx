@@ -1,16 +1,23 @@
 import { useCallback, useEffect, useState, type FormEvent } from 'react';
 import { api, type ApiKey } from '../api.js';
+import { callerApi, last30Days } from '../caller-api.js';
+import { DataTable, type Column } from '../components/DataTable.js';
+import { Field } from '../components/Field.js';
 import { useI18n } from '../i18n.js';
-import { When } from '../money.js';
+import { When, Yuan } from '../money.js';
 import { ErrorLine } from './ErrorLine.js';
 import { securityApi } from '../security-api.js';
 import { KeyCreateOptions, KeyLimits, keyOptionsOf, NO_KEY_OPTIONS } from './KeyCreateOptions.js';
 import { KeyRotate } from './KeyRotate.js';
 
-/** Keys: create (the plaintext shown once, with a copy button), list, disable. */
+/**
+ * Keys: create (the plaintext shown once, with a copy button), list with each key's spend over
+ * the last 30 UTC days, disable.
+ */
 export function KeysPage({ onError }: { onError: (error: unknown) => void }) {
   const { t } = useI18n();
   const [keys, setKeys] = useState<ApiKey[] | null>(null);
+  const [spend, setSpend] = useState<ReadonlyMap<string | null, number>>(new Map());
   const [name, setName] = useState('');
   const [options, setOptions] = useState(NO_KEY_OPTIONS);
   const [fresh, setFresh] = useState<string | null>(null);
@@ -27,6 +34,11 @@ export function KeysPage({ onError }: { onError: (error: unknown) => void }) {
     api
       .keys()
       .then((page) => setKeys(page.data))
+      .catch(fail);
+    const { from, to } = last30Days(Date.now());
+    callerApi
+      .keySpend(from, to)
+      .then((perKey) => setSpend(new Map(perKey.data.map((row) => [row.key_id, row.amount]))))
       .catch(fail);
   }, [fail]);
   useEffect(load, [load]);
@@ -53,6 +65,53 @@ export function KeysPage({ onError }: { onError: (error: unknown) => void }) {
     if (fresh === null) return;
     void navigator.clipboard.writeText(fresh).then(() => setCopied(true));
   };
+  const columns: Column<ApiKey>[] = [
+    { id: 'name', header: t('keys.name'), cell: (key) => key.name ?? '—' },
+    { id: 'hint', header: t('keys.hint'), cell: (key) => <code>{key.hint}</code> },
+    {
+      id: 'kind',
+      header: t('keys.kind'),
+      cell: (key) => t(key.kind === 'service' ? 'keys.kind.service' : 'keys.kind.personal'),
+    },
+    { id: 'created', header: t('keys.created'), cell: (key) => <When iso={key.created_at} /> },
+    { id: 'used', header: t('keys.lastUsed'), cell: (key) => <When iso={key.last_used_at} /> },
+    { id: 'limits', header: t('keyOptions.limits'), cell: (key) => <KeyLimits apiKey={key} /> },
+    {
+      id: 'spend',
+      header: t('keys.spend30'),
+      number: true,
+      cell: (key) => <Yuan micro={spend.get(key.id) ?? 0} />,
+      cellAttributes: () => ({ 'data-key-spend': '' }),
+    },
+    {
+      id: 'state',
+      header: t('keys.state'),
+      cell: (key) => (key.disabled_at === null ? t('keys.active') : t('keys.disabled')),
+    },
+    {
+      id: 'disable',
+      header: t('keys.disable'),
+      hiddenHeader: true,
+      cell: (key) => (
+        <>
+          <KeyRotate
+            apiKey={key}
+            onRotated={(plaintext) => {
+              setFresh(plaintext);
+              setCopied(false);
+              load();
+            }}
+            onError={fail}
+          />
+          {key.disabled_at === null && (
+            <button type="button" className="danger" onClick={() => disable(key.id)}>
+              {t('keys.disable')}
+            </button>
+          )}
+        </>
+      ),
+    },
+  ];
 
   return (
     <section>
@@ -76,79 +135,24 @@ export function KeysPage({ onError }: { onError: (error: unknown) => void }) {
         </div>
       )}
       <form className="inline card" onSubmit={create}>
-        <label>
-          {t('keys.name')}
-          <input
-            name="key-name"
-            maxLength={100}
-            value={name}
-            onChange={(event) => setName(event.target.value)}
-          />
-        </label>
+        <Field
+          label={t('keys.name')}
+          name="key-name"
+          maxLength={100}
+          value={name}
+          onValue={setName}
+        />
         <KeyCreateOptions value={options} onChange={setOptions} onError={fail} />
         <button type="submit">{t('keys.create')}</button>
       </form>
-      {keys === null ? (
-        error === null && <p>{t('common.loading')}</p>
-      ) : keys.length === 0 ? (
-        <p>{t('keys.none')}</p>
-      ) : (
-        <div className="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">{t('keys.name')}</th>
-                <th scope="col">{t('keys.hint')}</th>
-                <th scope="col">{t('keys.kind')}</th>
-                <th scope="col">{t('keys.created')}</th>
-                <th scope="col">{t('keys.lastUsed')}</th>
-                <th scope="col">{t('keyOptions.limits')}</th>
-                <th scope="col">{t('keys.state')}</th>
-                <th scope="col">
-                  <span className="visually-hidden">{t('keys.disable')}</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {keys.map((key) => (
-                <tr key={key.id} data-key-id={key.id}>
-                  <td>{key.name ?? '—'}</td>
-                  <td>
-                    <code>{key.hint}</code>
-                  </td>
-                  <td>{t(key.kind === 'service' ? 'keys.kind.service' : 'keys.kind.personal')}</td>
-                  <td>
-                    <When iso={key.created_at} />
-                  </td>
-                  <td>
-                    <When iso={key.last_used_at} />
-                  </td>
-                  <td>
-                    <KeyLimits apiKey={key} />
-                  </td>
-                  <td>{key.disabled_at === null ? t('keys.active') : t('keys.disabled')}</td>
-                  <td>
-                    <KeyRotate
-                      apiKey={key}
-                      onRotated={(plaintext) => {
-                        setFresh(plaintext);
-                        setCopied(false);
-                        load();
-                      }}
-                      onError={fail}
-                    />
-                    {key.disabled_at === null && (
-                      <button type="button" className="danger" onClick={() => disable(key.id)}>
-                        {t('keys.disable')}
-                      </button>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <DataTable
+        rows={keys}
+        columns={columns}
+        rowKey={(key) => key.id}
+        rowAttributes={(key) => ({ 'data-key-id': key.id })}
+        empty={t('keys.none')}
+        failed={error !== null}
+      />
     </section>
   );
 }

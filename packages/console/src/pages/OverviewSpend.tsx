@@ -1,16 +1,17 @@
-import { useEffect, useState } from 'react';
-import { callerApi, type AccountUsage } from '../caller-api.js';
+import { lazy, Suspense, useEffect, useState } from 'react';
+import { callerApi, last30Days, utcDay, type AccountUsage } from '../caller-api.js';
+import { ConsoleLink } from '../components/ConsoleLink.js';
+import { DataTable, type Column } from '../components/DataTable.js';
 import { useI18n } from '../i18n.js';
 import { Yuan } from '../money.js';
-import { navigate } from '../router.js';
 import { ErrorLine } from './ErrorLine.js';
 
-const DAY_MS = 86_400_000;
+// Chart.js is loaded with the overview only, as a chunk of its own: no other page pays for it.
+const SpendChart = lazy(() =>
+  import('../components/SpendChart.js').then((module) => ({ default: module.SpendChart })),
+);
 const OPEN_STATUSES = new Set(['queued', 'running', 'submission_unknown']);
-
-function utcDay(ms: number): string {
-  return new Date(ms).toISOString().slice(0, 10);
-}
+type UsageRow = AccountUsage['data'][number];
 
 /**
  * The overview's spend (UTC days, as `/v1/account/usage` counts them): today, this month, the
@@ -23,16 +24,12 @@ export function OverviewSpend({ onError }: { onError: (error: unknown) => void }
   const [openTasks, setOpenTasks] = useState<number | null>(null);
   const [error, setError] = useState<unknown>(null);
   useEffect(() => {
-    const now = Date.now();
-    const today = utcDay(now);
+    const { from, to: today } = last30Days(Date.now());
     const fail = (failure: unknown) => {
       onError(failure);
       setError(failure);
     };
-    callerApi
-      .usage(utcDay(now - 29 * DAY_MS), today)
-      .then(setUsage)
-      .catch(fail);
+    callerApi.usage(from, today).then(setUsage).catch(fail);
     callerApi
       .usage(`${today.slice(0, 8)}01`, today)
       .then((month) => setMonthTotal(month.totals.amount))
@@ -53,6 +50,17 @@ export function OverviewSpend({ onError }: { onError: (error: unknown) => void }
     usage === null
       ? null
       : usage.data.filter((row) => row.date === today).reduce((sum, row) => sum + row.amount, 0);
+  const columns: Column<UsageRow>[] = [
+    { id: 'date', header: t('spend.date'), cell: (row) => row.date },
+    { id: 'model', header: t('tasks.model'), cell: (row) => row.model },
+    { id: 'requests', header: t('spend.requests'), number: true, cell: (row) => row.requests },
+    {
+      id: 'amount',
+      header: t('tasks.amount'),
+      number: true,
+      cell: (row) => <Yuan micro={row.amount} />,
+    },
+  ];
   return (
     <>
       <ErrorLine error={error} />
@@ -68,49 +76,29 @@ export function OverviewSpend({ onError }: { onError: (error: unknown) => void }
         <div className="card figure" data-figure="open-tasks">
           <h2>{t('spend.openTasks')}</h2>
           <p className="big">
-            <a
-              href="/console/tasks"
-              onClick={(event) => {
-                event.preventDefault();
-                navigate('/tasks');
-              }}
-            >
-              {openTasks ?? '…'}
-            </a>
+            <ConsoleLink to="/tasks">{openTasks ?? '…'}</ConsoleLink>
           </p>
         </div>
       </div>
       {usage !== null && (
         <div className="card">
           <h2>{t('spend.byDay')}</h2>
-          {usage.data.length === 0 ? (
-            <p>{t('spend.none')}</p>
-          ) : (
-            <div className="table-wrap">
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">{t('spend.date')}</th>
-                    <th scope="col">{t('tasks.model')}</th>
-                    <th scope="col">{t('spend.requests')}</th>
-                    <th scope="col">{t('tasks.amount')}</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {[...usage.data].reverse().map((row) => (
-                    <tr key={`${row.date} ${row.model}`}>
-                      <td>{row.date}</td>
-                      <td>{row.model}</td>
-                      <td className="number">{row.requests}</td>
-                      <td className="number">
-                        <Yuan micro={row.amount} />
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+          {usage.data.length > 0 && (
+            <Suspense fallback={null}>
+              <SpendChart
+                usage={usage}
+                label={t('spend.chart')}
+                requestsLabel={t('spend.requests')}
+              />
+            </Suspense>
           )}
+          <DataTable
+            rows={[...usage.data].reverse()}
+            columns={columns}
+            rowKey={(row) => `${row.date} ${row.model}`}
+            empty={t('spend.none')}
+            label={t('spend.chartTable')}
+          />
         </div>
       )}
     </>

@@ -1,9 +1,10 @@
 import { useCallback, useEffect, useState } from 'react';
 import { callerApi, type OwnerTask } from '../caller-api.js';
 import type { CallerMessageKey } from '../caller-messages.js';
+import { ConsoleLink } from '../components/ConsoleLink.js';
+import { DataTable, type Column } from '../components/DataTable.js';
 import { useI18n } from '../i18n.js';
 import { When, Yuan } from '../money.js';
-import { navigate } from '../router.js';
 import { ErrorLine } from './ErrorLine.js';
 
 /** Every key's tasks of the account, newest first; a filter for those awaiting settlement. */
@@ -22,6 +23,37 @@ export function TasksPage({ onError }: { onError: (error: unknown) => void }) {
       });
   }, [filter, onError]);
   useEffect(load, [load]);
+  const columns: Column<OwnerTask>[] = [
+    { id: 'time', header: t('tasks.time'), cell: (task) => <When iso={task.created_at} /> },
+    {
+      id: 'id',
+      header: t('tasks.id'),
+      cell: (task) => (
+        <ConsoleLink to={`/tasks/${task.id}`}>
+          <code>{task.id}</code>
+        </ConsoleLink>
+      ),
+    },
+    { id: 'kind', header: t('tasks.kind'), cell: (task) => task.object.replace('.task', '') },
+    { id: 'model', header: t('tasks.model'), cell: (task) => task.model },
+    {
+      id: 'status',
+      header: t('tasks.status'),
+      cell: (task) => t(`state.${task.status}` as CallerMessageKey),
+    },
+    {
+      id: 'billing',
+      header: t('tasks.billingState'),
+      cell: (task) => t(`state.${task.billing.state}` as CallerMessageKey),
+    },
+    {
+      id: 'amount',
+      header: t('tasks.amount'),
+      number: true,
+      cell: (task) => <Yuan micro={task.billing.actual_amount ?? task.billing.reserved_amount} />,
+    },
+    { id: 'key', header: t('tasks.key'), cell: (task) => <code>{task.key_id}</code> },
+  ];
   return (
     <section>
       <h1>{t('tasks.title')}</h1>
@@ -38,58 +70,14 @@ export function TasksPage({ onError }: { onError: (error: unknown) => void }) {
           </select>
         </label>
       </div>
-      {rows === null ? (
-        error === null && <p>{t('common.loading')}</p>
-      ) : rows.length === 0 ? (
-        <p>{t('tasks.none')}</p>
-      ) : (
-        <div className="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">{t('tasks.time')}</th>
-                <th scope="col">{t('tasks.id')}</th>
-                <th scope="col">{t('tasks.kind')}</th>
-                <th scope="col">{t('tasks.model')}</th>
-                <th scope="col">{t('tasks.status')}</th>
-                <th scope="col">{t('tasks.billingState')}</th>
-                <th scope="col">{t('tasks.amount')}</th>
-                <th scope="col">{t('tasks.key')}</th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((task) => (
-                <tr key={task.id} data-task-id={task.id}>
-                  <td>
-                    <When iso={task.created_at} />
-                  </td>
-                  <td>
-                    <a
-                      href={`/console/tasks/${task.id}`}
-                      onClick={(event) => {
-                        event.preventDefault();
-                        navigate(`/tasks/${task.id}`);
-                      }}
-                    >
-                      <code>{task.id}</code>
-                    </a>
-                  </td>
-                  <td>{task.object.replace('.task', '')}</td>
-                  <td>{task.model}</td>
-                  <td>{t(`state.${task.status}` as CallerMessageKey)}</td>
-                  <td>{t(`state.${task.billing.state}` as CallerMessageKey)}</td>
-                  <td className="number">
-                    <Yuan micro={task.billing.actual_amount ?? task.billing.reserved_amount} />
-                  </td>
-                  <td>
-                    <code>{task.key_id}</code>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <DataTable
+        rows={rows}
+        columns={columns}
+        rowKey={(task) => task.id}
+        rowAttributes={(task) => ({ 'data-task-id': task.id })}
+        empty={t('tasks.none')}
+        failed={error !== null}
+      />
     </section>
   );
 }

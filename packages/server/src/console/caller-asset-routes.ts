@@ -61,7 +61,13 @@ export function registerCallerAssetRoutes(scope: FastifyInstance, deps: AppDeps)
 
   scope.post<{ Body: ShareBody }>(
     '/console/api/shares',
-    { schema: { body: shareBodySchema } },
+    {
+      schema: { body: shareBodySchema },
+      // Who may call is answered before what was sent: an operator gets 403, not a 400 on the body.
+      preValidation: async (request) => {
+        memberAccountOf(request);
+      },
+    },
     async (request, reply) => {
       const target = parseShareBody(request.body);
       // 202 pending_review (200: this user already has this asset awaiting review), as /v1 says.

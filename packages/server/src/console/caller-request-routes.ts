@@ -86,6 +86,17 @@ export function registerCallerRequestRoutes(scope: FastifyInstance, deps: Consol
       ),
   );
 
+  // The keys page's spend per key over the same kind of range (the same journal entries).
+  scope.get<{ Querystring: { from?: string; to?: string } }>(
+    '/console/api/usage/keys',
+    { schema: { querystring: usageQuerySchema } },
+    async (request) =>
+      deps.accountUsage.readByKey(
+        memberAccountOf(request),
+        parseUsageRange(request.query, deps.clock.now()),
+      ),
+  );
+
   scope.get<{ Params: { id: string } }>('/console/api/requests/:id', async (request) => {
     const found = await deps.requestListing.listForAccount(
       memberAccountOf(request),

@@ -6,6 +6,11 @@ import { modelPricesView, priceHistoryView } from '../billing/price-view.js';
 import { ApiError } from '../errors/api-error.js';
 import type { AppDeps } from '../http/deps.js';
 import { answerRedemptionBatch } from '../http/redemption-batch-output.js';
+import {
+  answerStatement,
+  statementRouteOptions,
+  type StatementQuery,
+} from '../http/routes/admin-statements.js';
 import { serveContent } from '../http/serve-content.js';
 import { unresolvedQueue } from '../requests/unresolved-queue.js';
 import { shareServiceOf } from '../shares/share-service.js';
@@ -54,6 +59,13 @@ export function registerOperatorRoutes(scope: FastifyInstance, deps: AppDeps): v
     read(request);
     return { object: 'list', data: await deps.keys.list(request.params.id) };
   });
+  // The same statement as `GET /admin/v1/accounts/{id}/statement` (JSON, or CSV to download).
+  scope.get<{ Params: { id: string }; Querystring: StatementQuery }>(
+    `${admin}/accounts/:id/statement`,
+    // The role is checked before the query is validated: a member learns nothing, not even a 400.
+    { ...statementRouteOptions, preValidation: async (request) => read(request) },
+    async (request, reply) => answerStatement(deps, request, reply, request.params.id),
+  );
   scope.get<WithId>(`${admin}/accounts/:id/members`, async (request) => {
     read(request);
     return { object: 'list', data: await deps.consoleUsers.membersOf(request.params.id) };

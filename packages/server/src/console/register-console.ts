@@ -6,6 +6,7 @@ import { registerOperatorRoutes } from './operator-routes.js';
 import { registerCallerRequestRoutes } from './caller-request-routes.js';
 import { registerCallerTaskRoutes } from './caller-task-routes.js';
 import { registerCallerAssetRoutes } from './caller-asset-routes.js';
+import { registerConsoleOpenApi } from './console-openapi.js';
 import { BUILT_CONSOLE_DIR, registerConsoleStatic } from './console-static.js';
 import { registerSessionRoutes } from './session-routes.js';
 import { registerPaymentConsoleRoutes } from '../payments/payment-routes.js';
@@ -24,6 +25,7 @@ export async function registerConsole(app: FastifyInstance, deps: AppDeps): Prom
     registerCallerRequestRoutes(scope, deps);
     registerCallerAssetRoutes(scope, deps);
     registerPaymentConsoleRoutes(scope, deps);
+    registerConsoleOpenApi(scope, app);
   });
   await app.register(async (scope) =>
     registerConsoleStatic(scope, deps.consoleDir ?? BUILT_CONSOLE_DIR),

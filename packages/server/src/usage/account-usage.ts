@@ -32,6 +32,11 @@ export function parseUsageRange(
 const DAY_NUMBER = sql<number>`journal.created_at / 86400000`;
 /** The model of the capture's price version; the version itself if it was never in the book. */
 const MODEL = sql<string>`coalesce(model_prices.model, holds.price_version)`;
+/** How many captures a group holds (a capture of 0 included) and what they charged, exactly. */
+const CHARGED = [
+  sql<string>`cast(count(*) as text)`.as('requests'),
+  exactSum('-journal.balance_delta').as('amount'),
+] as const;
 
 /**
  * What an account was charged, per UTC day and model, read from the journal: one `capture`
@@ -45,20 +50,9 @@ export class AccountUsageReader {
   constructor(private readonly db: Kysely<Database>) {}
 
   async read(accountId: string, range: DayRange): Promise<AccountUsage> {
-    const rows = await this.db
-      .selectFrom('journal')
-      .innerJoin('holds', 'holds.id', 'journal.hold_id')
+    const rows = await this.captures(accountId, range)
       .leftJoin('model_prices', 'model_prices.price_version', 'holds.price_version')
-      .select([
-        DAY_NUMBER.as('day'),
-        MODEL.as('model'),
-        sql<string>`cast(count(*) as text)`.as('requests'),
-        exactSum('-journal.balance_delta').as('amount'),
-      ])
-      .where('journal.account_id', '=', accountId)
-      .where('journal.kind', '=', 'capture')
-      .where('journal.created_at', '>=', range.start)
-      .where('journal.created_at', '<', range.end)
+      .select([DAY_NUMBER.as('day'), MODEL.as('model'), ...CHARGED])
       .groupBy([DAY_NUMBER, MODEL])
       .execute();
     const data: UsageRow[] = rows
@@ -93,6 +87,48 @@ export class AccountUsageReader {
       },
     };
   }
+
+  /**
+   * What each key of the account was charged over `range`: the same `capture` entries as
+   * `read`, attributed to the key of the request that took the hold. A request record is purged
+   * after `request_retention_days`; a capture whose record is gone counts under `key_id: null`
+   * (the account's total stays whole). Keys that were charged nothing are absent.
+   */
+  async readByKey(accountId: string, range: DayRange): Promise<KeySpend> {
+    const rows = await this.captures(accountId, range)
+      .leftJoin('requests', 'requests.id', 'holds.request_id')
+      .select(['requests.key_id as key_id', ...CHARGED])
+      .groupBy('requests.key_id')
+      .execute();
+    const data = rows
+      .map((row) => ({
+        key_id: row.key_id,
+        requests: Number(row.requests),
+        amount: safeAmount(row.amount),
+      }))
+      .sort((a, b) => compareText(a.key_id ?? '', b.key_id ?? ''));
+    return { object: 'list', account_id: accountId, from: range.from, to: range.to, data };
+  }
+
+  /** The account's `capture` entries of the range, with the hold each captured. */
+  private captures(accountId: string, range: DayRange) {
+    return this.db
+      .selectFrom('journal')
+      .innerJoin('holds', 'holds.id', 'journal.hold_id')
+      .where('journal.account_id', '=', accountId)
+      .where('journal.kind', '=', 'capture')
+      .where('journal.created_at', '>=', range.start)
+      .where('journal.created_at', '<', range.end);
+  }
+}
+
+/** Spend per key over a range of UTC days (the console's keys page). */
+export interface KeySpend {
+  object: 'list';
+  account_id: string;
+  from: string;
+  to: string;
+  data: { key_id: string | null; requests: number; amount: number }[];
 }
 
 /** Code-point order, the same whatever the locale (PostgreSQL's collation is not consulted). */

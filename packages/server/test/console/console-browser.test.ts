@@ -209,6 +209,53 @@ describeNeeding(chromiumService, 'console in Chromium', () => {
             await inspect(page, `${language}-requests`);
             await requestSearchInBrowser({ page, requestId, language, inspect });
 
+            // Overview: the spend chart is drawn (a canvas with pixels on it) and the table of
+            // its figures stays beside it, as the accessible alternative.
+            await page
+              .getByRole('navigation')
+              .getByRole('link', { name: text.navOverview })
+              .click();
+            const chart = page.locator('canvas[data-spend-chart]');
+            await chart.waitFor();
+            expect(await chart.getAttribute('role')).toBe('img');
+            await expect
+              .poll(() =>
+                chart.evaluate((canvas) => {
+                  const drawn = canvas as unknown as {
+                    width: number;
+                    height: number;
+                    getContext(kind: '2d'): { getImageData(...box: number[]): { data: number[] } };
+                  };
+                  const pixels = drawn
+                    .getContext('2d')
+                    .getImageData(0, 0, drawn.width, drawn.height);
+                  let painted = 0;
+                  for (let index = 3; index < pixels.data.length; index += 4)
+                    if ((pixels.data[index] ?? 0) > 0) painted += 1;
+                  return painted;
+                }),
+              )
+              .toBeGreaterThan(1000);
+            const spendRows = page.locator('[aria-label] table tbody tr');
+            expect(await spendRows.count()).toBeGreaterThan(0);
+            expect(await spendRows.first().textContent()).toMatch(/sim-/);
+            await inspect(page, `${language}-overview-chart`);
+
+            // Keys: the browser key's spend over 30 days is everything the account spent (the
+            // account's other key spent nothing).
+            const spent = (await gateway.call('GET', '/v1/account/usage', { key })).json<{
+              totals: { amount: number };
+            }>().totals.amount;
+            expect(spent).toBeGreaterThan(0);
+            await page.getByRole('navigation').getByRole('link', { name: text.keys }).click();
+            const keyRow = page.locator('tr[data-key-id]', { hasText: 'browser key' });
+            await expect
+              .poll(() => keyRow.locator('[data-key-spend] .amount').getAttribute('title'))
+              .toBe(`${spent.toLocaleString('en-US')} ${text.microYuan}`);
+            await inspect(page, `${language}-keys-spend`);
+            await page.getByRole('navigation').getByRole('link', { name: text.requests }).click();
+            await page.locator(`tr[data-request-id="${requestId}"]`).waitFor();
+
             // The session cookie opens nothing on /v1; the key opens nothing on /console/api; a
             // state-changing call without the CSRF token is refused.
             const cookies = await context.cookies(`${origin}/console/`);

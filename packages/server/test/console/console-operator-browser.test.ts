@@ -56,6 +56,17 @@ describeNeeding(chromiumService, 'operator console in Chromium', () => {
           hold: 5_000,
           outcome: unknownOutcome,
         });
+        // Another account's chat whose upstream reports usage far beyond its cap: flagged.
+        const flaggedAccount = await gateway.account(10_000_000);
+        const overCap = await gateway.call('POST', '/v1/chat/completions', {
+          key: flaggedAccount.key,
+          body: {
+            model: 'sim-chat',
+            max_tokens: 5,
+            messages: [{ role: 'user', content: 'hi [sim:extra_tokens=100000]' }],
+          },
+        });
+        const flaggedId = String(overCap.headers['x-service-request-id']);
         const email = `ops-${dialect.name}@example.test`;
         const invitation = await gateway.services.consoleUsers.invite({ email, role: 'operator' });
 
@@ -184,6 +195,42 @@ describeNeeding(chromiumService, 'operator console in Chromium', () => {
           });
           await channelRow.getByRole('button', { name: '启用' }).click();
           await channelRow.locator('[data-channel-state="active"]').waitFor();
+
+          // Usage beyond the cap: the flagged record listed, reviewed with a note, gone.
+          const operations = page.getByRole('navigation', { name: '运营' });
+          await operations.getByRole('link', { name: '超上限用量' }).click();
+          const flaggedRow = page.locator(`tr[data-flagged-id="${flaggedId}"]`);
+          await flaggedRow.waitFor();
+          expect(await flaggedRow.textContent()).toContain('completion_tokens');
+          await shot('usage-cap');
+          await flaggedRow.locator('input').fill('simulated upstream over-report');
+          await flaggedRow.getByRole('button', { name: '标记为已审核' }).click();
+          await flaggedRow.waitFor({ state: 'detached' });
+          const reviewed = await gateway.admin('GET', `/admin/v1/requests/${flaggedId}`);
+          expect(reviewed['usage_exceeded_cap']).toMatchObject({
+            review: 'simulated upstream over-report',
+          });
+
+          // Statements: the account's movements with its closing balance; the CSV downloaded.
+          await operations.getByRole('link', { name: '对账单' }).click();
+          await page.locator('input[name="statement-account"]').fill(accountId);
+          await page.getByRole('button', { name: '查看' }).click();
+          const closing = page.locator('[data-statement] [data-figure="closing"] .amount');
+          await closing.waitFor();
+          const { balance } = await gateway.balance(accountId);
+          expect(await closing.getAttribute('title')).toBe(
+            `${balance.toLocaleString('en-US')} 微元`,
+          );
+          await page.locator('tr[data-movement-kind="topup"]').first().waitFor();
+          await page.locator('tr[data-movement-kind="capture"]').first().waitFor();
+          await shot('statements');
+          const [statementFile] = await Promise.all([
+            page.waitForEvent('download'),
+            page.getByRole('link', { name: '下载 CSV' }).click(),
+          ]);
+          const statementCsv = readFileSync((await statementFile.path()) ?? '', 'utf8');
+          expect(statementFile.suggestedFilename()).toMatch(/^statement-acct_.*\.csv$/);
+          expect(statementCsv.trim().split('\r\n').at(-1)).toContain(`,closing,,${balance},`);
 
           // A second factor: set up through the API in this session; then the sign-in page asks for
           // the code after the password, and a fresh code signs in.

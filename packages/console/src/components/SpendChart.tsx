@@ -1,0 +1,139 @@
+import {
+  BarController,
+  BarElement,
+  CategoryScale,
+  Chart,
+  Legend,
+  LinearScale,
+  LineController,
+  LineElement,
+  PointElement,
+  Tooltip,
+} from 'chart.js';
+import { useEffect, useRef } from 'react';
+import type { AccountUsage } from '../caller-api.js';
+import { yuanText } from '../money.js';
+
+// Only the pieces drawn here, so the bundle carries no other chart type (docs/decisions/0014).
+Chart.register(
+  BarController,
+  BarElement,
+  CategoryScale,
+  LinearScale,
+  LineController,
+  LineElement,
+  PointElement,
+  Legend,
+  Tooltip,
+);
+
+/** Colour-blind-safe (Okabe–Ito), repeated past eight models. */
+const PALETTE = [
+  '#0072B2',
+  '#E69F00',
+  '#009E73',
+  '#CC79A7',
+  '#56B4E9',
+  '#D55E00',
+  '#F0E442',
+  '#000000',
+];
+const MICRO_PER_YUAN = 1_000_000;
+
+/** Every UTC day from `from` to `to`, both included: a day with no spend is a gap of 0. */
+function daysOf(from: string, to: string): string[] {
+  const days: string[] = [];
+  for (
+    let day = Date.parse(`${from}T00:00:00Z`);
+    day <= Date.parse(`${to}T00:00:00Z`);
+    day += 86_400_000
+  )
+    days.push(new Date(day).toISOString().slice(0, 10));
+  return days;
+}
+
+/**
+ * Spend per day, stacked by model (bars, yuan), and the charges per day (a line, right axis),
+ * drawn on a canvas by Chart.js. The canvas is an image to assistive technology (`role="img"`
+ * with a label pointing at the table the page shows beside it, which has every figure). The
+ * bars' heights are yuan as floating point, for drawing only: the tooltips show each amount
+ * exactly (`yuanText` of the integer micro-yuan).
+ */
+export function SpendChart({
+  usage,
+  label,
+  requestsLabel,
+}: {
+  usage: AccountUsage;
+  label: string;
+  requestsLabel: string;
+}) {
+  const canvas = useRef<HTMLCanvasElement>(null);
+  useEffect(() => {
+    if (canvas.current === null) return;
+    const days = daysOf(usage.from, usage.to);
+    const models = [...new Set(usage.data.map((row) => row.model))].sort();
+    const micro = new Map(usage.data.map((row) => [`${row.date} ${row.model}`, row.amount]));
+    const requests = days.map((day) =>
+      usage.data.filter((row) => row.date === day).reduce((sum, row) => sum + row.requests, 0),
+    );
+    const chart = new Chart(canvas.current, {
+      data: {
+        labels: days.map((day) => day.slice(5)),
+        datasets: [
+          ...models.map((model, index) => ({
+            type: 'bar' as const,
+            label: model,
+            data: days.map((day) => (micro.get(`${day} ${model}`) ?? 0) / MICRO_PER_YUAN),
+            backgroundColor: PALETTE[index % PALETTE.length],
+            stack: 'spend',
+            yAxisID: 'y',
+          })),
+          {
+            type: 'line' as const,
+            label: requestsLabel,
+            data: requests,
+            borderColor: '#5a6474',
+            backgroundColor: '#5a6474',
+            pointRadius: 2,
+            yAxisID: 'requests',
+          },
+        ],
+      },
+      options: {
+        responsive: true,
+        maintainAspectRatio: false,
+        animation: false,
+        interaction: { mode: 'index', intersect: false },
+        scales: {
+          x: { stacked: true },
+          y: { stacked: true, beginAtZero: true, title: { display: true, text: '¥' } },
+          requests: {
+            position: 'right',
+            beginAtZero: true,
+            grid: { drawOnChartArea: false },
+            ticks: { precision: 0 },
+          },
+        },
+        plugins: {
+          tooltip: {
+            callbacks: {
+              label: (item) => {
+                const dataset = item.dataset;
+                if (dataset.type === 'line') return `${requestsLabel}: ${String(item.raw)}`;
+                const day = days[item.dataIndex] ?? '';
+                return `${dataset.label ?? ''}: ${yuanText(micro.get(`${day} ${dataset.label ?? ''}`) ?? 0)}`;
+              },
+            },
+          },
+        },
+      },
+    });
+    return () => chart.destroy();
+  }, [usage, requestsLabel]);
+  return (
+    <div className="chart-box">
+      <canvas ref={canvas} role="img" aria-label={label} data-spend-chart />
+    </div>
+  );
+}

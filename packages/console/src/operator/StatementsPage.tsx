@@ -1,0 +1,136 @@
+import { useState, type FormEvent } from 'react';
+import { DataTable, type Column } from '../components/DataTable.js';
+import { Field, SubmitRow } from '../components/Field.js';
+import { When, Yuan } from '../money.js';
+import { ErrorLine } from '../pages/ErrorLine.js';
+import { operatorApi, type Period, type Statement } from './operator-api.js';
+import { useOperatorText } from './operator-i18n.js';
+
+type OnError = (error: unknown) => void;
+type Movement = Statement['movements'][number];
+
+/**
+ * An account's statement (the admin API's `GET .../statement`): every balance movement of a
+ * period of UTC days, with its opening and closing balance; downloaded as JSON or CSV through
+ * plain links (the server names the file and streams it). `?account=` preselects an account
+ * (the account page links here).
+ */
+export function StatementsPage({ onError }: { onError: OnError }) {
+  const t = useOperatorText();
+  const [accountId, setAccountId] = useState(
+    () => new URLSearchParams(window.location.search).get('account') ?? '',
+  );
+  const [period, setPeriod] = useState<Period>({ from: '', to: '' });
+  const [statement, setStatement] = useState<Statement | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const show = (event: FormEvent) => {
+    event.preventDefault();
+    setError(null);
+    operatorApi
+      .statement(accountId.trim(), period)
+      .then(setStatement)
+      .catch((failure: unknown) => {
+        onError(failure);
+        setError(failure);
+        setStatement(null);
+      });
+  };
+  const columns: Column<Movement>[] = [
+    { id: 'time', header: t('op.when'), cell: (movement) => <When iso={movement.time} /> },
+    { id: 'kind', header: t('op.kind'), cell: (movement) => movement.kind },
+    {
+      id: 'amount',
+      header: t('op.amount'),
+      number: true,
+      cell: (movement) => <Yuan micro={movement.amount} />,
+    },
+    {
+      id: 'balance',
+      header: t('op.balance'),
+      number: true,
+      cell: (movement) => <Yuan micro={movement.balance} />,
+    },
+    { id: 'description', header: t('op.description'), cell: (movement) => movement.description },
+    {
+      id: 'reference',
+      header: t('op.movementOf'),
+      cell: (movement) => movement.reference ?? movement.task_id ?? movement.request_id ?? '—',
+    },
+  ];
+  const shown = statement !== null && statement.account_id === accountId.trim();
+  return (
+    <section>
+      <h1>{t('op.statements')}</h1>
+      <p>{t('op.statementNote')}</p>
+      <ErrorLine error={error} />
+      <form className="card narrow" onSubmit={show}>
+        <Field
+          label={t('op.statementAccount')}
+          name="statement-account"
+          required
+          value={accountId}
+          onValue={setAccountId}
+        />
+        <Field
+          label={t('op.fromDay')}
+          name="statement-from"
+          type="date"
+          value={period.from}
+          onValue={(from) => setPeriod((given) => ({ ...given, from }))}
+        />
+        <Field
+          label={t('op.toDay')}
+          name="statement-to"
+          type="date"
+          value={period.to}
+          onValue={(to) => setPeriod((given) => ({ ...given, to }))}
+        />
+        <SubmitRow label={t('op.show')} />
+      </form>
+      {shown && (
+        <div className="card" data-statement={statement.account_id}>
+          <h2>
+            {t('op.statementOf')} · {statement.email} · {statement.from} – {statement.to}
+          </h2>
+          {!statement.complete && <p className="muted">{t('op.incomplete')}</p>}
+          <dl className="figures operator-figures">
+            <Figure label={t('op.opening')} micro={statement.opening_balance} />
+            <Figure label={t('op.credits')} micro={statement.totals.credits} />
+            <Figure label={t('op.debits')} micro={statement.totals.debits} />
+            <Figure label={t('op.closing')} micro={statement.closing_balance} name="closing" />
+          </dl>
+          <p className="actions">
+            <a
+              href={operatorApi.statementUrl(statement.account_id, period, 'json')}
+              download={`statement-${statement.account_id}-${statement.from}-${statement.to}.json`}
+            >
+              {t('op.downloadJson')}
+            </a>{' '}
+            <a href={operatorApi.statementUrl(statement.account_id, period, 'csv')} download>
+              {t('op.downloadCsv')}
+            </a>
+          </p>
+          <DataTable
+            rows={statement.movements}
+            columns={columns}
+            rowKey={(movement) => movement.id}
+            rowAttributes={(movement) => ({ 'data-movement-kind': movement.kind })}
+            empty={t('op.none')}
+            label={t('op.more')}
+          />
+        </div>
+      )}
+    </section>
+  );
+}
+
+function Figure({ label, micro, name }: { label: string; micro: number; name?: string }) {
+  return (
+    <div className="card" data-figure={name}>
+      <dt>{label}</dt>
+      <dd>
+        <Yuan micro={micro} />
+      </dd>
+    </div>
+  );
+}
