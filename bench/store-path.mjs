@@ -7,13 +7,20 @@
 //
 //   node bench/store-path.mjs --dist packages/server/dist-before --dist packages/server/dist
 //   node bench/store-path.mjs --requests 20000 --concurrency 32 --rounds 3 --dist ...
+//   node bench/store-path.mjs --statements --dist ...   # also each SQL statement's CPU per request
+//   node bench/store-path.mjs --smoke                   # a few hundred requests: still runs (CI)
+//
+// `--statements` times every statement with process.cpuUsage (a syscall each: the totals grow)
+// and checkpoints in the main thread (no checkpoint worker), so that its CPU is the statements'.
 //
 // Ends with the ledger check of each store (a failure exits non-zero).
 import { execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { setImmediate } from 'node:timers';
 import { parseArgs } from 'node:util';
 
 const { values } = parseArgs({
@@ -24,8 +31,11 @@ const { values } = parseArgs({
     concurrency: { type: 'string', default: '32' },
     rounds: { type: 'string', default: '3' },
     child: { type: 'boolean', default: false },
+    statements: { type: 'boolean', default: false },
+    smoke: { type: 'boolean', default: false },
   },
 });
+if (values.smoke) Object.assign(values, { requests: '300', warmup: '50', rounds: '1' });
 
 if (values.child) {
   console.log(JSON.stringify(await measure(path.resolve(values.dist[0]))));
@@ -35,8 +45,10 @@ if (values.child) {
     for (const dist of values.dist) {
       const args = [process.argv[1], '--child', '--dist', dist, '--requests', values.requests];
       args.push('--warmup', values.warmup, '--concurrency', values.concurrency);
+      if (values.statements) args.push('--statements');
       const output = execFileSync('taskset', ['-c', '0', process.execPath, ...args], {
         encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'inherit'],
       });
       const result = JSON.parse(output.trim().split('\n').at(-1));
       results.get(dist).push(result);
@@ -64,6 +76,32 @@ function mainThreadTicks() {
   return Number(fields[11]) + Number(fields[12]);
 }
 
+/** Wraps the binding's statements so that each SQL text's CPU time is summed (`--statements`). */
+async function timeStatements(load) {
+  const { SqliteDatabase } = await load('store/sqlite-binding.js');
+  const probe = new SqliteDatabase(':memory:');
+  const statement = Object.getPrototypeOf(probe.prepare('select 1'));
+  probe.close();
+  const timings = new Map();
+  for (const method of ['run', 'all', 'get']) {
+    const original = statement[method];
+    statement[method] = function timed(...parameters) {
+      const before = process.cpuUsage();
+      try {
+        return original.apply(this, parameters);
+      } finally {
+        const used = process.cpuUsage(before);
+        const text = this.source.slice(0, 70);
+        const timing = timings.get(text) ?? { micros: 0, runs: 0 };
+        timing.micros += used.user + used.system;
+        timing.runs += 1;
+        timings.set(text, timing);
+      }
+    };
+  }
+  return timings;
+}
+
 async function measure(dist) {
   const load = (file) => import(pathToFileURL(path.join(dist, file)).href);
   const { openStore } = await load('store/database.js');
@@ -72,7 +110,11 @@ async function measure(dist) {
   const { checkLedger } = await load('billing/ledger-check.js');
   const { AccountService } = await load('accounts/account-service.js');
   const directory = mkdtempSync(path.join(tmpdir(), 'tollgate-store-path-'));
-  const store = await openStore({ url: path.join(directory, 'tollgate.sqlite') });
+  const timings = values.statements ? await timeStatements(load) : undefined;
+  const store = await openStore({
+    url: path.join(directory, 'tollgate.sqlite'),
+    checkpointWorker: timings === undefined,
+  });
   const ids = createIdGenerator(systemClock);
   const effects = { clock: systemClock, ids };
   const quiet = { warn() {}, info() {} };
@@ -101,7 +143,7 @@ async function measure(dist) {
   };
   const turn = () => new Promise((resolve) => setImmediate(resolve));
   const one = async () => {
-    const idempotencyKey = crypto.randomUUID();
+    const idempotencyKey = randomUUID();
     if ((await requests.records.fingerprintOf(principal.keyId, idempotencyKey)) !== undefined)
       throw new Error('an unused idempotency key has a record');
     const identity = {
@@ -138,12 +180,18 @@ async function measure(dist) {
   };
   await run(Number(values.warmup));
   const count = Number(values.requests);
+  timings?.clear();
   const cpuBefore = process.cpuUsage();
   const mainBefore = mainThreadTicks();
   const wallBefore = process.hrtime.bigint();
   await run(count);
   const cpu = process.cpuUsage(cpuBefore);
   const mainTicks = mainThreadTicks() - mainBefore;
+  if (timings !== undefined) {
+    console.error(`\n${dist}: CPU µs per request by statement (runs in brackets)`);
+    for (const [text, { micros, runs }] of [...timings].sort((a, b) => b[1].micros - a[1].micros))
+      console.error(`${(micros / count).toFixed(1).padStart(7)} [${runs}] ${text}`);
+  }
   const wall = Number(process.hrtime.bigint() - wallBefore) / 1000;
   const ledger = await checkLedger(store.db);
   await store.close();

@@ -16,9 +16,11 @@ import { PostgresAdapter, sql, type Kysely } from 'kysely';
  * SQLite only: `holds` and `journal` become WITHOUT ROWID tables. Their TEXT primary key was a
  * B-tree of its own beside the rowid table; now the rows are stored in the primary key's order
  * (ids are time-ordered: appends at the end), and their rows are small, as such tables want. A
- * table cannot change that in place, so each is rebuilt inside this migration's transaction
- * (nothing references them, so the foreign keys, which stay on, allow it), its indexes created
- * again from their stored definitions. The rebuild also turns their money bounds (migration
+ * table cannot change that in place, so each is rebuilt in a transaction of its own (Kysely runs
+ * SQLite's migrations without one; nothing references these tables, so the foreign keys, which
+ * stay on, allow it), its indexes created again from their stored definitions. A table already
+ * rebuilt is left alone and the indexes are dropped only if they exist, so a migration stopped
+ * half-way (a crash) completes when started again. The rebuild also turns their money bounds (migration
  * 007: triggers, because SQLite could not add a constraint without a rebuild) into CHECK
  * constraints, as PostgreSQL has them: the same rule, its text taken from the trigger, checked
  * on every insert and update, at a fraction of a trigger's cost (a sub-program per row).
@@ -27,10 +29,10 @@ import { PostgresAdapter, sql, type Kysely } from 'kysely';
 const REBUILT_TABLES = ['holds', 'journal'] as const;
 
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await db.schema.dropIndex('journal_account').execute();
-  await db.schema.dropIndex('journal_hold').execute();
-  await db.schema.dropIndex('holds_account_state').execute();
-  await db.schema.dropIndex('requests_usage_flag').execute();
+  await db.schema.dropIndex('journal_account').ifExists().execute();
+  await db.schema.dropIndex('journal_hold').ifExists().execute();
+  await db.schema.dropIndex('holds_account_state').ifExists().execute();
+  await db.schema.dropIndex('requests_usage_flag').ifExists().execute();
   await db.schema
     .createIndex('requests_usage_flag')
     .on('requests')
@@ -81,6 +83,7 @@ async function rebuild(
   const create = definitions.rows.find((row) => row.type === 'table')?.sql;
   const prefix = `CREATE TABLE "${table}" (`;
   const suffix = to === 'rowid' ? `)${WITHOUT_ROWID}` : ')';
+  if (to === 'without rowid' && create?.endsWith(`)${WITHOUT_ROWID}`) === true) return;
   if (
     create === undefined ||
     create === null ||
@@ -108,13 +111,21 @@ async function rebuild(
     kept.push(`CREATE TRIGGER "${name}_update" before update on "${table}" when ${when} ${abort}`);
   }
   const rebuilt = `${table}_rebuilt`;
-  await sql
-    .raw(
-      `CREATE TABLE "${rebuilt}" (${[body, ...constraints].join(', ')})${to === 'rowid' ? '' : WITHOUT_ROWID}`,
-    )
-    .execute(db);
-  await sql.raw(`INSERT INTO "${rebuilt}" SELECT * FROM "${table}"`).execute(db);
-  await sql.raw(`DROP TABLE "${table}"`).execute(db);
-  await sql.raw(`ALTER TABLE "${rebuilt}" RENAME TO "${table}"`).execute(db);
-  for (const definition of kept) await sql.raw(definition).execute(db);
+  const statements = [
+    `CREATE TABLE "${rebuilt}" (${[body, ...constraints].join(', ')})${to === 'rowid' ? '' : WITHOUT_ROWID}`,
+    `INSERT INTO "${rebuilt}" SELECT * FROM "${table}"`,
+    `DROP TABLE "${table}"`,
+    `ALTER TABLE "${rebuilt}" RENAME TO "${table}"`,
+    ...kept,
+  ];
+  // All or nothing: a savepoint outside any transaction begins one, its release commits it.
+  await sql.raw(`SAVEPOINT rebuild_${table}`).execute(db);
+  try {
+    for (const statement of statements) await sql.raw(statement).execute(db);
+  } catch (error) {
+    await sql.raw(`ROLLBACK TO rebuild_${table}`).execute(db);
+    await sql.raw(`RELEASE rebuild_${table}`).execute(db);
+    throw error;
+  }
+  await sql.raw(`RELEASE rebuild_${table}`).execute(db);
 }
