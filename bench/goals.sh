@@ -47,7 +47,7 @@ export TOLLGATE_CONFIG=$WORK/config.json
 TARGETS=() NAMES=()
 add_target() { # name port dist description data-dir database-url
   local name=$1 port=$2 dist=$3 description=$4 data=$5 database=$6 key
-  key=$(TOLLGATE_DATA_DIR=$data TOLLGATE_DATABASE_URL=$database create_funded_key)
+  key=$(TOLLGATE_DIST=$dist TOLLGATE_DATA_DIR=$data TOLLGATE_DATABASE_URL=$database create_funded_key)
   TARGETS+=("{ \"name\": \"$name\", \"kind\": \"gateway\", \"description\": \"$description\",
     \"port\": $port, \"baseUrl\": \"http://127.0.0.1:{{PORT}}/v1\",
     \"headers\": { \"authorization\": \"Bearer $key\", \"idempotency-key\": \"{{uuid}}\" },
@@ -55,7 +55,7 @@ add_target() { # name port dist description data-dir database-url
       \"TOLLGATE_CONFIG\": \"$WORK/config.json\", \"TOLLGATE_DATA_DIR\": \"$data\", \"TOLLGATE_DATABASE_URL\": \"$database\" },
     \"start\": \"node $dist/main.js\", \"cwd\": \"$REPO\" }")
   NAMES+=("$name")
-  LEDGERS+=("$data|$database")
+  LEDGERS+=("$data|$database|$dist")
 }
 LEDGERS=()
 add_target tollgate-sqlite 18295 "$REPO/packages/server/dist" "Tollgate, full accounting, SQLite" \
@@ -87,8 +87,8 @@ STATUS=0
 node bench/check-harness-results.mjs "$WORK/results/results.json" || STATUS=1
 echo "ledger after the run:"
 for ledger in "${LEDGERS[@]}"; do
-  data=${ledger%%|*} database=${ledger#*|}
-  if TOLLGATE_DATA_DIR=$data TOLLGATE_DATABASE_URL=$database node packages/server/bin/tollgate.mjs ledger check > "$WORK/ledger.json"; then
+  IFS='|' read -r data database dist <<< "$ledger"
+  if TOLLGATE_DIST=$dist TOLLGATE_DATA_DIR=$data TOLLGATE_DATABASE_URL=$database node bench/tollgate-of.mjs ledger check > "$WORK/ledger.json"; then
     echo "  ${database%%\?*}: clean $(node -e 'const l=require(process.argv[1]);console.log(JSON.stringify(l))' "$WORK/ledger.json")"
   else
     echo "  ${database%%\?*}: NOT clean"; cat "$WORK/ledger.json"; STATUS=1

@@ -26,11 +26,12 @@ JSON
 # Creates an account in the store named by the environment (TOLLGATE_CONFIG, TOLLGATE_DATA_DIR,
 # TOLLGATE_DATABASE_URL), tops it up with the largest single movement the money bounds allow
 # (10^13 micro-yuan), and prints a new service key of it.
+# With TOLLGATE_DIST set, that build's own CLI (bench/tollgate-of.mjs) sets up its store.
 create_funded_key() {
   local account
-  account=$(node packages/server/bin/tollgate.mjs accounts create --email "bench-$(date +%s%N)@example.test" |
+  account=$(node bench/tollgate-of.mjs accounts create --email "bench-$(date +%s%N)@example.test" |
     node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).id))')
-  node packages/server/bin/tollgate.mjs topup "$account" --amount 10000000000000 --reference bench >/dev/null
-  node packages/server/bin/tollgate.mjs keys create "$account" --kind service --name bench |
+  node bench/tollgate-of.mjs topup "$account" --amount 10000000000000 --reference bench >/dev/null
+  node bench/tollgate-of.mjs keys create "$account" --kind service --name bench |
     node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).key))'
 }

@@ -10,3 +10,5 @@ for bench in run goals assets many-accounts tasks profile; do
   bash "bench/$bench.sh" --smoke
   echo "bench/$bench.sh --smoke passed in $(($(date +%s) - started)) s"
 done
+printf '\n=== bench/store-path.mjs --smoke ===\n'
+node bench/store-path.mjs --smoke

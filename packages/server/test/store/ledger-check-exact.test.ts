@@ -3,7 +3,8 @@ import type { Kysely } from 'kysely';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { checkLedger } from '../../src/billing/ledger-check.js';
 import type { Store } from '../../src/store/database.js';
-import { down as removeMoneyBounds } from '../../src/store/migrations/007-money-bounds.js';
+import { down as removeMoneyBoundTriggers } from '../../src/store/migrations/007-money-bounds.js';
+import { down as undoHotPathSchema } from '../../src/store/migrations/030-hot-path-indexes.js';
 import type { JournalTable, TopupTable } from '../../src/store/schema.js';
 import { describeEachDialect, openTestStore } from '../helpers/dialects.js';
 
@@ -67,6 +68,12 @@ describeEachDialect('exact ledger check on $name', (dialect) => {
       await store.db.insertInto('journal').values(journal).execute();
     }
     return accountId;
+  }
+
+  /** Migration 007's bounds removed; on SQLite 030 holds some of them as CHECKs: undone first. */
+  async function removeMoneyBounds(db: Kysely<unknown>): Promise<void> {
+    await undoHotPathSchema(db);
+    await removeMoneyBoundTriggers(db);
   }
 
   it('finds a one-micro-yuan difference between an account and its journal at a small magnitude', async () => {

@@ -22,6 +22,7 @@ import * as cacheChangeNotices from './023-cache-change-notices.js';
 import * as resultSources from './024-result-sources.js';
 import * as paymentOrders from './026-payment-orders.js';
 import * as shareTokenSource from './027-share-token-source.js';
+import * as hotPathIndexes from './030-hot-path-indexes.js';
 
 /**
  * Versioned migrations, applied in name order at start. Never edit a released migration: add
@@ -51,6 +52,7 @@ const migrations: Record<string, Migration> = {
   '024-result-sources': resultSources,
   '026-payment-orders': paymentOrders,
   '027-share-token-source': shareTokenSource,
+  '030-hot-path-indexes': hotPathIndexes,
 };
 
 export const migrationProvider: MigrationProvider = {
