@@ -15,7 +15,13 @@ import type { UpstreamChunk } from '../providers/openai-compatible/chat-schemas.
 import type { RecordHeartbeat } from '../requests/record-heartbeat.js';
 import type { RecordedOutcome, Reserve } from '../requests/request-service.js';
 import type { RoutedCall } from '../routing/channel-router.js';
-import { claimOrReplay, failureOutcome, finishAndCount, withTrail } from './billed-request.js';
+import {
+  claimOrReplay,
+  failureOutcome,
+  finishAndCount,
+  withTrail,
+  type ClaimedRequest,
+} from './billed-request.js';
 import type { AppDeps } from './deps.js';
 import { openSse, type SseWriter } from './sse.js';
 
@@ -29,7 +35,10 @@ export interface StreamedChat {
   open(
     signal: AbortSignal,
   ): Promise<{ events: AsyncGenerator<StreamEvent>; upstreamRequestId: string | null }>;
-  /** The channels `open` tried (routing/channel-router.ts), written on the record. */
+  /**
+   * The channels `open` tried (routing/channel-router.ts), written on the record. `open` runs it
+   * with `holdSlot`: the channel's concurrency slot is freed here when the stream ends.
+   */
   readonly routing?: RoutedCall;
   /** Zero-completion insurance is on for this model (chat/zero-completion.ts). */
   readonly insured: boolean;
@@ -62,6 +71,21 @@ export async function runStreamedChat(
 ): Promise<unknown> {
   const claimed = await claimOrReplay(deps, request, reply, chat);
   if (claimed === undefined) return reply;
+  try {
+    return await relayStream(deps, request, reply, chat, claimed);
+  } finally {
+    // The channel's concurrency slot, kept while the stream was open, is free however it ended.
+    chat.routing?.finish();
+  }
+}
+
+async function relayStream(
+  deps: Pick<AppDeps, 'requests' | 'metrics' | 'logger' | 'clock' | 'config'>,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  chat: StreamedChat,
+  claimed: ClaimedRequest,
+): Promise<unknown> {
   // A stream has no total time limit: while it relays, its record shows the sweeper it is alive.
   const heartbeat = deps.requests.heartbeat(request.id, heartbeatEveryMs(deps.config));
   const abort = new AbortController();
@@ -96,6 +120,7 @@ export async function runStreamedChat(
     chat.includeUsage,
   );
   const ending = await relayEvents(opened.events, relay, relayed, writer, abort.signal, heartbeat);
+  chat.routing?.finish();
   reply.raw.off('close', onClose);
   const outcome = decide(ending, relay, chat, opened.upstreamRequestId, request.id);
   const final =

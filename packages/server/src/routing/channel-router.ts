@@ -39,6 +39,14 @@ export interface ChannelStatus {
   readonly requests_per_minute: number | null;
 }
 
+/** One send on a channel (`ChannelRouter.begin`). */
+export interface ChannelSlot {
+  /** The attempt's verdict, for the channel's breaker. */
+  settle(verdict: 'succeeded' | AttemptVerdict): void;
+  /** Frees the channel's concurrency slot. */
+  release(): void;
+}
+
 const MINUTE_MS = 60_000;
 
 /** What the router knows of one channel in this process. */
@@ -136,20 +144,32 @@ export class ChannelRouter {
     return pickChannel(usable, this.deps.random);
   }
 
-  /** Marks a send on the channel; returns the function that ends it with its verdict. */
-  begin(channel: Channel): (verdict: 'succeeded' | AttemptVerdict) => void {
+  /**
+   * Marks a send on the channel: it takes one of the channel's `max_concurrency` slots and counts
+   * towards its rate. `settle` gives the attempt's verdict to the breaker; `release` frees the
+   * slot. They are apart because a streamed answer keeps its slot after its verdict (the response
+   * started) until the stream ends. Each runs once, whatever calls it again.
+   */
+  begin(channel: Channel): ChannelSlot {
     const health = this.healthOf(channel);
     health.inFlight += 1;
     if (channel.requestsPerMinute !== null) health.sent.push(this.deps.clock.now());
     health.breaker.sending();
-    let ended = false;
-    return (verdict) => {
-      if (ended) return;
-      ended = true;
-      health.inFlight -= 1;
-      if (verdict === 'succeeded') health.breaker.succeeded();
-      else if (verdict === 'not_processed') health.breaker.failedCertainly();
-      else health.breaker.settledWithoutVerdict();
+    let settled = false;
+    let released = false;
+    return {
+      settle: (verdict) => {
+        if (settled) return;
+        settled = true;
+        if (verdict === 'succeeded') health.breaker.succeeded();
+        else if (verdict === 'not_processed') health.breaker.failedCertainly();
+        else health.breaker.settledWithoutVerdict();
+      },
+      release: () => {
+        if (released) return;
+        released = true;
+        health.inFlight -= 1;
+      },
     };
   }
 
@@ -217,6 +237,7 @@ export class RoutedCall {
   readonly attempts: ChannelAttempt[] = [];
   /** The channel whose answer (or uncertain failure) the request ended with. */
   servedBy: string | null = null;
+  private heldSlot: ChannelSlot | undefined;
 
   constructor(
     private readonly router: ChannelRouter,
@@ -224,7 +245,15 @@ export class RoutedCall {
     private readonly abandoned: AbortSignal | undefined,
   ) {}
 
-  async run<T>(send: (channel: Channel) => Promise<T>): Promise<T> {
+  /**
+   * Sends on the chosen channel, failing over as the rule allows. The channel's concurrency slot
+   * is freed when `send` settles, or with `holdSlot` only by `finish()`: a streamed answer whose
+   * response started still occupies its channel until the stream ends.
+   */
+  async run<T>(
+    send: (channel: Channel) => Promise<T>,
+    options: { holdSlot?: boolean } = {},
+  ): Promise<T> {
     const tried = new Set<string>();
     let lastFailure: UpstreamFailure | undefined;
     for (;;) {
@@ -235,16 +264,19 @@ export class RoutedCall {
       if (channel === undefined || (lastFailure !== undefined && this.abandoned?.aborted === true))
         throw lastFailure ?? noChannel(this.channels[0]?.modelId ?? '');
       tried.add(channel.id);
-      const end = this.router.begin(channel);
+      const slot = this.router.begin(channel);
       try {
         const result = await send(channel);
-        end('succeeded');
+        slot.settle('succeeded');
+        if (options.holdSlot === true) this.heldSlot = slot;
+        else slot.release();
         this.note(channel, 'succeeded', null);
         this.servedBy = channel.id;
         return result;
       } catch (error) {
         const verdict = judgeAttempt(error, this.router.kindOf(channel));
-        end(verdict);
+        slot.settle(verdict);
+        slot.release();
         this.note(
           channel,
           verdict,
@@ -255,6 +287,12 @@ export class RoutedCall {
         lastFailure = error;
       }
     }
+  }
+
+  /** Frees the slot a `holdSlot` run kept (the stream ended, however); safe to call again. */
+  finish(): void {
+    this.heldSlot?.release();
+    this.heldSlot = undefined;
   }
 
   private note(channel: Channel, outcome: ChannelAttempt['outcome'], detail: string | null): void {

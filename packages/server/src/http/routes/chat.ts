@@ -64,11 +64,14 @@ export function registerChat(scope: FastifyInstance, deps: AppDeps): void {
     const routing = deps.channels.route(model, caller.abandoned);
     // Each channel is sent the body with its own upstream model name.
     const provider = {
+      // A stream keeps its channel's concurrency slot until it ends (runStreamedChat frees it).
       stream: (signal: AbortSignal) =>
-        routing.run((channel) =>
-          deps.providers
-            .chat(channel.upstream, caller)
-            .stream({ ...upstreamBody, model: channel.model }, signal),
+        routing.run(
+          (channel) =>
+            deps.providers
+              .chat(channel.upstream, caller)
+              .stream({ ...upstreamBody, model: channel.model }, signal),
+          { holdSlot: true },
         ),
       complete: () =>
         routing.run((channel) =>
