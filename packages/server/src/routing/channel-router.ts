@@ -100,6 +100,15 @@ export class ChannelRouter {
     return new RoutedCall(this, channels, abandoned);
   }
 
+  /**
+   * A routed call for a model named by id (a task's row names its model): `undefined` when the
+   * configuration no longer has that model.
+   */
+  routeModel(modelId: string, abandoned?: AbortSignal): RoutedCall | undefined {
+    const channels = this.channelsByModel.get(modelId);
+    return channels === undefined ? undefined : new RoutedCall(this, channels, abandoned);
+  }
+
   channel(id: string): Channel | undefined {
     return this.channelsById.get(id);
   }
