@@ -561,6 +561,7 @@ export const wireSchemas: Readonly<Record<string, object>> = {
       ending_rule: { type: ['string', 'null'] },
       channel: { type: ['string', 'null'] },
       channel_attempts: { type: 'array', items: { $ref: '#/components/schemas/ChannelAttempt' } },
+      channel_cost: { type: ['number', 'null'] },
     },
     required: [
       'account_id',
@@ -568,6 +569,7 @@ export const wireSchemas: Readonly<Record<string, object>> = {
       'canSettle',
       'channel',
       'channel_attempts',
+      'channel_cost',
       'created_at',
       'ending_rule',
       'error',

@@ -43,7 +43,13 @@ export interface StreamedChat {
   /** Zero-completion insurance is on for this model (chat/zero-completion.ts). */
   readonly insured: boolean;
   /** The bill for reported usage; `flag` when usage beyond the gateway's cap was cut (billing/credible-usage.ts). */
-  price(usage: ChatUsage): { amount: number; rule: string; flag: string | undefined };
+  price(usage: ChatUsage): {
+    amount: number;
+    rule: string;
+    flag: string | undefined;
+    /** What the serving channel charges the operator (its `cost` prices); null: none. */
+    channelCost: number | null;
+  };
 }
 
 /** How a stream ended; each has one rule in docs/billing.md ("Stream endings"). */
@@ -203,12 +209,13 @@ function decide(
   });
   switch (ending.kind) {
     case 'completed': {
-      const { amount, rule, flag } = chat.price(ending.usage);
+      const { amount, rule, flag, channelCost } = chat.price(ending.usage);
       return {
         kind: 'succeeded',
         body: relay.assembled(ending.usage),
         usage: usageFields(ending.usage),
         amount,
+        channelCost,
         pricingRule: `stream completed with usage; ${rule}`,
         upstreamRequestId,
         ...(flag === undefined ? {} : { usageFlag: flag }),

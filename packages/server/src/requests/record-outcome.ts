@@ -36,6 +36,7 @@ export async function writeOutcome(
       outcome.routing === undefined || outcome.routing.attempts.length === 0
         ? null
         : JSON.stringify(outcome.routing.attempts),
+    channel_cost: outcome.kind === 'succeeded' ? (outcome.channelCost ?? null) : null,
   };
   try {
     if (outcome.kind === 'failed' || outcome.kind === 'unknown') {

@@ -1,4 +1,4 @@
-import type { Config, ModelConfig } from '../config/schema.js';
+import type { Config, ModelConfig, ModelPrices } from '../config/schema.js';
 import { ApiError } from '../errors/api-error.js';
 import { UpstreamFailure } from '../providers/upstream-error.js';
 import type { Clock } from '../util/effects.js';
@@ -246,6 +246,8 @@ export class RoutedCall {
   readonly attempts: ChannelAttempt[] = [];
   /** The channel whose answer (or uncertain failure) the request ended with. */
   servedBy: string | null = null;
+  /** The channel whose answer succeeded; null until one did. */
+  private served: Channel | null = null;
   private heldSlot: ChannelSlot | undefined;
 
   constructor(
@@ -281,6 +283,7 @@ export class RoutedCall {
         else slot.release();
         this.note(channel, 'succeeded', null);
         this.servedBy = channel.id;
+        this.served = channel;
         return result;
       } catch (error) {
         const verdict = judgeAttempt(error, this.router.kindOf(channel));
@@ -296,6 +299,16 @@ export class RoutedCall {
         lastFailure = error;
       }
     }
+  }
+
+  /**
+   * What the channel that answered charges the operator for this request: `price` (the same
+   * pricing as the caller's bill, on the usage the upstream reported) at the channel's `cost`
+   * prices. Null when no channel answered or it has no `cost`. Never part of the caller's bill.
+   */
+  costOf(price: (prices: ModelPrices) => number): number | null {
+    const cost = this.served?.cost ?? null;
+    return cost === null ? null : price(cost);
   }
 
   /** Frees the slot a `holdSlot` run kept (the stream ended, however); safe to call again. */

@@ -1,4 +1,4 @@
-import type { ChannelConfig, ModelConfig } from '../config/schema.js';
+import type { ChannelConfig, ModelConfig, ModelPrices } from '../config/schema.js';
 
 /** One channel of a model, normalised: every field known (docs/routing.md). */
 export interface Channel {
@@ -12,6 +12,8 @@ export interface Channel {
   readonly priority: number;
   readonly maxConcurrency: number | null;
   readonly requestsPerMinute: number | null;
+  /** What this channel's upstream charges the operator (the model's price shape); null: not configured. */
+  readonly cost: ModelPrices | null;
 }
 
 /**
@@ -36,6 +38,7 @@ export function channelsOf(model: ModelConfig): Channel[] {
     priority: channel.priority,
     maxConcurrency: channel.max_concurrency ?? null,
     requestsPerMinute: channel.requests_per_minute ?? null,
+    cost: channel.cost ?? null,
   }));
 }
 

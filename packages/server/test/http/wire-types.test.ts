@@ -208,6 +208,7 @@ const operatorRecordKeys = {
   ending_rule: 'always',
   channel: 'always',
   channel_attempts: 'always',
+  channel_cost: 'always',
 } as const satisfies Presence<OperatorRequestRecord>;
 const accountKeys = {
   object: 'always',

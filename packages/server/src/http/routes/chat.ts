@@ -92,6 +92,8 @@ export function registerChat(scope: FastifyInstance, deps: AppDeps): void {
         amount: cost.amount,
         rule: ruleWithFlag(cost.rule, credible.flag),
         flag: credible.flag,
+        // The operator's side: the serving channel's own prices on what its upstream reported.
+        channelCost: routing.costOf((prices) => chatCost(usage, prices).amount),
       };
     };
     const conversationId = chat.conversationId;
@@ -125,16 +127,18 @@ export function registerChat(scope: FastifyInstance, deps: AppDeps): void {
             finishReason,
             completionTokens: result.usage.completionTokens,
           });
-          const { amount, rule, flag } = insured
+          const { amount, rule, flag, channelCost } = insured
             ? {
                 amount: 0,
                 rule: `${ZERO_COMPLETION_RULE}: no output tokens and no finish reason; not charged`,
                 flag: undefined,
+                channelCost: null,
               }
             : bill(result.usage);
           return {
             kind: 'succeeded',
             amount,
+            channelCost,
             pricingRule: rule,
             ...(flag === undefined ? {} : { usageFlag: flag }),
             usage: usageFields(result.usage),

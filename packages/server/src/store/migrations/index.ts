@@ -20,6 +20,7 @@ import * as budgets from './019-budgets.js';
 import * as auditLog from './020-audit-log.js';
 import * as cacheChangeNotices from './023-cache-change-notices.js';
 import * as resultSources from './024-result-sources.js';
+import * as channelCost from './025-channel-cost.js';
 
 /**
  * Versioned migrations, applied in name order at start. Never edit a released migration: add
@@ -47,6 +48,7 @@ const migrations: Record<string, Migration> = {
   '020-audit-log': auditLog,
   '023-cache-change-notices': cacheChangeNotices,
   '024-result-sources': resultSources,
+  '025-channel-cost': channelCost,
 };
 
 export const migrationProvider: MigrationProvider = {
