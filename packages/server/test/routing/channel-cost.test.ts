@@ -104,7 +104,7 @@ describeEachDialect('per-channel cost ($name)', (dialect) => {
     expect(response.statusCode).toBe(200);
     const id = String(response.headers['x-service-request-id']);
     const record = await gateway.admin('GET', `/admin/v1/requests/${id}`);
-    const tokens = (response.json() as { usage: { prompt_tokens: number } }).usage.prompt_tokens;
+    const tokens = response.json<{ usage: { prompt_tokens: number } }>().usage.prompt_tokens;
     expect(record['channel_cost']).toBe(tokens * 7);
     const callerView = (await gateway.call('GET', `/v1/requests/${id}`, { key })).json();
     expect(callerView).not.toHaveProperty('channel_cost');
