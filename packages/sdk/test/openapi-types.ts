@@ -7,7 +7,6 @@
  * document's types exactly (assignable both ways).
  */
 import type {
-  Account,
   CallerAccount,
   Asset,
   AssetList,
