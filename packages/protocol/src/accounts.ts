@@ -24,6 +24,16 @@ export interface Account {
   budget: Budget | null;
 }
 
+/**
+ * `GET /v1/account`: the account, and the budget of the key that asked (docs/billing.md,
+ * "Budgets"). A request must fit both: the account's `budget` covers every key of the account,
+ * `key_budget` this key alone.
+ */
+export interface CallerAccount extends Account {
+  /** The calling key's own spend limit, or `null` when it has none. */
+  key_budget: Budget | null;
+}
+
 /** A window a budget counts spend over; `total` never resets. */
 export type BudgetWindow = 'daily' | 'weekly' | 'monthly' | 'total';
 

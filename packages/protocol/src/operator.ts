@@ -29,6 +29,12 @@ export interface OperatorRequestRecord extends RequestRecord {
   channel: string | null;
   /** Every channel attempt, in order; empty when no upstream was tried. */
   channel_attempts: ChannelAttempt[];
+  /**
+   * What the serving channel charges the operator for this request, micro-yuan: its `cost`
+   * prices on the usage its upstream reported (docs/routing.md, "Channel cost"). `null` when
+   * the channel has no `cost`, or nothing was charged. The caller's bill never depends on it.
+   */
+  channel_cost: number | null;
 }
 
 /**

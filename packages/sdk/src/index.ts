@@ -23,6 +23,7 @@ export type { H3Input } from './resources/h3.js';
 export type { ImageInput, QuoteEcho, TaskPostOptions, VideoInput } from './resources/tasks.js';
 export type {
   Account,
+  CallerAccount,
   Asset,
   AssetList,
   ErrorCode,

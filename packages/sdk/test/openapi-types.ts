@@ -7,7 +7,7 @@
  * document's types exactly (assignable both ways).
  */
 import type {
-  Account,
+  CallerAccount,
   Asset,
   AssetList,
   ChatCompletion,
@@ -45,7 +45,7 @@ export type OpenApiAgreement = [
   Fits<Json<'/v1/embeddings', 'post', 200>, EmbeddingList>,
   Fits<Json<'/v1/rerank', 'post', 200>, RerankResult>,
   Holds<Same<Json<'/v1/models', 'get', 200>, ModelList>>,
-  Holds<Same<Json<'/v1/account', 'get', 200>, Account>>,
+  Holds<Same<Json<'/v1/account', 'get', 200>, CallerAccount>>,
   Holds<Same<Schemas['Asset'], Asset>>,
   Holds<Same<Json<'/v1/assets', 'get', 200>, AssetList>>,
   Holds<Same<Json<'/v1/images/quote', 'post', 200>, Quote>>,

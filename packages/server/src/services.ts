@@ -213,6 +213,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
         logger,
         metrics,
         maxVideoBytes: config.limits.asset_bytes,
+        channels,
       },
       {
         owner: options.workerName ?? ids.next('worker'),

@@ -25,7 +25,7 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** The account (personal keys) */
+    /** The account and the budget of the calling key (personal keys) */
     get: operations['get_v1_account'];
     put?: never;
     post?: never;
@@ -728,6 +728,19 @@ export interface components {
     };
     /** @enum {string} */
     BudgetWindow: 'daily' | 'weekly' | 'monthly' | 'total';
+    CallerAccount: {
+      /** @constant */
+      object: 'account';
+      id: string;
+      email: string;
+      balance: components['schemas']['MicroYuan'];
+      held: components['schemas']['MicroYuan'];
+      available: components['schemas']['MicroYuan'];
+      currency: components['schemas']['Currency'];
+      created_at: string;
+      budget: components['schemas']['Budget'] | null;
+      key_budget: components['schemas']['Budget'] | null;
+    };
     Asset: {
       /** @constant */
       object: 'asset';
@@ -1369,7 +1382,7 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description Account */
+      /** @description CallerAccount */
       200: {
         headers: {
           /** @description Our request id (`req_…`), on every response, errors included */
@@ -1377,7 +1390,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Account'];
+          'application/json': components['schemas']['CallerAccount'];
         };
       };
       400: components['responses']['Error400'];

@@ -1,4 +1,4 @@
-import type { Account } from '@tollgate/protocol';
+import type { Account, CallerAccount } from '@tollgate/protocol';
 import type { Transport } from '../http.js';
 import type { CallOptions, PostOptions } from '../types.js';
 import { businessOptions, callOptions } from './shared.js';
@@ -7,9 +7,12 @@ import { businessOptions, callOptions } from './shared.js';
 export class AccountResource {
   constructor(private readonly transport: Transport) {}
 
-  /** `GET /v1/account`: `balance`, `held` and `available`, in micro-yuan. */
-  async get(options: CallOptions = {}): Promise<Account> {
-    const { data } = await this.transport.json<Account>({
+  /**
+   * `GET /v1/account`: `balance`, `held` and `available`, in micro-yuan, the account's `budget`
+   * and the calling key's own `key_budget`.
+   */
+  async get(options: CallOptions = {}): Promise<CallerAccount> {
+    const { data } = await this.transport.json<CallerAccount>({
       method: 'GET',
       path: '/account',
       ...callOptions(options),

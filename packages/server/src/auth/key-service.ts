@@ -304,6 +304,17 @@ export class KeyService {
     return this.view(row);
   }
 
+  /** The key's own budget as of now (`GET /v1/account`); null when it has none. */
+  async budgetOf(keyId: string): Promise<Budget | null> {
+    const row = await this.db
+      .selectFrom('api_keys')
+      .selectAll()
+      .where('id', '=', keyId)
+      .executeTakeFirst();
+    if (row === undefined) throw notFound('api key');
+    return this.view(row).budget;
+  }
+
   /** A key as the admin API shows it, its budget as of now. */
   view(row: ApiKeyTable): KeyView {
     return keyView(row, this.clock.now(), this.budgetTimeZone);

@@ -1,3 +1,4 @@
+import { modelPriceIssues, type PricedModel } from './price-rules.js';
 import type { ModelConfig, UpstreamConfig } from './schema.js';
 
 interface Issue {
@@ -11,7 +12,7 @@ interface Issue {
  * (`seen` collects them over the whole configuration, with how each was named).
  */
 export function channelIssues(
-  model: Pick<ModelConfig, 'id' | 'upstream' | 'upstream_model' | 'channels'>,
+  model: PricedModel & Pick<ModelConfig, 'upstream' | 'upstream_model' | 'channels'>,
   upstreams: Readonly<Record<string, UpstreamConfig>>,
   seen: Map<string, 'implicit' | 'explicit'>,
 ): Issue[] {
@@ -42,6 +43,12 @@ export function channelIssues(
         path: ['channels', index, 'upstream'],
         message: `unknown upstream ${channel.upstream}`,
       });
+    if (channel.cost !== undefined)
+      for (const issue of modelPriceIssues(model, channel.cost, 'admin'))
+        issues.push({
+          path: ['channels', index, 'cost', ...issue.path.slice(1)],
+          message: issue.message,
+        });
     const id = channel.id ?? `${model.id}~${index}`;
     if (seen.has(id))
       issues.push({ path: ['channels', index, 'id'], message: `duplicate channel id ${id}` });

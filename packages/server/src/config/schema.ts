@@ -251,6 +251,12 @@ export const channelSchema = z
     max_concurrency: positiveInt.optional(),
     /** Most requests sent on this channel per minute in this process; more skip to another channel. */
     requests_per_minute: positiveInt.optional(),
+    /**
+     * What this upstream charges the operator, in the shape of the model's `prices`: recorded
+     * per request as `channel_cost` (margin per channel). Never changes what the caller is
+     * quoted or billed: that is always the model's price.
+     */
+    cost: modelPricesSchema.optional(),
   })
   .strict();
 

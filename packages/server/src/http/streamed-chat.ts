@@ -15,7 +15,13 @@ import type { UpstreamChunk } from '../providers/openai-compatible/chat-schemas.
 import type { RecordHeartbeat } from '../requests/record-heartbeat.js';
 import type { RecordedOutcome, Reserve } from '../requests/request-service.js';
 import type { RoutedCall } from '../routing/channel-router.js';
-import { claimOrReplay, failureOutcome, finishAndCount, withTrail } from './billed-request.js';
+import {
+  claimOrReplay,
+  failureOutcome,
+  finishAndCount,
+  withTrail,
+  type ClaimedRequest,
+} from './billed-request.js';
 import type { AppDeps } from './deps.js';
 import { openSse, type SseWriter } from './sse.js';
 
@@ -29,12 +35,21 @@ export interface StreamedChat {
   open(
     signal: AbortSignal,
   ): Promise<{ events: AsyncGenerator<StreamEvent>; upstreamRequestId: string | null }>;
-  /** The channels `open` tried (routing/channel-router.ts), written on the record. */
+  /**
+   * The channels `open` tried (routing/channel-router.ts), written on the record. `open` runs it
+   * with `holdSlot`: the channel's concurrency slot is freed here when the stream ends.
+   */
   readonly routing?: RoutedCall;
   /** Zero-completion insurance is on for this model (chat/zero-completion.ts). */
   readonly insured: boolean;
   /** The bill for reported usage; `flag` when usage beyond the gateway's cap was cut (billing/credible-usage.ts). */
-  price(usage: ChatUsage): { amount: number; rule: string; flag: string | undefined };
+  price(usage: ChatUsage): {
+    amount: number;
+    rule: string;
+    flag: string | undefined;
+    /** What the serving channel charges the operator (its `cost` prices); null: none. */
+    channelCost: number | null;
+  };
 }
 
 /** How a stream ended; each has one rule in docs/billing.md ("Stream endings"). */
@@ -62,6 +77,21 @@ export async function runStreamedChat(
 ): Promise<unknown> {
   const claimed = await claimOrReplay(deps, request, reply, chat);
   if (claimed === undefined) return reply;
+  try {
+    return await relayStream(deps, request, reply, chat, claimed);
+  } finally {
+    // The channel's concurrency slot, kept while the stream was open, is free however it ended.
+    chat.routing?.finish();
+  }
+}
+
+async function relayStream(
+  deps: Pick<AppDeps, 'requests' | 'metrics' | 'logger' | 'clock' | 'config'>,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  chat: StreamedChat,
+  claimed: ClaimedRequest,
+): Promise<unknown> {
   // A stream has no total time limit: while it relays, its record shows the sweeper it is alive.
   const heartbeat = deps.requests.heartbeat(request.id, heartbeatEveryMs(deps.config));
   const abort = new AbortController();
@@ -96,6 +126,7 @@ export async function runStreamedChat(
     chat.includeUsage,
   );
   const ending = await relayEvents(opened.events, relay, relayed, writer, abort.signal, heartbeat);
+  chat.routing?.finish();
   reply.raw.off('close', onClose);
   const outcome = decide(ending, relay, chat, opened.upstreamRequestId, request.id);
   const final =
@@ -178,12 +209,13 @@ function decide(
   });
   switch (ending.kind) {
     case 'completed': {
-      const { amount, rule, flag } = chat.price(ending.usage);
+      const { amount, rule, flag, channelCost } = chat.price(ending.usage);
       return {
         kind: 'succeeded',
         body: relay.assembled(ending.usage),
         usage: usageFields(ending.usage),
         amount,
+        channelCost,
         pricingRule: `stream completed with usage; ${rule}`,
         upstreamRequestId,
         ...(flag === undefined ? {} : { usageFlag: flag }),

@@ -198,16 +198,18 @@ async function recordOutcomes(
       text(r.usage_flag),
       text(r.channel),
       text(r.channel_attempts),
+      big(r.channel_cost),
     ])})`;
   });
   const result = await sql<{ id: string }>`update requests set
       status = o.status, upstream_request_id = o.upstream_request_id, updated_at = o.updated_at,
       transcript = o.transcript, http_status = o.http_status, response_body = o.response_body,
       error_code = o.error_code, usage = o.usage, amount = o.amount, pricing_rule = o.pricing_rule,
-      usage_flag = o.usage_flag, channel = o.channel, channel_attempts = o.channel_attempts
+      usage_flag = o.usage_flag, channel = o.channel, channel_attempts = o.channel_attempts,
+      channel_cost = o.channel_cost
     from (values ${sql.join(rows)}) as o (id, status, upstream_request_id, updated_at, transcript,
       http_status, response_body, error_code, usage, amount, pricing_rule, usage_flag, channel,
-      channel_attempts)
+      channel_attempts, channel_cost)
     where requests.id = o.id and requests.status = 'processing'
     returning requests.id`.execute(trx);
   return new Set(result.rows.map((row) => row.id));

@@ -106,7 +106,13 @@ export async function writeOutcome(
 
 type UpstreamColumns = Pick<
   RecordedOutcomeColumns,
-  'id' | 'upstream_request_id' | 'updated_at' | 'transcript' | 'channel' | 'channel_attempts'
+  | 'id'
+  | 'upstream_request_id'
+  | 'updated_at'
+  | 'transcript'
+  | 'channel'
+  | 'channel_attempts'
+  | 'channel_cost'
 >;
 
 /** What every outcome writes into its record about the upstream call. */
@@ -125,6 +131,7 @@ function upstreamColumns(
       outcome.routing === undefined || outcome.routing.attempts.length === 0
         ? null
         : JSON.stringify(outcome.routing.attempts),
+    channel_cost: outcome.kind === 'succeeded' ? (outcome.channelCost ?? null) : null,
   };
 }
 

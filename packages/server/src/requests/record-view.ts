@@ -89,6 +89,7 @@ export function operatorRecordView(row: RecordRow): OperatorRequestRecord {
     channel: row.channel,
     channel_attempts:
       row.channel_attempts === null ? [] : (JSON.parse(row.channel_attempts) as ChannelAttempt[]),
+    channel_cost: row.channel_cost === null ? null : Number(row.channel_cost),
   };
 }
 

@@ -51,6 +51,8 @@ export type Outcome =
       status?: number;
       /** Set when the upstream reported usage beyond the gateway's cap and the cap was billed instead. */
       usageFlag?: string;
+      /** What the serving channel charges the operator (its `cost` prices); null or absent: none. */
+      channelCost?: number | null;
     }
   /** Confirmed failure: nothing was delivered, nothing is charged; the hold is released. */
   | { kind: 'failed'; error: ApiError; upstreamRequestId: string | null; rule?: string }

@@ -21,6 +21,7 @@ export type RecordedOutcomeColumns = Pick<
   | 'usage_flag'
   | 'channel'
   | 'channel_attempts'
+  | 'channel_cost'
 >;
 
 /** The outcome's move: the state it expects the record in (compare-and-set) and its columns. */
@@ -49,7 +50,12 @@ export type TransitionColumns = Partial<
 /** A new record: the review columns start empty (they belong to an operator). */
 export type NewRecord = Omit<
   RequestTable,
-  'usage_flag' | 'usage_reviewed_at' | 'usage_review' | 'channel' | 'channel_attempts'
+  | 'usage_flag'
+  | 'usage_reviewed_at'
+  | 'usage_review'
+  | 'channel'
+  | 'channel_attempts'
+  | 'channel_cost'
 >;
 
 // The two writes every request makes to its record, compiled once (store/prepared-query.ts).
@@ -103,6 +109,7 @@ const recordOutcome = preparedQuery<GuardedOutcome>((db, slot) =>
       usage_flag: slot.usage_flag,
       channel: slot.channel,
       channel_attempts: slot.channel_attempts,
+      channel_cost: slot.channel_cost,
     })
     .where('id', '=', slot.id)
     .where('status', '=', slot.expected_status),

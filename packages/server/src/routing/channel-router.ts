@@ -1,4 +1,4 @@
-import type { Config, ModelConfig } from '../config/schema.js';
+import type { Config, ModelConfig, ModelPrices } from '../config/schema.js';
 import { ApiError } from '../errors/api-error.js';
 import { UpstreamFailure } from '../providers/upstream-error.js';
 import type { Clock } from '../util/effects.js';
@@ -37,6 +37,14 @@ export interface ChannelStatus {
   readonly in_flight: number;
   readonly max_concurrency: number | null;
   readonly requests_per_minute: number | null;
+}
+
+/** One send on a channel (`ChannelRouter.begin`). */
+export interface ChannelSlot {
+  /** The attempt's verdict, for the channel's breaker. */
+  settle(verdict: 'succeeded' | AttemptVerdict): void;
+  /** Frees the channel's concurrency slot. */
+  release(): void;
 }
 
 const MINUTE_MS = 60_000;
@@ -92,6 +100,15 @@ export class ChannelRouter {
     return new RoutedCall(this, channels, abandoned);
   }
 
+  /**
+   * A routed call for a model named by id (a task's row names its model): `undefined` when the
+   * configuration no longer has that model.
+   */
+  routeModel(modelId: string, abandoned?: AbortSignal): RoutedCall | undefined {
+    const channels = this.channelsByModel.get(modelId);
+    return channels === undefined ? undefined : new RoutedCall(this, channels, abandoned);
+  }
+
   channel(id: string): Channel | undefined {
     return this.channelsById.get(id);
   }
@@ -136,20 +153,32 @@ export class ChannelRouter {
     return pickChannel(usable, this.deps.random);
   }
 
-  /** Marks a send on the channel; returns the function that ends it with its verdict. */
-  begin(channel: Channel): (verdict: 'succeeded' | AttemptVerdict) => void {
+  /**
+   * Marks a send on the channel: it takes one of the channel's `max_concurrency` slots and counts
+   * towards its rate. `settle` gives the attempt's verdict to the breaker; `release` frees the
+   * slot. They are apart because a streamed answer keeps its slot after its verdict (the response
+   * started) until the stream ends. Each runs once, whatever calls it again.
+   */
+  begin(channel: Channel): ChannelSlot {
     const health = this.healthOf(channel);
     health.inFlight += 1;
     if (channel.requestsPerMinute !== null) health.sent.push(this.deps.clock.now());
     health.breaker.sending();
-    let ended = false;
-    return (verdict) => {
-      if (ended) return;
-      ended = true;
-      health.inFlight -= 1;
-      if (verdict === 'succeeded') health.breaker.succeeded();
-      else if (verdict === 'not_processed') health.breaker.failedCertainly();
-      else health.breaker.settledWithoutVerdict();
+    let settled = false;
+    let released = false;
+    return {
+      settle: (verdict) => {
+        if (settled) return;
+        settled = true;
+        if (verdict === 'succeeded') health.breaker.succeeded();
+        else if (verdict === 'not_processed') health.breaker.failedCertainly();
+        else health.breaker.settledWithoutVerdict();
+      },
+      release: () => {
+        if (released) return;
+        released = true;
+        health.inFlight -= 1;
+      },
     };
   }
 
@@ -217,6 +246,9 @@ export class RoutedCall {
   readonly attempts: ChannelAttempt[] = [];
   /** The channel whose answer (or uncertain failure) the request ended with. */
   servedBy: string | null = null;
+  /** The channel whose answer succeeded; null until one did. */
+  private served: Channel | null = null;
+  private heldSlot: ChannelSlot | undefined;
 
   constructor(
     private readonly router: ChannelRouter,
@@ -224,7 +256,15 @@ export class RoutedCall {
     private readonly abandoned: AbortSignal | undefined,
   ) {}
 
-  async run<T>(send: (channel: Channel) => Promise<T>): Promise<T> {
+  /**
+   * Sends on the chosen channel, failing over as the rule allows. The channel's concurrency slot
+   * is freed when `send` settles, or with `holdSlot` only by `finish()`: a streamed answer whose
+   * response started still occupies its channel until the stream ends.
+   */
+  async run<T>(
+    send: (channel: Channel) => Promise<T>,
+    options: { holdSlot?: boolean } = {},
+  ): Promise<T> {
     const tried = new Set<string>();
     let lastFailure: UpstreamFailure | undefined;
     for (;;) {
@@ -235,16 +275,20 @@ export class RoutedCall {
       if (channel === undefined || (lastFailure !== undefined && this.abandoned?.aborted === true))
         throw lastFailure ?? noChannel(this.channels[0]?.modelId ?? '');
       tried.add(channel.id);
-      const end = this.router.begin(channel);
+      const slot = this.router.begin(channel);
       try {
         const result = await send(channel);
-        end('succeeded');
+        slot.settle('succeeded');
+        if (options.holdSlot === true) this.heldSlot = slot;
+        else slot.release();
         this.note(channel, 'succeeded', null);
         this.servedBy = channel.id;
+        this.served = channel;
         return result;
       } catch (error) {
         const verdict = judgeAttempt(error, this.router.kindOf(channel));
-        end(verdict);
+        slot.settle(verdict);
+        slot.release();
         this.note(
           channel,
           verdict,
@@ -255,6 +299,22 @@ export class RoutedCall {
         lastFailure = error;
       }
     }
+  }
+
+  /**
+   * What the channel that answered charges the operator for this request: `price` (the same
+   * pricing as the caller's bill, on the usage the upstream reported) at the channel's `cost`
+   * prices. Null when no channel answered or it has no `cost`. Never part of the caller's bill.
+   */
+  costOf(price: (prices: ModelPrices) => number): number | null {
+    const cost = this.served?.cost ?? null;
+    return cost === null ? null : price(cost);
+  }
+
+  /** Frees the slot a `holdSlot` run kept (the stream ended, however); safe to call again. */
+  finish(): void {
+    this.heldSlot?.release();
+    this.heldSlot = undefined;
   }
 
   private note(channel: Channel, outcome: ChannelAttempt['outcome'], detail: string | null): void {

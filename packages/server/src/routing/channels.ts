@@ -1,4 +1,4 @@
-import type { ChannelConfig, ModelConfig } from '../config/schema.js';
+import type { ChannelConfig, ModelConfig, ModelPrices } from '../config/schema.js';
 
 /** One channel of a model, normalised: every field known (docs/routing.md). */
 export interface Channel {
@@ -12,6 +12,8 @@ export interface Channel {
   readonly priority: number;
   readonly maxConcurrency: number | null;
   readonly requestsPerMinute: number | null;
+  /** What this channel's upstream charges the operator (the model's price shape); null: not configured. */
+  readonly cost: ModelPrices | null;
 }
 
 /**
@@ -36,13 +38,15 @@ export function channelsOf(model: ModelConfig): Channel[] {
     priority: channel.priority,
     maxConcurrency: channel.max_concurrency ?? null,
     requestsPerMinute: channel.requests_per_minute ?? null,
+    cost: channel.cost ?? null,
   }));
 }
 
 /**
- * The channel a task is submitted on: the first channel of the highest priority. A task stays
- * on its channel for polls and downloads (its row keeps `channel` and `upstream`), since the
- * upstream's task id means nothing to another channel.
+ * The channel a new task row names until it is submitted: the first channel of the highest
+ * priority, whose upstream model name the stored input carries. The worker picks the channel it
+ * really submits on (tasks/task-channels.ts) and writes it on the row; the task then stays on it
+ * for polls and downloads, since the upstream's task id means nothing to another channel.
  */
 export function taskChannel(model: ModelConfig): Channel {
   const channels = channelsOf(model);
@@ -50,4 +54,13 @@ export function taskChannel(model: ModelConfig): Channel {
   const first = channels.find((channel) => channel.priority === top);
   if (first === undefined) throw new Error(`model ${model.id} has no channel`);
   return first;
+}
+
+/**
+ * The upstream model name a task whose input was built for `planned` sends on `chosen`. A name
+ * that came from the planned channel becomes the chosen channel's; a name set for the whole
+ * model (H3's `h3_upstream_models`, which differs from its channel's) is sent on every channel.
+ */
+export function taskModelOn(stored: string, planned: Channel | undefined, chosen: Channel): string {
+  return planned !== undefined && stored === planned.model ? chosen.model : stored;
 }

@@ -247,6 +247,8 @@ export interface RequestTable {
   channel: string | null;
   /** Every channel attempt, JSON (`ChannelAttempt[]`); null before the upstream was tried. */
   channel_attempts: string | null;
+  /** What the serving channel charges the operator (its `cost` prices), micro-yuan; migrations/025. */
+  channel_cost: number | null;
   created_at: number;
   updated_at: number;
   expires_at: number;

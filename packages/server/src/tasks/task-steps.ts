@@ -4,6 +4,7 @@ import type { ProviderTaskInput, TaskProvider } from '../providers/task-provider
 import { isNoSuchJob, UpstreamFailure } from '../providers/upstream-error.js';
 import type { TaskStatus, TaskSubmission } from '../store/schema.js';
 import { TaskNeedsOperator, type TaskFamily } from './task-family.js';
+import { submitOnChannels } from './task-channels.js';
 import { deleteUndeliveredOutputs, recordStoredOutputs } from './task-kept-outputs.js';
 import { keptResult, keptSources, storeOutputs, type FinishedResult } from './task-outputs.js';
 import type { LeasedTask, StatePair, TaskChanges, TaskRow } from './task-store.js';
@@ -11,7 +12,10 @@ import { WorkerKilled, type TaskWorkerDeps, type WorkerStep } from './task-worke
 
 /** What a step needs: the worker's dependencies, with the task's provider instead of the registry. */
 export type TaskStepDeps = Omit<TaskWorkerDeps, 'providers'> & {
+  /** The provider of the row's upstream. */
   readonly provider: TaskProvider;
+  /** The task's provider on another upstream (a submission that moved to another channel). */
+  readonly providerOn: (upstream: string) => TaskProvider;
   readonly owner: string;
   /** Aborted when the instance stops and the step outlasts the grace (task-worker.ts `stop`). */
   readonly signal: AbortSignal;
@@ -106,29 +110,18 @@ async function submit(deps: TaskStepDeps, task: LeasedTask): Promise<number | nu
       null,
     );
   }
-  const now = deps.effects.clock.now();
-  const marked = await deps.tasks.move(
-    deps.db,
-    {
-      id: task.id,
-      now,
-      claim: task.claim_token,
-      status: { from: 'queued', to: 'queued' },
-      submission: { from: 'pending', to: 'sending' },
-    },
-    { submitted_at: now },
-  );
-  if (!marked) throw new LostLease(task.id);
-  deps.metrics.taskSubmissions.inc();
-  let result;
-  try {
-    result = await deps.provider.submit(input, task.id, deps.signal);
-  } catch (error) {
+  const submission = await submitOnChannels(deps, task, input);
+  if (submission.kind === 'unsent') return waitForChannel(deps, task);
+  // From here on, the channel the call was made on: its provider, its row (task-channels.ts).
+  ({ deps, task } = submission);
+  if (submission.kind === 'threw') {
+    const { error } = submission;
     if (error instanceof UpstreamFailure && error.certainty === 'failed')
       return fail(deps, task, 'queued', error.apiError.code, error.apiError.message, null);
     deps.logger.warn({ taskId: task.id, err: error }, 'task submission outcome unknown');
     return markUnknown(deps, task, 'queued', 'the submission was sent but its answer never came');
   }
+  const { result } = submission;
   deps.fault('after_submit', task);
   try {
     if (result.kind === 'completed')
@@ -147,6 +140,27 @@ async function submit(deps: TaskStepDeps, task: LeasedTask): Promise<number | nu
     throw error;
   }
   return deps.effects.clock.now() + pollDelayMs(0);
+}
+
+/** How long a task waits for a usable channel before it fails, never sent. */
+const CHANNEL_PATIENCE_MS = 10 * 60_000;
+
+/**
+ * No channel of the task's model is usable now (all disabled, cooling down or full): the task
+ * stays queued, nothing sent, and is tried again later; after `CHANNEL_PATIENCE_MS` it fails
+ * with `MODEL_UNAVAILABLE` and its hold is released.
+ */
+function waitForChannel(deps: TaskStepDeps, task: LeasedTask): Promise<number | null> | number {
+  const now = deps.effects.clock.now();
+  if (now - task.created_at < CHANNEL_PATIENCE_MS) return now + pollDelayMs(task.attempts);
+  return fail(
+    deps,
+    task,
+    'queued',
+    'MODEL_UNAVAILABLE',
+    `no channel of ${task.model} was available for ${CHANNEL_PATIENCE_MS / 60_000} minutes; the task was never submitted and nothing was charged`,
+    null,
+  );
 }
 
 /**

@@ -6,6 +6,7 @@ import type { PriceBook } from '../billing/price-book.js';
 import type { Metrics } from '../http/metrics.js';
 import type { ProviderRegistry } from '../providers/registry.js';
 import type { TaskProvider } from '../providers/task-provider.js';
+import type { ChannelRouter } from '../routing/channel-router.js';
 import type { TaskFamilies } from './task-family.js';
 import type { AssetStorage } from '../assets/local-storage.js';
 import type { Database } from '../store/schema.js';
@@ -55,6 +56,8 @@ export interface TaskWorkerDeps {
   readonly logger: FastifyBaseLogger;
   readonly metrics: Metrics;
   readonly maxVideoBytes: number;
+  /** Picks the channel a task is submitted on, with failover (tasks/task-channels.ts). */
+  readonly channels: ChannelRouter;
 }
 
 interface InFlight {
@@ -213,11 +216,12 @@ export class TaskWorker {
       // Resolved on first use, inside the step: a kind no family reads stops the task for an
       // operator there, like any other bad row.
       let provider: TaskProvider | undefined;
-      const resolve = () =>
-        (provider ??= this.deps.families
+      const on = (upstream: string) =>
+        this.deps.families
           .of(task.kind)
-          .provider(this.deps.providers, task.upstream, { accountId: task.account_id }));
-      const next = await runTaskStep(this.stepDeps(resolve, signal), task);
+          .provider(this.deps.providers, upstream, { accountId: task.account_id });
+      const resolve = () => (provider ??= on(task.upstream));
+      const next = await runTaskStep(this.stepDeps(resolve, on, signal), task);
       await this.deps.tasks.releaseLease(task, {
         dueAt: next,
         now: this.deps.effects.clock.now(),
@@ -272,12 +276,17 @@ export class TaskWorker {
     return () => clearInterval(timer);
   }
 
-  private stepDeps(provider: () => TaskProvider, signal: AbortSignal): TaskStepDeps {
+  private stepDeps(
+    provider: () => TaskProvider,
+    providerOn: (upstream: string) => TaskProvider,
+    signal: AbortSignal,
+  ): TaskStepDeps {
     return {
       ...this.deps,
       get provider() {
         return provider();
       },
+      providerOn,
       owner: this.options.owner,
       signal,
       vanishedAfterMs: this.options.vanishedAfterMs ?? 600_000,

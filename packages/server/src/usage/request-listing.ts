@@ -87,7 +87,13 @@ export class RequestListing {
     return {
       object: 'list',
       data: page.map((row) =>
-        view({ ...row, transcript: null, channel: null, channel_attempts: null }),
+        view({
+          ...row,
+          transcript: null,
+          channel: null,
+          channel_attempts: null,
+          channel_cost: null,
+        }),
       ),
       has_more: hasMore,
       next_cursor: hasMore ? encodeCursor({ createdAt: last.created_at, id: last.id }) : null,

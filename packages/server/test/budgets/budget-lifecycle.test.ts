@@ -132,4 +132,34 @@ describeEachDialect('budget windows and views on $name', (dialect) => {
     expect(keys['data']).toEqual([expect.objectContaining({ budget: null })]);
     expect((await gateway.admin('GET', `/admin/v1/accounts/${accountId}`))['budget']).toBeNull();
   });
+
+  it("a key reads its own budget and its account's on GET /v1/account, never another key's", async () => {
+    // Wednesday 2026-11-25 10:00 in Shanghai.
+    const clock = manualClock(Date.parse('2026-11-25T02:00:00Z'));
+    gateway = await startGateway(dialect, { config, clock });
+    const { accountId, key, keyId } = await gateway.account(1_000);
+    const other = await gateway.newKey(accountId);
+    await gateway.admin('PUT', `/admin/v1/keys/${keyId}/budget`, { limit: 4, window: 'daily' });
+    await gateway.admin('PUT', `/admin/v1/accounts/${accountId}/budget`, {
+      limit: 10,
+      window: 'monthly',
+    });
+    expect((await embed(gateway, key)).statusCode).toBe(200);
+    expect((await gateway.call('GET', '/v1/account', { key })).json()).toMatchObject({
+      budget: { limit: 10, window: 'monthly', spent: 1, remaining: 9 },
+      key_budget: {
+        limit: 4,
+        window: 'daily',
+        spent: 1,
+        held: 0,
+        remaining: 3,
+        resets_at: '2026-11-25T16:00:00.000Z',
+      },
+    });
+    // The other key of the account shares the account's budget and has none of its own.
+    expect((await gateway.call('GET', '/v1/account', { key: other.key })).json()).toMatchObject({
+      budget: { limit: 10, spent: 1, remaining: 9 },
+      key_budget: null,
+    });
+  });
 });

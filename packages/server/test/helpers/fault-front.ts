@@ -19,6 +19,8 @@ export interface FaultFront {
   readonly url: string;
   /** Requests that reached this front (whatever it then did with them). */
   calls: number;
+  /** Each of those requests as `METHOD /path` (without `/v1`), in order. */
+  readonly requests: string[];
   mode: FrontMode;
   close(): Promise<void>;
 }
@@ -28,6 +30,7 @@ export async function startFaultFront(simulatorUrl: string): Promise<FaultFront>
   const front: FaultFront = {
     url: '',
     calls: 0,
+    requests: [],
     mode: 'pass',
     close: () =>
       new Promise<void>((resolve) => {
@@ -37,6 +40,7 @@ export async function startFaultFront(simulatorUrl: string): Promise<FaultFront>
   };
   const server: Server = createServer((request, response) => {
     front.calls += 1;
+    front.requests.push(`${request.method ?? 'GET'} ${(request.url ?? '/').replace(/^\/v1/, '')}`);
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => void answer(front.mode, request, Buffer.concat(chunks), response));

@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import {
   SETTLE_CONFIRMATION,
   type Account,
+  type CallerAccount,
   type Asset,
   type ErrorBody,
   type AssetList,
@@ -208,6 +209,7 @@ const operatorRecordKeys = {
   ending_rule: 'always',
   channel: 'always',
   channel_attempts: 'always',
+  channel_cost: 'always',
 } as const satisfies Presence<OperatorRequestRecord>;
 const accountKeys = {
   object: 'always',
@@ -220,6 +222,10 @@ const accountKeys = {
   created_at: 'always',
   budget: 'always',
 } as const satisfies Presence<Account>;
+const callerAccountKeys = {
+  ...accountKeys,
+  key_budget: 'always',
+} as const satisfies Presence<CallerAccount>;
 const assetKeys = {
   object: 'always',
   id: 'always',
@@ -461,7 +467,7 @@ describeEachDialect('wire types: real responses carry exactly their keys, on $na
 
     const account = await client.call('GET', '/v1/account', { key });
     expect(account.statusCode).toBe(200);
-    expectExactKeys('account', account.json(), accountKeys);
+    expectExactKeys('account', account.json(), callerAccountKeys);
 
     const list = await client.call('GET', '/v1/assets', { key });
     expect(list.statusCode).toBe(200);

@@ -183,6 +183,7 @@ describeEachDialect('request record transitions on $name', (dialect) => {
       usage_flag: null,
       channel: null,
       channel_attempts: null,
+      channel_cost: null,
     };
     await expect(
       store.recordOutcome(db, 'failed', { ...outcome, status: 'succeeded' }),

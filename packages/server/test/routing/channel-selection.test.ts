@@ -12,6 +12,7 @@ function channel(id: string, weight: number, priority: number): Channel {
     priority,
     maxConcurrency: null,
     requestsPerMinute: null,
+    cost: null,
   };
 }
 

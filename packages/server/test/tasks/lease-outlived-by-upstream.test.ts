@@ -40,6 +40,7 @@ describeEachDialect('a worker whose upstream call outlasts its lease on $name', 
         logger: services.logger,
         metrics: services.metrics,
         maxVideoBytes: services.config.limits.asset_bytes,
+        channels: services.channels,
       },
       { owner: 'second-instance', leaseMs: LEASE_MS },
     );

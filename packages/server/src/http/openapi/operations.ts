@@ -40,8 +40,8 @@ export const OPERATIONS: Readonly<Record<string, Operation>> = {
     errors: BASE,
   },
   'GET /v1/account': {
-    summary: 'The account (personal keys)',
-    success: { 200: { json: 'Account' } },
+    summary: 'The account and the budget of the calling key (personal keys)',
+    success: { 200: { json: 'CallerAccount' } },
     errors: [...BASE, 403],
   },
   'POST /v1/redemptions': {

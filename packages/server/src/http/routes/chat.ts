@@ -64,11 +64,14 @@ export function registerChat(scope: FastifyInstance, deps: AppDeps): void {
     const routing = deps.channels.route(model, caller.abandoned);
     // Each channel is sent the body with its own upstream model name.
     const provider = {
+      // A stream keeps its channel's concurrency slot until it ends (runStreamedChat frees it).
       stream: (signal: AbortSignal) =>
-        routing.run((channel) =>
-          deps.providers
-            .chat(channel.upstream, caller)
-            .stream({ ...upstreamBody, model: channel.model }, signal),
+        routing.run(
+          (channel) =>
+            deps.providers
+              .chat(channel.upstream, caller)
+              .stream({ ...upstreamBody, model: channel.model }, signal),
+          { holdSlot: true },
         ),
       complete: () =>
         routing.run((channel) =>
@@ -89,6 +92,8 @@ export function registerChat(scope: FastifyInstance, deps: AppDeps): void {
         amount: cost.amount,
         rule: ruleWithFlag(cost.rule, credible.flag),
         flag: credible.flag,
+        // The operator's side: the serving channel's own prices on what its upstream reported.
+        channelCost: routing.costOf((prices) => chatCost(usage, prices).amount),
       };
     };
     const conversationId = chat.conversationId;
@@ -122,16 +127,18 @@ export function registerChat(scope: FastifyInstance, deps: AppDeps): void {
             finishReason,
             completionTokens: result.usage.completionTokens,
           });
-          const { amount, rule, flag } = insured
+          const { amount, rule, flag, channelCost } = insured
             ? {
                 amount: 0,
                 rule: `${ZERO_COMPLETION_RULE}: no output tokens and no finish reason; not charged`,
                 flag: undefined,
+                channelCost: null,
               }
             : bill(result.usage);
           return {
             kind: 'succeeded',
             amount,
+            channelCost,
             pricingRule: rule,
             ...(flag === undefined ? {} : { usageFlag: flag }),
             usage: usageFields(result.usage),

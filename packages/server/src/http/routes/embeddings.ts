@@ -90,6 +90,10 @@ export function registerEmbeddings(scope: FastifyInstance, deps: AppDeps): void 
           return {
             kind: 'succeeded',
             amount,
+            // The operator's side: the serving channel's own price on what its upstream reported.
+            channelCost: routing.costOf((prices) =>
+              costPerMillion(result.promptTokens, prices.input_per_million_tokens ?? 0),
+            ),
             pricingRule: ruleWithFlag(
               `embeddings: ceil(prompt_tokens ${billed.tokens} x ${perMillion} / 1e6) = ${amount} micro-yuan`,
               flag,

@@ -93,6 +93,10 @@ export function registerRerank(scope: FastifyInstance, deps: AppDeps): void {
           return {
             kind: 'succeeded',
             amount,
+            // The operator's side: the serving channel's own price on what its upstream reported.
+            channelCost: routing.costOf((prices) =>
+              costPerMillion(result.totalTokens, prices.input_per_million_tokens ?? 0),
+            ),
             pricingRule: ruleWithFlag(
               `rerank: ceil(total_tokens ${billed.tokens} x ${perMillion} / 1e6) = ${amount} micro-yuan`,
               flag,

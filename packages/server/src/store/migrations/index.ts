@@ -20,6 +20,7 @@ import * as budgets from './019-budgets.js';
 import * as auditLog from './020-audit-log.js';
 import * as cacheChangeNotices from './023-cache-change-notices.js';
 import * as resultSources from './024-result-sources.js';
+import * as channelCost from './025-channel-cost.js';
 import * as paymentOrders from './026-payment-orders.js';
 import * as shareTokenSource from './027-share-token-source.js';
 import * as hotPathIndexes from './030-hot-path-indexes.js';
@@ -50,6 +51,7 @@ const migrations: Record<string, Migration> = {
   '020-audit-log': auditLog,
   '023-cache-change-notices': cacheChangeNotices,
   '024-result-sources': resultSources,
+  '025-channel-cost': channelCost,
   '026-payment-orders': paymentOrders,
   '027-share-token-source': shareTokenSource,
   '030-hot-path-indexes': hotPathIndexes,
