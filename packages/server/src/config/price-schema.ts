@@ -1,0 +1,114 @@
+import { MAX_MOVEMENT_MICRO_YUAN } from '@tollgate/protocol';
+import { z } from 'zod';
+
+/**
+ * The price objects of the configuration file (a model's `prices`, a channel's `cost`): every
+ * amount an integer number of micro-yuan, per the unit its field names. Which fields a family
+ * needs is checked by price-rules.ts.
+ */
+
+const microYuan = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
+
+/** Prices per 1 000 000 tokens, in micro-yuan. Which fields a family needs is checked below. */
+export const tokenPricesSchema = z
+  .object({
+    input_per_million_tokens: microYuan.optional(),
+    output_per_million_tokens: microYuan.optional(),
+    reasoning_per_million_tokens: microYuan.optional(),
+    cached_input_per_million_tokens: microYuan.optional(),
+  })
+  .strict();
+
+/**
+ * One task price (per image, per second, per reference image), in micro-yuan. At most the
+ * largest single movement: a price above it could never be charged even once.
+ */
+const taskAmount = z
+  .number()
+  .int()
+  .nonnegative()
+  .max(
+    MAX_MOVEMENT_MICRO_YUAN,
+    `must be at most ${MAX_MOVEMENT_MICRO_YUAN} micro-yuan (the largest single charge)`,
+  );
+/** An output size, `<width>x<height>` in pixels, as OpenAI's Images and Videos APIs spell it. */
+export const sizeSchema = z
+  .string()
+  .regex(/^[1-9][0-9]{0,4}x[1-9][0-9]{0,4}$/, 'sizes are <width>x<height>, e.g. 1024x1024');
+export const qualitySchema = z
+  .string()
+  .regex(/^[a-z0-9][a-z0-9_-]{0,31}$/, 'qualities are 1-32 of a-z 0-9 _ -, e.g. standard');
+const nonEmpty = (value: object) => Object.keys(value).length > 0;
+/** A record whose bad key is reported with its key schema's message, not "Invalid key in record". */
+const keyMessage = {
+  error: (issue: { code?: string; issues?: readonly { message: string }[] }) =>
+    issue.code === 'invalid_key' ? issue.issues?.[0]?.message : undefined,
+};
+
+/**
+ * Prices of images and videos (docs/billing.md, "Images and videos"). Which of them a model
+ * needs or may have depends on its families: see price-rules.ts. `free_reference_images` has no
+ * schema default on purpose: a default would change the configured prices JSON of every existing
+ * model, so each would differ from its stored version (a warning at every start, and a new
+ * version at the next `tollgate prices sync`).
+ */
+export const taskPricesSchema = z
+  .object({
+    /** Per output image, by size then quality: `{"1024x1024": {"standard": 40000}}`. */
+    per_image: z
+      .record(
+        sizeSchema,
+        z
+          .record(qualitySchema, taskAmount, keyMessage)
+          .refine(nonEmpty, 'give at least one quality'),
+        keyMessage,
+      )
+      .refine(nonEmpty, 'give at least one size')
+      .optional(),
+    /** Per second of output video, by size. */
+    per_second: z
+      .record(sizeSchema, taskAmount, keyMessage)
+      .refine(nonEmpty, 'give at least one size')
+      .optional(),
+    /** Per second of output video with generated audio, by size (replaces `per_second`). */
+    per_second_with_audio: z
+      .record(sizeSchema, taskAmount, keyMessage)
+      .refine(nonEmpty, 'give at least one size')
+      .optional(),
+    /** Per reference image beyond the free ones. */
+    per_reference_image: taskAmount.optional(),
+    /** Reference images per task that cost nothing (absent means 0). */
+    free_reference_images: z.number().int().nonnegative().max(1_000).optional(),
+  })
+  .strict();
+
+/** H3 video resolutions (spec 4.4; `regenerate` is 2K only). */
+export const h3ResolutionSchema = z.enum(['480p', '720p', '1080p', '2K']);
+
+/**
+ * H3 prices of the video actions (docs/h3.md, "Billing"): micro-yuan per second, by output
+ * resolution, of the combined seconds of input audio, input video and output video. `understand`
+ * is billed on the token prices.
+ */
+export const h3PricesSchema = z
+  .object({
+    h3_per_second: z
+      .record(h3ResolutionSchema, taskAmount)
+      .refine(nonEmpty, 'give at least one resolution')
+      .optional(),
+    /** With generated audio (`generate_audio: true`; `regenerate` always); replaces `h3_per_second`. */
+    h3_per_second_with_audio: z
+      .record(h3ResolutionSchema, taskAmount)
+      .refine(nonEmpty, 'give at least one resolution')
+      .optional(),
+  })
+  .strict();
+
+/** Every price a model may carry: token prices and task prices, in one flat object. */
+export const modelPricesSchema = z
+  .object({
+    ...tokenPricesSchema.shape,
+    ...taskPricesSchema.shape,
+    ...h3PricesSchema.shape,
+  })
+  .strict();
