@@ -1,5 +1,7 @@
 import type { Kysely } from 'kysely';
-import type { AppDeps } from '../http/deps.js';
+import type { TaskOperations } from '../tasks/task-operations.js';
+import type { Clock } from '../util/effects.js';
+import type { SettlementService } from './settlement-service.js';
 import type { Database } from '../store/schema.js';
 
 /** One side of the queue (records or tasks): how many, the money they hold, the oldest. */
@@ -104,9 +106,13 @@ function oldestOf(
  * resolve (each list at most its listing's limit, as `GET /admin/v1/requests?status=` and
  * `GET /admin/v1/tasks` show them; the totals count all).
  */
-export async function unresolvedQueue(
-  deps: Pick<AppDeps, 'store' | 'clock' | 'settlements' | 'taskOperations'>,
-) {
+export async function unresolvedQueue(deps: {
+  readonly store: { readonly db: Kysely<Database> };
+  readonly clock: Clock;
+  readonly settlements: Pick<SettlementService, 'awaitingResolution'>;
+  // The kernel's operations, not the services' bundle (http/deps.ts reaches every task family).
+  readonly taskOperations: Pick<TaskOperations, 'list'>;
+}) {
   const [summary, records, tasks] = await Promise.all([
     unresolvedSummary(deps.store.db, deps.clock.now()),
     deps.settlements.awaitingResolution(),

@@ -5,10 +5,11 @@ import { isNoSuchJob, UpstreamFailure } from '../providers/upstream-error.js';
 import type { TaskStatus, TaskSubmission } from '../store/schema.js';
 import { TaskNeedsOperator, type TaskFamily } from './task-family.js';
 import { submitOnChannels } from './task-channels.js';
-import { deleteUndeliveredOutputs, recordStoredOutputs } from './task-kept-outputs.js';
-import { keptResult, keptSources, storeOutputs, type FinishedResult } from './task-outputs.js';
+import { deleteUndeliveredOutputs } from './task-kept-outputs.js';
+import { keptResult } from './task-outputs.js';
 import type { LeasedTask, StatePair, TaskChanges, TaskRow } from './task-store.js';
-import { WorkerKilled, type TaskWorkerDeps, type WorkerStep } from './task-worker.js';
+import type { TaskWorkerDeps, WorkerStep } from './task-worker.js';
+import { succeed } from './task-delivery.js';
 
 /** What a step needs: the worker's dependencies, with the task's provider instead of the registry. */
 export type TaskStepDeps = Omit<TaskWorkerDeps, 'providers'> & {
@@ -32,9 +33,9 @@ export class LostLease extends Error {
 }
 
 /** Tries in a row to store a finished task's outputs before it goes to an operator. */
-const MAX_DOWNLOAD_TRIES = 5;
+export const MAX_DOWNLOAD_TRIES = 5;
 /** Poll delays: quick at first, then at most every 30 s. */
-const pollDelayMs = (attempts: number) => Math.min(30_000, 500 * 2 ** Math.min(attempts, 6));
+export const pollDelayMs = (attempts: number) => Math.min(30_000, 500 * 2 ** Math.min(attempts, 6));
 /** Look-ups of an unanswered submission: every minute at most (the upstream may still be writing it). */
 const lookupDelayMs = (attempts: number) => Math.min(60_000, 2_000 * 2 ** Math.min(attempts, 5));
 
@@ -205,7 +206,7 @@ async function keepLateAnswer(
   );
 }
 
-async function markUnknown(
+export async function markUnknown(
   deps: TaskStepDeps,
   task: LeasedTask,
   from: 'queued' | 'running',
@@ -302,129 +303,6 @@ async function vanished(deps: TaskStepDeps, task: LeasedTask, now: number): Prom
   return now + pollDelayMs(task.attempts);
 }
 
-/** Stores the outputs, prices what was delivered and finishes the task, in one transaction. */
-async function succeed(
-  deps: TaskStepDeps,
-  task: LeasedTask,
-  from: 'queued' | 'running',
-  result: FinishedResult & { readonly text?: string | undefined },
-  extra: TaskChanges,
-): Promise<number | null> {
-  // The input and the price first: a bad row or a missing price version must not cost a
-  // download (it stops the task for an operator before anything is stored).
-  const { family, input } = deps.families.inputOf(task);
-  const price = await priceOf(deps, task);
-  let stored;
-  try {
-    stored = await storeOutputs(deps, family, task, result);
-  } catch (error) {
-    if (error instanceof WorkerKilled) throw error;
-    return downloadFailed(deps, task, from, result, extra, error);
-  }
-  // Remembered before anything else can fail: a later step finishes with these outputs.
-  if (
-    stored.fresh &&
-    !(await recordStoredOutputs(deps, task, from, stored.assets, deps.effects.clock.now()))
-  )
-    throw new LostLease(task.id);
-  const bill = family.priceDelivery(price.prices, input, stored.report);
-  const outputs = result.text === undefined ? stored.outputs : [{ text: result.text }];
-  const amount = Math.min(bill.amount, task.quoted_amount);
-  const now = deps.effects.clock.now();
-  await deps.db.transaction().execute(async (trx) => {
-    const moved = await deps.tasks.move(
-      trx,
-      {
-        id: task.id,
-        now,
-        claim: task.claim_token,
-        status: { from, to: 'succeeded' },
-        // A synchronous answer (from queued) is also the submission's acceptance.
-        ...(from === 'queued' ? { submission: { from: 'sending', to: 'accepted' } as const } : {}),
-        billing_state: { from: 'reserved', to: amount > 0 ? 'pending' : 'released' },
-      },
-      {
-        ...extra,
-        outputs: JSON.stringify(outputs),
-        result_sources: null,
-        actual_amount: amount > 0 ? amount : null,
-        actual_line_items: JSON.stringify(bill.lineItems),
-        pricing_rule: bill.rule,
-        finished_at: now,
-        settlement_expires_at: amount > 0 ? now + deps.settlementWindowMs : null,
-      },
-    );
-    if (!moved) throw new LostLease(task.id);
-    if (amount === 0)
-      await releaseHold(trx, deps.effects, {
-        holdId: task.hold_id,
-        reason: `nothing delivered by task ${task.id}`,
-      });
-  });
-  deps.metrics.taskTransitions.inc({ to: 'succeeded' });
-  return null;
-}
-
-/**
- * The upstream finished but its outputs could not be stored (a result URL the guarded fetch
- * refuses, a download that keeps breaking, bytes that are not what was asked). The result's
- * URLs and report are kept on the task (`result_sources`), so the download is retried from them
- * without asking the upstream again; a synchronous answer (from `queued`) is accepted and runs
- * on. Tried again with back-off up to `MAX_DOWNLOAD_TRIES` times in a row; then, the same for
- * every family, the task goes to the operator queue as `submission_unknown` with its hold, the
- * upstream's id and the kept URLs, and the last failure in its note — never `running` for good.
- * A synchronous answer with nothing to keep (base64 bytes) is thrown on: the worker's retry
- * finds it mid-submission and makes it `submission_unknown`.
- */
-async function downloadFailed(
-  deps: TaskStepDeps,
-  leased: LeasedTask,
-  from: 'queued' | 'running',
-  result: FinishedResult,
-  extra: TaskChanges,
-  error: unknown,
-): Promise<number | null> {
-  const sources = leased.result_sources ?? keptSources(result);
-  if (from === 'queued' && sources === null) throw error;
-  let task = leased;
-  if (from === 'queued') {
-    await move(
-      deps,
-      task,
-      { from: 'queued', to: 'running' },
-      { ...extra, result_sources: sources },
-      { from: 'sending', to: 'accepted' },
-    );
-    const upstreamTaskId = extra.upstream_task_id;
-    task = {
-      ...task,
-      status: 'running',
-      submission: 'accepted',
-      upstream_task_id: typeof upstreamTaskId === 'string' ? upstreamTaskId : task.upstream_task_id,
-    };
-  }
-  const now = deps.effects.clock.now();
-  const failures = task.download_failures + 1;
-  const why = (error instanceof Error ? error.message : String(error)).slice(0, 300);
-  deps.logger.warn({ taskId: task.id, err: error, failures }, 'task outputs could not be stored');
-  if (failures >= MAX_DOWNLOAD_TRIES)
-    return markUnknown(
-      deps,
-      task,
-      'running',
-      `the upstream finished (upstream task ${task.upstream_task_id ?? ''}) but its outputs could not be stored after ${failures} tries: ${why}`,
-      { download_failures: failures, result_sources: sources, due_at: null },
-      false,
-    );
-  await move(
-    deps,
-    task,
-    { from: 'running', to: 'running' },
-    { download_failures: failures, result_sources: sources },
-  );
-  return now + pollDelayMs(task.attempts);
-}
-
 /**
  * A failed task: the hold is released, unless the upstream billed the failure, in which case
  * the task shows that amount and awaits settlement like any other (spec 2.6, 3).
@@ -478,7 +356,7 @@ async function fail(
 }
 
 /** A fenced move of this claim's task (its status, and its submission when named). */
-async function move(
+export async function move(
   deps: TaskStepDeps,
   task: LeasedTask,
   status: StatePair<TaskStatus>,
@@ -502,7 +380,7 @@ async function move(
 }
 
 /** The task's own price version; one that is gone stops the task for an operator. */
-async function priceOf(deps: TaskStepDeps, task: TaskRow) {
+export async function priceOf(deps: TaskStepDeps, task: TaskRow) {
   const price = await deps.prices.byVersion(task.price_version);
   if (price === undefined)
     throw new TaskNeedsOperator(
