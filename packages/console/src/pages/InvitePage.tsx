@@ -1,4 +1,5 @@
 import { useEffect, useState, type FormEvent } from 'react';
+import { NewPasswordFields } from '../components/NewPasswordFields.js';
 import { api, type SessionState } from '../api.js';
 import { useI18n } from '../i18n.js';
 
@@ -59,30 +60,14 @@ export function InvitePage({
             {t('invite.for')} <strong className="invite-email">{email}</strong>
           </p>
           <input type="email" name="email" autoComplete="username" value={email} readOnly hidden />
-          <label>
-            {t('invite.password')}
-            <input
-              name="new-password"
-              type="password"
-              autoComplete="new-password"
-              minLength={10}
-              required
-              value={password}
-              onChange={(event) => setPassword(event.target.value)}
-            />
-          </label>
-          <label>
-            {t('invite.confirm')}
-            <input
-              name="confirm-password"
-              type="password"
-              autoComplete="new-password"
-              minLength={10}
-              required
-              value={confirm}
-              onChange={(event) => setConfirm(event.target.value)}
-            />
-          </label>
+          <NewPasswordFields
+            names={['new-password', 'confirm-password']}
+            labels={[t('invite.password'), t('invite.confirm')]}
+            password={password}
+            confirm={confirm}
+            onPassword={setPassword}
+            onConfirm={setConfirm}
+          />
           {error !== null && (
             <p role="alert" className="error">
               {error}

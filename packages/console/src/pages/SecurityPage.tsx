@@ -1,4 +1,5 @@
 import { useState, type FormEvent } from 'react';
+import { NewPasswordFields } from '../components/NewPasswordFields.js';
 import { ApiFailure } from '../api.js';
 import { useI18n } from '../i18n.js';
 import { When } from '../money.js';
@@ -134,30 +135,14 @@ function PasswordChange({
           onChange={(event) => setCurrent(event.target.value)}
         />
       </label>
-      <label>
-        {t('security.newPassword')}
-        <input
-          name="new-password"
-          type="password"
-          autoComplete="new-password"
-          minLength={10}
-          required
-          value={next}
-          onChange={(event) => setNext(event.target.value)}
-        />
-      </label>
-      <label>
-        {t('security.confirmPassword')}
-        <input
-          name="confirm-password"
-          type="password"
-          autoComplete="new-password"
-          minLength={10}
-          required
-          value={confirm}
-          onChange={(event) => setConfirm(event.target.value)}
-        />
-      </label>
+      <NewPasswordFields
+        names={['new-password', 'confirm-password']}
+        labels={[t('security.newPassword'), t('security.confirmPassword')]}
+        password={next}
+        confirm={confirm}
+        onPassword={setNext}
+        onConfirm={setConfirm}
+      />
       {message !== null && (
         <p role={message.ok ? 'status' : 'alert'} className={message.ok ? 'success' : 'error'}>
           {message.text}

@@ -1,4 +1,5 @@
 import { useEffect, useState, type FormEvent } from 'react';
+import { NewPasswordFields } from '../components/NewPasswordFields.js';
 import { ApiFailure, type SessionState } from '../api.js';
 import { useI18n } from '../i18n.js';
 import { navigate } from '../router.js';
@@ -53,30 +54,14 @@ export function SignUpPage({ onSignedIn }: { onSignedIn: (state: SessionState) =
             onChange={(event) => setEmail(event.target.value)}
           />
         </label>
-        <label>
-          {t('invite.password')}
-          <input
-            name="signup-password"
-            type="password"
-            autoComplete="new-password"
-            minLength={10}
-            required
-            value={password}
-            onChange={(event) => setPassword(event.target.value)}
-          />
-        </label>
-        <label>
-          {t('invite.confirm')}
-          <input
-            name="signup-confirm"
-            type="password"
-            autoComplete="new-password"
-            minLength={10}
-            required
-            value={confirm}
-            onChange={(event) => setConfirm(event.target.value)}
-          />
-        </label>
+        <NewPasswordFields
+          names={['signup-password', 'signup-confirm']}
+          labels={[t('invite.password'), t('invite.confirm')]}
+          password={password}
+          confirm={confirm}
+          onPassword={setPassword}
+          onConfirm={setConfirm}
+        />
         {error !== null && (
           <p role="alert" className="error">
             {error}
