@@ -90,6 +90,20 @@ export const SINGLE_COMMANDS: Readonly<Record<string, Command>> = {
       return { body: null, exitCode: 0, text: renderStatement(statement, format) };
     },
   },
+  unresolved: {
+    usage: 'unresolved',
+    note: 'the operator queue: submission_unknown records and tasks holding money, with totals',
+    args: [],
+    options: [],
+    run: async ({ context }) => {
+      // The admin API's handler itself (GET /admin/v1/unresolved): one shape, one rule.
+      const [{ unresolvedQueue }, services] = await Promise.all([
+        import('../requests/unresolved-queue.js'),
+        context.services(),
+      ]);
+      return ok(await unresolvedQueue(services));
+    },
+  },
 };
 
 /** Commands in groups (`tollgate keys list ...`): group, then subcommand. */

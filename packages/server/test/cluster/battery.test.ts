@@ -53,6 +53,9 @@ describeOnPostgres('crash-and-fault battery on $name', () => {
             for (const count of Object.values(report.faults)) expect(count).toBeGreaterThan(0);
             expect(report.upstreamFaults).toBeGreaterThan(0);
             expect(report.rollingRestart.exitMs).toHaveLength(3);
+            // No request in flight was lost to the graceful restarts: each one sent meanwhile was
+            // answered, at the latest by a retry with its idempotency key.
+            expect(report.rollingRestart.lost).toEqual([]);
             // The disabled-key check judged something (it is not all excused by fault windows).
             expect(report.disabledKeyAttempts.judged).toBeGreaterThan(0);
             expect(report.violations).toEqual([]);

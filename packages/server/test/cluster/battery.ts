@@ -26,6 +26,9 @@ import { Journal, type Attempt } from './journal.js';
 import { seededRandom, type Random } from './random.js';
 import { Workload } from './workload.js';
 
+/** The upstream "fault" that only delays a chat's answer: a drained instance still answers it. */
+const SLOW_ANSWER = '[sim:delay=300]';
+
 /** The faults the battery injects besides the upstream faults written into prompts. */
 export const FAULT_KINDS = ['kill', 'pg_terminate', 'pg_restart', 'redis_restart'] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
@@ -65,6 +68,13 @@ export interface RollingRestartReport {
   /** Attempts sent while it ran, and those of them (without an upstream fault) left unanswered. */
   readonly attempts: number;
   readonly unanswered: number;
+  /**
+   * Chats and embeddings first sent while it ran (without an upstream fault but a delay) whose last attempt,
+   * retries with the same idempotency key included, was still unanswered: a request an instance
+   * dropped mid-flight instead of draining it (its record stays `processing`, so every retry is
+   * "in progress"). Must be none.
+   */
+  readonly lost: string[];
 }
 
 /**
@@ -204,7 +214,7 @@ export function formatReport(report: BatteryReport): string {
     `phases (s): ${Object.entries(report.phases)
       .map(([name, seconds]) => `${name} ${seconds}`)
       .join(', ')}`,
-    `rolling restart (SIGTERM, one instance after the other, under load): exits after ${report.rollingRestart.exitMs.join(', ')} ms; ${report.rollingRestart.attempts} attempts meanwhile, ${report.rollingRestart.unanswered} unanswered`,
+    `rolling restart (SIGTERM, one instance after the other, under load): exits after ${report.rollingRestart.exitMs.join(', ')} ms; ${report.rollingRestart.attempts} attempts meanwhile, ${report.rollingRestart.unanswered} unanswered, ${report.rollingRestart.lost.length} chats and embeddings lost after their retries${report.rollingRestart.lost.length === 0 ? '' : ` (${report.rollingRestart.lost.slice(0, 5).join(', ')})`}`,
     `disabled keys: ${report.disabledKeyAttempts.judged} attempts judged against the ${KEY_NOTICE_BOUND_MS} ms bound, ${report.disabledKeyAttempts.excused} excused (sent during a database fault or within ${LISTENER_RECOVERY_MS} ms after it)`,
     `violations ${report.violations.length}`,
     ...report.violations.slice(0, 20).map((v) => `  ${v.check} ${v.subject}: ${v.detail}`),
@@ -242,7 +252,24 @@ function rollingRestartReport(
   const unanswered = during.filter(
     (attempt) => attempt.fault === undefined && [0, 502, 503, 504].includes(attempt.status),
   );
-  return { exitMs: rolling.exitMs, attempts: during.length, unanswered: unanswered.length };
+  const first = new Map<string, Attempt>();
+  const last = new Map<string, Attempt>();
+  for (const attempt of attempts) {
+    if (!['chat', 'chat_stream', 'embeddings'].includes(attempt.kind)) continue;
+    if (!first.has(attempt.idempotencyKey)) first.set(attempt.idempotencyKey, attempt);
+    last.set(attempt.idempotencyKey, attempt);
+  }
+  const lost = [...first.values()]
+    .filter(
+      (attempt) =>
+        // A slow answer (`[sim:delay=300]`) is the likeliest to be in flight when a restart comes.
+        (attempt.fault === undefined || attempt.fault === SLOW_ANSWER) &&
+        attempt.sentAt >= rolling.window.from &&
+        attempt.sentAt <= rolling.window.to &&
+        [0, 409, 502, 503, 504].includes(last.get(attempt.idempotencyKey)?.status ?? 0),
+    )
+    .map((attempt) => `${attempt.kind} ${attempt.idempotencyKey}`);
+  return { exitMs: rolling.exitMs, attempts: during.length, unanswered: unanswered.length, lost };
 }
 
 async function inject(cluster: Cluster, kind: Exclude<FaultKind, 'kill'>, random: Random) {

@@ -9,6 +9,7 @@ import { buildApp } from '../../src/http/app.js';
 import { createServices, defaultDatabaseUrl, type Services } from '../../src/services.js';
 import { ADMIN_TOKEN } from '../helpers/gateway.js';
 import { cliIn } from '../helpers/processes.js';
+import { finishedRequest, unknownOutcome } from '../helpers/records.js';
 
 /**
  * The risk: an operator scripts against the CLI, then against the admin API (or the other way
@@ -119,6 +120,33 @@ describe('the CLI prints what the admin API answers', () => {
     });
   });
 
+  it('unresolved: the operator queue, its totals to the micro-yuan and its records, as GET /admin/v1/unresolved', async () => {
+    const { key } = (await admin('POST', `/admin/v1/accounts/${accountId}/keys`, {
+      kind: 'personal',
+    })) as { key: string };
+    await admin('POST', `/admin/v1/accounts/${accountId}/topups`, {
+      amount: 1_000_000,
+      reference: 'unresolved-queue',
+    });
+    const ids = [
+      await finishedRequest(services, { key, hold: 11_111, outcome: unknownOutcome }),
+      await finishedRequest(services, { key, hold: 22_222, outcome: unknownOutcome }),
+    ];
+    const cli = await cliIn(dataDir, 'unresolved');
+    const http = await admin('GET', '/admin/v1/unresolved');
+    expect(cli.code).toBe(0);
+    // Read a moment apart: the ages in whole seconds may differ by one, nothing else may.
+    expect(withoutAges(cli.json)).toEqual(withoutAges(http));
+    expect(cli.json).toMatchObject({
+      object: 'unresolved',
+      total: { count: 2, held: 33_333 },
+      requests: { count: 2, held: 33_333 },
+      tasks: { count: 0, held: 0, data: [] },
+    });
+    const records = (cli.json['requests'] as { data: { id: string }[] }).data;
+    expect(records.map((record) => record.id).sort()).toEqual([...ids].sort());
+  });
+
   it('channels disable, list and enable: one disabled list shared with the running gateway', async () => {
     const disabled = await cliIn(
       dataDir,
@@ -145,3 +173,12 @@ describe('the CLI prints what the admin API answers', () => {
     expect(unknown.json).toMatchObject({ error: { code: 'NOT_FOUND' } });
   });
 });
+
+/** The queue with every `oldest_age_seconds` taken out (it moves with the clock). */
+function withoutAges(queue: unknown): unknown {
+  return JSON.parse(
+    JSON.stringify(queue, (name, value: unknown) =>
+      name === 'oldest_age_seconds' ? undefined : value,
+    ),
+  ) as unknown;
+}
