@@ -128,14 +128,7 @@ function RecordForm({
           onValue={setAmount}
         />
       )}
-      <Field
-        label={t('op.reasonRequired')}
-        name="resolve-reason"
-        required
-        maxLength={1000}
-        value={reason}
-        onValue={setReason}
-      />
+      <ReasonField name="resolve-reason" value={reason} onValue={setReason} />
       <button type="submit">{t('op.submit')}</button>
     </form>
   );
@@ -161,15 +154,14 @@ function TaskForm({
       <p>
         <code>{task.id}</code> · {task.kind} · {task.model} · <code>{task.account_id}</code>
       </p>
-      <Field
-        label={t('op.reasonRequired')}
-        name="task-reason"
-        required
-        maxLength={1000}
-        value={reason}
-        onValue={setReason}
-      />
+      <ReasonField name="task-reason" value={reason} onValue={setReason} />
       <button type="submit">{t('op.release')}</button>
     </form>
   );
+}
+
+/** Why the operator resolves it, kept with the resolution: required, at most 1,000 characters. */
+function ReasonField(props: { name: string; value: string; onValue: (value: string) => void }) {
+  const t = useOperatorText();
+  return <Field {...props} label={t('op.reasonRequired')} required maxLength={1000} />;
 }

@@ -197,9 +197,12 @@ async function recordOutcomes(
         ),
       )})`,
   );
-  const set = setOutcomeColumns.map((column) => sql`${sql.id(column)} = ${sql.ref(`o.${column}`)}`);
-  const result = await sql<{ id: string }>`update requests set ${sql.join(set)}
-    from (values ${sql.join(rows)}) as o (${sql.join(outcomeColumns.map((column) => sql.id(column)))})
+  const names = sql.join(outcomeColumns.map((column) => sql.id(column)));
+  const set = sql.join(
+    setOutcomeColumns.map((column) => sql`${sql.id(column)} = ${sql.ref(`o.${column}`)}`),
+  );
+  const result = await sql<{ id: string }>`update requests set ${set}
+    from (values ${sql.join(rows)}) as o (${names})
     where requests.id = o.id and requests.status = 'processing'
     returning requests.id`.execute(trx);
   return new Set(result.rows.map((row) => row.id));
