@@ -1,5 +1,5 @@
 import type { ReactNode } from 'react';
-import { useI18n } from '../i18n.js';
+import { Listed } from './Listed.js';
 
 /** One column of a DataTable: its header and how a row fills its cell. */
 export interface Column<Row> {
@@ -16,10 +16,10 @@ export interface Column<Row> {
 }
 
 /**
- * A table of rows, or what stands instead: "loading" while `rows` is null (nothing once the
- * read failed: its error line says why), `empty` when there are none. Each row gets `rowKey` as
- * React key and `rowAttributes` (`data-key-id` …). A `label` makes the scrolling wrapper a named,
- * focusable region, so that a keyboard can scroll a table wider than a phone.
+ * A table of rows, or what stands instead while there are none to show (Listed: loading, `empty`,
+ * nothing once the read `failed`). Each row gets `rowKey` as React key and `rowAttributes`
+ * (`data-key-id` …). A `label` makes the scrolling wrapper a named, focusable region, so that a
+ * keyboard can scroll a table wider than a phone.
  */
 export function DataTable<Row>({
   rows,
@@ -38,42 +38,43 @@ export function DataTable<Row>({
   failed?: boolean;
   label?: string;
 }) {
-  const { t } = useI18n();
-  if (rows === null) return failed ? null : <p>{t('common.loading')}</p>;
-  if (rows.length === 0) return <p>{empty}</p>;
   const region = label === undefined ? {} : { tabIndex: 0, role: 'region', 'aria-label': label };
   return (
-    <div className="table-wrap" {...region}>
-      <table>
-        <thead>
-          <tr>
-            {columns.map((column) => (
-              <th scope="col" key={column.id}>
-                {column.hiddenHeader === true ? (
-                  <span className="visually-hidden">{column.header}</span>
-                ) : (
-                  column.header
-                )}
-              </th>
-            ))}
-          </tr>
-        </thead>
-        <tbody>
-          {rows.map((row) => (
-            <tr key={rowKey(row)} {...rowAttributes?.(row)}>
-              {columns.map((column) => (
-                <td
-                  key={column.id}
-                  className={column.number === true ? 'number' : undefined}
-                  {...column.cellAttributes?.(row)}
-                >
-                  {column.cell(row)}
-                </td>
+    <Listed items={rows} empty={empty} failed={failed}>
+      {(shown) => (
+        <div className="table-wrap" {...region}>
+          <table>
+            <thead>
+              <tr>
+                {columns.map((column) => (
+                  <th scope="col" key={column.id}>
+                    {column.hiddenHeader === true ? (
+                      <span className="visually-hidden">{column.header}</span>
+                    ) : (
+                      column.header
+                    )}
+                  </th>
+                ))}
+              </tr>
+            </thead>
+            <tbody>
+              {shown.map((row) => (
+                <tr key={rowKey(row)} {...rowAttributes?.(row)}>
+                  {columns.map((column) => (
+                    <td
+                      key={column.id}
+                      className={column.number === true ? 'number' : undefined}
+                      {...column.cellAttributes?.(row)}
+                    >
+                      {column.cell(row)}
+                    </td>
+                  ))}
+                </tr>
               ))}
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+            </tbody>
+          </table>
+        </div>
+      )}
+    </Listed>
   );
 }

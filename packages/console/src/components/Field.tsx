@@ -21,6 +21,19 @@ export function Field({
 }
 
 /**
+ * The e-mail a console user signs in with (sign-in, sign-up): an e-mail input the browser fills
+ * with the address it saved for this site (`autoComplete="username"`).
+ */
+export function EmailField(props: {
+  label: ReactNode;
+  name: string;
+  value: string;
+  onValue: (value: string) => void;
+}) {
+  return <Field {...props} type="email" autoComplete="username" required />;
+}
+
+/**
  * The end of a form: what was wrong with the input (an alert), what the last submit did (a
  * status), and the submit button.
  */

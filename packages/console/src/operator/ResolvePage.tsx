@@ -1,4 +1,5 @@
 import { useState, type FormEvent } from 'react';
+import { Field } from '../components/Field.js';
 import { When, Yuan } from '../money.js';
 import { ErrorLine } from '../pages/ErrorLine.js';
 import {
@@ -117,28 +118,17 @@ function RecordForm({
         ))}
       </fieldset>
       {action === 'capture' && (
-        <label>
-          {t('op.amountMicro')}
-          <input
-            name="resolve-amount"
-            inputMode="numeric"
-            pattern="[0-9]+"
-            required
-            value={amount}
-            onChange={(e) => setAmount(e.target.value)}
-          />
-        </label>
-      )}
-      <label>
-        {t('op.reasonRequired')}
-        <input
-          name="resolve-reason"
+        <Field
+          label={t('op.amountMicro')}
+          name="resolve-amount"
+          inputMode="numeric"
+          pattern="[0-9]+"
           required
-          maxLength={1000}
-          value={reason}
-          onChange={(e) => setReason(e.target.value)}
+          value={amount}
+          onValue={setAmount}
         />
-      </label>
+      )}
+      <ReasonField name="resolve-reason" value={reason} onValue={setReason} />
       <button type="submit">{t('op.submit')}</button>
     </form>
   );
@@ -164,17 +154,14 @@ function TaskForm({
       <p>
         <code>{task.id}</code> · {task.kind} · {task.model} · <code>{task.account_id}</code>
       </p>
-      <label>
-        {t('op.reasonRequired')}
-        <input
-          name="task-reason"
-          required
-          maxLength={1000}
-          value={reason}
-          onChange={(e) => setReason(e.target.value)}
-        />
-      </label>
+      <ReasonField name="task-reason" value={reason} onValue={setReason} />
       <button type="submit">{t('op.release')}</button>
     </form>
   );
+}
+
+/** Why the operator resolves it, kept with the resolution: required, at most 1,000 characters. */
+function ReasonField(props: { name: string; value: string; onValue: (value: string) => void }) {
+  const t = useOperatorText();
+  return <Field {...props} label={t('op.reasonRequired')} required maxLength={1000} />;
 }

@@ -2,6 +2,7 @@ import { useCallback, useEffect, useState, type DragEvent } from 'react';
 import { ApiFailure } from '../api.js';
 import { assetApi, uploadAsset, type Asset } from '../asset-api.js';
 import { assetContentUrl } from '../caller-api.js';
+import { CardGrid } from '../components/CardGrid.js';
 import { useI18n } from '../i18n.js';
 import { When } from '../money.js';
 import { ErrorLine } from './ErrorLine.js';
@@ -114,17 +115,13 @@ export function AssetsPage({ onError }: { onError: (error: unknown) => void }) {
           {t('assets.inUse')}
         </p>
       )}
-      {assets === null ? (
-        error === null && <p>{t('common.loading')}</p>
-      ) : assets.length === 0 ? (
-        <p>{t('assets.none')}</p>
-      ) : (
-        <div className="share-grid">
-          {assets.map((asset) => (
-            <AssetCard key={asset.id} asset={asset} onDelete={() => remove(asset)} />
-          ))}
-        </div>
-      )}
+      <CardGrid
+        items={assets}
+        itemKey={(asset) => asset.id}
+        card={(asset) => <AssetCard asset={asset} onDelete={() => remove(asset)} />}
+        empty={t('assets.none')}
+        failed={error !== null}
+      />
     </section>
   );
 }

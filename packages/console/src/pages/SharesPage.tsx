@@ -2,6 +2,8 @@ import { useCallback, useEffect, useState, type FormEvent } from 'react';
 import { assetApi, type ConsoleShare } from '../asset-api.js';
 import type { AssetMessageKey } from '../asset-messages.js';
 import { assetContentUrl } from '../caller-api.js';
+import { CardGrid } from '../components/CardGrid.js';
+import { Field } from '../components/Field.js';
 import { useI18n } from '../i18n.js';
 import { When } from '../money.js';
 import { AssetPreview } from './AssetsPage.js';
@@ -40,17 +42,13 @@ export function SharesPage({ onError }: { onError: (error: unknown) => void }) {
       <h1>{t('shares.title')}</h1>
       <AskForm onAsked={load} />
       <ErrorLine error={error} />
-      {shares === null ? (
-        error === null && <p>{t('common.loading')}</p>
-      ) : shares.length === 0 ? (
-        <p>{t('shares.none')}</p>
-      ) : (
-        <div className="share-grid">
-          {shares.map((share) => (
-            <ShareCard key={share.id} share={share} onRevoke={() => revoke(share)} />
-          ))}
-        </div>
-      )}
+      <CardGrid
+        items={shares}
+        itemKey={(share) => share.id}
+        card={(share) => <ShareCard share={share} onRevoke={() => revoke(share)} />}
+        empty={t('shares.none')}
+        failed={error !== null}
+      />
     </section>
   );
 }
@@ -159,16 +157,14 @@ function AskForm({ onAsked }: { onAsked: () => void }) {
             <option value="task">{t('shares.kind.task')}</option>
           </select>
         </label>
-        <label>
-          {t('shares.targetId')}
-          <input
-            name="share-target"
-            required
-            maxLength={64}
-            value={id}
-            onChange={(event) => setId(event.target.value)}
-          />
-        </label>
+        <Field
+          label={t('shares.targetId')}
+          name="share-target"
+          required
+          maxLength={64}
+          value={id}
+          onValue={setId}
+        />
         <button type="submit">{t('shares.submit')}</button>
       </div>
       {asked && (

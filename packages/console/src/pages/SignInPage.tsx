@@ -1,5 +1,6 @@
 import { useState, type FormEvent } from 'react';
 import { api, ApiFailure, type SessionState } from '../api.js';
+import { EmailField, Field } from '../components/Field.js';
 import { useI18n } from '../i18n.js';
 
 export function SignInPage({ onSignedIn }: { onSignedIn: (state: SessionState) => void }) {
@@ -39,42 +40,28 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (state: SessionState) =
     <section className="card narrow">
       <h1>{t('signIn.title')}</h1>
       <form onSubmit={submit}>
-        <label>
-          {t('signIn.email')}
-          <input
-            name="email"
-            type="email"
-            autoComplete="username"
-            required
-            value={email}
-            onChange={(event) => setEmail(event.target.value)}
-          />
-        </label>
-        <label>
-          {t('signIn.password')}
-          <input
-            name="password"
-            type="password"
-            autoComplete="current-password"
-            required
-            value={password}
-            onChange={(event) => setPassword(event.target.value)}
-          />
-        </label>
+        <EmailField label={t('signIn.email')} name="email" value={email} onValue={setEmail} />
+        <Field
+          label={t('signIn.password')}
+          name="password"
+          type="password"
+          autoComplete="current-password"
+          required
+          value={password}
+          onValue={setPassword}
+        />
         {totp !== null && (
-          <label>
-            {t('signIn.totp')}
-            <input
-              name="totp"
-              inputMode="numeric"
-              autoComplete="one-time-code"
-              pattern="[0-9]{6}"
-              required
-              autoFocus
-              value={totp}
-              onChange={(event) => setTotp(event.target.value.trim())}
-            />
-          </label>
+          <Field
+            label={t('signIn.totp')}
+            name="totp"
+            inputMode="numeric"
+            autoComplete="one-time-code"
+            pattern="[0-9]{6}"
+            required
+            autoFocus
+            value={totp}
+            onValue={(value) => setTotp(value.trim())}
+          />
         )}
         {error !== null && (
           <p role="alert" className="error">

@@ -1,4 +1,5 @@
 import { useEffect, useState, type FormEvent } from 'react';
+import { EmailField } from '../components/Field.js';
 import { NewPasswordFields } from '../components/NewPasswordFields.js';
 import { ApiFailure, type SessionState } from '../api.js';
 import { useI18n } from '../i18n.js';
@@ -43,17 +44,12 @@ export function SignUpPage({ onSignedIn }: { onSignedIn: (state: SessionState) =
       <h1>{t('signUp.title')}</h1>
       <p className="muted">{t('signUp.note')}</p>
       <form onSubmit={submit}>
-        <label>
-          {t('signIn.email')}
-          <input
-            name="signup-email"
-            type="email"
-            autoComplete="username"
-            required
-            value={email}
-            onChange={(event) => setEmail(event.target.value)}
-          />
-        </label>
+        <EmailField
+          label={t('signIn.email')}
+          name="signup-email"
+          value={email}
+          onValue={setEmail}
+        />
         <NewPasswordFields
           names={['signup-password', 'signup-confirm']}
           labels={[t('invite.password'), t('invite.confirm')]}

@@ -10,7 +10,12 @@ import { windowStartsOf } from '../budgets/budget-ledger.js';
 import type { Database } from '../store/schema.js';
 import { KeyedBatcher, type BatchItem } from '../util/keyed-batcher.js';
 import { assertMove } from './record-states.js';
-import type { RecordedOutcomeColumns } from './request-store.js';
+import {
+  OUTCOME_COLUMNS,
+  outcomeColumns,
+  setOutcomeColumns,
+  type RecordedOutcomeColumns,
+} from './outcome-columns.js';
 
 /** The most captures in one batch (bounds the multi-row statements' parameters). */
 const MAX_BATCH = 200;
@@ -175,41 +180,29 @@ export class BatchedCapture {
   }
 }
 
-/** Moves each batch record `processing` → its outcome in one statement; returns those moved. */
+/**
+ * Moves each batch record `processing` → its outcome in one statement; returns those moved.
+ * Its columns are the single write's (outcome-columns.ts), each value cast to its column's type:
+ * PostgreSQL cannot infer the types of a `values` list's parameters.
+ */
 async function recordOutcomes(
   trx: Kysely<Database>,
   batch: readonly CaptureItem[],
 ): Promise<Set<string>> {
-  const rows = batch.map(({ record: r }) => {
-    const text = (value: string | null) => sql`cast(${value} as text)`;
-    const big = (value: number | null) => sql`cast(${value} as bigint)`;
-    return sql`(${sql.join([
-      text(r.id),
-      text(r.status),
-      text(r.upstream_request_id),
-      big(r.updated_at),
-      text(r.transcript),
-      sql`cast(${r.http_status} as integer)`,
-      text(r.response_body),
-      text(r.error_code),
-      text(r.usage),
-      big(r.amount),
-      text(r.pricing_rule),
-      text(r.usage_flag),
-      text(r.channel),
-      text(r.channel_attempts),
-      big(r.channel_cost),
-    ])})`;
-  });
-  const result = await sql<{ id: string }>`update requests set
-      status = o.status, upstream_request_id = o.upstream_request_id, updated_at = o.updated_at,
-      transcript = o.transcript, http_status = o.http_status, response_body = o.response_body,
-      error_code = o.error_code, usage = o.usage, amount = o.amount, pricing_rule = o.pricing_rule,
-      usage_flag = o.usage_flag, channel = o.channel, channel_attempts = o.channel_attempts,
-      channel_cost = o.channel_cost
-    from (values ${sql.join(rows)}) as o (id, status, upstream_request_id, updated_at, transcript,
-      http_status, response_body, error_code, usage, amount, pricing_rule, usage_flag, channel,
-      channel_attempts, channel_cost)
+  const rows = batch.map(
+    ({ record }) =>
+      sql`(${sql.join(
+        outcomeColumns.map(
+          (column) => sql`cast(${record[column]} as ${sql.raw(OUTCOME_COLUMNS[column])})`,
+        ),
+      )})`,
+  );
+  const names = sql.join(outcomeColumns.map((column) => sql.id(column)));
+  const set = sql.join(
+    setOutcomeColumns.map((column) => sql`${sql.id(column)} = ${sql.ref(`o.${column}`)}`),
+  );
+  const result = await sql<{ id: string }>`update requests set ${set}
+    from (values ${sql.join(rows)}) as o (${names})
     where requests.id = o.id and requests.status = 'processing'
     returning requests.id`.execute(trx);
   return new Set(result.rows.map((row) => row.id));

@@ -4,7 +4,8 @@ import type { Database, RequestStatus } from '../store/schema.js';
 import { awaitingFundsError } from './request-errors.js';
 import type { Answer, RecordedOutcome, RequestIdentity } from './request-service.js';
 import type { BatchedCapture } from './batched-capture.js';
-import type { RecordedOutcomeColumns, RequestStore } from './request-store.js';
+import type { RecordedOutcomeColumns } from './outcome-columns.js';
+import type { RequestStore } from './request-store.js';
 
 /** Thrown inside the outcome's transaction to roll its money movement back. */
 class OutcomeRefused extends Error {

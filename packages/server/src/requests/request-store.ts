@@ -3,26 +3,7 @@ import { preparedQuery } from '../store/prepared-query.js';
 import type { Database, RequestStatus, RequestTable } from '../store/schema.js';
 import { assertMove } from './record-states.js';
 import type { RecordRow } from './record-view.js';
-
-/** What finishing a request writes into its record (every column given, `null` for none). */
-export type RecordedOutcomeColumns = Pick<
-  RequestTable,
-  | 'id'
-  | 'upstream_request_id'
-  | 'updated_at'
-  | 'transcript'
-  | 'status'
-  | 'http_status'
-  | 'response_body'
-  | 'error_code'
-  | 'usage'
-  | 'amount'
-  | 'pricing_rule'
-  | 'usage_flag'
-  | 'channel'
-  | 'channel_attempts'
-  | 'channel_cost'
->;
+import { setOutcomeColumns, type RecordedOutcomeColumns } from './outcome-columns.js';
 
 /** The outcome's move: the state it expects the record in (compare-and-set) and its columns. */
 type GuardedOutcome = RecordedOutcomeColumns & { expected_status: RequestStatus };
@@ -95,22 +76,13 @@ const insertUnlessKeyUsed = preparedQuery<NewRecord>((db, slot) =>
 const recordOutcome = preparedQuery<GuardedOutcome>((db, slot) =>
   db
     .updateTable('requests')
-    .set({
-      upstream_request_id: slot.upstream_request_id,
-      updated_at: slot.updated_at,
-      transcript: slot.transcript,
-      status: slot.status,
-      http_status: slot.http_status,
-      response_body: slot.response_body,
-      error_code: slot.error_code,
-      usage: slot.usage,
-      amount: slot.amount,
-      pricing_rule: slot.pricing_rule,
-      usage_flag: slot.usage_flag,
-      channel: slot.channel,
-      channel_attempts: slot.channel_attempts,
-      channel_cost: slot.channel_cost,
-    })
+    // Every outcome column (outcome-columns.ts), as the batched captures write them.
+    .set(
+      Object.fromEntries(setOutcomeColumns.map((column) => [column, slot[column]])) as Omit<
+        RecordedOutcomeColumns,
+        'id'
+      >,
+    )
     .where('id', '=', slot.id)
     .where('status', '=', slot.expected_status),
 );

@@ -1,13 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync } from 'node:fs';
-import path from 'node:path';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { BUILT_CONSOLE_DIR } from '../../src/console/console-static.js';
-import { CHROMIUM, inspectPage, openBrowser, SCREENSHOTS } from '../helpers/console-browser.js';
-import { describeEachDialect } from '../helpers/dialects.js';
-import { startGateway, type TestGateway } from '../helpers/gateway.js';
-import { describeNeeding, requiredExecutable } from '../helpers/required-services.js';
+import { expect, it } from 'vitest';
+import { describeConsoleInBrowser, inspectPage, openBrowser } from '../helpers/console-browser.js';
 import { shareFlowInBrowser } from './browser-share-flow.js';
 import { requestSearchInBrowser, taskFlowInBrowser } from './browser-task-flow.js';
 
@@ -19,7 +13,6 @@ import { requestSearchInBrowser, taskFlowInBrowser } from './browser-task-flow.j
  * screenshot at 1280x800 and 390x844 into test/console/screenshots/ (not committed) and checked
  * with axe-core (no serious or critical violation) and for CSP violations (none).
  */
-const chromiumService = requiredExecutable('Chromium', CHROMIUM);
 const PASSWORD = 'correct horse battery';
 
 const TEXT = {
@@ -61,264 +54,233 @@ const TEXT = {
 
 type Language = keyof typeof TEXT;
 
-describeNeeding(chromiumService, 'console in Chromium', () => {
-  beforeAll(() => {
-    if (!existsSync(path.join(BUILT_CONSOLE_DIR, 'index.html')))
-      throw new Error(`the console is not built in ${BUILT_CONSOLE_DIR}: run npm run build`);
-    mkdirSync(SCREENSHOTS, { recursive: true });
-  });
+describeConsoleInBrowser('console in Chromium', {}, (served) => {
+  const { dialect } = served;
 
-  describeEachDialect('on $name', (dialect) => {
-    let gateway: TestGateway;
-    let origin: string;
-    beforeAll(async () => {
-      gateway = await startGateway(dialect);
-      origin = (await gateway.listen()).replace(/\/v1$/, '');
-    });
-    afterAll(async () => gateway.close());
+  const browser = (language: Language) => openBrowser(language);
+  /** Screenshots named after the store, at both sizes, then axe-core (helpers/console-browser.ts). */
+  const inspect = (page: Page, name: string) => inspectPage(page, `${dialect.name}-${name}`);
 
-    const browser = (language: Language) => openBrowser(language);
-    /** Screenshots named after the store, at both sizes, then axe-core (helpers/console-browser.ts). */
-    const inspect = (page: Page, name: string) => inspectPage(page, `${dialect.name}-${name}`);
+  for (const language of ['zh-CN', 'en'] as const) {
+    it(
+      `a member goes from invitation to a used key and its request, in ${language}`,
+      { timeout: 180_000 },
+      async () => {
+        const text = TEXT[language];
+        const account = await served.gateway.account(0);
+        const email = `browser-${language.toLowerCase()}-${randomUUID()}@example.test`;
+        const invitation = await served.gateway.services.consoleUsers.invite({
+          email,
+          role: 'member',
+          account_id: account.accountId,
+        });
+        const { page, cspViolations, context, close } = await browser(language);
+        page.on('dialog', (dialog) => void dialog.accept());
+        try {
+          // Invitation: set the password; the page signs in and shows the overview.
+          await page.goto(`${served.origin}${invitation.invite_url}`);
+          await expect.poll(() => page.locator('.invite-email').textContent()).toBe(email);
+          expect(await page.getAttribute('html', 'lang')).toBe(language);
+          await inspect(page, `${language}-invite`);
+          await page.locator('input[name="new-password"]').fill(PASSWORD);
+          await page.locator('input[name="confirm-password"]').fill(PASSWORD);
+          await page.getByRole('button', { name: text.setPassword }).click();
+          await page.getByRole('heading', { name: text.overview }).waitFor();
+          await expect
+            .poll(() => page.locator('[data-figure="balance"] .amount').textContent())
+            .toBe('¥0.00');
+          await inspect(page, `${language}-overview-empty`);
 
-    for (const language of ['zh-CN', 'en'] as const) {
-      it(
-        `a member goes from invitation to a used key and its request, in ${language}`,
-        { timeout: 180_000 },
-        async () => {
-          const text = TEXT[language];
-          const account = await gateway.account(0);
-          const email = `browser-${language.toLowerCase()}-${randomUUID()}@example.test`;
-          const invitation = await gateway.services.consoleUsers.invite({
-            email,
-            role: 'member',
-            account_id: account.accountId,
+          // Keys: created, shown once, gone after a reload.
+          await page.getByRole('navigation').getByRole('link', { name: text.keys }).click();
+          await page.locator('input[name="key-name"]').fill('browser key');
+          await page.getByRole('button', { name: text.createKey }).click();
+          const shown = page.getByTestId('new-key');
+          await shown.waitFor();
+          const key = (await shown.textContent()) ?? '';
+          expect(key).toMatch(/^tgk_[0-9A-Za-z]{49}$/);
+          await expect.poll(() => page.getByRole('status').textContent()).toContain(text.shownOnce);
+          await inspect(page, `${language}-keys-created`);
+          await page.reload();
+          await page.locator(`tr[data-key-id]`).first().waitFor();
+          expect(await page.getByTestId('new-key').count()).toBe(0);
+          expect(await page.content()).not.toContain(key);
+          expect(await page.locator('tbody').textContent()).toContain(key.slice(-4));
+          await inspect(page, `${language}-keys`);
+
+          // Redeem: the balance changes.
+          const code = await served.gateway.services.accounts.createRedemptionCode({
+            amount: 2_000_000,
           });
-          const { page, context, close } = await browser(language);
-          const cspViolations: string[] = [];
-          page.on('console', (message) => {
-            if (message.text().includes('Content Security Policy'))
-              cspViolations.push(message.text());
+          await page.getByRole('navigation').getByRole('link', { name: text.redeem }).click();
+          await page.locator('input[name="code"]').fill(code.code);
+          await page.getByRole('button', { name: text.redeemButton, exact: true }).click();
+          await expect.poll(() => page.locator('.success .amount').textContent()).toBe('¥2.00');
+          await inspect(page, `${language}-redeem`);
+          expect((await served.gateway.balance(account.accountId)).balance).toBe(2_000_000);
+          // Online top-up: this gateway has no payment provider, and the page says so.
+          await page.getByRole('navigation').getByRole('link', { name: text.topUp }).click();
+          await expect.poll(() => page.getByRole('note').textContent()).toContain(text.topUpOff);
+          await inspect(page, `${language}-topup`);
+          // An operator's budget on the account shows on the member's overview.
+          await served.gateway.admin('PUT', `/admin/v1/accounts/${account.accountId}/budget`, {
+            limit: 5_000_000,
+            window: 'monthly',
           });
-          page.on('dialog', (dialog) => void dialog.accept());
-          try {
-            // Invitation: set the password; the page signs in and shows the overview.
-            await page.goto(`${origin}${invitation.invite_url}`);
-            await expect.poll(() => page.locator('.invite-email').textContent()).toBe(email);
-            expect(await page.getAttribute('html', 'lang')).toBe(language);
-            await inspect(page, `${language}-invite`);
-            await page.locator('input[name="new-password"]').fill(PASSWORD);
-            await page.locator('input[name="confirm-password"]').fill(PASSWORD);
-            await page.getByRole('button', { name: text.setPassword }).click();
-            await page.getByRole('heading', { name: text.overview }).waitFor();
-            await expect
-              .poll(() => page.locator('[data-figure="balance"] .amount').textContent())
-              .toBe('¥0.00');
-            await inspect(page, `${language}-overview-empty`);
+          await page.getByRole('navigation').getByRole('link', { name: text.navOverview }).click();
+          const balance = page.locator('[data-figure="balance"] .amount');
+          await expect.poll(() => balance.textContent()).toBe('¥2.00');
+          expect(await balance.getAttribute('title')).toBe(`2,000,000 ${text.microYuan}`);
+          expect(await page.locator('[data-figure="budget"] .amount').textContent()).toBe('¥5.00');
+          await inspect(page, `${language}-overview`);
 
-            // Keys: created, shown once, gone after a reload.
-            await page.getByRole('navigation').getByRole('link', { name: text.keys }).click();
-            await page.locator('input[name="key-name"]').fill('browser key');
-            await page.getByRole('button', { name: text.createKey }).click();
-            const shown = page.getByTestId('new-key');
-            await shown.waitFor();
-            const key = (await shown.textContent()) ?? '';
-            expect(key).toMatch(/^tgk_[0-9A-Za-z]{49}$/);
-            await expect
-              .poll(() => page.getByRole('status').textContent())
-              .toContain(text.shownOnce);
-            await inspect(page, `${language}-keys-created`);
-            await page.reload();
-            await page.locator(`tr[data-key-id]`).first().waitFor();
-            expect(await page.getByTestId('new-key').count()).toBe(0);
-            expect(await page.content()).not.toContain(key);
-            expect(await page.locator('tbody').textContent()).toContain(key.slice(-4));
-            await inspect(page, `${language}-keys`);
+          // Tasks: an image task made with the key, settled and previewed in the console.
+          const { taskId } = await taskFlowInBrowser({
+            page,
+            origin: served.origin,
+            gateway: served.gateway,
+            accountId: account.accountId,
+            key,
+            language,
+            inspect,
+          });
+          // Shares and files: asked for from the task, approved, the link opened without a key.
+          await shareFlowInBrowser({
+            page,
+            origin: served.origin,
+            gateway: served.gateway,
+            taskId,
+            language,
+            password: PASSWORD,
+            inspect,
+          });
 
-            // Redeem: the balance changes.
-            const code = await gateway.services.accounts.createRedemptionCode({
-              amount: 2_000_000,
-            });
-            await page.getByRole('navigation').getByRole('link', { name: text.redeem }).click();
-            await page.locator('input[name="code"]').fill(code.code);
-            await page.getByRole('button', { name: text.redeemButton, exact: true }).click();
-            await expect.poll(() => page.locator('.success .amount').textContent()).toBe('¥2.00');
-            await inspect(page, `${language}-redeem`);
-            expect((await gateway.balance(account.accountId)).balance).toBe(2_000_000);
-            // Online top-up: this gateway has no payment provider, and the page says so.
-            await page.getByRole('navigation').getByRole('link', { name: text.topUp }).click();
-            await expect.poll(() => page.getByRole('note').textContent()).toContain(text.topUpOff);
-            await inspect(page, `${language}-topup`);
-            // An operator's budget on the account shows on the member's overview.
-            await gateway.admin('PUT', `/admin/v1/accounts/${account.accountId}/budget`, {
-              limit: 5_000_000,
-              window: 'monthly',
-            });
-            await page
-              .getByRole('navigation')
-              .getByRole('link', { name: text.navOverview })
-              .click();
-            const balance = page.locator('[data-figure="balance"] .amount');
-            await expect.poll(() => balance.textContent()).toBe('¥2.00');
-            expect(await balance.getAttribute('title')).toBe(`2,000,000 ${text.microYuan}`);
-            expect(await page.locator('[data-figure="budget"] .amount').textContent()).toBe(
-              '¥5.00',
-            );
-            await inspect(page, `${language}-overview`);
+          // The new key on /v1; its request appears in the console.
+          const chat = await fetch(`${served.origin}/v1/chat/completions`, {
+            method: 'POST',
+            headers: {
+              authorization: `Bearer ${key}`,
+              'content-type': 'application/json',
+              'idempotency-key': randomUUID(),
+            },
+            body: JSON.stringify({
+              model: 'sim-chat',
+              messages: [{ role: 'user', content: 'hi' }],
+            }),
+          });
+          expect(chat.status).toBe(200);
+          const requestId = chat.headers.get('x-service-request-id') ?? '';
+          await page.getByRole('navigation').getByRole('link', { name: text.requests }).click();
+          const row = page.locator(`tr[data-request-id="${requestId}"]`);
+          await row.waitFor();
+          expect(await row.textContent()).toContain('sim-chat');
+          await inspect(page, `${language}-requests`);
+          await requestSearchInBrowser({ page, requestId, language, inspect });
 
-            // Tasks: an image task made with the key, settled and previewed in the console.
-            const { taskId } = await taskFlowInBrowser({
-              page,
-              origin,
-              gateway,
-              accountId: account.accountId,
-              key,
-              language,
-              inspect,
-            });
-            // Shares and files: asked for from the task, approved, the link opened without a key.
-            await shareFlowInBrowser({
-              page,
-              origin,
-              gateway,
-              taskId,
-              language,
-              password: PASSWORD,
-              inspect,
-            });
-
-            // The new key on /v1; its request appears in the console.
-            const chat = await fetch(`${origin}/v1/chat/completions`, {
-              method: 'POST',
-              headers: {
-                authorization: `Bearer ${key}`,
-                'content-type': 'application/json',
-                'idempotency-key': randomUUID(),
-              },
-              body: JSON.stringify({
-                model: 'sim-chat',
-                messages: [{ role: 'user', content: 'hi' }],
+          // Overview: the spend chart is drawn (a canvas with pixels on it) and the table of
+          // its figures stays beside it, as the accessible alternative.
+          await page.getByRole('navigation').getByRole('link', { name: text.navOverview }).click();
+          const chart = page.locator('canvas[data-spend-chart]');
+          await chart.waitFor();
+          expect(await chart.getAttribute('role')).toBe('img');
+          await expect
+            .poll(() =>
+              chart.evaluate((canvas) => {
+                const drawn = canvas as unknown as {
+                  width: number;
+                  height: number;
+                  getContext(kind: '2d'): { getImageData(...box: number[]): { data: number[] } };
+                };
+                const pixels = drawn.getContext('2d').getImageData(0, 0, drawn.width, drawn.height);
+                let painted = 0;
+                for (let index = 3; index < pixels.data.length; index += 4)
+                  if ((pixels.data[index] ?? 0) > 0) painted += 1;
+                return painted;
               }),
-            });
-            expect(chat.status).toBe(200);
-            const requestId = chat.headers.get('x-service-request-id') ?? '';
-            await page.getByRole('navigation').getByRole('link', { name: text.requests }).click();
-            const row = page.locator(`tr[data-request-id="${requestId}"]`);
-            await row.waitFor();
-            expect(await row.textContent()).toContain('sim-chat');
-            await inspect(page, `${language}-requests`);
-            await requestSearchInBrowser({ page, requestId, language, inspect });
+            )
+            .toBeGreaterThan(1000);
+          const spendRows = page.locator('[aria-label] table tbody tr');
+          expect(await spendRows.count()).toBeGreaterThan(0);
+          expect(await spendRows.first().textContent()).toMatch(/sim-/);
+          await inspect(page, `${language}-overview-chart`);
 
-            // Overview: the spend chart is drawn (a canvas with pixels on it) and the table of
-            // its figures stays beside it, as the accessible alternative.
-            await page
-              .getByRole('navigation')
-              .getByRole('link', { name: text.navOverview })
-              .click();
-            const chart = page.locator('canvas[data-spend-chart]');
-            await chart.waitFor();
-            expect(await chart.getAttribute('role')).toBe('img');
-            await expect
-              .poll(() =>
-                chart.evaluate((canvas) => {
-                  const drawn = canvas as unknown as {
-                    width: number;
-                    height: number;
-                    getContext(kind: '2d'): { getImageData(...box: number[]): { data: number[] } };
-                  };
-                  const pixels = drawn
-                    .getContext('2d')
-                    .getImageData(0, 0, drawn.width, drawn.height);
-                  let painted = 0;
-                  for (let index = 3; index < pixels.data.length; index += 4)
-                    if ((pixels.data[index] ?? 0) > 0) painted += 1;
-                  return painted;
-                }),
-              )
-              .toBeGreaterThan(1000);
-            const spendRows = page.locator('[aria-label] table tbody tr');
-            expect(await spendRows.count()).toBeGreaterThan(0);
-            expect(await spendRows.first().textContent()).toMatch(/sim-/);
-            await inspect(page, `${language}-overview-chart`);
+          // Keys: the browser key's spend over 30 days is everything the account spent (the
+          // account's other key spent nothing).
+          const spent = (await served.gateway.call('GET', '/v1/account/usage', { key })).json<{
+            totals: { amount: number };
+          }>().totals.amount;
+          expect(spent).toBeGreaterThan(0);
+          await page.getByRole('navigation').getByRole('link', { name: text.keys }).click();
+          const keyRow = page.locator('tr[data-key-id]', { hasText: 'browser key' });
+          await expect
+            .poll(() => keyRow.locator('[data-key-spend] .amount').getAttribute('title'))
+            .toBe(`${spent.toLocaleString('en-US')} ${text.microYuan}`);
+          await inspect(page, `${language}-keys-spend`);
+          await page.getByRole('navigation').getByRole('link', { name: text.requests }).click();
+          await page.locator(`tr[data-request-id="${requestId}"]`).waitFor();
 
-            // Keys: the browser key's spend over 30 days is everything the account spent (the
-            // account's other key spent nothing).
-            const spent = (await gateway.call('GET', '/v1/account/usage', { key })).json<{
-              totals: { amount: number };
-            }>().totals.amount;
-            expect(spent).toBeGreaterThan(0);
-            await page.getByRole('navigation').getByRole('link', { name: text.keys }).click();
-            const keyRow = page.locator('tr[data-key-id]', { hasText: 'browser key' });
-            await expect
-              .poll(() => keyRow.locator('[data-key-spend] .amount').getAttribute('title'))
-              .toBe(`${spent.toLocaleString('en-US')} ${text.microYuan}`);
-            await inspect(page, `${language}-keys-spend`);
-            await page.getByRole('navigation').getByRole('link', { name: text.requests }).click();
-            await page.locator(`tr[data-request-id="${requestId}"]`).waitFor();
+          // The session cookie opens nothing on /v1; the key opens nothing on /console/api; a
+          // state-changing call without the CSRF token is refused.
+          const cookies = await context.cookies(`${served.origin}/console/`);
+          const session = cookies.find((cookie) => cookie.name === 'tollgate_console');
+          expect(session?.httpOnly).toBe(true);
+          expect(session?.sameSite).toBe('Lax');
+          expect(session?.path).toBe('/console');
+          const cookieOnV1 = await fetch(`${served.origin}/v1/requests`, {
+            headers: { cookie: `tollgate_console=${session?.value ?? ''}` },
+          });
+          expect(cookieOnV1.status).toBe(401);
+          const keyOnConsole = await fetch(`${served.origin}/console/api/account`, {
+            headers: { authorization: `Bearer ${key}` },
+          });
+          expect(keyOnConsole.status).toBe(401);
+          const withoutCsrf = await page.evaluate(async () => {
+            const response = await fetch('/console/api/keys', {
+              method: 'POST',
+              headers: { 'content-type': 'application/json' },
+              body: JSON.stringify({ name: 'forged' }),
+            });
+            return response.status;
+          });
+          expect(withoutCsrf).toBe(403);
+          expect(
+            (await served.gateway.services.keys.list(account.accountId)).map((row) => row.name),
+          ).not.toContain('forged');
 
-            // The session cookie opens nothing on /v1; the key opens nothing on /console/api; a
-            // state-changing call without the CSRF token is refused.
-            const cookies = await context.cookies(`${origin}/console/`);
-            const session = cookies.find((cookie) => cookie.name === 'tollgate_console');
-            expect(session?.httpOnly).toBe(true);
-            expect(session?.sameSite).toBe('Lax');
-            expect(session?.path).toBe('/console');
-            const cookieOnV1 = await fetch(`${origin}/v1/requests`, {
-              headers: { cookie: `tollgate_console=${session?.value ?? ''}` },
-            });
-            expect(cookieOnV1.status).toBe(401);
-            const keyOnConsole = await fetch(`${origin}/console/api/account`, {
-              headers: { authorization: `Bearer ${key}` },
-            });
-            expect(keyOnConsole.status).toBe(401);
-            const withoutCsrf = await page.evaluate(async () => {
-              const response = await fetch('/console/api/keys', {
-                method: 'POST',
-                headers: { 'content-type': 'application/json' },
-                body: JSON.stringify({ name: 'forged' }),
-              });
-              return response.status;
-            });
-            expect(withoutCsrf).toBe(403);
-            expect(
-              (await gateway.services.keys.list(account.accountId)).map((row) => row.name),
-            ).not.toContain('forged');
+          // Sign out; a wrong password is refused; the right one signs in again.
+          await page.getByRole('button', { name: text.signOut }).click();
+          await page.getByRole('heading', { name: text.signIn }).waitFor();
+          await page.locator('input[name="email"]').fill(email);
+          await page.locator('input[name="password"]').fill('wrong password 123');
+          await page.getByRole('button', { name: text.signIn }).click();
+          await expect.poll(() => page.getByRole('alert').textContent()).toBe(text.wrong);
+          await inspect(page, `${language}-sign-in-refused`);
+          await page.locator('input[name="password"]').fill(PASSWORD);
+          await page.getByRole('button', { name: text.signIn }).click();
+          // Back on the page that was open when the session ended.
+          await page.locator(`tr[data-request-id="${requestId}"]`).waitFor();
+          expect(cspViolations).toEqual([]);
+        } finally {
+          await close();
+        }
+        await served.gateway.expectLedgerClean();
+      },
+    );
+  }
 
-            // Sign out; a wrong password is refused; the right one signs in again.
-            await page.getByRole('button', { name: text.signOut }).click();
-            await page.getByRole('heading', { name: text.signIn }).waitFor();
-            await page.locator('input[name="email"]').fill(email);
-            await page.locator('input[name="password"]').fill('wrong password 123');
-            await page.getByRole('button', { name: text.signIn }).click();
-            await expect.poll(() => page.getByRole('alert').textContent()).toBe(text.wrong);
-            await inspect(page, `${language}-sign-in-refused`);
-            await page.locator('input[name="password"]').fill(PASSWORD);
-            await page.getByRole('button', { name: text.signIn }).click();
-            // Back on the page that was open when the session ended.
-            await page.locator(`tr[data-request-id="${requestId}"]`).waitFor();
-            expect(cspViolations).toEqual([]);
-          } finally {
-            await close();
-          }
-          await gateway.expectLedgerClean();
-        },
-      );
+  it('the language switch is remembered across reloads', { timeout: 120_000 }, async () => {
+    const { page, close } = await browser('zh-CN');
+    try {
+      await page.goto(`${served.origin}/console`);
+      await page.getByRole('heading', { name: TEXT['zh-CN'].signIn }).waitFor();
+      await page.getByRole('combobox').selectOption('en');
+      await page.getByRole('heading', { name: TEXT.en.signIn }).waitFor();
+      await page.reload();
+      await page.getByRole('heading', { name: TEXT.en.signIn }).waitFor();
+      expect(await page.getAttribute('html', 'lang')).toBe('en');
+      await inspect(page, 'en-sign-in');
+    } finally {
+      await close();
     }
-
-    it('the language switch is remembered across reloads', { timeout: 120_000 }, async () => {
-      const { page, close } = await browser('zh-CN');
-      try {
-        await page.goto(`${origin}/console`);
-        await page.getByRole('heading', { name: TEXT['zh-CN'].signIn }).waitFor();
-        await page.getByRole('combobox').selectOption('en');
-        await page.getByRole('heading', { name: TEXT.en.signIn }).waitFor();
-        await page.reload();
-        await page.getByRole('heading', { name: TEXT.en.signIn }).waitFor();
-        expect(await page.getAttribute('html', 'lang')).toBe('en');
-        await inspect(page, 'en-sign-in');
-      } finally {
-        await close();
-      }
-    });
   });
 });

@@ -1,15 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync } from 'node:fs';
-import path from 'node:path';
 import { Secret, TOTP } from 'otpauth';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { defaultConfig } from '../../src/config/default-config.js';
-import { BUILT_CONSOLE_DIR } from '../../src/console/console-static.js';
-import { CHROMIUM, inspectPage, openBrowser, SCREENSHOTS } from '../helpers/console-browser.js';
-import { describeEachDialect } from '../helpers/dialects.js';
-import { startGateway, testConfig, type TestGateway } from '../helpers/gateway.js';
-import { describeNeeding, requiredExecutable } from '../helpers/required-services.js';
+import { describeConsoleInBrowser, inspectPage, openBrowser } from '../helpers/console-browser.js';
+import { testConfig } from '../helpers/gateway.js';
 
 /**
  * The console's security controls in Chromium (issue 20, items 2–3), on a gateway that allows
@@ -18,7 +13,6 @@ import { describeNeeding, requiredExecutable } from '../helpers/required-service
  * limited to one model with an expiry and rotates it. In Chinese and English; axe-core and
  * screenshots on every page (`<store>-security-<language>-<page>-<size>.png`), no CSP violation.
  */
-const chromiumService = requiredExecutable('Chromium', CHROMIUM);
 const PASSWORD = 'correct horse battery';
 const NEW_PASSWORD = 'another horse battery';
 
@@ -67,30 +61,18 @@ const TEXT = {
   },
 } as const;
 
-describeNeeding(chromiumService, 'console security pages in Chromium', () => {
-  beforeAll(() => {
-    if (!existsSync(path.join(BUILT_CONSOLE_DIR, 'index.html')))
-      throw new Error(`the console is not built in ${BUILT_CONSOLE_DIR}: run npm run build`);
-    mkdirSync(SCREENSHOTS, { recursive: true });
-  });
-
-  describeEachDialect('on $name', (dialect) => {
-    let gateway: TestGateway;
-    let origin: string;
-    beforeAll(async () => {
-      gateway = await startGateway(dialect, {
-        config: testConfig({ server: { ...defaultConfig.server, console_self_signup: true } }),
-      });
-      origin = (await gateway.listen()).replace(/\/v1$/, '');
-    });
-    afterAll(async () => gateway.close());
+describeConsoleInBrowser(
+  'console security pages in Chromium',
+  { config: testConfig({ server: { ...defaultConfig.server, console_self_signup: true } }) },
+  (served) => {
+    const { dialect } = served;
 
     const inspect = (page: Page, name: string) =>
       inspectPage(page, `${dialect.name}-security-${name}`);
 
     /** A second session of the same user, opened outside the browser: its cookie pair. */
     const otherSession = async (email: string, password: string) => {
-      const response = await gateway.app.inject({
+      const response = await served.gateway.app.inject({
         method: 'POST',
         url: '/console/api/session',
         payload: { email, password },
@@ -101,7 +83,7 @@ describeNeeding(chromiumService, 'console security pages in Chromium', () => {
     };
     const sessionAnswers = async (cookie: string) =>
       (
-        await gateway.app.inject({
+        await served.gateway.app.inject({
           method: 'GET',
           url: '/console/api/session',
           headers: { cookie },
@@ -115,21 +97,16 @@ describeNeeding(chromiumService, 'console security pages in Chromium', () => {
         async () => {
           const text = TEXT[language];
           const email = `signup-${language.toLowerCase()}-${randomUUID()}@example.test`;
-          const { page, close } = await openBrowser(language);
-          const cspViolations: string[] = [];
-          page.on('console', (message) => {
-            if (message.text().includes('Content Security Policy'))
-              cspViolations.push(message.text());
-          });
+          const { page, cspViolations, close } = await openBrowser(language);
           page.on('dialog', (dialog) => void dialog.accept());
           try {
             // Sign-up, linked from sign-in; an email in use is refused with the page's message.
-            await page.goto(`${origin}/console`);
+            await page.goto(`${served.origin}/console`);
             await page.getByRole('heading', { name: text.signIn }).waitFor();
             await page.getByRole('link', { name: text.signUpLink }).click();
             await page.getByRole('heading', { name: text.signUp, exact: true }).waitFor();
-            const holder = await gateway.account(0);
-            const taken = (await gateway.services.accounts.get(holder.accountId)).email;
+            const holder = await served.gateway.account(0);
+            const taken = (await served.gateway.services.accounts.get(holder.accountId)).email;
             await page.locator('input[name="signup-email"]').fill(taken);
             await page.locator('input[name="signup-password"]').fill(PASSWORD);
             await page.locator('input[name="signup-confirm"]').fill(PASSWORD);
@@ -139,7 +116,7 @@ describeNeeding(chromiumService, 'console security pages in Chromium', () => {
             await page.locator('input[name="signup-email"]').fill(email);
             await page.getByRole('button', { name: text.signUpSubmit }).click();
             await page.getByRole('heading', { name: text.overview }).waitFor();
-            const user = await gateway.services.consoleUsers.byEmail(email);
+            const user = await served.gateway.services.consoleUsers.byEmail(email);
             expect(user?.role).toBe('member');
             const accountId = user?.account_id ?? '';
 
@@ -187,7 +164,7 @@ describeNeeding(chromiumService, 'console security pages in Chromium', () => {
             expect(await page.locator('[data-totp]').textContent()).toContain(text.totpOff);
 
             // Keys: one model allowed, an expiry; then rotated (the old key refused on /v1).
-            const [model] = gateway.services.config.models.map((entry) => entry.id);
+            const [model] = served.gateway.services.config.models.map((entry) => entry.id);
             await page.getByRole('navigation').getByRole('link', { name: text.keys }).click();
             await page.locator('input[name="key-name"]').fill('limited key');
             await page.locator(`input[name="key-model"][value="${model}"]`).check();
@@ -198,12 +175,12 @@ describeNeeding(chromiumService, 'console security pages in Chromium', () => {
             const shown = page.getByTestId('new-key');
             await shown.waitFor();
             const key = (await shown.textContent()) ?? '';
-            const [stored] = await gateway.services.keys.list(accountId);
+            const [stored] = await served.gateway.services.keys.list(accountId);
             expect(stored).toMatchObject({ name: 'limited key', models: [model] });
             expect(stored?.expires_at?.slice(0, 10)).toBe(
               new Date(Date.parse(`${expiryDay}T23:59:59.999`)).toISOString().slice(0, 10),
             );
-            const listed = await fetch(`${origin}/v1/models`, {
+            const listed = await fetch(`${served.origin}/v1/models`, {
               headers: { authorization: `Bearer ${key}` },
             });
             expect(
@@ -223,11 +200,11 @@ describeNeeding(chromiumService, 'console security pages in Chromium', () => {
             const rotated = (await shown.textContent()) ?? '';
             expect(rotated).toMatch(/^tgk_/);
             await inspect(page, `${language}-keys-rotated`);
-            const oldKey = await fetch(`${origin}/v1/models`, {
+            const oldKey = await fetch(`${served.origin}/v1/models`, {
               headers: { authorization: `Bearer ${key}` },
             });
             expect(oldKey.status).toBe(401);
-            const newKey = await fetch(`${origin}/v1/models`, {
+            const newKey = await fetch(`${served.origin}/v1/models`, {
               headers: { authorization: `Bearer ${rotated}` },
             });
             expect(newKey.status).toBe(200);
@@ -245,16 +222,19 @@ describeNeeding(chromiumService, 'console security pages in Chromium', () => {
       async () => {
         const text = TEXT['zh-CN'];
         const email = `operator-${randomUUID()}@example.test`;
-        const invitation = await gateway.services.consoleUsers.invite({ email, role: 'operator' });
+        const invitation = await served.gateway.services.consoleUsers.invite({
+          email,
+          role: 'operator',
+        });
         const token = invitation.invite_url.split('/').at(-1) ?? '';
-        await gateway.app.inject({
+        await served.gateway.app.inject({
           method: 'POST',
           url: `/console/api/invitations/${token}`,
           payload: { password: PASSWORD },
         });
         const { page, close } = await openBrowser('zh-CN');
         try {
-          await page.goto(`${origin}/console`);
+          await page.goto(`${served.origin}/console`);
           await page.locator('input[name="email"]').fill(email);
           await page.locator('input[name="password"]').fill(PASSWORD);
           await page.getByRole('button', { name: text.signIn }).click();
@@ -268,5 +248,5 @@ describeNeeding(chromiumService, 'console security pages in Chromium', () => {
         }
       },
     );
-  });
-});
+  },
+);

@@ -1,4 +1,5 @@
 import { afterEach, expect, it } from 'vitest';
+import { outcomeColumns } from '../../src/requests/outcome-columns.js';
 import type { RecordedOutcome, RequestIdentity } from '../../src/requests/request-service.js';
 import { countAccountUpdates, moneyService } from '../helpers/batched-money.js';
 import { describeEachDialect } from '../helpers/dialects.js';
@@ -70,6 +71,64 @@ describeEachDialect('batched capture on $name', (dialect) => {
       expect(record).toMatchObject({ status: 'succeeded', amount: 3, http_status: 200 });
     }
     expect(await accountUpdates()).toBe(dialect.name === 'postgres' ? 1 : 40);
+  });
+
+  it('writes every outcome column a capture alone writes, so a batched record misses none', async () => {
+    const service = await setUp(100);
+    const claims = await claimed(service, 3, 5);
+    const db = service.gateway.services.store.db;
+    const accountUpdates = await countAccountUpdates(db, dialect.name);
+    // Every optional part of an outcome given, so that each column has something to write.
+    const full = (requestId: string): RecordedOutcome => ({
+      kind: 'succeeded',
+      body: { charged: 4 },
+      usage: { tokens: 4 },
+      amount: 4,
+      pricingRule: 'test',
+      upstreamRequestId: `up-${requestId}`,
+      status: 201,
+      usageFlag: 'usage_above_cap',
+      channelCost: 2,
+      transcript: ['data: {}'],
+      routing: {
+        channel: 'second',
+        attempts: [
+          {
+            channel: 'first',
+            upstream: 'sim',
+            outcome: 'not_processed',
+            detail: 'upstream status 503',
+          },
+          { channel: 'second', upstream: 'sim', outcome: 'succeeded', detail: null },
+        ],
+      },
+    });
+    const finish = ({ identity, holdId }: (typeof claims)[number]) =>
+      service.requests.finish(identity, holdId, full(identity.requestId));
+    // Two together (one batch on PostgreSQL), then the third alone.
+    await Promise.all(claims.slice(0, 2).map(finish));
+    expect(await accountUpdates()).toBe(dialect.name === 'postgres' ? 1 : 2);
+    await finish(claims[2]!);
+    const rows = await db
+      .selectFrom('requests')
+      .select(outcomeColumns)
+      .where(
+        'id',
+        'in',
+        claims.map(({ identity }) => identity.requestId),
+      )
+      .execute();
+    const written = (row: (typeof rows)[number]) => {
+      const { id, updated_at: _updated, upstream_request_id: upstream, ...columns } = row;
+      expect(upstream).toBe(`up-${id}`);
+      return columns;
+    };
+    const alone = written(rows.find((row) => row.id === claims[2]!.identity.requestId)!);
+    // Only `error_code` is empty on a success: every other column was written.
+    expect(Object.entries(alone).filter(([, value]) => value === null)).toEqual([
+      ['error_code', null],
+    ]);
+    for (const row of rows) expect(written(row)).toEqual(alone);
   });
 
   it('charges a capture above its hold by the single rules, beside a batch: awaiting funds when the extra is short', async () => {
