@@ -1,5 +1,6 @@
 import { MAX_MOVEMENT_MICRO_YUAN, type LineItem } from '@tollgate/protocol';
 import type { ModelConfig, ModelPrices } from '../config/schema.js';
+import type { ActualAmount } from './actual-amount.js';
 
 /**
  * Prices of image and video tasks (docs/billing.md, "Images and videos"). Pure functions: the
@@ -18,8 +19,11 @@ import type { ModelConfig, ModelPrices } from '../config/schema.js';
  * MAX_MOVEMENT_MICRO_YUAN before they become numbers.
  */
 
-/** One line of a quote or a bill (the wire type: snake case, as it goes on the wire). */
-export type { LineItem };
+/**
+ * One line of a quote or a bill (the wire type: snake case, as it goes on the wire), and what a
+ * bill comes to (billing/actual-amount.ts).
+ */
+export type { LineItem, ActualAmount };
 
 export interface Quote {
   /** The hold to take; `null` when `closedReasons` is not empty. */
@@ -70,16 +74,6 @@ export interface QuotedVideoInput {
   readonly size: string;
   readonly generateAudio: boolean;
   readonly referenceImages: number;
-}
-
-export interface ActualAmount {
-  /** 0 when nothing was delivered or billed (the caller releases the hold); else the capture. */
-  readonly amount: number;
-  readonly lineItems: LineItem[];
-  /** The computation with its numbers, for the record and the task's billing. */
-  readonly rule: string;
-  /** The upstream reported more than was asked; only what was asked is billed. */
-  readonly reportExceededRequest: boolean;
 }
 
 export const QUOTE_TOO_LARGE = `the quote exceeds the largest single charge (${MAX_MOVEMENT_MICRO_YUAN} micro-yuan)`;

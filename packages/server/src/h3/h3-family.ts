@@ -1,7 +1,7 @@
 import type { H3Task } from '@tollgate/protocol';
 import type { AssetMediaType } from '../assets/probe.js';
 import { actualH3Understand, actualH3Video, type H3Pricing } from '../billing/h3-pricing.js';
-import type { ActualAmount } from '../billing/task-pricing.js';
+import type { ActualAmount } from '../billing/actual-amount.js';
 import type { ModelPrices } from '../config/schema.js';
 import type { DeliveryReport } from '../providers/task-provider.js';
 import { secondsStored } from '../tasks/task-outputs.js';

@@ -44,6 +44,9 @@ export async function submitOnChannels(
   let sentOn: { task: LeasedTask; deps: TaskStepDeps } | undefined;
 
   const sendOn = async (channel: Channel | undefined): Promise<SubmitResult> => {
+    // The provider first: one that cannot be made (its upstream gone from the configuration)
+    // fails before `sending` is written, so the task is known never to have left.
+    const provider = channel === undefined ? deps.provider : deps.providerOn(channel.upstream);
     const now = deps.effects.clock.now();
     const placed = channel === undefined ? {} : { channel: channel.id, upstream: channel.upstream };
     const marked = await deps.tasks.move(
@@ -60,7 +63,6 @@ export async function submitOnChannels(
     if (!marked) throw new LostLease(task.id);
     if (sentOn === undefined) deps.metrics.taskSubmissions.inc();
     const onChannel = { ...task, ...placed };
-    const provider = channel === undefined ? deps.provider : deps.providerOn(channel.upstream);
     sentOn = { task: onChannel, deps: channel === undefined ? deps : withProvider(deps, provider) };
     const sent =
       channel === undefined

@@ -2,7 +2,7 @@ import type { H3Task, Task } from '@tollgate/protocol';
 import type { Kysely } from 'kysely';
 import type { AssetStorage } from '../assets/local-storage.js';
 import type { AssetMediaType } from '../assets/probe.js';
-import type { ActualAmount } from '../billing/task-pricing.js';
+import type { ActualAmount } from '../billing/actual-amount.js';
 import type { ModelPrices } from '../config/schema.js';
 import type { ProviderRegistry } from '../providers/registry.js';
 import type { UpstreamCaller } from '../providers/upstream-http.js';

@@ -9,6 +9,7 @@ import type { TaskRow, TaskStore } from './task-store.js';
 import { TASK_MOVES, UNFINISHED_TASK_STATES } from './task-states.js';
 import { expireTask } from './task-expiry.js';
 import { deleteUndeliveredOutputs } from './task-kept-outputs.js';
+import { taskResolutionSchema } from './task-stored-json.js';
 
 const LIST_LIMIT = 100;
 /** Every status: the keys of its transition table (task-states.ts). */
@@ -159,13 +160,16 @@ export class TaskOperations {
         `task ${id} already has the upstream task ${row.upstream_task_id}; there is nothing to attach (release it if the upstream lost it)`,
       );
     const now = this.deps.effects.clock.now();
-    const resolution = JSON.stringify({
-      action: input.action,
-      reason: input.reason.trim(),
-      by: 'operator',
-      at: new Date(now).toISOString(),
-      ...(input.action === 'attach' ? { upstream_task_id: upstreamTaskId } : {}),
-    });
+    // Written through the schema it is read back with (task-stored-json.ts).
+    const resolution = JSON.stringify(
+      taskResolutionSchema.parse({
+        action: input.action,
+        reason: input.reason.trim(),
+        by: 'operator',
+        at: new Date(now).toISOString(),
+        ...(input.action === 'attach' ? { upstream_task_id: upstreamTaskId } : {}),
+      }),
+    );
     // Whatever state the task is in, the move is guarded on it: a worker, a settle or another
     // operator that changed it meanwhile makes this a 409, never a double resolution.
     const from = row.status;

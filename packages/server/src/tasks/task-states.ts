@@ -9,8 +9,9 @@ import type { TaskBillingState, TaskStatus, TaskSubmission } from '../store/sche
  * - queued → succeeded: a synchronous upstream (images) answered with the result itself.
  * - queued → failed: the submission was certainly refused or never sent (hold released).
  * - queued → submission_unknown: a submission may have reached the upstream, unconfirmed.
- * - submission_unknown → running: a look-up found the submission; it goes on.
- * - submission_unknown → failed / succeeded: an operator resolved it.
+ * - submission_unknown → running: a look-up found the submission, a late answer gave its id,
+ *   or an operator attached it; it goes on (polled, delivered).
+ * - submission_unknown → failed: an operator released it.
  * - running → succeeded / failed: the upstream finished (outputs stored and priced, or not).
  * - running → submission_unknown: the upstream kept answering "no such job" (it forgot or
  *   expired the job): the hold is kept and an operator resolves it.
@@ -18,7 +19,7 @@ import type { TaskBillingState, TaskStatus, TaskSubmission } from '../store/sche
  */
 export const TASK_MOVES: Readonly<Record<TaskStatus, readonly TaskStatus[]>> = {
   queued: ['running', 'succeeded', 'failed', 'submission_unknown'],
-  submission_unknown: ['running', 'succeeded', 'failed'],
+  submission_unknown: ['running', 'failed'],
   running: ['succeeded', 'failed', 'submission_unknown'],
   succeeded: [],
   failed: [],

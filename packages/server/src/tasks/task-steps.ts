@@ -1,5 +1,5 @@
 import { releaseHold } from '../billing/ledger.js';
-import type { ActualAmount } from '../billing/task-pricing.js';
+import type { ActualAmount } from '../billing/actual-amount.js';
 import type { ProviderTaskInput, TaskProvider } from '../providers/task-provider.js';
 import { isNoSuchJob, UpstreamFailure } from '../providers/upstream-error.js';
 import type { TaskStatus, TaskSubmission } from '../store/schema.js';
@@ -10,6 +10,7 @@ import { keptResult } from './task-outputs.js';
 import type { LeasedTask, StatePair, TaskChanges, TaskRow } from './task-store.js';
 import type { TaskWorkerDeps, WorkerStep } from './task-worker.js';
 import { succeed } from './task-delivery.js';
+import { keepLateAnswer } from './task-late-answer.js';
 
 /** What a step needs: the worker's dependencies, with the task's provider instead of the registry. */
 export type TaskStepDeps = Omit<TaskWorkerDeps, 'providers'> & {
@@ -137,7 +138,7 @@ async function submit(deps: TaskStepDeps, task: LeasedTask): Promise<number | nu
       { from: 'sending', to: 'accepted' },
     );
   } catch (error) {
-    if (error instanceof LostLease) await keepLateAnswer(deps, task, result.upstreamTaskId);
+    if (error instanceof LostLease) await keepLateAnswer(deps, task, result);
     throw error;
   }
   return deps.effects.clock.now() + pollDelayMs(0);
@@ -161,48 +162,6 @@ function waitForChannel(deps: TaskStepDeps, task: LeasedTask): Promise<number | 
     'MODEL_UNAVAILABLE',
     `no channel of ${task.model} was available for ${CHANNEL_PATIENCE_MS / 60_000} minutes; the task was never submitted and nothing was charged`,
     null,
-  );
-}
-
-/**
- * The upstream answered after this claim was lost (the step outlived its lease and another
- * worker marked the task `submission_unknown`): its upstream id is kept through the guarded
- * move `submission_unknown` → `running` (only where no id is recorded), logged and counted, so
- * the accepted work is polled and delivered instead of waiting for an operator. The step still
- * ends as a lost claim.
- */
-async function keepLateAnswer(
-  deps: TaskStepDeps,
-  task: TaskRow,
-  upstreamTaskId: string | null,
-): Promise<void> {
-  const now = deps.effects.clock.now();
-  const kept =
-    upstreamTaskId !== null &&
-    (await deps.tasks.move(
-      deps.db,
-      {
-        id: task.id,
-        now,
-        status: { from: 'submission_unknown', to: 'running' },
-        submission: { from: 'sending', to: 'accepted' },
-        noUpstreamId: true,
-      },
-      {
-        upstream_task_id: upstreamTaskId,
-        error_message: null,
-        due_at: now,
-        lease_owner: null,
-        lease_until: null,
-        claim_token: null,
-      },
-    ));
-  deps.metrics.taskLateAnswers.inc({ outcome: kept ? 'kept' : 'not_kept' });
-  deps.logger.warn(
-    { taskId: task.id, upstreamTaskId, kept },
-    kept
-      ? 'an upstream answer came after the claim was lost; its upstream id is kept and the task runs on'
-      : 'an upstream answer came after the claim was lost; the task had moved on (or the answer had no id), nothing changed',
   );
 }
 

@@ -1,4 +1,4 @@
-import type { LineItem } from '@tollgate/protocol';
+import type { LineItem, TaskResolution } from '@tollgate/protocol';
 import { z } from 'zod';
 import { CorruptTaskRow, describe } from './task-family.js';
 import type { TaskRow } from './task-store.js';
@@ -109,3 +109,19 @@ export const resultSourcesOf = (
   row.result_sources === null
     ? null
     : parseColumn(row, 'result_sources', row.result_sources, resultSourcesSchema);
+
+/** How an operator resolved a task (task-operations.ts writes it; the wire's `TaskResolution`). */
+export const taskResolutionSchema = z.strictObject({
+  action: z.enum(['release', 'attach']),
+  reason: z.string().min(1).max(1_000),
+  by: z.literal('operator'),
+  at: z.iso.datetime(),
+  upstream_task_id: z.string().min(1).optional(),
+});
+
+/** The operator's resolution, when there is one. */
+export const resolutionOf = (row: Pick<TaskRow, 'id' | 'resolution'>): TaskResolution | null =>
+  row.resolution === null
+    ? null
+    : // (`as`: the schema's optional field reads `| undefined`, which TaskResolution spells as absent.)
+      (parseColumn(row, 'resolution', row.resolution, taskResolutionSchema) as TaskResolution);

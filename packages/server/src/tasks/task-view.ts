@@ -1,6 +1,6 @@
-import type { TaskBilling, TaskQuote, TaskResolution, TaskSettlement } from '@tollgate/protocol';
+import type { TaskBilling, TaskQuote, TaskSettlement } from '@tollgate/protocol';
 import type { TaskRow } from './task-store.js';
-import { actualLineItemsOf, quotedLineItemsOf } from './task-stored-json.js';
+import { actualLineItemsOf, quotedLineItemsOf, resolutionOf } from './task-stored-json.js';
 
 export type { TaskOutput } from './task-stored-json.js';
 
@@ -54,12 +54,11 @@ export function taskBillingOf(row: TaskRow): TaskBilling {
 
 /** The parts every family shows alike once the task moved on: when it ended, why it failed, how an operator resolved it. */
 export function taskEndingOf(row: TaskRow) {
+  const resolution = resolutionOf(row);
   return {
     ...(row.status === 'failed' && row.error_code !== null
       ? { error: { code: row.error_code, message: row.error_message ?? '' } }
       : {}),
-    ...(row.resolution === null
-      ? {}
-      : { resolution: JSON.parse(row.resolution) as TaskResolution }),
+    ...(resolution === null ? {} : { resolution }),
   };
 }

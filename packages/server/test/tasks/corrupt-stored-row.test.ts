@@ -178,4 +178,40 @@ describeEachDialect('a corrupted task row on $name', (dialect) => {
     });
     expect(released.statusCode, released.body).toBe(200);
   });
+  it("a task whose stored resolution fails its schema is listed for operators, its reason shown; the caller's read is a 500, not the garbage", async () => {
+    gateway = await startGateway(dialect);
+    const client = gateway;
+    const { key, accountId } = await client.account(BALANCE);
+    const task = await createVideo(client, key, 'a heron');
+    const released = await admin(client, 'POST', `/admin/v1/tasks/${task.id}/resolve`, {
+      action: 'release',
+      reason: 'not wanted',
+    });
+    expect(released.statusCode, released.body).toBe(200);
+    expect(released.json()).toMatchObject({
+      resolution: { action: 'release', reason: 'not wanted', by: 'operator' },
+    });
+    await client.services.store.db
+      .updateTable('tasks')
+      .set({ resolution: '{"action":"refund","by":"mallory","amount":999}' })
+      .where('id', '=', task.id)
+      .execute();
+
+    const listed = await admin(client, 'GET', '/admin/v1/tasks');
+    expect(listed.statusCode, listed.body).toBe(200);
+    expect(listed.json<{ data: Record<string, unknown>[] }>().data).toContainEqual(
+      expect.objectContaining({
+        id: task.id,
+        unreadable: expect.stringMatching(/stored resolution does not match/) as unknown,
+      }),
+    );
+    const read = await client.call('GET', `/v1/videos/${task.id}`, { key });
+    expect(read.statusCode).toBe(500);
+    expect(read.body).not.toMatch(/mallory|refund/);
+    expect(await client.balance(accountId)).toEqual({
+      balance: BALANCE,
+      held: 0,
+      available: BALANCE,
+    });
+  });
 });

@@ -7,6 +7,10 @@ const SOURCE = resolve(dirname(fileURLToPath(import.meta.url)), '../../src');
 const KERNEL = join(SOURCE, 'tasks');
 /** Where task families live (registered in services.ts); the kernel reaches none of them. */
 const FAMILY_FOLDERS = ['families', 'h3'].map((folder) => join(SOURCE, folder));
+/** The families' pricing rules, which live beside the ledger in billing/: the kernel reaches none. */
+const FAMILY_MODULES = ['billing/task-pricing.ts', 'billing/h3-pricing.ts'].map((file) =>
+  join(SOURCE, file),
+);
 /** The kinds of the families this build registers: the kernel never compares a kind with one. */
 const FAMILY_KINDS = ['image', 'video', 'h3'];
 
@@ -53,7 +57,11 @@ function reachableFromKernel(): Map<string, string[]> {
 describe('the task kernel', () => {
   it('reaches no task family through its imports, directly or through other modules', () => {
     const offending = [...reachableFromKernel()]
-      .filter(([file]) => FAMILY_FOLDERS.some((folder) => file.startsWith(`${folder}/`)))
+      .filter(
+        ([file]) =>
+          FAMILY_FOLDERS.some((folder) => file.startsWith(`${folder}/`)) ||
+          FAMILY_MODULES.includes(file),
+      )
       .map(([, chain]) => chain.map((file) => relative(SOURCE, file)).join(' -> '));
     expect(offending).toEqual([]);
   });
@@ -74,5 +82,6 @@ describe('the task kernel', () => {
     // Guards the two tests above against passing on an empty or moved folder.
     expect(sourceFiles(KERNEL).map((file) => relative(KERNEL, file))).toContain('task-steps.ts');
     expect(reachableFromKernel().size).toBeGreaterThan(sourceFiles(KERNEL).length);
+    for (const file of FAMILY_MODULES) expect(existsSync(file), file).toBe(true);
   });
 });

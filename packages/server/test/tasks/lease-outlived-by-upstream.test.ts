@@ -140,4 +140,49 @@ describeEachDialect('a worker whose upstream call outlasts its lease on $name', 
     await finishAndSettle(client, key, accountId, task.id);
     expect(submissions).toHaveBeenCalledTimes(1);
   });
+
+  it('a late answer arriving after another instance claimed the task, before it marked it, keeps its upstream id', async () => {
+    const { client, key, accountId, submissions } = await start({
+      renewalFault: () => {
+        throw new Error('stalled');
+      },
+    });
+    const store = client.services.taskStore;
+    const task = await slowVideo(client, key);
+    const first = client.services.taskWorker.tick();
+    while ((await store.byId(task.id))?.submission !== 'sending')
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    await new Promise((resolve) => setTimeout(resolve, LEASE_MS * 2));
+    // Another instance claims the task, and its step has not written yet (still queued, sending).
+    const [claimed] = await store.claimDue({
+      owner: 'second-instance',
+      now: client.services.clock.now(),
+      leaseMs: 60_000,
+      limit: 1,
+      running: new Map(),
+      perAccount: 1,
+      newToken: () => 'claim_second_instance',
+    });
+    expect(claimed).toMatchObject({ id: task.id, status: 'queued', submission: 'sending' });
+    // The first worker's answer arrives now: its upstream id is kept, the task runs on.
+    await first;
+    const row = await store.byId(task.id);
+    expect(row).toMatchObject({ status: 'running', submission: 'accepted', claim_token: null });
+    expect(row?.upstream_task_id).toMatch(/^video_/);
+    const kept = await client.services.metrics.taskLateAnswers.get();
+    expect(kept.values).toContainEqual(
+      expect.objectContaining({ labels: { outcome: 'kept' }, value: 1 }),
+    );
+    // The other instance's step then writes nothing: its fenced move finds the task changed.
+    expect(
+      await store.move(client.services.store.db, {
+        id: task.id,
+        now: client.services.clock.now(),
+        claim: 'claim_second_instance',
+        status: { from: 'queued', to: 'submission_unknown' },
+      }),
+    ).toBe(false);
+    await finishAndSettle(client, key, accountId, task.id);
+    expect(submissions).toHaveBeenCalledTimes(1);
+  });
 });

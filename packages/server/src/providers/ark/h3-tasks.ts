@@ -81,7 +81,9 @@ const ITEM_TYPE: Readonly<Record<H3Role, 'image_url' | 'video_url' | 'audio_url'
  * own origin is read with the upstream's client (its key), any other through the guarded fetch
  * (public hosts only, size-capped, streamed, bounded by `timeoutMs`). A failure is billed only
  * when the upstream says so (`usage.billed`). `lookup` (a read-only
- * `GET …/tasks?idempotency_key=`) exists only for upstreams that offer it (the simulator).
+ * `GET …/tasks?idempotency_key=`) exists only for upstreams that offer it (the simulator): Ark's
+ * own task list filters by its task ids, status and model, never by an id the client chose
+ * (docs/tasks.md, "Look-up").
  */
 export class ArkH3Tasks implements TaskProvider {
   readonly lookup: TaskProvider['lookup'];

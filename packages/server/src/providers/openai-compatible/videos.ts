@@ -36,7 +36,8 @@ type Video = z.infer<typeof videoSchema>;
  * `GET /videos/{id}`, `GET /videos/{id}/content`. Seconds delivered come from the upstream's
  * usage report when it gives one, else from the video's own `seconds`. A failure is billed only
  * when the upstream says so (`usage.billed`). `lookup` (a read-only `GET /videos?idempotency_key=`)
- * exists only for upstreams that offer it (the simulator).
+ * exists only for upstreams that offer it (the simulator): OpenAI's `GET /videos` only pages
+ * (`after`, `limit`, `order`) and a video carries no client id (docs/tasks.md, "Look-up").
  */
 export class OpenAiVideos implements TaskProvider {
   readonly lookup: TaskProvider['lookup'];

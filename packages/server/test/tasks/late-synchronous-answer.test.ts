@@ -1,0 +1,151 @@
+import { Readable } from 'node:stream';
+import { afterEach, expect, it, vi } from 'vitest';
+import type { GuardedFetchDeps } from '../../src/providers/guarded-fetch.js';
+import { OpenAiImages } from '../../src/providers/openai-compatible/images.js';
+import { describeEachDialect } from '../helpers/dialects.js';
+import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import { png } from '../helpers/media.js';
+import { settleBodyOf, workUntil, type TaskBody } from '../helpers/tasks.js';
+
+const BALANCE = 100_000_000;
+const LEASE_MS = 300;
+const RESULT_URL = 'https://cdn.example/late-1.png';
+
+/** A CDN on another origin (the guarded fetch's injected network) serving the picture. */
+function cdn(): GuardedFetchDeps {
+  return {
+    resolve: (host) => Promise.resolve(host === 'cdn.example' ? ['93.184.216.34'] : []),
+    get: () =>
+      Promise.resolve({
+        status: 200,
+        location: undefined,
+        contentType: 'image/png',
+        contentLength: undefined,
+        body: Readable.from([png(256, 256)]),
+      }),
+  };
+}
+
+/**
+ * Issue 18, Deliver 1 ("a late answer ... is not thrown away"), for a synchronous upstream
+ * (images): the answer is the result itself, and its upstream id (the answer's request id) names
+ * nothing that can be polled. A worker stalled past its lease whose image answer arrives late
+ * used to move the task to `running` by that id alone: every poll then failed ("images are
+ * synchronous") and the task stayed `running` with its hold for good. Now the answer's URLs are
+ * kept and downloaded by the next step; an answer with nothing to open again (base64 bytes)
+ * leaves the task in the operator queue.
+ */
+describeEachDialect('a late synchronous answer on $name', (dialect) => {
+  let gateway: TestGateway | undefined;
+  afterEach(async () => {
+    vi.restoreAllMocks();
+    await gateway?.expectLedgerClean();
+    await gateway?.close();
+  });
+
+  /**
+   * The real submission, held back until `answer()`; with `asUrl`, its image is given as a URL
+   * on another origin.
+   */
+  function heldUpstream(asUrl: boolean) {
+    let answer: () => void = () => {};
+    const gate = new Promise<void>((resolve) => (answer = resolve));
+    const original = Object.getOwnPropertyDescriptor(OpenAiImages.prototype, 'submit')
+      ?.value as OpenAiImages['submit'];
+    const submissions = vi
+      .spyOn(OpenAiImages.prototype, 'submit')
+      .mockImplementation(async function (
+        this: OpenAiImages,
+        ...args: Parameters<OpenAiImages['submit']>
+      ) {
+        await gate;
+        const result = await original.apply(this, args);
+        if (!asUrl || result.kind !== 'completed') return result;
+        return { ...result, outputs: [this.resultSource(RESULT_URL)] };
+      });
+    return { submissions, answer: () => answer() };
+  }
+
+  /** Creates an image, lets the stalled worker send it, and another instance mark it unknown. */
+  async function stalledImage(asUrl: boolean) {
+    gateway = await startGateway(dialect, {
+      services: {
+        fetchDeps: cdn(),
+        worker: {
+          leaseMs: LEASE_MS,
+          renewalFault: () => {
+            throw new Error('stalled');
+          },
+        },
+      },
+    });
+    const client = gateway;
+    const upstream = heldUpstream(asUrl);
+    const { accountId, key } = await client.account(BALANCE);
+    const created = await client.call('POST', '/v1/images/generations', {
+      key,
+      body: { model: 'sim-image', prompt: 'a late lantern', size: '256x256' },
+    });
+    expect(created.statusCode, created.body).toBe(202);
+    const id = created.json<TaskBody>().id;
+    const store = client.services.taskStore;
+    const first = client.services.taskWorker.tick();
+    while ((await store.byId(id))?.submission !== 'sending')
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    await new Promise((resolve) => setTimeout(resolve, LEASE_MS * 2));
+    // Another worker finds it mid-submission (the same worker: its claim is a new one).
+    expect(await client.services.taskWorker.tick()).toBe(1);
+    expect((await store.byId(id))?.status).toBe('submission_unknown');
+    upstream.answer();
+    await first;
+    return { client, id, key, accountId, ...upstream };
+  }
+
+  it('an image answer with a URL that comes after the claim was lost is kept, delivered and settled once', async () => {
+    const { client, id, key, accountId, submissions } = await stalledImage(true);
+    const row = await client.services.taskStore.byId(id);
+    expect(row).toMatchObject({ status: 'running', submission: 'accepted' });
+    expect(row?.result_sources).toContain(RESULT_URL);
+    await workUntil(
+      client,
+      async () => (await client.services.taskStore.byId(id))?.status === 'succeeded',
+      20_000,
+    );
+    const task = (await client.call('GET', `/v1/images/${id}`, { key })).json<TaskBody>();
+    const settled = await client.call('POST', `/v1/images/${id}/settle`, {
+      key,
+      body: settleBodyOf(task),
+    });
+    expect(settled.statusCode, settled.body).toBe(200);
+    const charged = task.billing.actual_amount ?? 0;
+    expect(charged).toBeGreaterThan(0);
+    expect(await client.balance(accountId)).toEqual({
+      balance: BALANCE - charged,
+      held: 0,
+      available: BALANCE - charged,
+    });
+    expect(submissions).toHaveBeenCalledTimes(1);
+  }, 60_000);
+
+  it('an image answer of bytes that comes after the claim was lost leaves the task for an operator, never running for good', async () => {
+    const { client, id, accountId, submissions } = await stalledImage(false);
+    const row = await client.services.taskStore.byId(id);
+    expect(row).toMatchObject({ status: 'submission_unknown', upstream_task_id: null });
+    const late = await client.services.metrics.taskLateAnswers.get();
+    expect(late.values).toContainEqual(
+      expect.objectContaining({ labels: { outcome: 'not_kept' }, value: 1 }),
+    );
+    expect((await client.balance(accountId)).held).toBeGreaterThan(0);
+    const released = await client.admin('POST', `/admin/v1/tasks/${id}/resolve`, {
+      action: 'release',
+      reason: 'the late answer was bytes; nothing to keep',
+    });
+    expect(released).toMatchObject({ status: 'failed' });
+    expect(await client.balance(accountId)).toEqual({
+      balance: BALANCE,
+      held: 0,
+      available: BALANCE,
+    });
+    expect(submissions).toHaveBeenCalledTimes(1);
+  }, 60_000);
+});
