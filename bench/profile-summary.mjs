@@ -6,7 +6,8 @@
 // counts for its JavaScript caller). Exits 1 when the load answered anything but 2xx.
 // The gateway's worker threads (the SQLite WAL checkpointer) write profiles of their own: their
 // busy time in the window is reported on one line of its own.
-// Usage: node bench/profile-summary.mjs --profile-dir DIR --load load.json --from US --to US
+// Usage: node bench/profile-summary.mjs --profile-dir DIR --load load.json --from US --to US [--top 25]
+//   [--outside 'claim and finish transactions (store, ledger, records)']  (top functions of the other components)
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseFlags } from './lib.mjs';
@@ -92,7 +93,11 @@ for (let index = 0; index < profile.samples.length; index += 1) {
   const component = components.find(([, test]) => test(url, name))[0];
   byComponent.set(component, byComponent.get(component) + sampleMicros);
   const where = `${name} ${url.replace(/^.*\/(dist|node_modules)\//, '$1/')}:${callFrame.lineNumber + 1}`;
-  byFunction.set(where, (byFunction.get(where) ?? 0) + sampleMicros);
+  if (component !== flags.outside)
+    byFunction.set(where, {
+      component,
+      micros: (byFunction.get(where)?.micros ?? 0) + sampleMicros,
+    });
 }
 
 /** Busy (non-idle) microseconds of a profile's samples inside the window. */
@@ -128,10 +133,15 @@ for (const [name, micros] of [...byComponent].sort((a, b) => b[1] - a[1])) {
     `| ${name} | ${perRequest(micros).toFixed(1)} | ${((100 * micros) / busy).toFixed(1)}% |`,
   );
 }
-console.log('\nTop functions (self time):\n\n| function | µs per request |\n|---|---:|');
-for (const [where, micros] of [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, 25)) {
-  if (where.startsWith('(idle)')) continue;
-  console.log(`| \`${where}\` | ${perRequest(micros).toFixed(1)} |`);
+console.log(
+  `\nTop functions (self time)${flags.outside === undefined ? '' : `, outside "${flags.outside}"`}:\n\n| function | component | µs per request |\n|---|---|---:|`,
+);
+const top = Number(flags.top ?? 25);
+for (const [where, { component, micros }] of [...byFunction]
+  .filter(([where]) => !where.startsWith('(idle)'))
+  .sort((a, b) => b[1].micros - a[1].micros)
+  .slice(0, top)) {
+  console.log(`| \`${where}\` | ${component} | ${perRequest(micros).toFixed(1)} |`);
 }
 if (failed > 0 || requests === 0) {
   console.error('the load did not measure cleanly: failed answers or none at all');

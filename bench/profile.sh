@@ -7,27 +7,46 @@
 #   bench/profile.sh [--seconds 10] [--connections 32]   # SQLite
 #   bench/profile.sh --smoke                              # one second: proves the script still runs
 #   bench/profile.sh --dist packages/server/dist-before   # profile an earlier build (a copy of dist)
+#   bench/profile.sh --top 40 --outside-store             # more top functions, the store's left out
+#   bench/profile.sh --no-build                           # the builds are fresh (interleaved pairs)
 #   TOLLGATE_DATABASE_URL=postgres://... bench/profile.sh
+#   BENCH_PORT=18395 UPSTREAM_PORT=18100 bench/profile.sh  # other ports (defaults 18295, 18000)
+# A port already taken (another engineer's benchmark on a shared machine) stops the run: the
+# load would otherwise be measured against someone else's mock or gateway.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-SECONDS_MEASURED=10 CONNECTIONS=32 DIST=packages/server/dist
+SECONDS_MEASURED=10 CONNECTIONS=32 DIST=packages/server/dist SUMMARY_FLAGS=() BUILD=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --smoke) SECONDS_MEASURED=1 CONNECTIONS=8 ;;
     --seconds) SECONDS_MEASURED=$2; shift ;;
     --connections) CONNECTIONS=$2; shift ;;
     --dist) DIST=$2; shift ;;
+    --top) SUMMARY_FLAGS+=(--top "$2"); shift ;;
+    --no-build) BUILD=0 ;;
+    --outside-store) SUMMARY_FLAGS+=(--outside 'claim and finish transactions (store, ledger, records)') ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
   shift
 done
+BENCH_PORT=${BENCH_PORT:-18295} UPSTREAM_PORT=${UPSTREAM_PORT:-18000}
+port_taken() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+for port in "$BENCH_PORT" "$UPSTREAM_PORT"; do
+  # A run just before this one may still be closing its processes: a few seconds' grace.
+  for attempt in $(seq 1 25); do port_taken "$port" || break; sleep 0.2; done
+  if port_taken "$port"; then
+    echo "port $port is taken: set BENCH_PORT / UPSTREAM_PORT to free ones" >&2
+    exit 1
+  fi
+done
+export UPSTREAM_PORT
 HARNESS=$(bench/harness.sh)
 WORK=$(mktemp -d /tmp/tollgate-profile.XXXXXX)
 GATEWAY="" MOCK=""
 trap 'kill $GATEWAY $MOCK 2>/dev/null || true' EXIT
-npm run build --silent
+if [ "$BUILD" = 1 ]; then npm run build --silent; fi
 cat > "$WORK/config.json" <<JSON
-{ "upstreams": { "mock": { "kind": "openai", "base_url": "http://127.0.0.1:18000/v1", "connections": 256,
+{ "upstreams": { "mock": { "kind": "openai", "base_url": "http://127.0.0.1:$UPSTREAM_PORT/v1", "connections": 256,
                         "connections_per_account": 256 } },
   "models": [ { "id": "gpt-4o-mini", "upstream": "mock", "families": ["chat"], "combinations": [["streaming"]],
     "prices": { "input_per_million_tokens": 1000000, "output_per_million_tokens": 4000000 } } ],
@@ -42,16 +61,17 @@ tollgate topup "$ACCOUNT" --amount 10000000000000 --reference profile >/dev/null
 KEY=$(tollgate keys create "$ACCOUNT" --kind service --name profile | json_field key)
 taskset -c 1 node "$HARNESS/mock-upstream.mjs" > "$WORK/mock.log" 2>&1 &
 MOCK=$!
-PORT=18295 LOG_LEVEL=warn NODE_ENV=production taskset -c 0 \
+PORT=$BENCH_PORT LOG_LEVEL=warn NODE_ENV=production taskset -c 0 \
   node --cpu-prof --cpu-prof-dir="$WORK/profile" "$DIST/main.js" > "$WORK/gateway.log" 2>&1 &
 GATEWAY=$!
 for attempt in $(seq 1 300); do
-  curl -sf -o /dev/null http://127.0.0.1:18295/readyz && break
+  curl -sf -o /dev/null http://127.0.0.1:$BENCH_PORT/readyz && break
   [ "$attempt" = 300 ] && { echo "the gateway did not become ready" >&2; exit 1; }
   sleep 0.2
 done
+kill -0 "$MOCK" 2>/dev/null || { echo "the mock upstream did not start: $(cat "$WORK/mock.log")" >&2; exit 1; }
 load() {
-  taskset -c 1 node "$HARNESS/loadgen.mjs" --url http://127.0.0.1:18295/v1/chat/completions --mode max \
+  taskset -c 1 node "$HARNESS/loadgen.mjs" --url "http://127.0.0.1:$BENCH_PORT/v1/chat/completions" --mode max \
     --connections "$CONNECTIONS" --warmup 0 --duration "$1" \
     --header "authorization: Bearer $KEY" --header 'idempotency-key: {{uuid}}'
 }
@@ -64,8 +84,10 @@ node bench/thread-cpu.mjs snapshot --pid "$GATEWAY" > "$WORK/threads-after.json"
 kill -TERM "$GATEWAY"
 wait "$GATEWAY" || true
 GATEWAY=""
+# The window is kept with the profile: profile-summary.mjs can be run on it again.
+echo "--from $START --to $END" > "$WORK/window.txt"
 node bench/profile-summary.mjs --profile-dir "$WORK/profile" --load "$WORK/load.json" \
-  --from "$START" --to "$END"
+  --from "$START" --to "$END" "${SUMMARY_FLAGS[@]}"
 # The profile's worker line is wall time (it samples the checkpointer inside its fsyncs too).
 node bench/thread-cpu.mjs report --before "$WORK/threads-before.json" --after "$WORK/threads-after.json" \
   --requests "$(json_field ok < "$WORK/load.json")"

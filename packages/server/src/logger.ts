@@ -38,6 +38,15 @@ export function createLogger(level = 'info', destination?: pino.DestinationStrea
   return destination === undefined ? pino(options) : pino(options, destination);
 }
 
+/**
+ * Whether `logger` writes lines of `level`: a caller whose line costs work to build (a redacted
+ * path) skips it when the line would be dropped. A logger that cannot say is assumed to write.
+ */
+export function logsAt(logger: object, level: pino.Level): boolean {
+  const { isLevelEnabled } = logger as Partial<Pick<pino.Logger, 'isLevelEnabled'>>;
+  return typeof isLevelEnabled === 'function' ? isLevelEnabled.call(logger, level) : true;
+}
+
 /** Replaces Fastify's request serializer, which logs the full URL (query string included). */
 function requestForLog(request: { method?: unknown; url?: unknown }): Record<string, unknown> {
   return {

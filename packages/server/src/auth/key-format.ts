@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 
 /**
  * API key format: `tgk_` + 43 base62 characters carrying 256 random bits + 6 base62 characters
@@ -56,5 +56,5 @@ export function isWellFormedKey(key: string): boolean {
 
 /** What is stored: the hex SHA-256 of the whole key. 256-bit keys need no slow hash. */
 export function hashApiKey(key: string): string {
-  return createHash('sha256').update(key).digest('hex');
+  return hash('sha256', key, 'hex');
 }

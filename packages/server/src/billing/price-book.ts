@@ -178,10 +178,18 @@ export class PriceBook {
 
   /** The current price, from memory when read within `ttlMs` (quotes, lists, token requests). */
   async currentFor(model: string): Promise<PriceEntry> {
+    return this.cachedFor(model) ?? this.currentUncached(model);
+  }
+
+  /**
+   * `currentFor` when memory has it (read within `ttlMs`), without a promise: the chat route asks
+   * on every request, and awaits `currentFor` only when this is `undefined`.
+   */
+  cachedFor(model: string): PriceEntry | undefined {
     const cached = this.current.get(model);
-    if (cached !== undefined && this.clock.now() - cached.fetchedAt < this.ttlMs)
-      return cached.entry;
-    return this.currentUncached(model);
+    return cached !== undefined && this.clock.now() - cached.fetchedAt < this.ttlMs
+      ? cached.entry
+      : undefined;
   }
 
   /**

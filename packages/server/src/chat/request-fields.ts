@@ -152,6 +152,9 @@ export const CONFIGURABLE_FIELDS = Object.entries(REQUEST_FIELDS)
   .filter(([, rule]) => rule.handling !== 'forward')
   .map(([field]) => field) as RequestField[];
 
+/** The rules in their order, listed once rather than on every request. */
+const FIELD_RULES = Object.entries(REQUEST_FIELDS) as readonly [RequestField, FieldRule][];
+
 export function isRequestField(key: string): key is RequestField {
   return Object.hasOwn(REQUEST_FIELDS, key);
 }
@@ -167,7 +170,7 @@ export function sortRequestFields(
 ): { forward: Record<string, unknown>; dropped: string[] } {
   const forward: Record<string, unknown> = {};
   const dropped: string[] = [];
-  for (const [field, rule] of Object.entries(REQUEST_FIELDS) as [RequestField, FieldRule][]) {
+  for (const [field, rule] of FIELD_RULES) {
     const value = body[field];
     if (value === undefined) continue;
     if (!rule.check(value))

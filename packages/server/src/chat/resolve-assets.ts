@@ -21,6 +21,24 @@ export interface ResolvedAssets {
 }
 
 /**
+ * Whether a chat body names any asset (top-level `assetIds`, or an `asset` part in a message).
+ * Synchronous: most bodies name none, and then `resolveAssets` need not be awaited at all.
+ */
+export function namesAssets(body: Readonly<Record<string, unknown>>): boolean {
+  if (body['assetIds'] !== undefined) return true;
+  const messages = body['messages'];
+  return (
+    Array.isArray(messages) &&
+    messages.some(
+      (message) =>
+        isObject(message) &&
+        Array.isArray(message['content']) &&
+        message['content'].some((part) => isObject(part) && part['type'] === 'asset'),
+    )
+  );
+}
+
+/**
  * Replaces asset references in a chat body with the content parts an upstream accepts:
  * `{"type": "asset", "asset_id"}` parts in user messages, and top-level `assetIds` (appended to
  * the last user message). Each id must be an asset of the caller's account (else the 404 of a
@@ -36,15 +54,7 @@ export async function resolveAssets(
 ): Promise<ResolvedAssets> {
   const topLevel = body['assetIds'];
   const messages = body['messages'];
-  const hasParts =
-    Array.isArray(messages) &&
-    messages.some(
-      (message) =>
-        isObject(message) &&
-        Array.isArray(message['content']) &&
-        message['content'].some((part) => isObject(part) && part['type'] === 'asset'),
-    );
-  if (topLevel === undefined && !hasParts) return { body, assetIds: [] };
+  if (!namesAssets(body)) return { body, assetIds: [] };
   if (
     topLevel !== undefined &&
     (!Array.isArray(topLevel) ||

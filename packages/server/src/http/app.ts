@@ -4,7 +4,8 @@ import { completeDocument } from './openapi/document.js';
 import { registerRouteCatalog } from './openapi/route-catalog.js';
 import { guardConnections, serverOptions } from './connection-guard.js';
 import type { AppDeps } from './deps.js';
-import { principalOf, requireApiKey } from './plugins/authenticate.js';
+import { requireApiKey } from './plugins/authenticate.js';
+import { logsAt } from '../logger.js';
 import { clientAddressResolver } from '../auth/client-address.js';
 import { AdminTokenThrottle, guardAdminToken } from './plugins/admin-token.js';
 import {
@@ -86,28 +87,38 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       completeDocument('openapiObject' in documentObject ? documentObject.openapiObject : {}),
   });
 
-  app.addHook('onResponse', async (request, reply) => {
+  // The per-request hooks below are synchronous, callback style: an async hook costs a promise
+  // and a microtask turn per request for nothing (bench/RESULTS.md, "Outside the store").
+  const modelIds = new Set(deps.catalog.models.map((model) => model.id));
+  app.addHook('onResponse', (request, reply, done) => {
     request.releaseRateLimit?.();
     const route = request.routeOptions.url ?? 'unmatched';
-    const model = modelLabel(deps, request.body);
+    const model = modelLabel(modelIds, request.body);
     deps.metrics.requests.inc({ route, model, status: String(reply.statusCode) });
     deps.metrics.latency.observe({ route, model }, reply.elapsedTime / 1000);
-    request.log.info(
-      {
-        method: request.method,
-        path: pathOnly(request),
-        status: reply.statusCode,
-        ms: Math.round(reply.elapsedTime * 100) / 100,
-      },
-      'request',
-    );
+    // The access line's path is redacted (log-redaction.ts): worth doing only if it is written.
+    if (logsAt(request.log, 'info'))
+      request.log.info(
+        {
+          method: request.method,
+          path: pathOnly(request),
+          status: reply.statusCode,
+          ms: Math.round(reply.elapsedTime * 100) / 100,
+        },
+        'request',
+      );
+    done();
   });
-  app.addHook('onRequestAbort', async (request) => request.releaseRateLimit?.());
+  app.addHook('onRequestAbort', (request, done) => {
+    request.releaseRateLimit?.();
+    done();
+  });
   // An answer given before the body arrived (401, 413, 415, 429) closes the connection: the rest
   // of the body would otherwise keep trickling in for as long as the client likes. A draining
   // instance closes each connection after its answer, so the client's next request goes elsewhere.
-  app.addHook('onSend', async (request, reply) => {
+  app.addHook('onSend', (request, reply, payload, done) => {
     if (!request.raw.complete || deps.readiness.draining) void reply.header('connection', 'close');
+    done(null, payload);
   });
 
   registerOperations(app, deps);
@@ -129,11 +140,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ),
   );
   await app.register(async (v1) => {
-    requireApiKey(v1, deps.keys, clientAddressResolver(deps.config.server.trusted_proxies));
     v1.decorateRequest('releaseRateLimit', undefined);
-    v1.addHook('onRequest', async (request) => {
-      request.releaseRateLimit = await limits.acquire(principalOf(request));
-    });
+    // The rate limits run in the API key's hook, once the key is known (one hook, not two).
+    requireApiKey(
+      v1,
+      deps.keys,
+      clientAddressResolver(deps.config.server.trusted_proxies),
+      async (request, principal) => {
+        request.releaseRateLimit = await limits.acquire(principal);
+      },
+    );
     guardIdempotency(v1, deps.requests.records);
     registerModels(v1, deps);
     registerChat(v1, deps);
@@ -161,12 +177,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 }
 
 /** Only configured model ids become metric labels, so callers cannot blow up cardinality. */
-function modelLabel(deps: AppDeps, body: unknown): string {
+function modelLabel(modelIds: ReadonlySet<string>, body: unknown): string {
   const model = (body as { model?: unknown } | undefined)?.model;
-  return typeof model === 'string' &&
-    deps.catalog.models.some((candidate) => candidate.id === model)
-    ? model
-    : '';
+  return typeof model === 'string' && modelIds.has(model) ? model : '';
 }
 
 /** `warn`, called at most once per `intervalMs`: a Redis outage must not write a line per request. */

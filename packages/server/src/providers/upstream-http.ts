@@ -1,4 +1,4 @@
-import type { Readable } from 'node:stream';
+import { finished, type Readable } from 'node:stream';
 import { Pool, type Dispatcher, type buildConnector } from 'undici';
 import type { UpstreamConfig } from '../config/schema.js';
 import { classifyTransportError } from './transport-errors.js';
@@ -249,20 +249,29 @@ async function refuseUnless(
   throw unverifiableBody(upstreamRequestId, `unexpected status ${response.statusCode}`);
 }
 
-async function readLimited(
-  body: AsyncIterable<Buffer> & { destroy?: () => void },
+/**
+ * The whole body as text, at most `maxBytes`: a body past the bound is destroyed at once and the
+ * read fails. Read from the stream's events rather than an async iterator, which costs an
+ * iterator and a promise per chunk on every upstream answer.
+ */
+export function readLimited(
+  body: Readable,
+  maxBytes: number = MAX_UPSTREAM_BODY_BYTES,
 ): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    size += chunk.length;
-    if (size > MAX_UPSTREAM_BODY_BYTES) {
-      body.destroy?.();
-      throw new Error('upstream body too large');
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    body.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > maxBytes) body.destroy(new Error('upstream body too large'));
+      else chunks.push(chunk);
+    });
+    // Ends, fails, or closes early (ERR_STREAM_PREMATURE_CLOSE), as the iterator would report.
+    finished(body, (error) => {
+      if (error) reject(error);
+      else resolve(Buffer.concat(chunks, size).toString('utf8'));
+    });
+  });
 }
 
 function headerValue(value: string | string[] | undefined): string | null {

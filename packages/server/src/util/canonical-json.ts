@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 /**
  * JSON with object keys sorted (by UTF-16 code units) at every depth, so equal bodies hash
@@ -43,6 +43,7 @@ function writeCanonical(value: unknown): string {
   return `{${entries.map(([key, inner]) => `${JSON.stringify(key)}:${writeCanonical(inner)}`).join(',')}}`;
 }
 
+/** One-shot (no Hash object per call): it runs on every billed request. */
 export function sha256Hex(text: string | Uint8Array): string {
-  return createHash('sha256').update(text).digest('hex');
+  return hash('sha256', text, 'hex');
 }

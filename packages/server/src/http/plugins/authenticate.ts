@@ -41,7 +41,8 @@ export function bearerToken(request: FastifyRequest): string | undefined {
 /**
  * Every route in this scope needs a valid API key, used from an address its `allowed_ips`
  * admits (the client address: `clientAddress`, auth/client-address.ts). The refusal names the
- * rule, never the key's list (which would tell a thief where to stand).
+ * rule, never the key's list (which would tell a thief where to stand). `admit` runs next in the
+ * same hook, once the key is known (the rate limits): one hook per request rather than two.
  */
 export function requireApiKey(
   scope: FastifyInstance,
@@ -50,6 +51,7 @@ export function requireApiKey(
     socketAddress: string | undefined,
     forwardedFor: string | string[] | undefined,
   ) => string,
+  admit?: (request: FastifyRequest, principal: Principal) => Promise<void>,
 ): void {
   scope.decorateRequest('principal', undefined);
   scope.addHook('onRequest', async (request) => {
@@ -65,6 +67,7 @@ export function requireApiKey(
         "this API key's allowed_ips rule does not admit the address this request came from; use it from an allowed network, or ask the operator to change the key's allowed_ips",
       );
     request.principal = principal;
+    if (admit !== undefined) await admit(request, principal);
   });
 }
 

@@ -26,26 +26,16 @@ export function pathOnly(request: Pick<FastifyRequest, 'url'>): string {
  * refuses any URL that carries a key. Such a request is never authenticated and its query string
  * is never logged. Before a body is parsed, refuses a JSON body declared in another charset than
  * UTF-8 (the parser would read it as UTF-8 and see something else than the caller sent).
+ * Both hooks are synchronous, callback style (no promise per request); what they throw reaches
+ * the error handler as a rejection would.
  */
 export function registerRequestHygiene(app: FastifyInstance): void {
-  app.addHook('onRequest', async (request, reply) => {
+  app.addHook('onRequest', (request, reply, done) => {
     void reply.header('x-service-request-id', request.id);
-    const index = request.url.indexOf('?');
-    // The common case costs one scan: no query, no escape, nothing key-like.
-    if (index === -1 && !request.url.includes('%') && !KEY_LIKE.test(request.url)) return;
-    const query = index === -1 ? '' : request.url.slice(index + 1);
-    const names = new URLSearchParams(query).keys();
-    // However the key's characters were escaped (once, twice, one by one), it is still a key.
-    let carriesKey = KEY_LIKE.test(decodeEscapes(request.url));
-    for (const name of names) if (KEY_PARAMETERS.has(name.toLowerCase())) carriesKey = true;
-    if (carriesKey) {
-      throw new ApiError(
-        'UNAUTHENTICATED',
-        'API keys must never be sent in a URL; send Authorization: Bearer <API_KEY>. Consider the key exposed and rotate it',
-      );
-    }
+    refuseKeyInUrl(request.url);
+    done();
   });
-  app.addHook('preParsing', async (request) => {
+  app.addHook('preParsing', (request, _reply, payload, done) => {
     const charset = foreignJsonCharset(request.headers['content-type']);
     if (charset !== undefined)
       throw new ApiError(
@@ -53,7 +43,26 @@ export function registerRequestHygiene(app: FastifyInstance): void {
         `unsupported charset "${charset.slice(0, 40)}" in Content-Type: JSON bodies must be UTF-8`,
         'Content-Type',
       );
+    done(null, payload);
   });
+}
+
+/** Throws 401 when the URL carries an API key, in its path or as a query parameter. */
+function refuseKeyInUrl(url: string): void {
+  const index = url.indexOf('?');
+  // The common case costs one scan: no query, no escape, nothing key-like.
+  if (index === -1 && !url.includes('%') && !KEY_LIKE.test(url)) return;
+  const query = index === -1 ? '' : url.slice(index + 1);
+  const names = new URLSearchParams(query).keys();
+  // However the key's characters were escaped (once, twice, one by one), it is still a key.
+  let carriesKey = KEY_LIKE.test(decodeEscapes(url));
+  for (const name of names) if (KEY_PARAMETERS.has(name.toLowerCase())) carriesKey = true;
+  if (carriesKey) {
+    throw new ApiError(
+      'UNAUTHENTICATED',
+      'API keys must never be sent in a URL; send Authorization: Bearer <API_KEY>. Consider the key exposed and rotate it',
+    );
+  }
 }
 
 /** The `charset` of a JSON Content-Type when it is not UTF-8; undefined otherwise. */

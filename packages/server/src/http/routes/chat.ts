@@ -6,7 +6,7 @@ import { chatCost, chatReserve, worstCaseInputTokens } from '../../chat/chat-pri
 import type { ChatUsage } from '../../chat/chat-types.js';
 import { Conversations } from '../../chat/conversations.js';
 import { inlineImageUrls } from '../../chat/inline-image-urls.js';
-import { resolveAssets } from '../../chat/resolve-assets.js';
+import { namesAssets, resolveAssets } from '../../chat/resolve-assets.js';
 import { checkOcrRules } from '../../chat/ocr.js';
 import { validateChat } from '../../chat/validate-chat.js';
 import { invalidInput } from '../../errors/api-error.js';
@@ -34,7 +34,7 @@ export function registerChat(scope: FastifyInstance, deps: AppDeps): void {
     const model = deps.catalog.resolve(principal, modelId, 'chat');
     // Asset references become ordinary image/video parts before validation (docs/assets.md).
     const withAssets =
-      body === undefined
+      body === undefined || !namesAssets(body)
         ? { body, assetIds: [] }
         : await resolveAssets(body, principal, model, { db: deps.store.db, storage: deps.assets });
     const chat = validateChat(withAssets.body, model);
@@ -49,7 +49,7 @@ export function registerChat(scope: FastifyInstance, deps: AppDeps): void {
         `${url.path}.url`,
         `image URLs are not enabled for ${model.id}; send the image as a data URI`,
       );
-    const price = await deps.prices.currentFor(model.id);
+    const price = deps.prices.cachedFor(model.id) ?? (await deps.prices.currentFor(model.id));
     const reserve = {
       amount: chatReserve(chat, model, price.prices),
       priceVersion: price.priceVersion,
