@@ -8,10 +8,13 @@
 //   node bench/store-path.mjs --dist packages/server/dist-before --dist packages/server/dist
 //   node bench/store-path.mjs --requests 20000 --concurrency 32 --rounds 3 --dist ...
 //   node bench/store-path.mjs --statements --dist ...   # also each SQL statement's CPU per request
+//   node bench/store-path.mjs --pages --requests 5000    # also the pages each COMMIT writes, by B-tree
 //   node bench/store-path.mjs --smoke                   # a few hundred requests: still runs (CI)
 //
 // `--statements` times every statement with process.cpuUsage (a syscall each: the totals grow)
 // and checkpoints in the main thread (no checkpoint worker), so that its CPU is the statements'.
+// `--pages` stops checkpoints during the measured requests and reads the WAL they wrote: the pages
+// each COMMIT writes (every page it dirtied, whole), named by the table or index they belong to.
 //
 // Ends with the ledger check of each store (a failure exits non-zero).
 import { execFileSync } from 'node:child_process';
@@ -32,6 +35,7 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '3' },
     child: { type: 'boolean', default: false },
     statements: { type: 'boolean', default: false },
+    pages: { type: 'boolean', default: false },
     smoke: { type: 'boolean', default: false },
   },
 });
@@ -46,6 +50,7 @@ if (values.child) {
       const args = [process.argv[1], '--child', '--dist', dist, '--requests', values.requests];
       args.push('--warmup', values.warmup, '--concurrency', values.concurrency);
       if (values.statements) args.push('--statements');
+      if (values.pages) args.push('--pages');
       const output = execFileSync('taskset', ['-c', '0', process.execPath, ...args], {
         encoding: 'utf8',
         stdio: ['ignore', 'pipe', 'inherit'],
@@ -102,6 +107,49 @@ async function timeStatements(load) {
   return timings;
 }
 
+/**
+ * `--pages`: empties the WAL and stops checkpoints, so that what the measured requests write stays
+ * in it; `report` then reads each frame's page number and names its B-tree (SQLite's `dbstat`).
+ */
+async function watchPages(load, store, directory) {
+  const { SqliteDatabase } = await load('store/sqlite-binding.js');
+  const { sql } = await import('kysely');
+  const file = path.join(directory, 'tollgate.sqlite');
+  const statement = Object.getPrototypeOf(new SqliteDatabase(':memory:').prepare('select 1'));
+  let commits = 0;
+  const run = statement.run;
+  statement.run = function counted(...parameters) {
+    if (this.source === 'commit') commits += 1;
+    return run.apply(this, parameters);
+  };
+  await sql`pragma wal_autocheckpoint = 0`.execute(store.db);
+  const side = new SqliteDatabase(file);
+  side.pragma('wal_checkpoint(TRUNCATE)');
+  commits = 0;
+  return {
+    report(requests) {
+      const wal = readFileSync(`${file}-wal`);
+      const owners = side.prepare('select name, pageno from dbstat').all();
+      const owner = new Map(owners.map((row) => [row.pageno, row.name]));
+      const written = new Map();
+      let frames = 0;
+      // A 32-byte header (the page size at byte 8), then frames: a 24-byte header and a page.
+      const frame = 24 + wal.readUInt32BE(8);
+      for (let offset = 32; offset + frame <= wal.length; offset += frame) {
+        const name = owner.get(wal.readUInt32BE(offset)) ?? '(freed)';
+        written.set(name, (written.get(name) ?? 0) + 1);
+        frames += 1;
+      }
+      side.close();
+      console.error(
+        `\n${commits} commits for ${requests} requests; pages written per COMMIT ${(frames / commits).toFixed(1)}, per request ${(frames / requests).toFixed(2)}`,
+      );
+      for (const [name, count] of [...written].sort((a, b) => b[1] - a[1]))
+        console.error(`${(count / commits).toFixed(1).padStart(7)} ${name}`);
+    },
+  };
+}
+
 async function measure(dist) {
   const load = (file) => import(pathToFileURL(path.join(dist, file)).href);
   const { openStore } = await load('store/database.js');
@@ -113,7 +161,7 @@ async function measure(dist) {
   const timings = values.statements ? await timeStatements(load) : undefined;
   const store = await openStore({
     url: path.join(directory, 'tollgate.sqlite'),
-    checkpointWorker: timings === undefined,
+    checkpointWorker: timings === undefined && !values.pages,
   });
   const ids = createIdGenerator(systemClock);
   const effects = { clock: systemClock, ids };
@@ -180,6 +228,7 @@ async function measure(dist) {
   };
   await run(Number(values.warmup));
   const count = Number(values.requests);
+  const pages = values.pages ? await watchPages(load, store, directory) : undefined;
   timings?.clear();
   const cpuBefore = process.cpuUsage();
   const mainBefore = mainThreadTicks();
@@ -192,6 +241,7 @@ async function measure(dist) {
     for (const [text, { micros, runs }] of [...timings].sort((a, b) => b[1].micros - a[1].micros))
       console.error(`${(micros / count).toFixed(1).padStart(7)} [${runs}] ${text}`);
   }
+  if (pages !== undefined) pages.report(count);
   const wall = Number(process.hrtime.bigint() - wallBefore) / 1000;
   const ledger = await checkLedger(store.db);
   await store.close();

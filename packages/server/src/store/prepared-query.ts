@@ -1,5 +1,6 @@
 import type { Compilable, Kysely, QueryResult, RootOperationNode } from 'kysely';
 import type { Database } from './schema.js';
+import { leaseOfTransaction } from './sqlite-group-commit.js';
 
 /** Stands for a value in a query template; replaced by the caller's value at each run. */
 class Slot {
@@ -75,11 +76,17 @@ export function preparedQuery<Values extends object, Row = never>(
       if (value === undefined) throw new Error(`prepared query: no value for ${parameter.slot}`);
       return value;
     });
-    return executor.executeQuery<Row>({
+    const compiled = {
       sql: template.sql,
       query: template.query,
       queryId: { queryId: 'prepared' },
       parameters,
-    });
+    };
+    // In a SQLite transaction, straight to its connection (sqlite-group-commit.ts says why).
+    let lease = leaseOfTransaction(executor);
+    if (lease instanceof Promise) lease = await lease;
+    return lease === null
+      ? executor.executeQuery<Row>(compiled)
+      : lease.executeQuery<Row>(compiled);
   };
 }

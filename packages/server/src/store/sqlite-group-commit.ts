@@ -3,6 +3,7 @@ import {
   SqliteDialect,
   type DatabaseConnection,
   type Driver,
+  type Kysely,
   type QueryResult,
   type TransactionSettings,
 } from 'kysely';
@@ -81,9 +82,13 @@ export class GroupCommitSqliteDriver implements Driver {
     lease.touchedOuter = false;
     // If SQLite already rolled the outer transaction back (or it was replaced), the savepoint
     // is gone with everything in it: nothing left to undo.
-    if (!this.#outerOpen || lease.generation !== this.#generation) return;
-    this.run(lease, 'rollback to tollgate_tx');
-    this.run(lease, 'release tollgate_tx');
+    if (this.#outerOpen && lease.generation === this.#generation) {
+      this.run(lease, 'rollback to tollgate_tx');
+      this.run(lease, 'release tollgate_tx');
+    }
+    // Until Kysely releases the connection, a statement still sent on this transaction (a branch
+    // of a `Promise.all` whose other branch failed) must not run in the shared transaction.
+    lease.rolledBack = true;
   }
 
   async releaseConnection(connection: DatabaseConnection): Promise<void> {
@@ -104,6 +109,7 @@ export class GroupCommitSqliteDriver implements Driver {
   /** Runs one statement for a lease; called by the lease and by the transaction methods. */
   run(lease: Lease, sql: string, parameters: readonly unknown[] = []): QueryResult<unknown> {
     if (!lease.attached) throw new Error('SQLite connection used after it was released');
+    if (lease.rolledBack) throw new Error('this transaction was rolled back; it cannot continue');
     // A transaction whose outer transaction SQLite rolled back must not go on in autocommit.
     if (lease.inSavepoint && (!this.#outerOpen || lease.generation !== this.#generation))
       throw new Error('this transaction was rolled back with its group; it cannot continue');
@@ -212,6 +218,8 @@ class Lease implements DatabaseConnection {
   touchedOuter = false;
   /** Whether a statement of this lease failed. */
   failed = false;
+  /** Whether its transaction rolled back: no statement may run on it any more. */
+  rolledBack = false;
   generation = -1;
 
   constructor(private readonly driver: GroupCommitSqliteDriver) {}
@@ -224,6 +232,35 @@ class Lease implements DatabaseConnection {
   async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
     throw new Error('streaming queries are not supported on SQLite here');
   }
+}
+
+/** Per Kysely transaction: its lease when it runs on this driver without plugins, else null. */
+const transactionLeases = new WeakMap<object, Lease | null>();
+
+/**
+ * The connection a Kysely transaction holds when it is a lease of this driver, for running a
+ * prepared statement on it directly (store/prepared-query.ts); `null` for any other executor (not
+ * a transaction, PostgreSQL, plugins to apply). Kysely's own path builds an executor and a chain of
+ * promises per statement, which costs more than SQLite takes to run a hot statement
+ * (bench/RESULTS.md). Safe to skip because a lease guards itself: it refuses any statement once
+ * its transaction has committed or rolled back (`run`), which is what Kysely's executor asserts,
+ * and its statements run to completion one at a time (synchronously), which is what Kysely's
+ * per-transaction queue ensures. Found once per transaction (through Kysely, so its checks
+ * apply), then remembered.
+ */
+export function leaseOfTransaction<Tables>(
+  executor: Kysely<Tables>,
+): DatabaseConnection | null | Promise<DatabaseConnection | null> {
+  if (!executor.isTransaction) return null;
+  const known = transactionLeases.get(executor);
+  if (known !== undefined) return known;
+  const queries = executor.getExecutor();
+  if (queries.plugins.length > 0) return null;
+  return queries.provideConnection(async (connection) => {
+    const lease = connection instanceof Lease ? connection : null;
+    transactionLeases.set(executor, lease);
+    return lease;
+  });
 }
 
 function asLease(connection: DatabaseConnection): Lease {

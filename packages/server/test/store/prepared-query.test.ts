@@ -1,8 +1,14 @@
-import { sql } from 'kysely';
-import { afterEach, beforeEach, expect, it } from 'vitest';
+import { SingleConnectionProvider, sql, type Kysely } from 'kysely';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Store } from '../../src/store/database.js';
+import type { Database } from '../../src/store/schema.js';
 import { preparedQuery } from '../../src/store/prepared-query.js';
-import { describeEachDialect, describeOnPostgres, openTestStore } from '../helpers/dialects.js';
+import {
+  describeEachDialect,
+  describeOnPostgres,
+  dialects,
+  openTestStore,
+} from '../helpers/dialects.js';
 
 const insertAccount = preparedQuery<{ id: string; email: string; balance: number }>((db, slot) =>
   db.insertInto('accounts').values({
@@ -69,6 +75,22 @@ describeEachDialect('prepared queries on $name', (dialect) => {
     expect(await store.db.selectFrom('accounts').selectAll().execute()).toEqual([]);
   });
 
+  it('refuses a statement sent on a transaction that has ended, and writes nothing', async () => {
+    let ended: Kysely<Database> | undefined;
+    await store.db.transaction().execute(async (trx) => {
+      ended = trx;
+      await insertAccount(trx, { id: 'a5', email: 'a5@example.test', balance: 1 });
+    });
+    // Another transaction holds the connection: the late statement must not run in it.
+    await store.db.transaction().execute(async () => {
+      await expect(
+        insertAccount(ended!, { id: 'a6', email: 'a6@example.test', balance: 1 }),
+      ).rejects.toThrow();
+    });
+    const ids = await store.db.selectFrom('accounts').select('id').execute();
+    expect(ids).toEqual([{ id: 'a5' }]);
+  });
+
   it('refuses a template that does not use every value (slots spread instead of named)', async () => {
     await expect(
       spreadsItsSlots(store.db, { id: 'a4', email: 'a4@example.test', balance: 1 }),
@@ -98,5 +120,35 @@ describeOnPostgres('prepared queries on $name connections', (dialect) => {
       );
       expect(statements.some((text) => text.startsWith('select "id" from "accounts"'))).toBe(false);
     });
+  });
+});
+
+/**
+ * The hot path's cost: Kysely's executor builds an executor and a chain of promises for every
+ * statement, more than SQLite takes to run one (bench/RESULTS.md, "Store path: fewer
+ * statements"). In a SQLite transaction a prepared statement goes to the connection directly;
+ * only the first finds the connection through Kysely.
+ */
+describe('prepared queries in a SQLite transaction', () => {
+  const [sqlite] = dialects;
+  let store: Store;
+  let close: () => Promise<void>;
+  beforeEach(async () => ({ store, close } = await openTestStore(sqlite!)));
+  afterEach(() => close());
+
+  it('run on the transaction’s connection without Kysely’s executor per statement', async () => {
+    const throughKysely = vi.spyOn(SingleConnectionProvider.prototype, 'provideConnection');
+    try {
+      await store.db.transaction().execute(async (trx) => {
+        await insertAccount(trx, { id: 's1', email: 's1@example.test', balance: 10 });
+        await holdIfAvailable(trx, { id: 's1', amount: 4 });
+        expect((await holdIfAvailable(trx, { id: 's1', amount: 5 })).rows).toEqual([{ held: 9 }]);
+      });
+      expect(throughKysely).toHaveBeenCalledTimes(1);
+    } finally {
+      throughKysely.mockRestore();
+    }
+    const rows = await store.db.selectFrom('accounts').select(['id', 'held']).execute();
+    expect(rows).toEqual([{ id: 's1', held: 9 }]);
   });
 });

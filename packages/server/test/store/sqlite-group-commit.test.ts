@@ -1,10 +1,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Kysely, sql } from 'kysely';
+import { CompiledQuery, Kysely, sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SqliteDatabase } from '../../src/store/sqlite-binding.js';
-import { GroupCommitSqliteDialect } from '../../src/store/sqlite-group-commit.js';
+import {
+  GroupCommitSqliteDialect,
+  GroupCommitSqliteDriver,
+} from '../../src/store/sqlite-group-commit.js';
 
 interface Tables {
   items: { id: string };
@@ -23,6 +26,8 @@ describe('SQLite group commit', () => {
   let observer: SqliteDatabase;
   let db: Kysely<Tables>;
   let commits: number;
+  /** The connection the driver under test uses (COMMITs counted, disk-full on demand). */
+  let connection: SqliteDatabase;
 
   beforeEach(async () => {
     dir = mkdtempSync(path.join(tmpdir(), 'tollgate-group-commit-'));
@@ -52,6 +57,7 @@ describe('SQLite group commit', () => {
         return typeof value === 'function' ? (value as () => unknown).bind(target) : value;
       },
     });
+    connection = wrapped;
     db = new Kysely<Tables>({ dialect: new GroupCommitSqliteDialect(wrapped) });
     await sql`create table items (id text primary key)`.execute(db);
     await sql`create table children (id text primary key, parent text not null references items (id) deferrable initially deferred)`.execute(
@@ -147,6 +153,26 @@ describe('SQLite group commit', () => {
     expect(String(continuedAfterRollback)).toMatch(/rolled back with its group/);
     expect(committedItems()).toEqual([]);
     await insertItem('after');
+    expect(committedItems()).toEqual(['after']);
+  });
+
+  it('refuses a statement sent on a transaction after its rollback, before Kysely releases it', async () => {
+    // A prepared statement goes to its transaction's connection directly (store/prepared-query.ts):
+    // the lease itself must refuse what Kysely's executor would, or a late statement of a
+    // rolled-back transaction would run, unguarded, in its group's shared transaction.
+    const driver = new GroupCommitSqliteDriver(connection);
+    const insert = (id: string) => CompiledQuery.raw(`insert into items (id) values ('${id}')`);
+    const lease = await driver.acquireConnection();
+    await driver.beginTransaction(lease, {});
+    await lease.executeQuery(insert('rolled-back'));
+    await driver.rollbackTransaction(lease);
+    await expect(lease.executeQuery(insert('late'))).rejects.toThrow(/rolled back/);
+    await driver.releaseConnection(lease);
+    const next = await driver.acquireConnection();
+    await driver.beginTransaction(next, {});
+    await next.executeQuery(insert('after'));
+    await driver.commitTransaction(next);
+    await driver.releaseConnection(next);
     expect(committedItems()).toEqual(['after']);
   });
 });
