@@ -133,8 +133,14 @@ export class RequestService {
     batchMoney = false,
   ) {
     this.records = new RequestStore(db);
-    this.#admission = batchMoney ? new BatchedAdmission(db, effects, this.records) : undefined;
-    this.#captures = batchMoney ? new BatchedCapture(db, effects) : undefined;
+    // A batch that rolled back costs each of its requests a transaction of its own: worth
+    // knowing when it happens often (a deadlock would show here, after deadlock_timeout).
+    const alone = (what: string) => (error: unknown) =>
+      logger.warn({ err: error }, `a batch of ${what} rolled back; each ran alone`);
+    this.#admission = batchMoney
+      ? new BatchedAdmission(db, effects, this.records, alone('claims'))
+      : undefined;
+    this.#captures = batchMoney ? new BatchedCapture(db, effects, alone('captures')) : undefined;
   }
 
   /**
