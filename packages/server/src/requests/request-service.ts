@@ -132,7 +132,7 @@ export class RequestService {
      */
     batchMoney = false,
   ) {
-    this.records = new RequestStore(db);
+    this.records = new RequestStore(db, batchMoney);
     // A batch that rolled back costs each of its requests a transaction of its own: worth
     // knowing when it happens often (a deadlock would show here, after deadlock_timeout).
     const alone = (what: string) => (error: unknown) =>
