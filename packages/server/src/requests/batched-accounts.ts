@@ -15,8 +15,8 @@ import type { AccountTable, Database } from '../store/schema.js';
  * on each other in a circle (a deadlock, one of them aborted). Every batch, on every instance,
  * locks its accounts sorted by id, after its records or holds and before any key; a single
  * claim or capture locks one account. A multi-row UPDATE alone would lock its rows in whatever
- * order its plan visits them, so the rows are locked first by `select ... order by id for
- * update` (PostgreSQL locks the rows of such a select as it returns them, after the sort).
+ * order its plan visits them, so the rows are locked first by `select ... order by id for no
+ * key update` (PostgreSQL locks the rows of such a select as it returns them, after the sort).
  */
 
 /** The batches' lane (util/keyed-batcher.ts): one for all accounts of this instance. */
@@ -48,7 +48,10 @@ export async function lockAccounts(
     ])
     .where('id', 'in', ids)
     .orderBy('id')
-    .forUpdate()
+    // Not `for update`: that would also wait for the key-share locks the foreign keys of other
+    // batches' new records, holds and journal rows take on these rows (and they for ours: a
+    // deadlock). An UPDATE of the row's other columns takes this mode too, as a single claim does.
+    .forNoKeyUpdate()
     .execute();
   return new Map(rows.map((row) => [row.id, row]));
 }

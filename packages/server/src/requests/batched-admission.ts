@@ -48,7 +48,7 @@ export type Admission =
  * one of their journal entries, one COMMIT.
  *
  * Admission is the same as one at a time in arrival order: with the account rows locked (`for
- * update`, so every other instance's claims and captures of them wait), each claim is admitted
+ * no key update`, so every other instance's claims and captures of them wait), each claim is admitted
  * if it fits what the earlier ones of its account left (balance, account budget; a key budget by
  * its own guarded update, in order), else it gets the 402 it would have got alone and its
  * record is deleted again. Each summed update carries the same guards as a single hold, so the

@@ -126,9 +126,10 @@ export class RequestService {
     /** Where an outcome that could not be recorded is reported (`finish`). */
     private readonly logger: Pick<FastifyBaseLogger, 'warn' | 'info'>,
     /**
-     * PostgreSQL: batch the plain claims (and captures) of one account per event-loop turn
-     * (batched-admission.ts, batched-capture.ts; `postgres.batch_money`). SQLite commits in
-     * groups already (store/sqlite-group-commit.ts) and never batches here.
+     * PostgreSQL: batch the plain claims (and captures, and the idempotency guard's reads) of
+     * each event-loop turn (batched-admission.ts, batched-capture.ts, batched-fingerprints.ts;
+     * `postgres.batch_money`). SQLite commits in groups already (store/sqlite-group-commit.ts)
+     * and never batches here.
      */
     batchMoney = false,
   ) {
