@@ -156,7 +156,7 @@ export class BatchedCapture {
     }
     if (sums.size === 1) {
       // One row: its update locks it, no order needed.
-      const [[accountId, sum]] = [...sums];
+      const [accountId, sum] = [...sums][0]!;
       const charged = await chargeHeld(trx, {
         accountId,
         amount: sum.charge,
