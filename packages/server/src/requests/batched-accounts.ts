@@ -48,9 +48,9 @@ export async function lockAccounts(
     ])
     .where('id', 'in', ids)
     .orderBy('id')
-    // Not `for update`: that would also wait for the key-share locks the foreign keys of other
-    // batches' new records, holds and journal rows take on these rows (and they for ours: a
-    // deadlock). An UPDATE of the row's other columns takes this mode too, as a single claim does.
+    // The mode an UPDATE of the row's other columns takes (a single claim's), not `for update`,
+    // which would also make the foreign-key checks of other transactions' new rows naming
+    // these accounts (a key, a task, a top-up's journal entry) wait for the batch.
     .forNoKeyUpdate()
     .execute();
   return new Map(rows.map((row) => [row.id, row]));
