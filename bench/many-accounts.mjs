@@ -5,7 +5,7 @@
 //   node bench/many-accounts.mjs --url http://127.0.0.1:18294 --admin-token T --accounts 64
 //     [--connections 64] [--seconds 10] [--pid <gateway pid>]
 //     [--pg-url postgres://...]   commits and WAL syncs per request (pg_stat_database, pg_stat_wal)
-//     [--counts FILE]             statements per request (bench/count-pg-statements.cjs's file)
+//     [--counts FILE]             statements per request (bench/count-pg-statements.mjs's file)
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
@@ -69,7 +69,11 @@ const pgCounters = async () => {
     `select (select xact_commit from pg_stat_database where datname = current_database()) as commits,
        (select wal_sync from pg_stat_wal) as syncs, (select wal_records from pg_stat_wal) as records`,
   );
-  return { commits: Number(rows[0].commits), syncs: Number(rows[0].syncs), records: Number(rows[0].records) };
+  return {
+    commits: Number(rows[0].commits),
+    syncs: Number(rows[0].syncs),
+    records: Number(rows[0].records),
+  };
 };
 const statementCounts = () => {
   if (!flags.counts) return null;

@@ -8,7 +8,7 @@
 #   BENCH_PORT=18394 UPSTREAM_PORT=18100 ...     # other ports (defaults 18294, 18000)
 #   TOLLGATE_DIST=packages/server/dist-before ... # another build (copied before a change); no build
 #   BENCH_COUNT_PG=1 ...                         # also count the gateway's statements per request
-#                                                # (bench/count-pg-statements.cjs; costs some CPU)
+#                                                # (bench/count-pg-statements.mjs; costs some CPU)
 # On PostgreSQL each phase also reports commits and WAL syncs per request (pg_stat_database,
 # pg_stat_wal: the WAL figures are the whole server's). bench/pg-throughput.sh alternates builds.
 # Any failed answer or a dirty ledger fails the run; the limits are raised so that none binds.
@@ -38,7 +38,7 @@ taskset -c 1 node "$HARNESS/mock-upstream.mjs" > "$WORK/mock.log" 2>&1 &
 MOCK=$!
 COUNTING=()
 if [ -n "${BENCH_COUNT_PG:-}" ]; then
-  COUNTING=(--require "$PWD/bench/count-pg-statements.cjs"); export BENCH_PG_COUNTS=$WORK/pg-counts.json
+  COUNTING=(--import "$PWD/bench/count-pg-statements.mjs"); export BENCH_PG_COUNTS=$WORK/pg-counts.json
 fi
 PORT=$BENCH_PORT LOG_LEVEL=warn NODE_ENV=production taskset -c 0 node "${COUNTING[@]}" "$DIST/main.js" > "$WORK/gateway.log" 2>&1 &
 GATEWAY=$!

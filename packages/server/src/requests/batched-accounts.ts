@@ -25,7 +25,13 @@ export const ALL_ACCOUNTS = 'all accounts';
 /** An account row as the admission decides on it, locked. */
 export type LockedAccount = Pick<
   AccountTable,
-  'id' | 'balance' | 'held' | 'budget_limit' | 'budget_window' | 'budget_window_start' | 'budget_spent'
+  | 'id'
+  | 'balance'
+  | 'held'
+  | 'budget_limit'
+  | 'budget_window'
+  | 'budget_window_start'
+  | 'budget_spent'
 > & { readonly spent_in_window: number };
 
 /** Locks `ids` (distinct) in id order; from here every other writer of them waits for us. */

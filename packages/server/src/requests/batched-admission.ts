@@ -152,7 +152,11 @@ export class BatchedAdmission {
       // tighter with each hold): the guarded update for the sum decides that at once (and
       // locks the one row, so no order is needed).
       const total = fresh.reduce((sum, item) => sum + item.record.reserve_amount, 0);
-      const all = await reserveAvailable(trx, { accountId: accountIds[0]!, amount: total, ...windows });
+      const all = await reserveAvailable(trx, {
+        accountId: accountIds[0]!,
+        amount: total,
+        ...windows,
+      });
       if (all.numAffectedRows === 1n) {
         for (const item of fresh) outcomes.set(item, { kind: 'admitted' });
         await this.#writeHolds(trx, fresh);

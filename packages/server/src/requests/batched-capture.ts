@@ -9,12 +9,7 @@ import {
 import { windowStartsOf } from '../budgets/budget-ledger.js';
 import type { Database } from '../store/schema.js';
 import { KeyedBatcher, type BatchItem } from '../util/keyed-batcher.js';
-import {
-  ALL_ACCOUNTS,
-  chargeAccounts,
-  lockAccounts,
-  sortedDistinct,
-} from './batched-accounts.js';
+import { ALL_ACCOUNTS, chargeAccounts, lockAccounts, sortedDistinct } from './batched-accounts.js';
 import { assertMove } from './record-states.js';
 import type { RecordedOutcomeColumns } from './request-store.js';
 
@@ -167,7 +162,11 @@ export class BatchedCapture {
       if (charged.numAffectedRows !== 1n) throw new Error('the batched capture was refused');
     } else {
       // Several rows: locked in id order first (batched-accounts.ts), then charged at once.
-      await lockAccounts(trx, sortedDistinct(batch, (item) => item.accountId), windows);
+      await lockAccounts(
+        trx,
+        sortedDistinct(batch, (item) => item.accountId),
+        windows,
+      );
       const charged = await chargeAccounts(trx, sums, windows);
       if (charged.size !== sums.size) throw new Error('the batched capture was refused');
     }

@@ -142,7 +142,9 @@ export class RequestStore {
     batchReads = false,
   ) {
     this.#fingerprints = batchReads
-      ? new BatchedFingerprints(db, (keyId, idempotencyKey) => this.#fingerprintOf(keyId, idempotencyKey))
+      ? new BatchedFingerprints(db, (keyId, idempotencyKey) =>
+          this.#fingerprintOf(keyId, idempotencyKey),
+        )
       : undefined;
   }
 

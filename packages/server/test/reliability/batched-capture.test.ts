@@ -130,10 +130,7 @@ describeEachDialect('batched capture on $name', (dialect) => {
           }),
         );
     };
-    await Promise.all([
-      run(instances[0]!, accounts),
-      run(instances[1]!, [...accounts].reverse()),
-    ]);
+    await Promise.all([run(instances[0]!, accounts), run(instances[1]!, [...accounts].reverse())]);
     expect(rolledBack).toEqual([]);
     for (const { accountId } of accounts)
       expect(await service.gateway.balance(accountId)).toEqual({

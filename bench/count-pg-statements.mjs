@@ -1,9 +1,13 @@
 // Counts the gateway's PostgreSQL statements by kind (its first words: `insert into "requests"`,
-// `commit`, ...), for bench/many-accounts.sh with BENCH_COUNT_PG=1: loaded with `node --require`,
+// `commit`, ...), for bench/many-accounts.sh with BENCH_COUNT_PG=1: loaded with `node --import`,
 // it wraps `pg`'s Client#query (which the gateway's named-statement wrapper also ends in) and
 // writes the running counts to $BENCH_PG_COUNTS every 200 ms. A diagnostic: it costs some CPU.
-const { writeFileSync } = require('node:fs');
-const pg = require(require.resolve('pg', { paths: [process.cwd()] }));
+import { writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { setInterval } from 'node:timers';
+
+// The gateway's own `pg` (a CommonJS module: its `import('pg')` gets this very instance).
+const pg = createRequire(`${process.cwd()}/`)('pg');
 
 const counts = {};
 const kindOf = (text) =>
