@@ -4,9 +4,12 @@
 // requests of one account serialise on its balance row through each commit's WAL flush.
 //   node bench/many-accounts.mjs --url http://127.0.0.1:18294 --admin-token T --accounts 64
 //     [--connections 64] [--seconds 10] [--pid <gateway pid>]
+//     [--pg-url postgres://...]   commits and WAL syncs per request (pg_stat_database, pg_stat_wal)
+//     [--counts FILE]             statements per request (bench/count-pg-statements.mjs's file)
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
+import pg from 'pg';
 import { Pool } from 'undici';
 import { parseFlags } from './lib.mjs';
 
@@ -56,13 +59,43 @@ const cpuSeconds = () => {
   const fields = readFileSync(`/proc/${flags.pid}/stat`, 'utf8').split(') ')[1].split(' ');
   return (Number(fields[11]) + Number(fields[12])) / 100;
 };
+// PostgreSQL's counters: this database's commits (only the gateway uses it), the server's WAL
+// syncs. Backends report them about once a second, so a phase's figures are about right.
+const pgClient = flags['pg-url'] ? new pg.Client({ connectionString: flags['pg-url'] }) : null;
+await pgClient?.connect();
+const pgCounters = async () => {
+  if (pgClient === null) return null;
+  const { rows } = await pgClient.query(
+    `select (select xact_commit from pg_stat_database where datname = current_database()) as commits,
+       (select wal_sync from pg_stat_wal) as syncs, (select wal_records from pg_stat_wal) as records`,
+  );
+  return {
+    commits: Number(rows[0].commits),
+    syncs: Number(rows[0].syncs),
+    records: Number(rows[0].records),
+  };
+};
+const statementCounts = () => {
+  if (!flags.counts) return null;
+  try {
+    return JSON.parse(readFileSync(flags.counts, 'utf8'));
+  } catch {
+    return null;
+  }
+};
 const latencies = [];
 let errors = 0;
 let warm = true;
 const end = Date.now() + 2000 + seconds * 1000;
 setTimeout(() => (warm = false), 2000);
 let cpuStart = 0;
-setTimeout(() => (cpuStart = cpuSeconds()), 2000);
+let pgStart = null;
+let countsStart = null;
+setTimeout(() => {
+  cpuStart = cpuSeconds();
+  countsStart = statementCounts();
+  void pgCounters().then((counters) => (pgStart = counters));
+}, 2000);
 await Promise.all(
   Array.from({ length: connections }, async (_, connection) => {
     const authorization = `Bearer ${keys[connection % accounts]}`;
@@ -86,6 +119,30 @@ await Promise.all(
   }),
 );
 const cpu = cpuSeconds() - cpuStart;
+const pgEnd = await pgCounters();
+await pgClient?.end();
+const perRequest = (value) => Number((value / Math.max(1, latencies.length)).toFixed(2));
+const postgres =
+  pgStart === null || pgEnd === null
+    ? {}
+    : {
+        commitsPerRequest: perRequest(pgEnd.commits - pgStart.commits),
+        walSyncsPerRequest: perRequest(pgEnd.syncs - pgStart.syncs),
+        walRecordsPerRequest: perRequest(pgEnd.records - pgStart.records),
+      };
+// The counting preload writes its file every 200 ms: wait for the last figures of the phase.
+await new Promise((resolve) => setTimeout(resolve, flags.counts ? 300 : 0));
+const countsEnd = statementCounts();
+const statements =
+  countsStart === null || countsEnd === null
+    ? {}
+    : {
+        statementsPerRequest: Object.fromEntries(
+          Object.entries(countsEnd)
+            .map(([text, count]) => [text, perRequest(count - (countsStart[text] ?? 0))])
+            .filter(([, count]) => count > 0),
+        ),
+      };
 latencies.sort((a, b) => a - b);
 const at = (q) =>
   latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? NaN;
@@ -98,6 +155,8 @@ console.log(
     p99Ms: Number(at(0.99).toFixed(2)),
     errors,
     gatewayCpuUsPerRequest: Number.isNaN(cpu) ? null : Math.round((cpu * 1e6) / latencies.length),
+    ...postgres,
+    ...statements,
   }),
 );
 await pool.close();

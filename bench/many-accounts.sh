@@ -6,6 +6,11 @@
 #   bench/many-accounts.sh --smoke              # a second per phase, 1 and 4 accounts (CI)
 #   TOLLGATE_BENCH_BATCH_MONEY=false ...         # PostgreSQL without batched admission (to compare)
 #   BENCH_PORT=18394 UPSTREAM_PORT=18100 ...     # other ports (defaults 18294, 18000)
+#   TOLLGATE_DIST=packages/server/dist-before ... # another build (copied before a change); no build
+#   BENCH_COUNT_PG=1 ...                         # also count the gateway's statements per request
+#                                                # (bench/count-pg-statements.mjs; costs some CPU)
+# On PostgreSQL each phase also reports commits and WAL syncs per request (pg_stat_database,
+# pg_stat_wal: the WAL figures are the whole server's). bench/pg-throughput.sh alternates builds.
 # Any failed answer or a dirty ledger fails the run; the limits are raised so that none binds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,7 +20,8 @@ HARNESS=$(bench/harness.sh)
 WORK=$(mktemp -d /tmp/tollgate-many-accounts.XXXXXX)
 GATEWAY="" MOCK=""
 trap 'kill $GATEWAY $MOCK 2>/dev/null || true; rm -rf "$WORK"' EXIT
-npm run build --silent
+DIST=${TOLLGATE_DIST:-packages/server/dist}
+[ -n "${TOLLGATE_DIST:-}" ] || npm run build --silent
 BENCH_PORT=${BENCH_PORT:-18294}
 export UPSTREAM_PORT=${UPSTREAM_PORT:-18000}
 cat > "$WORK/config.json" <<JSON
@@ -30,12 +36,18 @@ JSON
 export TOLLGATE_CONFIG=$WORK/config.json TOLLGATE_DATA_DIR=$WORK/data TOLLGATE_ADMIN_TOKEN=bench-admin-$RANDOM$RANDOM
 taskset -c 1 node "$HARNESS/mock-upstream.mjs" > "$WORK/mock.log" 2>&1 &
 MOCK=$!
-PORT=$BENCH_PORT LOG_LEVEL=warn NODE_ENV=production taskset -c 0 node packages/server/dist/main.js > "$WORK/gateway.log" 2>&1 &
+COUNTING=()
+if [ -n "${BENCH_COUNT_PG:-}" ]; then
+  COUNTING=(--import "$PWD/bench/count-pg-statements.mjs"); export BENCH_PG_COUNTS=$WORK/pg-counts.json
+fi
+PORT=$BENCH_PORT LOG_LEVEL=warn NODE_ENV=production taskset -c 0 node "${COUNTING[@]}" "$DIST/main.js" > "$WORK/gateway.log" 2>&1 &
 GATEWAY=$!
 for _ in $(seq 1 50); do curl -sf -o /dev/null http://127.0.0.1:$BENCH_PORT/healthz && break; sleep 0.2; done
 for accounts in $ACCOUNT_COUNTS; do
   taskset -c 1 node bench/many-accounts.mjs --url http://127.0.0.1:$BENCH_PORT --admin-token "$TOLLGATE_ADMIN_TOKEN" \
-    --accounts "$accounts" --connections 64 --pid "$GATEWAY" "$@"
+    --accounts "$accounts" --connections 64 --pid "$GATEWAY" \
+    --pg-url "${TOLLGATE_DATABASE_URL:-}" --counts "${BENCH_PG_COUNTS:-}" "$@"
 done
-echo "ledger:"; node packages/server/bin/tollgate.mjs ledger check | head -3
-node packages/server/bin/tollgate.mjs ledger check >/dev/null || { echo "ledger check failed after the benchmark" >&2; exit 1; }
+export TOLLGATE_DIST=$DIST
+echo "ledger:"; node bench/tollgate-of.mjs ledger check | head -3
+node bench/tollgate-of.mjs ledger check >/dev/null || { echo "ledger check failed after the benchmark" >&2; exit 1; }

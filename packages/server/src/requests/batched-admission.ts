@@ -6,15 +6,16 @@ import {
   reserveKeyBudget,
   type LedgerEffects,
 } from '../billing/ledger.js';
-import {
-  accountRefusalOf,
-  refusalOf,
-  spentInWindowSql,
-  windowStartsOf,
-} from '../budgets/budget-ledger.js';
+import { accountRefusalOf, refusalOf, windowStartsOf } from '../budgets/budget-ledger.js';
 import type { ApiError } from '../errors/api-error.js';
 import type { Database, HoldTable } from '../store/schema.js';
 import { KeyedBatcher, type BatchItem } from '../util/keyed-batcher.js';
+import {
+  ALL_ACCOUNTS,
+  lockAccounts,
+  reserveOnAccounts,
+  sortedDistinct,
+} from './batched-accounts.js';
 import type { RecordRow } from './record-view.js';
 import { insufficientFunds, overBudget } from './request-errors.js';
 import type { NewRecord, RequestStore } from './request-store.js';
@@ -39,22 +40,24 @@ export type Admission =
 
 /**
  * Batched admission for PostgreSQL (docs/billing.md, "Batched admission"). On PostgreSQL an
- * account's requests queue on its balance row: each claim locks it until its COMMIT has flushed.
- * Here the plain claims of one account that arrive on this instance within one event-loop turn
- * share one transaction: one multi-row insert of their records, ONE lock and ONE guarded update
- * of the account row for the sum of what it admits, one multi-row insert of the holds and one of
- * their journal entries, one COMMIT.
+ * account's requests queue on its balance row: each claim locks it until its COMMIT has flushed,
+ * and every claim pays its own statements and COMMIT. Here the plain claims that arrive on this
+ * instance within one event-loop turn, of any accounts, share one transaction: one multi-row
+ * insert of their records, ONE lock of their accounts' rows and ONE guarded update of each row
+ * for the sum of what it admits (batched-accounts.ts), one multi-row insert of the holds and
+ * one of their journal entries, one COMMIT.
  *
- * Admission is the same as one at a time in arrival order: with the account row locked (`for
- * update`, so every other instance's claims and captures of the account wait), each claim is
- * admitted if it fits what the earlier ones left (balance, account budget; a key budget by its
- * own guarded update, in order), else it gets the 402 it would have got alone and its record is
- * deleted again. The summed update carries the same guards as a single hold, so the database
- * still decides: if it refused, the batch rolls back and every claim runs alone.
+ * Admission is the same as one at a time in arrival order: with the account rows locked (`for
+ * no key update`, so every other instance's claims and captures of them wait), each claim is admitted
+ * if it fits what the earlier ones of its account left (balance, account budget; a key budget by
+ * its own guarded update, in order), else it gets the 402 it would have got alone and its
+ * record is deleted again. Each summed update carries the same guards as a single hold, so the
+ * database still decides: if one refused, the batch rolls back and every claim runs alone.
  *
  * Lock order is the single claim's: records (in one sorted order, so two batches never wait on
- * each other's idempotency keys in a circle), then the account, then its keys; deadlock-free
- * against single claims, captures (hold, account, key, record) and other instances' batches.
+ * each other's idempotency keys in a circle), then the accounts (in id order), then their keys;
+ * deadlock-free against single claims, captures (hold, account, key, record) and other
+ * instances' batches.
  */
 export class BatchedAdmission {
   readonly #batcher: KeyedBatcher<AdmissionItem>;
@@ -63,8 +66,10 @@ export class BatchedAdmission {
     private readonly db: Kysely<Database>,
     private readonly effects: LedgerEffects,
     private readonly records: RequestStore,
+    /** Told when a batch rolled back and its claims ran one at a time (a deadlock, an error). */
+    private readonly onAlone: (error: unknown) => void = () => {},
   ) {
-    this.#batcher = new KeyedBatcher((accountId, batch) => this.#admit(accountId, batch), {
+    this.#batcher = new KeyedBatcher((_lane, batch) => this.#admit(batch), {
       maxBatch: MAX_BATCH,
       // Two uses of one idempotency key in one batch would answer each other; the second waits.
       compatible: (item, taken) =>
@@ -78,11 +83,11 @@ export class BatchedAdmission {
 
   admit(record: AdmissionItem['record'], budgetKeyId: string | null): Promise<Admission> {
     return new Promise((resolve, reject) =>
-      this.#batcher.add(record.account_id, { record, budgetKeyId, resolve, reject }),
+      this.#batcher.add(ALL_ACCOUNTS, { record, budgetKeyId, resolve, reject }),
     );
   }
 
-  async #admit(accountId: string, batch: readonly AdmissionItem[]): Promise<void> {
+  async #admit(batch: readonly AdmissionItem[]): Promise<void> {
     // Alone, a claim's own transaction is the same work with fewer statements (all prepared).
     if (batch.length === 1) {
       for (const item of batch) item.resolve({ kind: 'alone' });
@@ -92,7 +97,7 @@ export class BatchedAdmission {
     let outcomes: Map<AdmissionItem, Admission>;
     try {
       outcomes = await this.db.transaction().execute(async (trx) => {
-        const result = await this.#admitIn(trx, accountId, batch);
+        const result = await this.#admitIn(trx, batch);
         decided = true;
         return result;
       });
@@ -101,6 +106,7 @@ export class BatchedAdmission {
       // fate (an error of one no longer fails the others). A failed COMMIT may have committed:
       // its callers hear the error, as a single claim's would.
       if (decided) throw error;
+      this.onAlone(error);
       for (const item of batch) item.resolve({ kind: 'alone' });
       return;
     }
@@ -109,7 +115,6 @@ export class BatchedAdmission {
 
   async #admitIn(
     trx: Kysely<Database>,
-    accountId: string,
     batch: readonly AdmissionItem[],
   ): Promise<Map<AdmissionItem, Admission>> {
     const outcomes = new Map<AdmissionItem, Admission>();
@@ -141,51 +146,48 @@ export class BatchedAdmission {
     if (fresh.length === 0) return outcomes;
 
     const windows = windowStartsOf(this.effects);
-    if (fresh.every((item) => item.budgetKeyId === null)) {
+    const accountIds = sortedDistinct(fresh, (item) => item.record.account_id);
+    if (accountIds.length === 1 && fresh.every((item) => item.budgetKeyId === null)) {
       // When all of them fit, one at a time would admit all of them (every guard only gets
-      // tighter with each hold): the guarded update for the sum decides that at once.
+      // tighter with each hold): the guarded update for the sum decides that at once (and
+      // locks the one row, so no order is needed).
       const total = fresh.reduce((sum, item) => sum + item.record.reserve_amount, 0);
-      const all = await reserveAvailable(trx, { accountId, amount: total, ...windows });
+      const all = await reserveAvailable(trx, {
+        accountId: accountIds[0]!,
+        amount: total,
+        ...windows,
+      });
       if (all.numAffectedRows === 1n) {
         for (const item of fresh) outcomes.set(item, { kind: 'admitted' });
-        await this.#writeHolds(trx, accountId, fresh);
+        await this.#writeHolds(trx, fresh);
         return outcomes;
       }
     }
-    // Locks the row: from here every claim and capture of this account, anywhere, waits for us.
-    const account = await trx
-      .selectFrom('accounts')
-      .select([
-        'balance',
-        'held',
-        'budget_limit',
-        'budget_window',
-        'budget_window_start',
-        'budget_spent',
-        spentInWindowSql(windows).as('spent_in_window'),
-      ])
-      .where('id', '=', accountId)
-      .forUpdate()
-      .executeTakeFirst();
-    let reserved = 0;
+    // Locks the rows (in id order: batched-accounts.ts): from here every claim and capture of
+    // these accounts, anywhere, waits for us.
+    const accounts = await lockAccounts(trx, accountIds, windows);
+    const reserved = new Map<string, number>();
     const admitted: AdmissionItem[] = [];
     const refused: string[] = [];
     for (const item of fresh) {
       const amount = item.record.reserve_amount;
+      const account = accounts.get(item.record.account_id);
+      const before = reserved.get(item.record.account_id) ?? 0;
       // The guards of a single hold (billing/ledger.ts `reserveAvailable`), on what is left.
       const fits =
         account !== undefined &&
-        account.balance - account.held - reserved >= amount &&
+        account.balance - account.held - before >= amount &&
         (account.budget_limit === null ||
-          account.spent_in_window + account.held + reserved + amount <= account.budget_limit);
+          account.spent_in_window + account.held + before + amount <= account.budget_limit);
       let refusal: Admission | undefined;
       if (!fits) {
         const why =
           account === undefined
             ? ({ kind: 'insufficient_funds' } as const)
-            : accountRefusalOf({ ...account, held: account.held + reserved }, amount, this.effects);
+            : accountRefusalOf({ ...account, held: account.held + before }, amount, this.effects);
         refusal = refusedBy(why, amount);
       } else if (item.budgetKeyId !== null) {
+        // A key belongs to one account, whose row we hold: no other batch waits here for us.
         const onKey = await reserveKeyBudget(trx, {
           keyId: item.budgetKeyId,
           amount,
@@ -198,7 +200,7 @@ export class BatchedAdmission {
           );
       }
       if (refusal === undefined) {
-        reserved += amount;
+        reserved.set(item.record.account_id, before + amount);
         admitted.push(item);
         outcomes.set(item, { kind: 'admitted' });
       } else {
@@ -210,19 +212,15 @@ export class BatchedAdmission {
     if (refused.length > 0) await trx.deleteFrom('requests').where('id', 'in', refused).execute();
     if (admitted.length === 0) return outcomes;
 
-    const updated = await reserveAvailable(trx, { accountId, amount: reserved, ...windows });
-    if (updated.numAffectedRows !== 1n)
+    const updated = await reserveOnAccounts(trx, reserved, windows);
+    if (updated.size !== reserved.size)
       throw new Error('the batched hold was refused by the database; claiming one at a time');
-    await this.#writeHolds(trx, accountId, admitted);
+    await this.#writeHolds(trx, admitted);
     return outcomes;
   }
 
   /** The holds of the admitted claims and their journal entries, one statement each. */
-  async #writeHolds(
-    trx: Kysely<Database>,
-    accountId: string,
-    admitted: readonly AdmissionItem[],
-  ): Promise<void> {
+  async #writeHolds(trx: Kysely<Database>, admitted: readonly AdmissionItem[]): Promise<void> {
     const now = this.effects.clock.now();
     await trx
       .insertInto('holds')
@@ -230,7 +228,7 @@ export class BatchedAdmission {
       .execute();
     const journal = admitted.map((item) =>
       journalRow(this.effects, {
-        accountId,
+        accountId: item.record.account_id,
         kind: 'hold',
         balanceDelta: 0,
         heldDelta: item.record.reserve_amount,

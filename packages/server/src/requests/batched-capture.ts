@@ -9,6 +9,7 @@ import {
 import { windowStartsOf } from '../budgets/budget-ledger.js';
 import type { Database } from '../store/schema.js';
 import { KeyedBatcher, type BatchItem } from '../util/keyed-batcher.js';
+import { ALL_ACCOUNTS, chargeAccounts, lockAccounts, sortedDistinct } from './batched-accounts.js';
 import { assertMove } from './record-states.js';
 import {
   OUTCOME_COLUMNS,
@@ -44,17 +45,18 @@ class WithoutThese extends Error {
 
 /**
  * Batched captures for PostgreSQL, the other half of batched admission (batched-admission.ts,
- * docs/billing.md): the captures of one account finishing on this instance within one
- * event-loop turn share one transaction: one update claiming their open holds, ONE guarded
- * update of the account row for their sum, one per budgeted key, one multi-row journal insert,
- * one update of their records (each guarded on `processing`), one COMMIT.
+ * docs/billing.md): the captures finishing on this instance within one event-loop turn, of any
+ * accounts, share one transaction: one update claiming their open holds, ONE lock of their
+ * accounts' rows (in id order) and ONE update charging each row its sum (batched-accounts.ts),
+ * one per budgeted key, one multi-row journal insert, one update of their records (each
+ * guarded on `processing`), one COMMIT.
  *
  * Only what is certain to be charged is batched: a capture within its hold (charging never
  * needs more than is held), of a hold still open, of a record still `processing`. Any other
  * (a capture above its hold, whose extra must be available at its turn; a hold or record an
  * operator or the sweeper moved) is taken out, the batch rolls back and runs again without it,
  * and it is written alone by the caller with the single path's rules (awaiting funds, the late
- * outcome of a swept record). Lock order is the single capture's: holds, account, keys, records.
+ * outcome of a swept record). Lock order is the single capture's: holds, accounts, keys, records.
  */
 export class BatchedCapture {
   readonly #batcher: KeyedBatcher<CaptureItem>;
@@ -62,8 +64,10 @@ export class BatchedCapture {
   constructor(
     private readonly db: Kysely<Database>,
     private readonly effects: LedgerEffects,
+    /** Told when a batch rolled back and its captures ran one at a time (a deadlock, an error). */
+    private readonly onAlone: (error: unknown) => void = () => {},
   ) {
-    this.#batcher = new KeyedBatcher((accountId, batch) => this.#capture(accountId, batch), {
+    this.#batcher = new KeyedBatcher((_lane, batch) => this.#capture(batch), {
       maxBatch: MAX_BATCH,
       // One hold is captured once: a second capture of it (a repeated finish) waits for the
       // next batch, finds it resolved and is written alone (`already_resolved`).
@@ -74,11 +78,11 @@ export class BatchedCapture {
 
   capture(request: CaptureRequest): Promise<BatchedCaptureResult> {
     return new Promise((resolve, reject) =>
-      this.#batcher.add(request.accountId, { ...request, resolve, reject }),
+      this.#batcher.add(ALL_ACCOUNTS, { ...request, resolve, reject }),
     );
   }
 
-  async #capture(accountId: string, batch: readonly CaptureItem[]): Promise<void> {
+  async #capture(batch: readonly CaptureItem[]): Promise<void> {
     let remaining = batch;
     while (remaining.length > 0) {
       // Alone, a capture's own transaction is the same work with prepared statements.
@@ -89,7 +93,7 @@ export class BatchedCapture {
       let decided = false;
       try {
         await this.db.transaction().execute(async (trx) => {
-          await this.#captureIn(trx, accountId, remaining);
+          await this.#captureIn(trx, remaining);
           decided = true;
         });
       } catch (error) {
@@ -97,6 +101,7 @@ export class BatchedCapture {
         if (decided) throw error;
         if (!(error instanceof WithoutThese)) {
           // Rolled back: each runs alone and meets its own fate.
+          this.onAlone(error);
           for (const item of remaining) item.resolve('alone');
           return;
         }
@@ -109,11 +114,7 @@ export class BatchedCapture {
     }
   }
 
-  async #captureIn(
-    trx: Kysely<Database>,
-    accountId: string,
-    batch: readonly CaptureItem[],
-  ): Promise<void> {
+  async #captureIn(trx: Kysely<Database>, batch: readonly CaptureItem[]): Promise<void> {
     const now = this.effects.clock.now();
     const holds = await sql<{
       id: string;
@@ -137,16 +138,43 @@ export class BatchedCapture {
     const alone = new Set(
       batch.filter((item) => {
         const hold = byId.get(item.holdId);
-        return hold === undefined || hold.account_id !== accountId || item.amount > hold.amount;
+        return (
+          hold === undefined || hold.account_id !== item.accountId || item.amount > hold.amount
+        );
       }),
     );
     if (alone.size > 0) throw new WithoutThese(alone);
 
     const windows = windowStartsOf(this.effects);
-    const held = holds.rows.reduce((sum, hold) => sum + hold.amount, 0);
-    const amount = batch.reduce((sum, item) => sum + item.amount, 0);
-    const charged = await chargeHeld(trx, { accountId, amount, held, extra: 0, ...windows });
-    if (charged.numAffectedRows !== 1n) throw new Error('the batched capture was refused');
+    const sums = new Map<string, { charge: number; unheld: number }>();
+    for (const item of batch) {
+      const sum = sums.get(item.accountId) ?? { charge: 0, unheld: 0 };
+      sums.set(item.accountId, {
+        charge: sum.charge + item.amount,
+        unheld: sum.unheld + byId.get(item.holdId)!.amount,
+      });
+    }
+    if (sums.size === 1) {
+      // One row: its update locks it, no order needed.
+      const [accountId, sum] = [...sums][0]!;
+      const charged = await chargeHeld(trx, {
+        accountId,
+        amount: sum.charge,
+        held: sum.unheld,
+        extra: 0,
+        ...windows,
+      });
+      if (charged.numAffectedRows !== 1n) throw new Error('the batched capture was refused');
+    } else {
+      // Several rows: locked in id order first (batched-accounts.ts), then charged at once.
+      await lockAccounts(
+        trx,
+        sortedDistinct(batch, (item) => item.accountId),
+        windows,
+      );
+      const charged = await chargeAccounts(trx, sums, windows);
+      if (charged.size !== sums.size) throw new Error('the batched capture was refused');
+    }
     const perKey = new Map<string, { held: number; spent: number }>();
     for (const item of batch) {
       const hold = byId.get(item.holdId)!;
@@ -162,7 +190,7 @@ export class BatchedCapture {
     const journal = batch.map((item) => {
       const hold = byId.get(item.holdId)!;
       return journalRow(this.effects, {
-        accountId,
+        accountId: item.accountId,
         kind: 'capture',
         balanceDelta: -item.amount,
         heldDelta: -hold.amount,

@@ -126,15 +126,22 @@ export class RequestService {
     /** Where an outcome that could not be recorded is reported (`finish`). */
     private readonly logger: Pick<FastifyBaseLogger, 'warn' | 'info'>,
     /**
-     * PostgreSQL: batch the plain claims (and captures) of one account per event-loop turn
-     * (batched-admission.ts, batched-capture.ts; `postgres.batch_money`). SQLite commits in
-     * groups already (store/sqlite-group-commit.ts) and never batches here.
+     * PostgreSQL: batch the plain claims (and captures, and the idempotency guard's reads) of
+     * each event-loop turn (batched-admission.ts, batched-capture.ts, batched-fingerprints.ts;
+     * `postgres.batch_money`). SQLite commits in groups already (store/sqlite-group-commit.ts)
+     * and never batches here.
      */
     batchMoney = false,
   ) {
-    this.records = new RequestStore(db);
-    this.#admission = batchMoney ? new BatchedAdmission(db, effects, this.records) : undefined;
-    this.#captures = batchMoney ? new BatchedCapture(db, effects) : undefined;
+    this.records = new RequestStore(db, batchMoney);
+    // A batch that rolled back costs each of its requests a transaction of its own: worth
+    // knowing when it happens often (a deadlock would show here, after deadlock_timeout).
+    const alone = (what: string) => (error: unknown) =>
+      logger.warn({ err: error }, `a batch of ${what} rolled back; each ran alone`);
+    this.#admission = batchMoney
+      ? new BatchedAdmission(db, effects, this.records, alone('claims'))
+      : undefined;
+    this.#captures = batchMoney ? new BatchedCapture(db, effects, alone('captures')) : undefined;
   }
 
   /**

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import { preparedQuery } from '../store/prepared-query.js';
 import type { Database, RequestStatus, RequestTable } from '../store/schema.js';
+import { BatchedFingerprints, type Fingerprint } from './batched-fingerprints.js';
 import { assertMove } from './record-states.js';
 import type { RecordRow } from './record-view.js';
 import { setOutcomeColumns, type RecordedOutcomeColumns } from './outcome-columns.js';
@@ -105,7 +106,19 @@ const fingerprintByIdempotencyKey = preparedQuery<
  * and every later write as a guarded `transition`: there is no unguarded update.
  */
 export class RequestStore {
-  constructor(private readonly db: Kysely<Database>) {}
+  readonly #fingerprints: BatchedFingerprints | undefined;
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    /** PostgreSQL: the guard's reads of one event-loop turn share a statement (batched-fingerprints.ts). */
+    batchReads = false,
+  ) {
+    this.#fingerprints = batchReads
+      ? new BatchedFingerprints(db, (keyId, idempotencyKey) =>
+          this.#fingerprintOf(keyId, idempotencyKey),
+        )
+      : undefined;
+  }
 
   private base(executor: Kysely<Database> = this.db) {
     return executor
@@ -167,10 +180,14 @@ export class RequestStore {
   }
 
   /** The id and fingerprint of the record an API key's idempotency key names, if any. */
-  async fingerprintOf(
-    keyId: string,
-    idempotencyKey: string,
-  ): Promise<{ id: string; fingerprint: string } | undefined> {
+  fingerprintOf(keyId: string, idempotencyKey: string): Promise<Fingerprint> {
+    return (
+      this.#fingerprints?.fingerprintOf(keyId, idempotencyKey) ??
+      this.#fingerprintOf(keyId, idempotencyKey)
+    );
+  }
+
+  async #fingerprintOf(keyId: string, idempotencyKey: string): Promise<Fingerprint> {
     const found = await fingerprintByIdempotencyKey(this.db, {
       key_id: keyId,
       idempotency_key: idempotencyKey,

@@ -1,12 +1,13 @@
 import { setImmediate as deferred } from 'node:timers';
 
 /**
- * Collects work items per key (an account) and hands them to `run` in batches: the first item
- * of an idle key starts a batch at the end of the current event-loop turn (so every item whose
- * I/O arrived in the same turn joins it), and while a key's batch runs, new items wait for the
- * next one. At most one batch per key runs at a time, so batches grow with the load by
- * themselves (as SQLite's group commit does, store/sqlite-group-commit.ts); without load a
- * batch is one item, a few microseconds later than alone.
+ * Collects work items per key (a lane: batched money uses one per instance, for all accounts)
+ * and hands them to `run` in batches: the first item of an idle key starts a batch at the end
+ * of the current event-loop turn (so every item whose I/O arrived in the same turn joins it),
+ * and while a key's batch runs, new items wait for the next one. At most one batch per key runs
+ * at a time, so batches grow with the load by themselves (as SQLite's group commit does,
+ * store/sqlite-group-commit.ts); without load a batch is one item, a few microseconds later
+ * than alone.
  *
  * `run` answers every item of its batch (resolves or rejects each); if it throws instead, every
  * item it was given that is still unanswered is rejected with that error.

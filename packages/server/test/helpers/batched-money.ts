@@ -14,35 +14,43 @@ import { oneMicroYuanEmbeddingsConfig, startGateway, type TestGateway } from './
 export async function moneyService(
   dialect: TestDialect,
   balance: number,
-  options: { ids?: IdGenerator } = {},
+  options: { ids?: IdGenerator; warn?: (...args: unknown[]) => void } = {},
 ): Promise<{
   gateway: TestGateway;
   accountId: string;
   keyId: string;
   requests: RequestService;
-  identity: (budgeted?: boolean) => RequestIdentity;
+  /** A new request of the first account, or of `of` (another account's key). */
+  identity: (budgeted?: boolean, of?: { accountId: string; keyId: string }) => RequestIdentity;
+  /** Another `RequestService` on the same database: a second instance's. */
+  another: () => RequestService;
 }> {
   const gateway = await startGateway(dialect, { config: oneMicroYuanEmbeddingsConfig() });
   const { accountId, keyId } = await gateway.account(balance);
   const effects = { clock: systemClock, ids: options.ids ?? createIdGenerator() };
-  const requests = new RequestService(
-    gateway.services.store.db,
-    effects,
-    86_400_000,
-    { warn: () => {}, info: () => {} },
-    // As services.ts wires it: SQLite never batches (its group commit shares the COMMIT).
-    dialect.name === 'postgres',
-  );
-  const identity = (budgeted = false): RequestIdentity => ({
+  const another = () =>
+    new RequestService(
+      gateway.services.store.db,
+      effects,
+      86_400_000,
+      { warn: options.warn ?? (() => {}), info: () => {} },
+      // As services.ts wires it: SQLite never batches (its group commit shares the COMMIT).
+      dialect.name === 'postgres',
+    );
+  const requests = another();
+  const identity = (
+    budgeted = false,
+    of: { accountId: string; keyId: string } = { accountId, keyId },
+  ): RequestIdentity => ({
     requestId: `req_${randomUUID()}`,
-    principal: { keyId, accountId, kind: 'personal', models: null, budgeted },
+    principal: { ...of, kind: 'personal', models: null, budgeted },
     idempotencyKey: randomUUID(),
     fingerprint: 'f',
     method: 'POST',
     path: '/v1/embeddings',
     model: 'sim-embed',
   });
-  return { gateway, accountId, keyId, requests, identity };
+  return { gateway, accountId, keyId, requests, identity, another };
 }
 
 /**

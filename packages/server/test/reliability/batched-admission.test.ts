@@ -67,6 +67,56 @@ describeEachDialect('batched admission on $name', (dialect) => {
     expect(await accountUpdates()).toBe(dialect.name === 'postgres' ? 1 : 50);
   });
 
+  it('admits the claims of several accounts arriving together as one at a time would, each account on its own', async () => {
+    const { accountId, keyId, requests, identity } = await setUp(10);
+    const other = await gateway!.account(5);
+    const first = { accountId, keyId };
+    // One at a time: the first account admits 6 and 3 (not the second 6); the other 3 and 1
+    // (not the second 3): a refusal of one account never touches the other's claims.
+    const asked: [typeof first, number][] = [
+      [first, 6],
+      [other, 3],
+      [first, 6],
+      [other, 3],
+      [first, 3],
+      [other, 1],
+    ];
+    const claims = await Promise.all(
+      asked.map(([of, amount]) =>
+        requests.claim(identity(false, of), { amount, priceVersion: 'v1' }),
+      ),
+    );
+    expect(claims.map((claim) => claim.kind)).toEqual([
+      'claimed',
+      'claimed',
+      'refused',
+      'refused',
+      'claimed',
+      'claimed',
+    ]);
+    expect(await gateway!.balance(accountId)).toEqual({ balance: 10, held: 9, available: 1 });
+    expect(await gateway!.balance(other.accountId)).toEqual({ balance: 5, held: 4, available: 1 });
+  });
+
+  it('updates the rows of many accounts whose claims arrive together in one statement (PostgreSQL)', async () => {
+    const { requests, identity } = await setUp(0);
+    const accounts = await Promise.all(Array.from({ length: 8 }, () => gateway!.account(100)));
+    const accountUpdates = await countAccountUpdates(gateway!.services.store.db, dialect.name);
+    const claims = await Promise.all(
+      accounts.flatMap((of) =>
+        [1, 2, 3].map((amount) =>
+          requests.claim(identity(false, of), { amount, priceVersion: 'v1' }),
+        ),
+      ),
+    );
+    expect(claims.every((claim) => claim.kind === 'claimed')).toBe(true);
+    for (const { accountId } of accounts)
+      expect(await gateway!.balance(accountId)).toEqual({ balance: 100, held: 6, available: 94 });
+    // One transaction for all 24 claims: PostgreSQL locks the 8 rows and updates them with one
+    // statement (it took one per account, 8, when batches were per account); SQLite one per claim.
+    expect(await accountUpdates()).toBe(dialect.name === 'postgres' ? 1 : 24);
+  });
+
   it('a claim whose hold cannot be written does not fail the others of its batch', async () => {
     const ids = createIdGenerator();
     let holds = 0;

@@ -1,6 +1,10 @@
 import { afterEach, expect, it } from 'vitest';
 import { outcomeColumns } from '../../src/requests/outcome-columns.js';
-import type { RecordedOutcome, RequestIdentity } from '../../src/requests/request-service.js';
+import type {
+  RecordedOutcome,
+  RequestIdentity,
+  RequestService,
+} from '../../src/requests/request-service.js';
 import { countAccountUpdates, moneyService } from '../helpers/batched-money.js';
 import { describeEachDialect } from '../helpers/dialects.js';
 import type { TestGateway } from '../helpers/gateway.js';
@@ -129,6 +133,70 @@ describeEachDialect('batched capture on $name', (dialect) => {
       ['error_code', null],
     ]);
     for (const row of rows) expect(written(row)).toEqual(alone);
+  });
+
+  it('charges the captures of many accounts finishing together with one statement for their rows (PostgreSQL)', async () => {
+    const service = await setUp(0);
+    const accounts = await Promise.all(
+      Array.from({ length: 8 }, () => service.gateway.account(100)),
+    );
+    const claims = [];
+    for (const of of accounts)
+      for (let index = 0; index < 3; index += 1) {
+        const identity = service.identity(false, of);
+        const claim = await service.requests.claim(identity, { amount: 5, priceVersion: 'v1' });
+        if (claim.kind !== 'claimed' || claim.holdId === null) throw new Error('not claimed');
+        claims.push({ identity, holdId: claim.holdId });
+      }
+    const accountUpdates = await countAccountUpdates(
+      service.gateway.services.store.db,
+      dialect.name,
+    );
+    const answers = await Promise.all(
+      claims.map(({ identity, holdId }) => service.requests.finish(identity, holdId, succeeded(4))),
+    );
+    expect(answers.map((answer) => answer.status)).toEqual(claims.map(() => 200));
+    for (const { accountId } of accounts)
+      expect(await service.gateway.balance(accountId)).toEqual({
+        balance: 88,
+        held: 0,
+        available: 88,
+      });
+    // PostgreSQL: one for all 8 rows (one per account when batches were per account).
+    expect(await accountUpdates()).toBe(dialect.name === 'postgres' ? 1 : 24);
+  });
+
+  it('two instances batching claims and captures of the same accounts in opposite orders never roll a batch back (no deadlock)', async () => {
+    const rolledBack: unknown[] = [];
+    const service = await moneyService(dialect, 0, {
+      warn: (_fields: unknown, message: unknown) => rolledBack.push(message),
+    });
+    gateway = service.gateway;
+    const accounts = await Promise.all(
+      Array.from({ length: 6 }, () => service.gateway.account(1_000)),
+    );
+    const instances = [service.requests, service.another()];
+    // Each instance sends its requests in its own order of the accounts (the second reversed),
+    // so batches meet on the same rows, claims and captures at once, round after round.
+    const run = async (requests: RequestService, order: typeof accounts) => {
+      for (let round = 0; round < 5; round += 1)
+        await Promise.all(
+          order.map(async (of) => {
+            const identity = service.identity(false, of);
+            const claim = await requests.claim(identity, { amount: 3, priceVersion: 'v1' });
+            if (claim.kind !== 'claimed') throw new Error(`not claimed: ${claim.kind}`);
+            return (await requests.finish(identity, claim.holdId, succeeded(2))).status;
+          }),
+        );
+    };
+    await Promise.all([run(instances[0]!, accounts), run(instances[1]!, [...accounts].reverse())]);
+    expect(rolledBack).toEqual([]);
+    for (const { accountId } of accounts)
+      expect(await service.gateway.balance(accountId)).toEqual({
+        balance: 980,
+        held: 0,
+        available: 980,
+      });
   });
 
   it('charges a capture above its hold by the single rules, beside a batch: awaiting funds when the extra is short', async () => {

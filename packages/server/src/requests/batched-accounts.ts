@@ -1,0 +1,113 @@
+import { sql, type Kysely } from 'kysely';
+import {
+  budgetWindowStartSql,
+  spentInWindowSql,
+  type WindowSlots,
+} from '../budgets/budget-ledger.js';
+import type { AccountTable, Database } from '../store/schema.js';
+
+/**
+ * The account rows of a batch that spans several accounts (batched-admission.ts,
+ * batched-capture.ts): locked together in one statement, in one fixed order, then updated
+ * together in one statement, each row by its own sum with a single movement's guards.
+ *
+ * Why the fixed order: two transactions that lock the same rows in different orders can wait
+ * on each other in a circle (a deadlock, one of them aborted). Every batch, on every instance,
+ * locks its accounts sorted by id, after its records or holds and before any key; a single
+ * claim or capture locks one account. A multi-row UPDATE alone would lock its rows in whatever
+ * order its plan visits them, so the rows are locked first by `select ... order by id for no
+ * key update` (PostgreSQL locks the rows of such a select as it returns them, after the sort).
+ */
+
+/** The batches' lane (util/keyed-batcher.ts): one for all accounts of this instance. */
+export const ALL_ACCOUNTS = 'all accounts';
+
+/** An account row as the admission decides on it, locked. */
+export type LockedAccount = Pick<
+  AccountTable,
+  | 'id'
+  | 'balance'
+  | 'held'
+  | 'budget_limit'
+  | 'budget_window'
+  | 'budget_window_start'
+  | 'budget_spent'
+> & { readonly spent_in_window: number };
+
+/** Locks `ids` (distinct) in id order; from here every other writer of them waits for us. */
+export async function lockAccounts(
+  trx: Kysely<Database>,
+  ids: readonly string[],
+  windows: WindowSlots,
+): Promise<Map<string, LockedAccount>> {
+  const rows = await trx
+    .selectFrom('accounts')
+    .select([
+      'id',
+      'balance',
+      'held',
+      'budget_limit',
+      'budget_window',
+      'budget_window_start',
+      'budget_spent',
+      spentInWindowSql(windows).as('spent_in_window'),
+    ])
+    .where('id', 'in', ids)
+    .orderBy('id')
+    // The mode an UPDATE of the row's other columns takes (a single claim's), not `for update`,
+    // which would also make the foreign-key checks of other transactions' new rows naming
+    // these accounts (a key, a task, a top-up's journal entry) wait for the batch.
+    .forNoKeyUpdate()
+    .execute();
+  return new Map(rows.map((row) => [row.id, row]));
+}
+
+/**
+ * Adds each account's sum to its `held`, with the guards of a single hold (billing/ledger.ts
+ * `reserveAvailable`) on the sum; returns the ids it updated (a guard that refused leaves one
+ * out: the caller rolls back).
+ */
+export async function reserveOnAccounts(
+  trx: Kysely<Database>,
+  sums: ReadonlyMap<string, number>,
+  windows: WindowSlots,
+): Promise<Set<string>> {
+  const values = [...sums].map(
+    ([id, amount]) => sql`(cast(${id} as text), cast(${amount} as bigint))`,
+  );
+  const spent = spentInWindowSql(windows);
+  const result = await sql<{ id: string }>`update accounts set held = held + v.amount,
+      budget_spent = ${spent}, budget_window_start = ${budgetWindowStartSql(windows)}
+    from (values ${sql.join(values)}) as v (id, amount)
+    where accounts.id = v.id and balance - held >= v.amount
+      and (budget_limit is null or ${spent} + held + v.amount <= budget_limit)
+    returning accounts.id`.execute(trx);
+  return new Set(result.rows.map((row) => row.id));
+}
+
+/**
+ * Charges each account `charge` out of `unheld` released from its holds (billing/ledger.ts
+ * `chargeHeld` with no extra: each charge is within its holds); returns the ids it updated.
+ */
+export async function chargeAccounts(
+  trx: Kysely<Database>,
+  sums: ReadonlyMap<string, { readonly charge: number; readonly unheld: number }>,
+  windows: WindowSlots,
+): Promise<Set<string>> {
+  const values = [...sums].map(
+    ([id, sum]) =>
+      sql`(cast(${id} as text), cast(${sum.charge} as bigint), cast(${sum.unheld} as bigint))`,
+  );
+  const result = await sql<{ id: string }>`update accounts set balance = balance - v.charge,
+      held = held - v.unheld, budget_spent = ${spentInWindowSql(windows)} + v.charge,
+      budget_window_start = ${budgetWindowStartSql(windows)}
+    from (values ${sql.join(values)}) as v (id, charge, unheld)
+    where accounts.id = v.id and balance - held >= 0
+    returning accounts.id`.execute(trx);
+  return new Set(result.rows.map((row) => row.id));
+}
+
+/** The distinct values of `of` over `items`, sorted (statements and key locks in one order). */
+export function sortedDistinct<Item>(items: readonly Item[], of: (item: Item) => string): string[] {
+  return [...new Set(items.map(of))].sort();
+}
