@@ -5,6 +5,8 @@ import type { Principal } from '../auth/key-service.js';
 import type { H3VideoSource } from '../config/schema.js';
 import { ApiError, invalidInput } from '../errors/api-error.js';
 import type { Database } from '../store/schema.js';
+import { storedInputOf } from '../tasks/task-family.js';
+import { h3Family } from './h3-family.js';
 import type { H3Reference, H3Request } from './h3-input.js';
 
 /** What each role's asset must be, by its bytes (probed at upload). */
@@ -124,8 +126,10 @@ async function readSource(db: Kysely<Database>, principal: Principal, taskId: st
     .executeTakeFirst();
   if (task === undefined || task.key_id !== principal.keyId)
     throw new ApiError('TASK_NOT_FOUND', 'no such task', 'source_task_id');
-  const action =
-    task.kind === 'h3' ? (JSON.parse(task.input) as { action: string }).action : undefined;
+  // Parsed with the schema that wrote it: a source row that fails it is a `CorruptTaskRow`,
+  // answered like a caller's read of a corrupt task (500, the reason in the log only) before
+  // anything is held or created — never a video source guessed from garbage.
+  const action = task.kind === 'h3' ? storedInputOf(h3Family, task).action : undefined;
   if (task.kind === 'image' || action === 'understand')
     throw invalidInput(
       'source_task_id',

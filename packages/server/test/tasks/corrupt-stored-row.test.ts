@@ -2,6 +2,7 @@ import { afterEach, expect, it, vi } from 'vitest';
 import { OpenAiVideos } from '../../src/providers/openai-compatible/videos.js';
 import { describeEachDialect } from '../helpers/dialects.js';
 import { ADMIN_TOKEN, startGateway, type TestGateway } from '../helpers/gateway.js';
+import { countCreated, h3Quote, settledH3, submitBody, type H3Input } from '../helpers/h3.js';
 import { finishedTask, workUntil, type TaskBody } from '../helpers/tasks.js';
 
 const BALANCE = 100_000_000;
@@ -213,5 +214,40 @@ describeEachDialect('a corrupted task row on $name', (dialect) => {
       held: 0,
       available: BALANCE,
     });
+  });
+
+  it('an H3 source task whose stored input fails its schema is refused as a source: 500, nothing created, held or charged', async () => {
+    gateway = await startGateway(dialect);
+    const client = gateway;
+    const { key, accountId } = await client.account(BALANCE);
+    const source = await settledH3(client, key, {
+      action: 'generate',
+      prompt: 'a fox in snow',
+      parameters: { resolution: '480p', ratio: '16:9', duration: 4 },
+    });
+    const regenerate: H3Input = { action: 'regenerate', source_task_id: source.id };
+    // Quoted while the source was readable: the submit below echoes a valid quote.
+    const quote = await h3Quote(client, key, regenerate);
+    for (const garbage of ['{}', '{"action":5}']) {
+      await client.services.store.db
+        .updateTable('tasks')
+        .set({ input: garbage })
+        .where('id', '=', source.id)
+        .execute();
+      const before = { ...(await countCreated(client)), balance: await client.balance(accountId) };
+      for (const body of [
+        submitBody(regenerate, quote),
+        { model: 'sim-h3', ...regenerate, operation: 'quote' },
+      ]) {
+        const answer = await client.call('POST', '/v1/h3/tasks', { key, body });
+        // The answer of a caller's read of a corrupt task: never a source guessed from garbage.
+        expect(answer.statusCode, answer.body).toBe(500);
+        expect(answer.json()).toMatchObject({ error: { code: 'INTERNAL_ERROR' } });
+        expect(answer.body).not.toContain(garbage);
+      }
+      expect({ ...(await countCreated(client)), balance: await client.balance(accountId) }).toEqual(
+        before,
+      );
+    }
   });
 });
