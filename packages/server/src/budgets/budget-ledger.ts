@@ -51,6 +51,19 @@ export interface BudgetRefusal {
   readonly resetsAt: number | null;
 }
 
+/**
+ * The columns an account's admission is judged on (its money and its budget): read by the single
+ * claim's refusal and by the batched claims' locked rows (requests/batched-accounts.ts) alike.
+ */
+export const ACCOUNT_MONEY_COLUMNS = [
+  'balance',
+  'held',
+  'budget_limit',
+  'budget_window',
+  'budget_window_start',
+  'budget_spent',
+] as const;
+
 /** The budget columns of an account or key row, as the store returns them. */
 export interface BudgetColumns {
   budget_limit: number | null;
@@ -103,14 +116,7 @@ export async function refusalOf(
   if (input.scope === 'account') {
     const row = await trx
       .selectFrom('accounts')
-      .select([
-        'balance',
-        'held',
-        'budget_limit',
-        'budget_window',
-        'budget_window_start',
-        'budget_spent',
-      ])
+      .select(ACCOUNT_MONEY_COLUMNS)
       .where('id', '=', input.id)
       .executeTakeFirst();
     if (row === undefined) return { kind: 'insufficient_funds' };

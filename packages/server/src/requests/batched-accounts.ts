@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import {
+  ACCOUNT_MONEY_COLUMNS,
   budgetWindowStartSql,
   spentInWindowSql,
   type WindowSlots,
@@ -42,16 +43,7 @@ export async function lockAccounts(
 ): Promise<Map<string, LockedAccount>> {
   const rows = await trx
     .selectFrom('accounts')
-    .select([
-      'id',
-      'balance',
-      'held',
-      'budget_limit',
-      'budget_window',
-      'budget_window_start',
-      'budget_spent',
-      spentInWindowSql(windows).as('spent_in_window'),
-    ])
+    .select(['id', ...ACCOUNT_MONEY_COLUMNS, spentInWindowSql(windows).as('spent_in_window')])
     .where('id', 'in', ids)
     .orderBy('id')
     // The mode an UPDATE of the row's other columns takes (a single claim's), not `for update`,
