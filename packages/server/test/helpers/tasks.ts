@@ -1,3 +1,4 @@
+import { expect } from 'vitest';
 import type { LightMyRequestResponse } from 'fastify';
 import type { TestGateway } from './gateway.js';
 
@@ -61,4 +62,23 @@ export function settleBodyOf(task: TaskBody) {
 
 export function json<T>(response: LightMyRequestResponse): T {
   return response.json<T>();
+}
+
+/**
+ * A settled task charged its account exactly its actual amount (more than nothing), once, with
+ * nothing left held: the balance is `opening` less that amount.
+ */
+export async function expectChargedActualOnce(
+  client: TestGateway,
+  accountId: string,
+  opening: number,
+  task: { billing: { actual_amount?: number | null } },
+): Promise<void> {
+  const charged = task.billing.actual_amount ?? 0;
+  expect(charged).toBeGreaterThan(0);
+  expect(await client.balance(accountId)).toEqual({
+    balance: opening - charged,
+    held: 0,
+    available: opening - charged,
+  });
 }

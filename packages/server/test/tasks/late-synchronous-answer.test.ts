@@ -5,7 +5,12 @@ import { OpenAiImages } from '../../src/providers/openai-compatible/images.js';
 import { describeEachDialect } from '../helpers/dialects.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { png } from '../helpers/media.js';
-import { settleBodyOf, workUntil, type TaskBody } from '../helpers/tasks.js';
+import {
+  settleBodyOf,
+  workUntil,
+  type TaskBody,
+  expectChargedActualOnce,
+} from '../helpers/tasks.js';
 
 const BALANCE = 100_000_000;
 const LEASE_MS = 300;
@@ -117,13 +122,7 @@ describeEachDialect('a late synchronous answer on $name', (dialect) => {
       body: settleBodyOf(task),
     });
     expect(settled.statusCode, settled.body).toBe(200);
-    const charged = task.billing.actual_amount ?? 0;
-    expect(charged).toBeGreaterThan(0);
-    expect(await client.balance(accountId)).toEqual({
-      balance: BALANCE - charged,
-      held: 0,
-      available: BALANCE - charged,
-    });
+    await expectChargedActualOnce(client, accountId, BALANCE, task);
     expect(submissions).toHaveBeenCalledTimes(1);
   }, 60_000);
 

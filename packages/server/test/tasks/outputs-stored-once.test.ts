@@ -8,7 +8,7 @@ import { describeEachDialect } from '../helpers/dialects.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { h3QuoteAndSubmit, h3SettleBody } from '../helpers/h3.js';
 import { mp4 } from '../helpers/media.js';
-import { workUntil } from '../helpers/tasks.js';
+import { workUntil, expectChargedActualOnce } from '../helpers/tasks.js';
 
 const BALANCE = 100_000_000;
 const VIDEO_URL = 'https://cdn.example/video-1.mp4';
@@ -132,13 +132,7 @@ describeEachDialect('outputs stored by a step whose finish failed on $name', (di
       });
       expect(settled.statusCode, settled.body).toBe(200);
       expect(settled.json<H3Task>().asset_id).toBe(assets[0]?.id);
-      const charged = task.billing.actual_amount ?? 0;
-      expect(charged).toBeGreaterThan(0);
-      expect(await client.balance(accountId)).toEqual({
-        balance: BALANCE - charged,
-        held: 0,
-        available: BALANCE - charged,
-      });
+      await expectChargedActualOnce(client, accountId, BALANCE, task);
     },
     60_000,
   );

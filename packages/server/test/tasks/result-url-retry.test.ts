@@ -8,7 +8,12 @@ import { describeEachDialect } from '../helpers/dialects.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { h3QuoteAndSubmit } from '../helpers/h3.js';
 import { mp4, png } from '../helpers/media.js';
-import { settleBodyOf, workUntil, type TaskBody } from '../helpers/tasks.js';
+import {
+  settleBodyOf,
+  workUntil,
+  type TaskBody,
+  expectChargedActualOnce,
+} from '../helpers/tasks.js';
 
 const BALANCE = 100_000_000;
 const RESULT_URL = 'https://cdn.example/result-1.png';
@@ -118,13 +123,7 @@ describeEachDialect('a foreign result URL whose download fails on $name', (diale
     const delivered = settled.json<TaskBody>();
     expect(delivered.outputs).toHaveLength(1);
     expect(delivered.outputs?.[0]?.media_type).toBe('image/png');
-    const charged = task.billing.actual_amount ?? 0;
-    expect(charged).toBeGreaterThan(0);
-    expect(await client.balance(accountId)).toEqual({
-      balance: BALANCE - charged,
-      held: 0,
-      available: BALANCE - charged,
-    });
+    await expectChargedActualOnce(client, accountId, BALANCE, task);
   }, 60_000);
 
   it('a result URL that always fails ends in the operator queue after the bound, URL and hold kept', async () => {
