@@ -16,6 +16,12 @@ export type DialectName = 'sqlite' | 'postgres';
 export interface Store {
   readonly db: Kysely<Database>;
   readonly dialect: DialectName;
+  /**
+   * PostgreSQL: the same pool seen through a dialect whose introspection reads this store's
+   * schema only (migration-dialect.ts); a Migrator must run on it, or another schema dropped
+   * meanwhile fails it. Absent on SQLite (migrate on `db`).
+   */
+  readonly migrationDb?: Kysely<Database>;
   close(): Promise<void>;
 }
 
@@ -50,7 +56,7 @@ const CONNECT_TIMEOUT_MS = 5_000;
 
 /** Opens the database and applies every pending migration. */
 export async function openStore(options: StoreOptions): Promise<Store> {
-  const store: Store & { migrationDb?: Kysely<Database> } = options.url.startsWith('postgres')
+  const store: Store = options.url.startsWith('postgres')
     ? await openPostgres(options)
     : openSqlite(options.url, options.checkpointWorker ?? true);
   try {

@@ -32,7 +32,8 @@ describeEachDialect('the hot-path schema migration on $name', (dialect) => {
             ?.name
         : undefined;
     return new Migrator({
-      db: store.db,
+      // Its own schema's tables only (another suite may drop its schema meanwhile).
+      db: store.migrationDb ?? store.db,
       provider: migrationProvider,
       ...(schema === undefined ? {} : { migrationTableSchema: schema }),
     });

@@ -252,7 +252,9 @@ describeEachDialect('the money-bounds migration on $name', (dialect) => {
               ?.name
           : undefined;
       const migrator = new Migrator({
-        db: store.db,
+        // Its own schema's tables only: Kysely's introspection of every schema fails when
+        // another suite drops one meanwhile (schema "t_…" does not exist).
+        db: store.migrationDb ?? store.db,
         provider: migrationProvider,
         ...(schema === undefined ? {} : { migrationTableSchema: schema }),
       });
