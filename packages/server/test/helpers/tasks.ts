@@ -66,14 +66,14 @@ export function json<T>(response: LightMyRequestResponse): T {
 
 /**
  * A settled task charged its account exactly its actual amount (more than nothing), once, with
- * nothing left held: the balance is `opening` less that amount.
+ * nothing left held: the balance is `opening` less that amount, which it returns.
  */
 export async function expectChargedActualOnce(
   client: TestGateway,
   accountId: string,
   opening: number,
   task: { billing: { actual_amount?: number | null } },
-): Promise<void> {
+): Promise<number> {
   const charged = task.billing.actual_amount ?? 0;
   expect(charged).toBeGreaterThan(0);
   expect(await client.balance(accountId)).toEqual({
@@ -81,4 +81,5 @@ export async function expectChargedActualOnce(
     held: 0,
     available: opening - charged,
   });
+  return charged;
 }

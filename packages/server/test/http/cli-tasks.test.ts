@@ -4,7 +4,13 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { OpenAiVideos } from '../../src/providers/openai-compatible/videos.js';
 import { shortTimeoutsConfig, startGateway, type TestGateway } from '../helpers/gateway.js';
-import { finishedTask, settleBodyOf, workUntil, type TaskBody } from '../helpers/tasks.js';
+import {
+  finishedTask,
+  settleBodyOf,
+  workUntil,
+  type TaskBody,
+  expectChargedActualOnce,
+} from '../helpers/tasks.js';
 import { cliIn, type CliResult } from '../helpers/processes.js';
 
 const BALANCE = 100_000_000;
@@ -270,13 +276,7 @@ describe('tollgate tasks (operator CLI)', () => {
       body: settleBodyOf(done),
     });
     expect(settled.statusCode, settled.body).toBe(200);
-    const charged = done.billing.actual_amount ?? 0;
-    expect(charged).toBeGreaterThan(0);
-    expect(await client.balance(accountId)).toEqual({
-      balance: BALANCE - charged,
-      held: 0,
-      available: BALANCE - charged,
-    });
+    const charged = await expectChargedActualOnce(client, accountId, BALANCE, done);
     expect((await cli('tasks', 'show', task.id)).json).toMatchObject({
       status: 'succeeded',
       billing: { state: 'settled', settled_amount: charged },

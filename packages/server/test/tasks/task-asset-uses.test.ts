@@ -3,7 +3,13 @@ import { afterEach, expect, it } from 'vitest';
 import { describeEachDialect } from '../helpers/dialects.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { png } from '../helpers/media.js';
-import { finishedTask, settleBodyOf, workUntil, type TaskBody } from '../helpers/tasks.js';
+import {
+  finishedTask,
+  settleBodyOf,
+  workUntil,
+  type TaskBody,
+  expectChargedActualOnce,
+} from '../helpers/tasks.js';
 
 const BALANCE = 100_000_000;
 /** The refusal names the field (`assetIds`, or the offending item, `assetIds.0`). */
@@ -83,13 +89,7 @@ describeEachDialect('assets used by a task on $name', (dialect) => {
       body: settleBodyOf(done),
     });
     expect(settled.statusCode, settled.body).toBe(200);
-    const charged = done.billing.actual_amount ?? 0;
-    expect(charged).toBeGreaterThan(0);
-    expect(await client.balance(accountId)).toEqual({
-      balance: BALANCE - charged,
-      held: 0,
-      available: BALANCE - charged,
-    });
+    await expectChargedActualOnce(client, accountId, BALANCE, done);
   }, 30_000);
 
   it('an asset of a failed task can be deleted once the task failed', async () => {
