@@ -117,7 +117,8 @@ export async function taskFlowInBrowser(input: {
   await expect
     .poll(() => page.locator('[data-figure="spend-today"] .amount').textContent())
     .toBe('¥0.01');
-  expect(await page.locator('[data-figure="open-tasks"] a').textContent()).toBe('0');
+  // Each figure loads on its own ("…" until then): the open-task count may come after the spend.
+  await expect.poll(() => page.locator('[data-figure="open-tasks"] a').textContent()).toBe('0');
   await inspect(page, `${language}-overview-spend`);
   return { taskId, assetId };
 }

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeEachDialect } from '../helpers/dialects.js';
-import { ADMIN_TOKEN, startGateway, type TestGateway } from '../helpers/gateway.js';
+import { ADMIN_TOKEN, manualClock, startGateway, type TestGateway } from '../helpers/gateway.js';
 
 interface Page {
   object: string;
@@ -34,7 +34,10 @@ describeEachDialect('GET /admin/v1/accounts on $name', (dialect) => {
   };
 
   beforeAll(async () => {
-    gateway = await startGateway(dialect);
+    // Accounts made in one millisecond tie on created_at and then order by their random id part:
+    // a clock that moves a second per account makes "newest first" one answer (a CI run failed on it).
+    const clock = manualClock(Date.now());
+    gateway = await startGateway(dialect, { clock });
     for (const email of [
       'alice@example.test',
       'bob@example.test',
@@ -44,6 +47,7 @@ describeEachDialect('GET /admin/v1/accounts on $name', (dialect) => {
     ]) {
       const account = await gateway.admin('POST', '/admin/v1/accounts', { email });
       ids[email.toLowerCase()] = String(account['id']);
+      clock.advance(1000);
     }
   });
   afterAll(async () => {
