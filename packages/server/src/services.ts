@@ -99,6 +99,8 @@ export interface ServiceOptions {
   readonly stripe?: StripeSettings | undefined;
   /** Task worker settings (tests: faults, short leases). */
   readonly worker?: Omit<WorkerOptions, 'owner'>;
+  /** Keys the key service remembers at most (tests: a few; default auth/key-service.ts). */
+  readonly maxCachedKeys?: number;
 }
 
 export interface Services extends AppDeps {
@@ -237,6 +239,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       config.key_cache_ttl_ms,
       (error) => logger.warn({ err: error }, 'last-used update failed'),
       config.budget_time_zone,
+      options.maxCachedKeys,
     );
     const changeFeed =
       store.dialect === 'postgres' && (options.listenForChanges ?? true)

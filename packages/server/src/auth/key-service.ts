@@ -85,8 +85,8 @@ function parseAllowedIps(value: unknown): string | null {
 /** The longest an old key keeps working after a rotation. */
 const MAX_ROTATION_OVERLAP_SECONDS = 7 * 24 * 3600;
 
-/** Keys remembered in memory at most (authentications and last-used writes each). */
-const MAX_CACHED_KEYS = 50_000;
+/** Keys remembered in memory at most (authentications and last-used writes each), by default. */
+export const MAX_CACHED_KEYS = 50_000;
 
 /** Last-used times are written at most this often per key, off the request path. */
 const LAST_USED_WRITE_INTERVAL_MS = 60_000;
@@ -110,8 +110,11 @@ export class KeyService {
    * served until the TTL ran out.
    */
   private evictions = 0;
-  /** When each key's last use was last written; bounded like the cache (a forgotten key is written again). */
-  private readonly lastUsedWritten = new LRUCache<string, number>({ max: MAX_CACHED_KEYS });
+  /**
+   * When each key's last use was last written; bounded like the cache (a forgotten key is written
+   * again), so a flood of distinct keys cannot grow the process without end.
+   */
+  private readonly lastUsedWritten: LRUCache<string, number>;
   private readonly knownModels: ReadonlySet<string>;
 
   /** `modelIds`: the configured models, the only ids an allowlist (`models`) may name. */
@@ -123,10 +126,13 @@ export class KeyService {
     cacheTtlMs: number,
     private readonly onBackgroundError: (error: unknown) => void = () => {},
     private readonly budgetTimeZone: string = DEFAULT_BUDGET_TIME_ZONE,
+    /** Keys remembered at most, in each of the two maps (tests make it small). */
+    maxCachedKeys: number = MAX_CACHED_KEYS,
   ) {
     this.knownModels = new Set(modelIds);
+    this.lastUsedWritten = new LRUCache({ max: maxCachedKeys });
     this.cache = new LRUCache({
-      max: MAX_CACHED_KEYS,
+      max: maxCachedKeys,
       ttl: Math.max(cacheTtlMs, 1),
       ttlAutopurge: false,
     });
