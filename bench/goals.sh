@@ -9,8 +9,10 @@
 #   bench/goals.sh --rounds 1            # extra flags go to the harness (the last one wins)
 #   bench/goals.sh --compare before=packages/server/dist-before
 #                                        # also measure an earlier build (a copy of
-#                                        # packages/server/dist taken before a change) as target
-#                                        # tollgate-before, same run, SQLite; repeatable
+#                                        # packages/server/dist taken before a change) as targets
+#                                        # tollgate-before (SQLite) and tollgate-before-postgres
+#                                        # (unless --no-postgres, on a database of its own), same
+#                                        # run; repeatable
 #   bench/goals.sh --no-postgres         # SQLite only
 #   bench/goals.sh --smoke               # a second per phase: checks it runs, judges no timing (CI)
 #
@@ -34,9 +36,19 @@ done
 HARNESS=$(bench/harness.sh)
 WORK=$(mktemp -d /tmp/tollgate-goals.XXXXXX)
 PG_SERVER=${TOLLGATE_GOALS_PG_URL:-postgres://postgres@127.0.0.1:5432}
-PG_DATABASE=tollgate_goals_$$
-PG_CREATED=0
-cleanup() { if [ "$PG_CREATED" = 1 ]; then psql -q "$PG_SERVER/postgres" -c "DROP DATABASE IF EXISTS $PG_DATABASE" >/dev/null 2>&1 || true; fi; }
+PG_DATABASES=()
+cleanup() {
+  for database in ${PG_DATABASES[@]+"${PG_DATABASES[@]}"}; do
+    psql -q "$PG_SERVER/postgres" -c "DROP DATABASE IF EXISTS $database" >/dev/null 2>&1 || true
+  done
+}
+# A fresh PostgreSQL database for one target, dropped when the run ends; prints its URL.
+new_pg_database() {
+  local database=tollgate_goals_$$_$1
+  psql -q "$PG_SERVER/postgres" -c "CREATE DATABASE $database" >/dev/null
+  PG_DATABASES+=("$database")
+  NEW_PG_URL=$PG_SERVER/$database
+}
 trap cleanup EXIT
 npm run build --silent
 . bench/lib.sh
@@ -68,10 +80,16 @@ for compared in ${COMPARE[@]+"${COMPARE[@]}"}; do
   PORT_NEXT=$((PORT_NEXT + 1))
 done
 if [ "$POSTGRES" = 1 ]; then
-  psql -q "$PG_SERVER/postgres" -c "CREATE DATABASE $PG_DATABASE" >/dev/null
-  PG_CREATED=1
+  new_pg_database main
   add_target tollgate-postgres 18296 "$REPO/packages/server/dist" "Tollgate, full accounting, PostgreSQL" \
-    "$WORK/postgres" "$PG_SERVER/$PG_DATABASE"
+    "$WORK/postgres" "$NEW_PG_URL"
+  for compared in ${COMPARE[@]+"${COMPARE[@]}"}; do
+    name=${compared%%=*} dist=$(cd "${compared#*=}" && pwd)
+    new_pg_database "$name"
+    add_target "tollgate-$name-postgres" "$PORT_NEXT" "$dist" "Tollgate, build $dist, PostgreSQL" \
+      "$WORK/$name-postgres" "$NEW_PG_URL"
+    PORT_NEXT=$((PORT_NEXT + 1))
+  done
 fi
 (IFS=,; echo "{ \"targets\": [ ${TARGETS[*]} ] }") > "$WORK/targets.json"
 

@@ -4,6 +4,9 @@
 // requests of one account serialise on its balance row through each commit's WAL flush.
 //   node bench/many-accounts.mjs --url http://127.0.0.1:18294 --admin-token T --accounts 64
 //     [--connections 64] [--seconds 10] [--pid <gateway pid>]
+//     --url A,B,C --pid a,b,c      several instances of one store: each connection's requests
+//                                  go round the instances (the accounts are made through the
+//                                  first); the CPU figure is all instances' together
 //     [--pg-url postgres://...]   commits and WAL syncs per request (pg_stat_database, pg_stat_wal)
 //     [--counts FILE]             statements per request (bench/count-pg-statements.mjs's file)
 import { randomUUID } from 'node:crypto';
@@ -14,11 +17,14 @@ import { Pool } from 'undici';
 import { parseFlags } from './lib.mjs';
 
 const flags = parseFlags();
-const base = flags.url ?? 'http://127.0.0.1:18294';
+const bases = (flags.url ?? 'http://127.0.0.1:18294').split(',');
 const accounts = Number(flags.accounts ?? 64);
 const connections = Number(flags.connections ?? 64);
 const seconds = Number(flags.seconds ?? 10);
-const pool = new Pool(base, { connections, pipelining: 1 });
+const pools = bases.map(
+  (base) => new Pool(base, { connections: Math.ceil(connections / bases.length), pipelining: 1 }),
+);
+const pool = pools[0];
 const admin = {
   authorization: `Bearer ${flags['admin-token']}`,
   'content-type': 'application/json',
@@ -56,8 +62,12 @@ const body = JSON.stringify({
 });
 const cpuSeconds = () => {
   if (flags.pid === undefined) return Number.NaN;
-  const fields = readFileSync(`/proc/${flags.pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
+  let total = 0;
+  for (const pid of String(flags.pid).split(',')) {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    total += (Number(fields[11]) + Number(fields[12])) / 100;
+  }
+  return total;
 };
 // PostgreSQL's counters: this database's commits (only the gateway uses it), the server's WAL
 // syncs. Backends report them about once a second, so a phase's figures are about right.
@@ -99,9 +109,12 @@ setTimeout(() => {
 await Promise.all(
   Array.from({ length: connections }, async (_, connection) => {
     const authorization = `Bearer ${keys[connection % accounts]}`;
+    // Each connection's requests go round the instances, so every account meets all of them.
+    let sent = connection;
     while (Date.now() < end) {
       const started = performance.now();
-      const response = await pool.request({
+      sent += 1;
+      const response = await pools[sent % pools.length].request({
         method: 'POST',
         path: '/v1/chat/completions',
         headers: {
@@ -148,6 +161,7 @@ const at = (q) =>
   latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? NaN;
 console.log(
   JSON.stringify({
+    instances: pools.length,
     accounts,
     connections,
     requestsPerSecond: Math.round(latencies.length / seconds),
@@ -159,6 +173,6 @@ console.log(
     ...statements,
   }),
 );
-await pool.close();
+await Promise.all(pools.map((instancePool) => instancePool.close()));
 // A failed answer means the figures are not the accounted path's: fail the run.
 if (errors > 0 || latencies.length === 0) process.exitCode = 1;

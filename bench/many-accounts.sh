@@ -7,6 +7,10 @@
 #   TOLLGATE_BENCH_BATCH_MONEY=false ...         # PostgreSQL without batched admission (to compare)
 #   BENCH_PORT=18394 UPSTREAM_PORT=18100 ...     # other ports (defaults 18294, 18000)
 #   TOLLGATE_DIST=packages/server/dist-before ... # another build (copied before a change); no build
+#   BENCH_INSTANCES=3 TOLLGATE_DATABASE_URL=postgres://... bench/many-accounts.sh
+#                                                # three instances of one database, all on CPU 0 (the
+#                                                # one core a single instance has): the client sends
+#                                                # each connection's requests round the instances
 #   BENCH_COUNT_PG=1 ...                         # also count the gateway's statements per request
 #                                                # (bench/count-pg-statements.mjs; costs some CPU)
 # On PostgreSQL each phase also reports commits and WAL syncs per request (pg_stat_database,
@@ -18,8 +22,8 @@ ACCOUNT_COUNTS="1 64"
 if [ "${1:-}" = "--smoke" ]; then shift; set -- --seconds 1 --connections 16 "$@"; ACCOUNT_COUNTS="1 4"; fi
 HARNESS=$(bench/harness.sh)
 WORK=$(mktemp -d /tmp/tollgate-many-accounts.XXXXXX)
-GATEWAY="" MOCK=""
-trap 'kill $GATEWAY $MOCK 2>/dev/null || true; rm -rf "$WORK"' EXIT
+GATEWAYS=() MOCK=""
+trap 'kill ${GATEWAYS[@]+"${GATEWAYS[@]}"} $MOCK 2>/dev/null || true; rm -rf "$WORK"' EXIT
 DIST=${TOLLGATE_DIST:-packages/server/dist}
 [ -n "${TOLLGATE_DIST:-}" ] || npm run build --silent
 BENCH_PORT=${BENCH_PORT:-18294}
@@ -40,12 +44,24 @@ COUNTING=()
 if [ -n "${BENCH_COUNT_PG:-}" ]; then
   COUNTING=(--import "$PWD/bench/count-pg-statements.mjs"); export BENCH_PG_COUNTS=$WORK/pg-counts.json
 fi
-PORT=$BENCH_PORT LOG_LEVEL=warn NODE_ENV=production taskset -c 0 node "${COUNTING[@]}" "$DIST/main.js" > "$WORK/gateway.log" 2>&1 &
-GATEWAY=$!
-for _ in $(seq 1 50); do curl -sf -o /dev/null http://127.0.0.1:$BENCH_PORT/healthz && break; sleep 0.2; done
+INSTANCES=${BENCH_INSTANCES:-1}
+if [ "$INSTANCES" -gt 1 ] && [[ "${TOLLGATE_DATABASE_URL:-}" != postgres* ]]; then
+  echo "BENCH_INSTANCES needs TOLLGATE_DATABASE_URL=postgres://... (instances share one database)" >&2; exit 2
+fi
+if [ "$INSTANCES" -gt 1 ] && [ -n "${BENCH_COUNT_PG:-}" ]; then
+  echo "BENCH_COUNT_PG counts one instance's statements: run it with BENCH_INSTANCES=1" >&2; exit 2
+fi
+URLS=() PIDS=()
+for instance in $(seq 0 $((INSTANCES - 1))); do
+  port=$((BENCH_PORT + instance))
+  # One at a time: the first migrates the new database, the others find it migrated.
+  PORT=$port LOG_LEVEL=warn NODE_ENV=production taskset -c 0 node "${COUNTING[@]}" "$DIST/main.js" > "$WORK/gateway-$instance.log" 2>&1 &
+  GATEWAYS+=($!) PIDS+=($!) URLS+=("http://127.0.0.1:$port")
+  for _ in $(seq 1 50); do curl -sf -o /dev/null "http://127.0.0.1:$port/healthz" && break; sleep 0.2; done
+done
 for accounts in $ACCOUNT_COUNTS; do
-  taskset -c 1 node bench/many-accounts.mjs --url http://127.0.0.1:$BENCH_PORT --admin-token "$TOLLGATE_ADMIN_TOKEN" \
-    --accounts "$accounts" --connections 64 --pid "$GATEWAY" \
+  taskset -c 1 node bench/many-accounts.mjs --url "$(IFS=,; echo "${URLS[*]}")" --admin-token "$TOLLGATE_ADMIN_TOKEN" \
+    --accounts "$accounts" --connections 64 --pid "$(IFS=,; echo "${PIDS[*]}")" \
     --pg-url "${TOLLGATE_DATABASE_URL:-}" --counts "${BENCH_PG_COUNTS:-}" "$@"
 done
 export TOLLGATE_DIST=$DIST
