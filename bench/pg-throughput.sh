@@ -8,26 +8,35 @@
 #   bench/pg-throughput.sh                                    # 3 rounds, --seconds 8
 #   bench/pg-throughput.sh --rounds 5 --before packages/server/dist-before -- --seconds 8
 #   --before DIR may be given several times: each build runs on PostgreSQL in every round.
+#   bench/pg-throughput.sh --instances 3 -- --seconds 8        # also this build as 3 instances
+#                                    # of one database in every round (many-accounts.sh's
+#                                    # BENCH_INSTANCES: all on the one core a single instance has)
+#   --no-before                      # only SQLite and this build (with --instances: and N of it)
+#   bench/pg-throughput.sh --smoke   # CI: one round, SQLite, this build, 3 instances, a second
+#                                    # per phase (fails on any non-2xx or a dirty ledger)
 #   BENCH_PG_SERVER=postgres://postgres@127.0.0.1:5432 ...   # the server (default as shown)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-ROUNDS=3 BEFORE=()
+ROUNDS=3 BEFORE=() INSTANCES=1 NO_BEFORE=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --rounds) ROUNDS=$2; shift 2 ;;
     --before) BEFORE+=("$2"); shift 2 ;;
+    --instances) INSTANCES=$2; shift 2 ;;
+    --no-before) NO_BEFORE=1; shift ;;
+    --smoke) ROUNDS=1 NO_BEFORE=1 INSTANCES=3; shift; set -- -- --smoke "$@" ;;
     --) shift; break ;;
     *) break ;;
   esac
 done
 [ $# -gt 0 ] || set -- --seconds 8
-[ ${#BEFORE[@]} -gt 0 ] || BEFORE=(packages/server/dist-before)
+[ ${#BEFORE[@]} -gt 0 ] || [ "$NO_BEFORE" = 1 ] || BEFORE=(packages/server/dist-before)
 PG_SERVER=${BENCH_PG_SERVER:-postgres://postgres@127.0.0.1:5432}
 DATABASE=tollgate_pg_throughput_$$
 drop() { psql -q "$PG_SERVER/postgres" -c "DROP DATABASE IF EXISTS $DATABASE" >/dev/null 2>&1 || true; }
 trap drop EXIT
 npm run build --silent
-for dist in "${BEFORE[@]}"; do
+for dist in ${BEFORE[@]+"${BEFORE[@]}"}; do
   [ -d "$dist" ] || { echo "no build at $dist (copy packages/server/dist there before the change)" >&2; exit 1; }
 done
 run() { # label, dist, database url or empty for SQLite, then many-accounts.sh's flags
@@ -43,6 +52,9 @@ run() { # label, dist, database url or empty for SQLite, then many-accounts.sh's
 }
 for round in $(seq 1 "$ROUNDS"); do
   run sqlite packages/server/dist "" "$@"
-  for dist in "${BEFORE[@]}"; do run "postgres $(basename "$dist")" "$dist" "$PG_SERVER/$DATABASE" "$@"; done
+  for dist in ${BEFORE[@]+"${BEFORE[@]}"}; do run "postgres $(basename "$dist")" "$dist" "$PG_SERVER/$DATABASE" "$@"; done
   run "postgres dist (this build)" packages/server/dist "$PG_SERVER/$DATABASE" "$@"
+  if [ "$INSTANCES" -gt 1 ]; then
+    BENCH_INSTANCES=$INSTANCES run "postgres dist (this build) x $INSTANCES instances" packages/server/dist "$PG_SERVER/$DATABASE" "$@"
+  fi
 done

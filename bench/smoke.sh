@@ -4,7 +4,7 @@
 # a dirty ledger, so that no benchmark can silently stop working. .ci/run runs it after the tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-for bench in run goals assets many-accounts tasks profile; do
+for bench in run goals assets many-accounts pg-throughput tasks profile; do
   printf '\n=== bench/%s.sh --smoke ===\n' "$bench"
   started=$(date +%s)
   bash "bench/$bench.sh" --smoke

@@ -138,6 +138,8 @@ function queueTimedOut(ms: number): UpstreamFailure {
     ),
     null,
     'queue: timed out before sending',
+    null,
+    'gateway',
   );
 }
 
@@ -150,5 +152,7 @@ function callerGone(): UpstreamFailure {
     ),
     null,
     'queue: caller gone before sending',
+    null,
+    'gateway',
   );
 }

@@ -17,6 +17,12 @@ export class UpstreamFailure extends Error {
     readonly detail: string,
     /** The upstream's HTTP status when it answered with an error status (null otherwise). */
     readonly upstreamStatus: number | null = null,
+    /**
+     * `gateway`: it failed on this side before anything was sent (the caller left, or no
+     * connection of this instance's pool came free in time): it says nothing of the upstream's
+     * health, so no channel's circuit breaker counts it (routing/channel-router.ts).
+     */
+    readonly origin: 'upstream' | 'gateway' = 'upstream',
   ) {
     super(`${certainty}: ${detail}`);
   }

@@ -41,8 +41,11 @@ export interface ChannelStatus {
 
 /** One send on a channel (`ChannelRouter.begin`). */
 export interface ChannelSlot {
-  /** The attempt's verdict, for the channel's breaker. */
-  settle(verdict: 'succeeded' | AttemptVerdict): void;
+  /**
+   * The attempt's verdict, for the channel's breaker; `no_verdict`: the attempt failed on this
+   * side before sending and tells nothing of the channel.
+   */
+  settle(verdict: 'succeeded' | AttemptVerdict | 'no_verdict'): void;
   /** Frees the channel's concurrency slot. */
   release(): void;
 }
@@ -287,7 +290,13 @@ export class RoutedCall {
         return result;
       } catch (error) {
         const verdict = judgeAttempt(error, this.router.kindOf(channel));
-        slot.settle(verdict);
+        // A failure on this side before sending (the caller left while queued, no connection of
+        // this instance's pool free in time) is no fault of the channel: counted against it, one
+        // impatient caller or this instance's own congestion opened the breaker and turned every
+        // caller away with "no usable channel" for the cool-down.
+        slot.settle(
+          error instanceof UpstreamFailure && error.origin === 'gateway' ? 'no_verdict' : verdict,
+        );
         slot.release();
         this.note(
           channel,
