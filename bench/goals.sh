@@ -50,7 +50,7 @@ new_pg_database() {
   NEW_PG_URL=$PG_SERVER/$database
 }
 trap cleanup EXIT
-npm run build --silent
+[ -n "${TOLLGATE_BENCH_BUILT:-}" ] || npm run build --silent   # bench/smoke.sh built once
 . bench/lib.sh
 write_bench_config "$WORK/config.json"
 export TOLLGATE_CONFIG=$WORK/config.json

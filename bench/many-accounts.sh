@@ -25,7 +25,7 @@ WORK=$(mktemp -d /tmp/tollgate-many-accounts.XXXXXX)
 GATEWAYS=() MOCK=""
 trap 'kill ${GATEWAYS[@]+"${GATEWAYS[@]}"} $MOCK 2>/dev/null || true; rm -rf "$WORK"' EXIT
 DIST=${TOLLGATE_DIST:-packages/server/dist}
-[ -n "${TOLLGATE_DIST:-}" ] || npm run build --silent
+[ -n "${TOLLGATE_DIST:-}${TOLLGATE_BENCH_BUILT:-}" ] || npm run build --silent
 BENCH_PORT=${BENCH_PORT:-18294}
 export UPSTREAM_PORT=${UPSTREAM_PORT:-18000}
 cat > "$WORK/config.json" <<JSON

@@ -12,19 +12,20 @@
 #                                    # of one database in every round (many-accounts.sh's
 #                                    # BENCH_INSTANCES: all on the one core a single instance has)
 #   --no-before                      # only SQLite and this build (with --instances: and N of it)
-#   bench/pg-throughput.sh --smoke   # CI: one round, SQLite, this build, 3 instances, a second
-#                                    # per phase (fails on any non-2xx or a dirty ledger)
+#   bench/pg-throughput.sh --smoke   # CI: one round, this build on one and on 3 instances, a
+#                                    # second per phase (fails on any non-2xx or a dirty ledger;
+#                                    # SQLite's run is many-accounts.sh's own smoke)
 #   BENCH_PG_SERVER=postgres://postgres@127.0.0.1:5432 ...   # the server (default as shown)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-ROUNDS=3 BEFORE=() INSTANCES=1 NO_BEFORE=0
+ROUNDS=3 BEFORE=() INSTANCES=1 NO_BEFORE=0 SQLITE=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --rounds) ROUNDS=$2; shift 2 ;;
     --before) BEFORE+=("$2"); shift 2 ;;
     --instances) INSTANCES=$2; shift 2 ;;
     --no-before) NO_BEFORE=1; shift ;;
-    --smoke) ROUNDS=1 NO_BEFORE=1 INSTANCES=3; shift; set -- -- --smoke "$@" ;;
+    --smoke) ROUNDS=1 NO_BEFORE=1 INSTANCES=3 SQLITE=0; shift; set -- -- --smoke "$@" ;;
     --) shift; break ;;
     *) break ;;
   esac
@@ -35,7 +36,7 @@ PG_SERVER=${BENCH_PG_SERVER:-postgres://postgres@127.0.0.1:5432}
 DATABASE=tollgate_pg_throughput_$$
 drop() { psql -q "$PG_SERVER/postgres" -c "DROP DATABASE IF EXISTS $DATABASE" >/dev/null 2>&1 || true; }
 trap drop EXIT
-npm run build --silent
+[ -n "${TOLLGATE_BENCH_BUILT:-}" ] || npm run build --silent   # bench/smoke.sh built once
 for dist in ${BEFORE[@]+"${BEFORE[@]}"}; do
   [ -d "$dist" ] || { echo "no build at $dist (copy packages/server/dist there before the change)" >&2; exit 1; }
 done
@@ -51,7 +52,7 @@ run() { # label, dist, database url or empty for SQLite, then many-accounts.sh's
   fi
 }
 for round in $(seq 1 "$ROUNDS"); do
-  run sqlite packages/server/dist "" "$@"
+  if [ "$SQLITE" = 1 ]; then run sqlite packages/server/dist "" "$@"; fi
   for dist in ${BEFORE[@]+"${BEFORE[@]}"}; do run "postgres $(basename "$dist")" "$dist" "$PG_SERVER/$DATABASE" "$@"; done
   run "postgres dist (this build)" packages/server/dist "$PG_SERVER/$DATABASE" "$@"
   if [ "$INSTANCES" -gt 1 ]; then

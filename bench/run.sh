@@ -20,7 +20,7 @@ SMOKE=0
 if [ "${1:-}" = "--smoke" ]; then SMOKE=1; shift; fi
 HARNESS=$(bench/harness.sh)
 WORK=$(mktemp -d /tmp/tollgate-bench.XXXXXX)
-npm run build --silent
+[ -n "${TOLLGATE_BENCH_BUILT:-}" ] || npm run build --silent   # bench/smoke.sh built once
 
 . bench/lib.sh
 write_bench_config "$WORK/config.json"

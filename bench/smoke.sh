@@ -4,6 +4,9 @@
 # a dirty ledger, so that no benchmark can silently stop working. .ci/run runs it after the tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# One build for all of them (each script builds when run alone).
+npm run build --silent
+export TOLLGATE_BENCH_BUILT=1
 for bench in run goals assets many-accounts pg-throughput tasks profile; do
   printf '\n=== bench/%s.sh --smoke ===\n' "$bench"
   started=$(date +%s)
