@@ -11,7 +11,8 @@ REPO=$(pwd)
 WORK=$(mktemp -d /tmp/tollgate-assets-bench.XXXXXX)
 GATEWAY=""
 trap 'kill $GATEWAY 2>/dev/null || true; rm -rf "$WORK"' EXIT
-[ -n "${TOLLGATE_BENCH_BUILT:-}" ] || npm run build --silent   # bench/smoke.sh built once
+. bench/lib.sh
+build_unless_built
 export TOLLGATE_DATA_DIR=$WORK/data TOLLGATE_CONFIG=$WORK/config.json
 # Per-key limits high enough for 100 concurrent readers of one key.
 cat > "$WORK/config.json" <<JSON

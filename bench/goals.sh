@@ -42,7 +42,7 @@ cleanup() {
     psql -q "$PG_SERVER/postgres" -c "DROP DATABASE IF EXISTS $database" >/dev/null 2>&1 || true
   done
 }
-# A fresh PostgreSQL database for one target, dropped when the run ends; prints its URL.
+# A fresh PostgreSQL database for one target, dropped when the run ends; its URL in NEW_PG_URL.
 new_pg_database() {
   local database=tollgate_goals_$$_$1
   psql -q "$PG_SERVER/postgres" -c "CREATE DATABASE $database" >/dev/null
@@ -50,8 +50,8 @@ new_pg_database() {
   NEW_PG_URL=$PG_SERVER/$database
 }
 trap cleanup EXIT
-[ -n "${TOLLGATE_BENCH_BUILT:-}" ] || npm run build --silent   # bench/smoke.sh built once
 . bench/lib.sh
+build_unless_built
 write_bench_config "$WORK/config.json"
 export TOLLGATE_CONFIG=$WORK/config.json
 
@@ -72,9 +72,14 @@ add_target() { # name port dist description data-dir database-url
 LEDGERS=()
 add_target tollgate-sqlite 18295 "$REPO/packages/server/dist" "Tollgate, full accounting, SQLite" \
   "$WORK/sqlite" "sqlite:$WORK/sqlite/tollgate.sqlite"
-PORT_NEXT=18297
+# The compared builds, as "name|absolute dist", each measured on every store of the run.
+COMPARED=()
 for compared in ${COMPARE[@]+"${COMPARE[@]}"}; do
-  name=${compared%%=*} dist=$(cd "${compared#*=}" && pwd)
+  COMPARED+=("${compared%%=*}|$(cd "${compared#*=}" && pwd)")
+done
+PORT_NEXT=18297
+for compared in ${COMPARED[@]+"${COMPARED[@]}"}; do
+  IFS='|' read -r name dist <<< "$compared"
   add_target "tollgate-$name" "$PORT_NEXT" "$dist" "Tollgate, build $dist, SQLite" \
     "$WORK/$name" "sqlite:$WORK/$name/tollgate.sqlite"
   PORT_NEXT=$((PORT_NEXT + 1))
@@ -83,8 +88,8 @@ if [ "$POSTGRES" = 1 ]; then
   new_pg_database main
   add_target tollgate-postgres 18296 "$REPO/packages/server/dist" "Tollgate, full accounting, PostgreSQL" \
     "$WORK/postgres" "$NEW_PG_URL"
-  for compared in ${COMPARE[@]+"${COMPARE[@]}"}; do
-    name=${compared%%=*} dist=$(cd "${compared#*=}" && pwd)
+  for compared in ${COMPARED[@]+"${COMPARED[@]}"}; do
+    IFS='|' read -r name dist <<< "$compared"
     new_pg_database "$name"
     add_target "tollgate-$name-postgres" "$PORT_NEXT" "$dist" "Tollgate, build $dist, PostgreSQL" \
       "$WORK/$name-postgres" "$NEW_PG_URL"

@@ -1,6 +1,11 @@
 # Shell helpers shared by the benchmark scripts (sourced, not run): one benchmark configuration and
 # one way to fund a key, so that every script measures the same accounted path.
 
+# Builds the project, unless bench/smoke.sh already did for all the scripts it runs.
+build_unless_built() {
+  [ -n "${TOLLGATE_BENCH_BUILT:-}" ] || npm run build --silent
+}
+
 # Writes the benchmark configuration to $1: `gpt-4o-mini` (chat, streaming) and
 # `text-embedding-3-small` routed to the reference harness's mock (127.0.0.1:18000), and every
 # limit that could bind raised (per key, per account, upstream connections per account), so that

@@ -25,7 +25,8 @@ WORK=$(mktemp -d /tmp/tollgate-many-accounts.XXXXXX)
 GATEWAYS=() MOCK=""
 trap 'kill ${GATEWAYS[@]+"${GATEWAYS[@]}"} $MOCK 2>/dev/null || true; rm -rf "$WORK"' EXIT
 DIST=${TOLLGATE_DIST:-packages/server/dist}
-[ -n "${TOLLGATE_DIST:-}${TOLLGATE_BENCH_BUILT:-}" ] || npm run build --silent
+. bench/lib.sh
+[ -n "${TOLLGATE_DIST:-}" ] || build_unless_built
 BENCH_PORT=${BENCH_PORT:-18294}
 export UPSTREAM_PORT=${UPSTREAM_PORT:-18000}
 cat > "$WORK/config.json" <<JSON
@@ -51,17 +52,17 @@ fi
 if [ "$INSTANCES" -gt 1 ] && [ -n "${BENCH_COUNT_PG:-}" ]; then
   echo "BENCH_COUNT_PG counts one instance's statements: run it with BENCH_INSTANCES=1" >&2; exit 2
 fi
-URLS=() PIDS=()
+URLS=()
 for instance in $(seq 0 $((INSTANCES - 1))); do
   port=$((BENCH_PORT + instance))
   # One at a time: the first migrates the new database, the others find it migrated.
   PORT=$port LOG_LEVEL=warn NODE_ENV=production taskset -c 0 node "${COUNTING[@]}" "$DIST/main.js" > "$WORK/gateway-$instance.log" 2>&1 &
-  GATEWAYS+=($!) PIDS+=($!) URLS+=("http://127.0.0.1:$port")
+  GATEWAYS+=($!) URLS+=("http://127.0.0.1:$port")
   for _ in $(seq 1 50); do curl -sf -o /dev/null "http://127.0.0.1:$port/healthz" && break; sleep 0.2; done
 done
 for accounts in $ACCOUNT_COUNTS; do
   taskset -c 1 node bench/many-accounts.mjs --url "$(IFS=,; echo "${URLS[*]}")" --admin-token "$TOLLGATE_ADMIN_TOKEN" \
-    --accounts "$accounts" --connections 64 --pid "$(IFS=,; echo "${PIDS[*]}")" \
+    --accounts "$accounts" --connections 64 --pid "$(IFS=,; echo "${GATEWAYS[*]}")" \
     --pg-url "${TOLLGATE_DATABASE_URL:-}" --counts "${BENCH_PG_COUNTS:-}" "$@"
 done
 export TOLLGATE_DIST=$DIST

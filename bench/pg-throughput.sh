@@ -36,7 +36,8 @@ PG_SERVER=${BENCH_PG_SERVER:-postgres://postgres@127.0.0.1:5432}
 DATABASE=tollgate_pg_throughput_$$
 drop() { psql -q "$PG_SERVER/postgres" -c "DROP DATABASE IF EXISTS $DATABASE" >/dev/null 2>&1 || true; }
 trap drop EXIT
-[ -n "${TOLLGATE_BENCH_BUILT:-}" ] || npm run build --silent   # bench/smoke.sh built once
+. bench/lib.sh
+build_unless_built
 for dist in ${BEFORE[@]+"${BEFORE[@]}"}; do
   [ -d "$dist" ] || { echo "no build at $dist (copy packages/server/dist there before the change)" >&2; exit 1; }
 done

@@ -44,7 +44,8 @@ HARNESS=$(bench/harness.sh)
 WORK=$(mktemp -d /tmp/tollgate-profile.XXXXXX)
 GATEWAY="" MOCK=""
 trap 'kill $GATEWAY $MOCK 2>/dev/null || true' EXIT
-if [ "$BUILD" = 1 ] && [ -z "${TOLLGATE_BENCH_BUILT:-}" ]; then npm run build --silent; fi
+. bench/lib.sh
+if [ "$BUILD" = 1 ]; then build_unless_built; fi
 cat > "$WORK/config.json" <<JSON
 { "upstreams": { "mock": { "kind": "openai", "base_url": "http://127.0.0.1:$UPSTREAM_PORT/v1", "connections": 256,
                         "connections_per_account": 256 } },

@@ -20,9 +20,9 @@ SMOKE=0
 if [ "${1:-}" = "--smoke" ]; then SMOKE=1; shift; fi
 HARNESS=$(bench/harness.sh)
 WORK=$(mktemp -d /tmp/tollgate-bench.XXXXXX)
-[ -n "${TOLLGATE_BENCH_BUILT:-}" ] || npm run build --silent   # bench/smoke.sh built once
-
 . bench/lib.sh
+build_unless_built
+
 write_bench_config "$WORK/config.json"
 export TOLLGATE_CONFIG=$WORK/config.json TOLLGATE_DATA_DIR=$WORK/data
 STORE_NAME=SQLite

@@ -13,5 +13,6 @@ cd "$(dirname "$0")/.."
 if [ "${1:-}" = "--smoke" ]; then shift; set -- --tasks 10 --seconds 1 --concurrency 4 "$@"; fi
 TOLLGATE_BENCH_HARNESS=$(bench/harness.sh)
 export TOLLGATE_BENCH_HARNESS
-[ -n "${TOLLGATE_BENCH_BUILT:-}" ] || npm run build --silent   # bench/smoke.sh built once
+. bench/lib.sh
+build_unless_built
 node bench/tasks.mjs "$@"

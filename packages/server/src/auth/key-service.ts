@@ -86,7 +86,7 @@ function parseAllowedIps(value: unknown): string | null {
 const MAX_ROTATION_OVERLAP_SECONDS = 7 * 24 * 3600;
 
 /** Keys remembered in memory at most (authentications and last-used writes each), by default. */
-export const MAX_CACHED_KEYS = 50_000;
+const MAX_CACHED_KEYS = 50_000;
 
 /** Last-used times are written at most this often per key, off the request path. */
 const LAST_USED_WRITE_INTERVAL_MS = 60_000;

@@ -1,7 +1,8 @@
 import { afterEach, expect, it } from 'vitest';
 import type { ConfigFile } from '../../src/config/schema.js';
 import { describeEachDialect } from '../helpers/dialects.js';
-import { ADMIN_TOKEN, startGateway, testConfig, type TestGateway } from '../helpers/gateway.js';
+import type { ChannelStatus } from '../../src/routing/channel-router.js';
+import { startGateway, testConfig, type TestGateway } from '../helpers/gateway.js';
 
 const SLOW_MS = 1_500;
 /**
@@ -54,13 +55,7 @@ describeEachDialect('failures on the gateway side keep the channel open ($name)'
   }
 
   async function breakerOf(client: TestGateway, model: string): Promise<string | undefined> {
-    const response = await client.app.inject({
-      method: 'GET',
-      url: '/admin/v1/channels',
-      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
-    });
-    expect(response.statusCode, response.body).toBe(200);
-    const channels = response.json<{ data: { model: string; breaker: string }[] }>().data;
+    const channels = (await client.admin('GET', '/admin/v1/channels'))['data'] as ChannelStatus[];
     return channels.find((channel) => channel.model === model)?.breaker;
   }
 
@@ -98,31 +93,25 @@ describeEachDialect('failures on the gateway side keep the channel open ($name)'
     const base = await client.listen();
     const busy = await client.account(100_000_000);
     const leaving = await client.account(100_000_000);
-    const send = (key: string, input: string, signal?: AbortSignal) =>
-      fetch(`${base}/embeddings`, {
+    const post = (path: string, key: string, body: object, signal?: AbortSignal) =>
+      fetch(`${base}${path}`, {
         method: 'POST',
         headers: {
           authorization: `Bearer ${key}`,
           'content-type': 'application/json',
           'idempotency-key': crypto.randomUUID(),
         },
-        body: JSON.stringify({ model: 'sim-embed', input }),
+        body: JSON.stringify(body),
         ...(signal === undefined ? {} : { signal }),
       });
-    const slow = fetch(`${base}/chat/completions`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${busy.key}`,
-        'content-type': 'application/json',
-        'idempotency-key': crypto.randomUUID(),
-      },
-      body: JSON.stringify(slowChat),
-    });
+    const embed = (key: string, input: string, signal?: AbortSignal) =>
+      post('/embeddings', key, { model: 'sim-embed', input }, signal);
+    const slow = post('/chat/completions', busy.key, slowChat);
     await new Promise((resolve) => setTimeout(resolve, 200));
     const before = await client.balance(leaving.accountId);
     const left = [0, 1, 2].map(async (index) => {
       const controller = new AbortController();
-      const sent = send(leaving.key, `leaves ${index}`, controller.signal);
+      const sent = embed(leaving.key, `leaves ${index}`, controller.signal);
       setTimeout(() => controller.abort(), 150);
       await expect(sent).rejects.toThrow();
     });
@@ -131,7 +120,7 @@ describeEachDialect('failures on the gateway side keep the channel open ($name)'
     // The queued requests that lost their callers were never sent: nothing charged, nothing held.
     await expect.poll(() => client.balance(leaving.accountId)).toEqual(before);
     expect(await breakerOf(client, 'sim-embed')).toBe('closed');
-    const served = await send(leaving.key, 'after they left');
+    const served = await embed(leaving.key, 'after they left');
     expect(served.status, await served.clone().text()).toBe(200);
   }, 30_000);
 });
