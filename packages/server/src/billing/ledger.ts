@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import { preparedQuery } from '../store/prepared-query.js';
 import type { Database, JournalKind, JournalTable } from '../store/schema.js';
 import type { Clock, IdGenerator } from '../util/effects.js';
@@ -55,20 +55,32 @@ export const insertJournal = preparedQuery<JournalTable>((db, slot) =>
 );
 // The account's budget (if any) is checked by the same guarded update: its open holds are `held`,
 // its spend in the current window `budget_spent` (budgets/budget-ledger.ts).
+/**
+ * A money amount in a guarded update: a value, or an expression of the statement it is part of
+ * (requests/one-statement-money.ts sums the rows of its own earlier parts).
+ */
+export type AmountOf = number | RawBuilder<number>;
+
+/** The guarded update of a hold's reserve on its account (alone, batched or in one statement). */
+export function reserveAvailableUpdate(
+  db: Executor,
+  slot: { accountId: string; amount: AmountOf } & WindowSlots,
+) {
+  return db
+    .updateTable('accounts')
+    .set({
+      held: sql`held + ${slot.amount}`,
+      budget_spent: spentInWindowSql(slot),
+      budget_window_start: budgetWindowStartSql(slot),
+    })
+    .where('id', '=', slot.accountId)
+    .where(sql<boolean>`balance - held >= ${slot.amount}`)
+    .where(
+      sql<boolean>`(budget_limit is null or ${spentInWindowSql(slot)} + held + ${slot.amount} <= budget_limit)`,
+    );
+}
 export const reserveAvailable = preparedQuery<{ accountId: string; amount: number } & WindowSlots>(
-  (db, slot) =>
-    db
-      .updateTable('accounts')
-      .set({
-        held: sql`held + ${slot.amount}`,
-        budget_spent: spentInWindowSql(slot),
-        budget_window_start: budgetWindowStartSql(slot),
-      })
-      .where('id', '=', slot.accountId)
-      .where(sql<boolean>`balance - held >= ${slot.amount}`)
-      .where(
-        sql<boolean>`(budget_limit is null or ${spentInWindowSql(slot)} + held + ${slot.amount} <= budget_limit)`,
-      ),
+  reserveAvailableUpdate,
 );
 export const reserveKeyBudget = preparedQuery<{ keyId: string; amount: number } & WindowSlots>(
   (db, slot) =>
@@ -123,15 +135,15 @@ const claimOpenHoldAsCaptured = preparedQuery<
     .where('state', '=', 'open')
     .returning(['account_id', 'amount', 'request_id', 'budget_key_id']),
 );
-export const chargeHeld = preparedQuery<
-  {
-    accountId: string;
-    amount: number;
-    held: number;
-    extra: number;
-  } & WindowSlots
->((db, slot) =>
-  db
+/**
+ * The guarded update of a capture on its account: `amount` charged, `held` released, and the
+ * charge above the hold (`extra`) must be available (alone, batched or in one statement).
+ */
+export function chargeHeldUpdate(
+  db: Executor,
+  slot: { accountId: string; amount: AmountOf; held: AmountOf; extra: number } & WindowSlots,
+) {
+  return db
     .updateTable('accounts')
     .set({
       balance: sql`balance - ${slot.amount}`,
@@ -140,8 +152,16 @@ export const chargeHeld = preparedQuery<
       budget_window_start: budgetWindowStartSql(slot),
     })
     .where('id', '=', slot.accountId)
-    .where(sql<boolean>`balance - held >= ${slot.extra}`),
-);
+    .where(sql<boolean>`balance - held >= ${slot.extra}`);
+}
+export const chargeHeld = preparedQuery<
+  {
+    accountId: string;
+    amount: number;
+    held: number;
+    extra: number;
+  } & WindowSlots
+>(chargeHeldUpdate);
 /** A resolved hold gives back what it reserved against its key's budget; a capture counts. */
 export const resolveKeyBudget = preparedQuery<
   { keyId: string; held: number; spent: number } & WindowSlots

@@ -1,14 +1,15 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import {
   insertJournal,
   journalRow,
   reserveAvailable,
+  reserveAvailableUpdate,
   reserveKeyBudget,
   type LedgerEffects,
 } from '../billing/ledger.js';
 import { accountRefusalOf, refusalOf, windowStartsOf } from '../budgets/budget-ledger.js';
 import type { ApiError } from '../errors/api-error.js';
-import type { Database, HoldTable } from '../store/schema.js';
+import type { Database, HoldTable, JournalTable } from '../store/schema.js';
 import { KeyedBatcher, type BatchItem } from '../util/keyed-batcher.js';
 import {
   ALL_ACCOUNTS,
@@ -18,6 +19,7 @@ import {
 } from './batched-accounts.js';
 import type { RecordRow } from './record-view.js';
 import { insufficientFunds, overBudget } from './request-errors.js';
+import { refuseUnless, runAsOneStatement } from './one-statement.js';
 import type { NewRecord, RequestStore } from './request-store.js';
 
 /** The most claims one batch admits (bounds the multi-row statements' parameters). */
@@ -88,6 +90,12 @@ export class BatchedAdmission {
   }
 
   async #admit(batch: readonly AdmissionItem[]): Promise<void> {
+    // The usual batch, one account and no key budgets, is admitted whole in one statement or
+    // not at all (then decided claim by claim below, exactly as before).
+    if (await this.#admitInOneStatement(batch)) {
+      for (const item of batch) item.resolve({ kind: 'admitted' });
+      return;
+    }
     // Alone, a claim's own transaction is the same work with fewer statements (all prepared).
     if (batch.length === 1) {
       for (const item of batch) item.resolve({ kind: 'alone' });
@@ -219,24 +227,69 @@ export class BatchedAdmission {
     return outcomes;
   }
 
+  /**
+   * Admits every claim of the batch in ONE statement (one-statement.ts), when all are of one
+   * account and none reserves against a key budget: their records (in one sorted order, as
+   * below; a key already used fails the statement), the guarded reserve of their sum on the
+   * account (the single hold's update, `reserveAvailableUpdate`, after the records: the lock
+   * order of a single claim), their holds and journal entries. When they all fit, one at a time
+   * would admit all of them too; when not, the statement refuses and rolls back whole, and the
+   * caller decides claim by claim. Returns whether it admitted them.
+   */
+  async #admitInOneStatement(batch: readonly AdmissionItem[]): Promise<boolean> {
+    const accountId = batch[0]!.record.account_id;
+    if (batch.some((item) => item.record.account_id !== accountId || item.budgetKeyId !== null))
+      return false;
+    const sorted = [...batch].sort((a, b) => compareKeys(a.record, b.record));
+    const total = sorted.reduce((sum, item) => sum + item.record.reserve_amount, 0);
+    const { db } = this;
+    const records = db
+      .insertInto('requests')
+      .values(sorted.map((item) => item.record))
+      .returning('id');
+    const reserved = reserveAvailableUpdate(db, {
+      accountId,
+      amount: total,
+      ...windowStartsOf(this.effects),
+    })
+      // Read first, so the records are written before the account row is locked.
+      .where(sql<number>`(select count(*) from new_records)`, '=', sorted.length)
+      .returning('id');
+    const { holds, journal } = this.#holdRows(sorted);
+    return runAsOneStatement(
+      db,
+      sql`with new_records as (${records}), reserved as (${reserved}),
+        new_holds as (${db.insertInto('holds').values(holds)}),
+        new_entries as (${db.insertInto('journal').values(journal)})
+        ${refuseUnless(sql`exists (select 1 from reserved)`, 'the batch does not fit the account')}`,
+      sorted.length,
+      this.onAlone,
+    );
+  }
+
+  /** The holds of admitted claims and their journal entries. */
+  #holdRows(admitted: readonly AdmissionItem[]): { holds: HoldTable[]; journal: JournalTable[] } {
+    const now = this.effects.clock.now();
+    return {
+      holds: admitted.map((item) => holdRow(item, now)),
+      journal: admitted.map((item) =>
+        journalRow(this.effects, {
+          accountId: item.record.account_id,
+          kind: 'hold',
+          balanceDelta: 0,
+          heldDelta: item.record.reserve_amount,
+          holdId: item.record.hold_id,
+          requestId: item.record.id,
+          reason: `reserve for ${item.record.id}`,
+        }),
+      ),
+    };
+  }
+
   /** The holds of the admitted claims and their journal entries, one statement each. */
   async #writeHolds(trx: Kysely<Database>, admitted: readonly AdmissionItem[]): Promise<void> {
-    const now = this.effects.clock.now();
-    await trx
-      .insertInto('holds')
-      .values(admitted.map((item): HoldTable => holdRow(item, now)))
-      .execute();
-    const journal = admitted.map((item) =>
-      journalRow(this.effects, {
-        accountId: item.record.account_id,
-        kind: 'hold',
-        balanceDelta: 0,
-        heldDelta: item.record.reserve_amount,
-        holdId: item.record.hold_id,
-        requestId: item.record.id,
-        reason: `reserve for ${item.record.id}`,
-      }),
-    );
+    const { holds, journal } = this.#holdRows(admitted);
+    await trx.insertInto('holds').values(holds).execute();
     if (journal.length === 1) await insertJournal(trx, journal[0]!);
     else await trx.insertInto('journal').values(journal).execute();
   }

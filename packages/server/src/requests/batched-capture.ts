@@ -1,6 +1,7 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import {
   chargeHeld,
+  chargeHeldUpdate,
   insertJournal,
   journalRow,
   resolveKeyBudget,
@@ -10,6 +11,7 @@ import { windowStartsOf } from '../budgets/budget-ledger.js';
 import type { Database } from '../store/schema.js';
 import { KeyedBatcher, type BatchItem } from '../util/keyed-batcher.js';
 import { ALL_ACCOUNTS, chargeAccounts, lockAccounts, sortedDistinct } from './batched-accounts.js';
+import { refuseUnless, runAsOneStatement } from './one-statement.js';
 import { assertMove } from './record-states.js';
 import {
   OUTCOME_COLUMNS,
@@ -27,6 +29,8 @@ export interface CaptureRequest {
   readonly holdId: string;
   readonly amount: number;
   readonly reason: string;
+  /** Whether its hold also reserved against its key's budget (then not in one statement). */
+  readonly budgeted: boolean;
   /** The record's outcome columns, status `succeeded`; written only if it is `processing`. */
   readonly record: RecordedOutcomeColumns;
 }
@@ -83,6 +87,12 @@ export class BatchedCapture {
   }
 
   async #capture(batch: readonly CaptureItem[]): Promise<void> {
+    // The usual batch, within open holds of one account without key budgets, of records still
+    // `processing`, is written whole in one statement or not at all (then as before).
+    if (await this.#captureInOneStatement(batch)) {
+      for (const item of batch) item.resolve('captured');
+      return;
+    }
     let remaining = batch;
     while (remaining.length > 0) {
       // Alone, a capture's own transaction is the same work with prepared statements.
@@ -112,6 +122,64 @@ export class BatchedCapture {
       for (const item of remaining) item.resolve('captured');
       return;
     }
+  }
+
+  /**
+   * Writes every capture of the batch in ONE statement (one-statement.ts), when all are of one
+   * account and none has a key budget: the claim of their holds (still open, of that account, without a key budget, each
+   * capture within its hold), the account charged their sum (the single capture's update,
+   * `chargeHeldUpdate`), their journal entries, and their records moved from `processing`, in
+   * the single capture's lock order (holds, account, records: each part reads the one before).
+   * If any of them is not so, the statement refuses and rolls back whole. Returns whether it
+   * wrote them.
+   */
+  async #captureInOneStatement(batch: readonly CaptureItem[]): Promise<boolean> {
+    const accountId = batch[0]!.accountId;
+    if (batch.some((item) => item.accountId !== accountId || item.budgeted)) return false;
+    const now = this.effects.clock.now();
+    const claimed = sql.join(
+      batch.map((item) => sql`(cast(${item.holdId} as text), cast(${item.amount} as bigint))`),
+    );
+    const entries = sql.join(
+      batch.map(
+        (item) =>
+          sql`(cast(${this.effects.ids.next('jrn')} as text), cast(${item.holdId} as text), cast(${item.reason} as text))`,
+      ),
+    );
+    const charged = chargeHeldUpdate(this.db, {
+      accountId,
+      amount: sql<number>`cast((select sum(charge) from captured) as bigint)`,
+      held: sql<number>`cast((select sum(held) from captured) as bigint)`,
+      extra: 0,
+      ...windowStartsOf(this.effects),
+    })
+      .where(sql<number>`(select count(*) from captured)`, '=', batch.length)
+      .returning('id');
+    const moved = recordOutcomesUpdate(batch, sql`exists (select 1 from charged)`);
+    return runAsOneStatement(
+      this.db,
+      sql`with captured as (
+          update holds set state = 'captured', captured_amount = claimed.amount, resolved_at = ${now}
+          from (values ${claimed}) as claimed (id, amount)
+          where holds.id = claimed.id and holds.state = 'open' and holds.account_id = ${accountId}
+            and holds.budget_key_id is null and claimed.amount <= holds.amount
+          returning holds.id, holds.amount as held, claimed.amount as charge, holds.request_id),
+        charged as (${charged}),
+        new_entries as (
+          insert into journal (id, account_id, kind, balance_delta, held_delta, hold_id, request_id,
+            topup_id, reason, created_at)
+          select entry.id, cast(${accountId} as text), 'capture', -captured.charge, -captured.held,
+            captured.id, captured.request_id, null, entry.reason, cast(${now} as bigint)
+          from (values ${entries}) as entry (id, hold_id, reason)
+          join captured on captured.id = entry.hold_id),
+        moved as (${moved})
+        ${refuseUnless(
+          sql`(select count(*) from moved) = ${batch.length}`,
+          'a capture of the batch cannot be written as it is',
+        )}`,
+      batch.length,
+      this.onAlone,
+    );
   }
 
   async #captureIn(trx: Kysely<Database>, batch: readonly CaptureItem[]): Promise<void> {
@@ -208,15 +276,25 @@ export class BatchedCapture {
   }
 }
 
-/**
- * Moves each batch record `processing` → its outcome in one statement; returns those moved.
- * Its columns are the single write's (outcome-columns.ts), each value cast to its column's type:
- * PostgreSQL cannot infer the types of a `values` list's parameters.
- */
+/** Moves each batch record `processing` → its outcome in one statement; returns those moved. */
 async function recordOutcomes(
   trx: Kysely<Database>,
   batch: readonly CaptureItem[],
 ): Promise<Set<string>> {
+  const result = await recordOutcomesUpdate(batch).execute(trx);
+  return new Set(result.rows.map((row) => row.id));
+}
+
+/**
+ * The update moving each batch record `processing` → its outcome (and only where `condition`
+ * holds), returning the ids moved. Its columns are the single write's (outcome-columns.ts), each
+ * value cast to its column's type: PostgreSQL cannot infer the types of a `values` list's
+ * parameters.
+ */
+function recordOutcomesUpdate(
+  batch: readonly CaptureItem[],
+  condition: RawBuilder<boolean> = sql`true`,
+): RawBuilder<{ id: string }> {
   const rows = batch.map(
     ({ record }) =>
       sql`(${sql.join(
@@ -229,9 +307,8 @@ async function recordOutcomes(
   const set = sql.join(
     setOutcomeColumns.map((column) => sql`${sql.id(column)} = ${sql.ref(`o.${column}`)}`),
   );
-  const result = await sql<{ id: string }>`update requests set ${set}
+  return sql<{ id: string }>`update requests set ${set}
     from (values ${sql.join(rows)}) as o (${names})
-    where requests.id = o.id and requests.status = 'processing'
-    returning requests.id`.execute(trx);
-  return new Set(result.rows.map((row) => row.id));
+    where requests.id = o.id and requests.status = 'processing' and ${condition}
+    returning requests.id`;
 }

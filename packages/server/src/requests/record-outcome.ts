@@ -69,6 +69,7 @@ export async function writeOutcome(
         holdId,
         amount: outcome.amount,
         reason: captureReason(identity),
+        budgeted: identity.principal.budgeted,
         record: succeeded('succeeded'),
       });
       if (batched === 'captured')

@@ -24,6 +24,15 @@ interface Template {
  */
 const statementNames = new Map<string, string>();
 
+/**
+ * Names `sql` for PostgreSQL's connections to prepare once and reuse, like a prepared query's
+ * (a statement built per call whose text repeats: requests/one-statement.ts). Names are never
+ * given back: name only a bounded set of texts.
+ */
+export function prepareByName(sql: string): void {
+  if (!statementNames.has(sql)) statementNames.set(sql, `tollgate_${statementNames.size + 1}`);
+}
+
 /** The statement name of a prepared query's SQL, or `undefined` for any other SQL. */
 export function statementNameOf(sql: string): string | undefined {
   return statementNames.get(sql);
@@ -67,8 +76,7 @@ export function preparedQuery<Values extends object, Row = never>(
       const unused = Object.keys(values).filter((name) => !used.has(name));
       if (unused.length > 0) throw new Error(`prepared query does not use ${unused.join(', ')}`);
       templates.set(adapter, template);
-      if (!statementNames.has(template.sql))
-        statementNames.set(template.sql, `tollgate_${statementNames.size + 1}`);
+      prepareByName(template.sql);
     }
     const parameters = template.parameters.map((parameter) => {
       if (!('slot' in parameter)) return parameter.constant;

@@ -24,6 +24,8 @@ import * as channelCost from './025-channel-cost.js';
 import * as paymentOrders from './026-payment-orders.js';
 import * as shareTokenSource from './027-share-token-source.js';
 import * as hotPathIndexes from './030-hot-path-indexes.js';
+import * as unfinishedRecordIndexes from './031-unfinished-record-indexes.js';
+import * as refusalFunction from './032-refusal-function.js';
 
 /**
  * Versioned migrations, applied in name order at start. Never edit a released migration: add
@@ -55,6 +57,8 @@ const migrations: Record<string, Migration> = {
   '026-payment-orders': paymentOrders,
   '027-share-token-source': shareTokenSource,
   '030-hot-path-indexes': hotPathIndexes,
+  '031-unfinished-record-indexes': unfinishedRecordIndexes,
+  '032-refusal-function': refusalFunction,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,0 +1,156 @@
+import { sql, type Kysely, type KyselyPlugin, type RootOperationNode } from 'kysely';
+import { afterEach, expect, it } from 'vitest';
+import {
+  RequestService,
+  type RecordedOutcome,
+  type RequestIdentity,
+} from '../../src/requests/request-service.js';
+import type { Database } from '../../src/store/schema.js';
+import { createIdGenerator, systemClock } from '../../src/util/effects.js';
+import { moneyService } from '../helpers/batched-money.js';
+import { describeEachDialect } from '../helpers/dialects.js';
+import type { TestGateway } from '../helpers/gateway.js';
+
+/**
+ * Batched money in one statement (requests/one-statement.ts): on PostgreSQL a batch of one
+ * account's claims, or of its captures, is written by ONE statement, with no transaction of its
+ * own, or not at all. The risks: the path silently never taken (every batch falling back to the
+ * transaction, which gives the same answers, only slower), a refused statement that leaves part
+ * of its writes, and a broken statement hidden by the fallback. SQLite (never batched) gives the
+ * reference answers.
+ */
+describeEachDialect('batched money in one statement on $name', (dialect) => {
+  let gateway: TestGateway | undefined;
+  afterEach(async () => {
+    await gateway?.expectLedgerClean();
+    await gateway?.close();
+    gateway = undefined;
+  });
+
+  /** The raw statements run through Kysely (the one-statement writes are such), by their text. */
+  function counted(db: Kysely<Database>): {
+    db: Kysely<Database>;
+    count: (start: string) => number;
+  } {
+    const texts: string[] = [];
+    const plugin: KyselyPlugin = {
+      transformQuery: ({ node }) => {
+        texts.push(firstWords(node));
+        return node;
+      },
+      transformResult: ({ result }) => Promise.resolve(result),
+    };
+    return {
+      db: db.withPlugin(plugin),
+      count: (start) => texts.filter((text) => text.startsWith(start)).length,
+    };
+  }
+
+  async function setUp(balance: number) {
+    const service = await moneyService(dialect, balance);
+    gateway = service.gateway;
+    const statements = counted(service.gateway.services.store.db);
+    const warnings: unknown[] = [];
+    const requests = new RequestService(
+      statements.db,
+      { clock: systemClock, ids: createIdGenerator() },
+      86_400_000,
+      { warn: (...args: unknown[]) => warnings.push(args[0]), info: () => {} },
+      dialect.name === 'postgres',
+    );
+    return { ...service, requests, statements, warnings };
+  }
+
+  const succeeded = (amount: number): RecordedOutcome => ({
+    kind: 'succeeded',
+    body: { charged: amount },
+    usage: { tokens: amount },
+    amount,
+    pricingRule: 'test',
+    upstreamRequestId: null,
+  });
+
+  it('admits 30 claims of one account arriving together with one statement', async () => {
+    const { accountId, requests, identity, statements, warnings } = await setUp(1_000);
+    const claims = await Promise.all(
+      Array.from({ length: 30 }, () =>
+        requests.claim(identity(), { amount: 2, priceVersion: 'v1' }),
+      ),
+    );
+    expect(claims.every((claim) => claim.kind === 'claimed')).toBe(true);
+    expect(await gateway!.balance(accountId)).toEqual({ balance: 1_000, held: 60, available: 940 });
+    expect(statements.count('with new_records')).toBe(dialect.name === 'postgres' ? 1 : 0);
+    expect(warnings).toEqual([]);
+  });
+
+  it('rolls a batch the account cannot cover back whole, then decides it claim by claim', async () => {
+    const { accountId, requests, identity, statements, warnings } = await setUp(10);
+    const claims = await Promise.all(
+      [6, 6, 3, 1, 1].map((amount) => requests.claim(identity(), { amount, priceVersion: 'v1' })),
+    );
+    // One at a time: 6 fits, the second 6 does not (4 left), 3 fits, 1 fits, the last does not.
+    expect(claims.map((claim) => claim.kind)).toEqual([
+      'claimed',
+      'refused',
+      'claimed',
+      'claimed',
+      'refused',
+    ]);
+    expect(await gateway!.balance(accountId)).toEqual({ balance: 10, held: 10, available: 0 });
+    const db = gateway!.services.store.db;
+    const rows = async (table: 'requests' | 'holds') =>
+      (await db.selectFrom(table).select('id').where('account_id', '=', accountId).execute())
+        .length;
+    // Nothing of the refused statement stayed: a record and a hold for each admitted claim only.
+    expect({ records: await rows('requests'), holds: await rows('holds') }).toEqual({
+      records: 3,
+      holds: 3,
+    });
+    expect(statements.count('with new_records')).toBe(dialect.name === 'postgres' ? 1 : 0);
+    // A refusal is routine: nothing to report.
+    expect(warnings).toEqual([]);
+  });
+
+  it('captures 30 of one account finishing together with one statement', async () => {
+    const service = await setUp(1_000);
+    const claims: { identity: RequestIdentity; holdId: string }[] = [];
+    for (let index = 0; index < 30; index += 1) {
+      const identity = service.identity();
+      const claim = await service.requests.claim(identity, { amount: 5, priceVersion: 'v1' });
+      if (claim.kind !== 'claimed' || claim.holdId === null) throw new Error('not claimed');
+      claims.push({ identity, holdId: claim.holdId });
+    }
+    const answers = await Promise.all(
+      claims.map(({ identity, holdId }) => service.requests.finish(identity, holdId, succeeded(3))),
+    );
+    expect(answers.map((answer) => answer.status)).toEqual(claims.map(() => 200));
+    expect(await service.gateway.balance(service.accountId)).toEqual({
+      balance: 910,
+      held: 0,
+      available: 910,
+    });
+    const record = await service.requests.records.byId(claims[0]!.identity.requestId);
+    expect(record).toMatchObject({ status: 'succeeded', amount: 3, http_status: 200 });
+    expect(service.statements.count('with captured')).toBe(dialect.name === 'postgres' ? 1 : 0);
+    expect(service.warnings).toEqual([]);
+  });
+
+  it('reports a one-statement batch that failed for another reason, and still answers each claim exactly', async () => {
+    const { accountId, requests, identity, warnings } = await setUp(10);
+    if (dialect.name === 'postgres')
+      // The refusal itself now fails (undefined function): not a refusal, so it is reported.
+      await sql`drop function tollgate_refuse(text)`.execute(gateway!.services.store.db);
+    const claims = await Promise.all(
+      [6, 6, 3].map((amount) => requests.claim(identity(), { amount, priceVersion: 'v1' })),
+    );
+    expect(claims.map((claim) => claim.kind)).toEqual(['claimed', 'refused', 'claimed']);
+    expect(await gateway!.balance(accountId)).toEqual({ balance: 10, held: 9, available: 1 });
+    expect(warnings.map((warning) => (warning as { err?: { code?: string } }).err?.code)).toEqual(
+      dialect.name === 'postgres' ? ['42883'] : [],
+    );
+  });
+});
+
+function firstWords(node: RootOperationNode): string {
+  return node.kind === 'RawNode' ? node.sqlFragments.join('?').trim().replace(/\s+/g, ' ') : '';
+}
