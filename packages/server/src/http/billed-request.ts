@@ -13,6 +13,7 @@ import type { RoutedCall } from '../routing/channel-router.js';
 import { replaySse } from './sse.js';
 import { principalOf } from './plugins/authenticate.js';
 import type { AppDeps } from './deps.js';
+import { withFields } from '../util/with-fields.js';
 
 export interface BilledOperation {
   /** The model id the record names, if any. */
@@ -154,7 +155,9 @@ export function withTrail(
   routing: RoutedCall | undefined,
 ): RecordedOutcome {
   if (routing === undefined) return outcome;
-  return { ...outcome, routing: { channel: routing.servedBy, attempts: routing.attempts } };
+  return withFields(outcome, {
+    routing: { channel: routing.servedBy, attempts: routing.attempts },
+  });
 }
 
 export async function executeSafely(

@@ -24,6 +24,7 @@ import {
 } from './billed-request.js';
 import type { AppDeps } from './deps.js';
 import { openSse, type SseWriter } from './sse.js';
+import { withFields } from '../util/with-fields.js';
 
 export interface StreamedChat {
   readonly model: string;
@@ -134,7 +135,7 @@ async function relayStream(
   const answer = await finishAndCount(
     deps,
     claimed,
-    withTrail({ ...outcome, transcript: [...transcript, final] }, chat.routing),
+    withTrail(withFields(outcome, { transcript: [...transcript, final] }), chat.routing),
   );
   if (answer.status === 200 || outcome.kind !== 'succeeded') {
     writer.send(final);

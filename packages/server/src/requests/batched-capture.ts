@@ -19,6 +19,7 @@ import {
   setOutcomeColumns,
   type RecordedOutcomeColumns,
 } from './outcome-columns.js';
+import { withFields } from '../util/with-fields.js';
 
 /** The most captures in one batch (bounds the multi-row statements' parameters). */
 const MAX_BATCH = 200;
@@ -82,7 +83,7 @@ export class BatchedCapture {
 
   capture(request: CaptureRequest): Promise<BatchedCaptureResult> {
     return new Promise((resolve, reject) =>
-      this.#batcher.add(ALL_ACCOUNTS, { ...request, resolve, reject }),
+      this.#batcher.add(ALL_ACCOUNTS, withFields(request, { resolve, reject })),
     );
   }
 

@@ -20,6 +20,7 @@ import {
 import { RequestStore, type NewRecord } from './request-store.js';
 import { BatchedAdmission } from './batched-admission.js';
 import { BatchedCapture } from './batched-capture.js';
+import { withFields } from '../util/with-fields.js';
 
 /** What the caller asked for, as the record remembers it. */
 export interface RequestIdentity {
@@ -174,12 +175,11 @@ export class RequestService {
     ) {
       const budgetKeyId = identity.principal.budgeted ? identity.principal.keyId : null;
       const admission = await this.#admission.admit(
-        {
-          ...record,
+        withFields(record, {
           hold_id: holdId,
           reserve_amount: reserve.amount,
           price_version: reserve.priceVersion,
-        },
+        }),
         budgetKeyId,
       );
       if (admission.kind === 'admitted') return { kind: 'claimed', holdId };

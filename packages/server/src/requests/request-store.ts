@@ -239,7 +239,8 @@ export class RequestStore {
     columns: RecordedOutcomeColumns,
   ): Promise<boolean> {
     assertMove(from, columns.status);
-    const result = await recordOutcome(executor, { ...columns, expected_status: from });
+    // The spread last (record-outcome.ts, `succeededColumns`, says why).
+    const result = await recordOutcome(executor, { expected_status: from, ...columns });
     return result.numAffectedRows === 1n;
   }
 

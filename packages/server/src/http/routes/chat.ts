@@ -17,6 +17,7 @@ import { upstreamCaller } from '../upstream-caller.js';
 import { principalOf } from '../plugins/authenticate.js';
 import { openAiUsage, runStreamedChat, usageFields } from '../streamed-chat.js';
 import { staleAfterMs } from '../../maintenance/sweeper.js';
+import { withFields } from '../../util/with-fields.js';
 
 /**
  * `POST /v1/chat/completions`, OpenAI-compatible: validation, enabled combinations, OCR rules,
@@ -54,12 +55,13 @@ export function registerChat(scope: FastifyInstance, deps: AppDeps): void {
       amount: chatReserve(chat, model, price.prices),
       priceVersion: price.priceVersion,
     };
-    const upstreamBody: Record<string, unknown> = {
-      ...chat.passthrough,
-      messages:
-        url === undefined ? chat.messages : await inlineImageUrls(chat.messages, deps.fetchDeps),
-      ...chat.upstreamTokenLimit,
-    };
+    const upstreamBody: Record<string, unknown> = Object.assign(
+      withFields(chat.passthrough, {
+        messages:
+          url === undefined ? chat.messages : await inlineImageUrls(chat.messages, deps.fetchDeps),
+      }),
+      chat.upstreamTokenLimit,
+    );
     const caller = upstreamCaller(request, reply);
     const routing = deps.channels.route(model, caller.abandoned);
     // Each channel is sent the body with its own upstream model name.
@@ -70,14 +72,14 @@ export function registerChat(scope: FastifyInstance, deps: AppDeps): void {
           (channel) =>
             deps.providers
               .chat(channel.upstream, caller)
-              .stream({ ...upstreamBody, model: channel.model }, signal),
+              .stream(withFields(upstreamBody, { model: channel.model }), signal),
           { holdSlot: true },
         ),
       complete: () =>
         routing.run((channel) =>
           deps.providers
             .chat(channel.upstream, caller)
-            .complete({ ...upstreamBody, model: channel.model }),
+            .complete(withFields(upstreamBody, { model: channel.model })),
         ),
     };
     // Usage beyond what the gateway allowed is billed at the bound and flagged (billing/credible-usage.ts).

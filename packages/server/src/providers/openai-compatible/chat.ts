@@ -9,6 +9,7 @@ import {
   type UpstreamCompletion,
   type UpstreamUsage,
 } from './chat-schemas.js';
+import { withFields } from '../../util/with-fields.js';
 
 /** One event of an upstream stream, after the boundary check. */
 export type StreamEvent =
@@ -46,7 +47,7 @@ export class OpenAiChat {
   }> {
     const response = await this.http.postJson(
       '/chat/completions',
-      { ...body, stream: false },
+      withFields(body, { stream: false }),
       signal,
     );
     const data = parseUpstream(
@@ -68,7 +69,7 @@ export class OpenAiChat {
   ): Promise<{ events: AsyncGenerator<StreamEvent>; upstreamRequestId: string | null }> {
     const opened = await this.http.postStream(
       '/chat/completions',
-      { ...body, stream: true, stream_options: { include_usage: true } },
+      withFields(body, { stream: true, stream_options: { include_usage: true } }),
       signal,
     );
     return { events: parseEvents(opened.body), upstreamRequestId: opened.upstreamRequestId };
