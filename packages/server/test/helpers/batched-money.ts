@@ -1,6 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
-import { RequestService, type RequestIdentity } from '../../src/requests/request-service.js';
+import {
+  RequestService,
+  type RecordedOutcome,
+  type RequestIdentity,
+} from '../../src/requests/request-service.js';
 import type { Database } from '../../src/store/schema.js';
 import { createIdGenerator, systemClock, type IdGenerator } from '../../src/util/effects.js';
 import type { TestDialect } from './dialects.js';
@@ -78,3 +82,23 @@ export async function countAccountUpdates(db: Kysely<Database>, dialect: 'sqlite
     return Number(rows[0]?.n);
   };
 }
+
+/** A priced result of `amount` (usage `tokens: amount`), as a text request's finish records it. */
+export const succeededOutcome = (amount: number): RecordedOutcome => ({
+  kind: 'succeeded',
+  body: { charged: amount },
+  usage: { tokens: amount },
+  amount,
+  pricingRule: 'test',
+  upstreamRequestId: null,
+});
+
+/**
+ * Claims of a balance of 10, and what one at a time admits of them in arrival order: 6 fits, the
+ * second 6 does not (4 left), 3 fits, 1 fits, the last 1 does not (held 10).
+ */
+export const ONE_AT_A_TIME = {
+  balance: 10,
+  amounts: [6, 6, 3, 1, 1],
+  kinds: ['claimed', 'refused', 'claimed', 'claimed', 'refused'],
+} as const;

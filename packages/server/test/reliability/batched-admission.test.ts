@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterEach, expect, it } from 'vitest';
 import { checkLedger } from '../../src/billing/ledger-check.js';
 import { createIdGenerator, type IdGenerator } from '../../src/util/effects.js';
-import { countAccountUpdates, moneyService } from '../helpers/batched-money.js';
+import { ONE_AT_A_TIME, countAccountUpdates, moneyService } from '../helpers/batched-money.js';
 import { describeEachDialect } from '../helpers/dialects.js';
 import type { TestGateway } from '../helpers/gateway.js';
 
@@ -28,18 +28,13 @@ describeEachDialect('batched admission on $name', (dialect) => {
     });
 
   it('admits in arrival order exactly what one at a time admits, skipping a claim that does not fit', async () => {
-    const { accountId, requests, identity } = await setUp(10);
-    // One at a time: 6 fits, the second 6 does not (4 left), 3 fits, 1 fits: held 10.
+    const { accountId, requests, identity } = await setUp(ONE_AT_A_TIME.balance);
     const claims = await Promise.all(
-      [6, 6, 3, 1, 1].map((amount) => requests.claim(identity(), { amount, priceVersion: 'v1' })),
+      ONE_AT_A_TIME.amounts.map((amount) =>
+        requests.claim(identity(), { amount, priceVersion: 'v1' }),
+      ),
     );
-    expect(claims.map((claim) => claim.kind)).toEqual([
-      'claimed',
-      'refused',
-      'claimed',
-      'claimed',
-      'refused',
-    ]);
+    expect(claims.map((claim) => claim.kind)).toEqual(ONE_AT_A_TIME.kinds);
     const refusal = claims[1];
     expect(refusal?.kind === 'refused' && refusal.error.code).toBe('INSUFFICIENT_FUNDS');
     expect(await gateway!.balance(accountId)).toEqual({ balance: 10, held: 10, available: 0 });

@@ -5,7 +5,7 @@ import type {
   RequestIdentity,
   RequestService,
 } from '../../src/requests/request-service.js';
-import { countAccountUpdates, moneyService } from '../helpers/batched-money.js';
+import { countAccountUpdates, moneyService, succeededOutcome } from '../helpers/batched-money.js';
 import { describeEachDialect } from '../helpers/dialects.js';
 import type { TestGateway } from '../helpers/gateway.js';
 
@@ -29,14 +29,7 @@ describeEachDialect('batched capture on $name', (dialect) => {
       return service;
     });
 
-  const succeeded = (amount: number): RecordedOutcome => ({
-    kind: 'succeeded',
-    body: { charged: amount },
-    usage: { tokens: amount },
-    amount,
-    pricingRule: 'test',
-    upstreamRequestId: null,
-  });
+  const succeeded = succeededOutcome;
 
   /** Claims `count` requests holding `hold` each. */
   async function claimed(

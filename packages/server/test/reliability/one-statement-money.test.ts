@@ -1,13 +1,9 @@
 import { sql, type Kysely, type KyselyPlugin, type RootOperationNode } from 'kysely';
 import { afterEach, expect, it } from 'vitest';
-import {
-  RequestService,
-  type RecordedOutcome,
-  type RequestIdentity,
-} from '../../src/requests/request-service.js';
+import { RequestService, type RequestIdentity } from '../../src/requests/request-service.js';
 import type { Database } from '../../src/store/schema.js';
 import { createIdGenerator, systemClock } from '../../src/util/effects.js';
-import { moneyService } from '../helpers/batched-money.js';
+import { ONE_AT_A_TIME, moneyService, succeededOutcome } from '../helpers/batched-money.js';
 import { describeEachDialect } from '../helpers/dialects.js';
 import type { TestGateway } from '../helpers/gateway.js';
 
@@ -61,14 +57,7 @@ describeEachDialect('batched money in one statement on $name', (dialect) => {
     return { ...service, requests, statements, warnings };
   }
 
-  const succeeded = (amount: number): RecordedOutcome => ({
-    kind: 'succeeded',
-    body: { charged: amount },
-    usage: { tokens: amount },
-    amount,
-    pricingRule: 'test',
-    upstreamRequestId: null,
-  });
+  const succeeded = succeededOutcome;
 
   it('admits 30 claims of one account arriving together with one statement', async () => {
     const { accountId, requests, identity, statements, warnings } = await setUp(1_000);
@@ -84,18 +73,15 @@ describeEachDialect('batched money in one statement on $name', (dialect) => {
   });
 
   it('rolls a batch the account cannot cover back whole, then decides it claim by claim', async () => {
-    const { accountId, requests, identity, statements, warnings } = await setUp(10);
-    const claims = await Promise.all(
-      [6, 6, 3, 1, 1].map((amount) => requests.claim(identity(), { amount, priceVersion: 'v1' })),
+    const { accountId, requests, identity, statements, warnings } = await setUp(
+      ONE_AT_A_TIME.balance,
     );
-    // One at a time: 6 fits, the second 6 does not (4 left), 3 fits, 1 fits, the last does not.
-    expect(claims.map((claim) => claim.kind)).toEqual([
-      'claimed',
-      'refused',
-      'claimed',
-      'claimed',
-      'refused',
-    ]);
+    const claims = await Promise.all(
+      ONE_AT_A_TIME.amounts.map((amount) =>
+        requests.claim(identity(), { amount, priceVersion: 'v1' }),
+      ),
+    );
+    expect(claims.map((claim) => claim.kind)).toEqual(ONE_AT_A_TIME.kinds);
     expect(await gateway!.balance(accountId)).toEqual({ balance: 10, held: 10, available: 0 });
     const db = gateway!.services.store.db;
     const rows = async (table: 'requests' | 'holds') =>

@@ -1,13 +1,13 @@
 import { MAX_BALANCE_MICRO_YUAN } from '@tollgate/protocol';
-import { Migrator, sql, type Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { afterEach, expect, it } from 'vitest';
 import { checkLedger } from '../../src/billing/ledger-check.js';
 import { captureHold, credit, placeHold } from '../../src/billing/ledger.js';
 import type { Store } from '../../src/store/database.js';
-import { migrationProvider } from '../../src/store/migrations/index.js';
 import type { Database } from '../../src/store/schema.js';
 import { createIdGenerator, systemClock } from '../../src/util/effects.js';
 import { describeEachDialect, openTestStore } from '../helpers/dialects.js';
+import { migratorOf, sqlitePlanOf } from '../helpers/schema-checks.js';
 
 /**
  * Migration 030 (issue 19) takes indexes off the hot path and, on SQLite, rebuilds `holds` and
@@ -24,20 +24,6 @@ describeEachDialect('the hot-path schema migration on $name', (dialect) => {
     await opened?.close();
     opened = undefined;
   });
-
-  async function migrator(store: Store): Promise<Migrator> {
-    const schema =
-      store.dialect === 'postgres'
-        ? (await sql<{ name: string }>`select current_schema() as name`.execute(store.db)).rows[0]
-            ?.name
-        : undefined;
-    return new Migrator({
-      // Its own schema's tables only (another suite may drop its schema meanwhile).
-      db: store.migrationDb ?? store.db,
-      provider: migrationProvider,
-      ...(schema === undefined ? {} : { migrationTableSchema: schema }),
-    });
-  }
 
   /** An account with a top-up and `count` captured requests: holds and journal entries. */
   async function paidRequests(db: Kysely<Database>, count: number): Promise<string> {
@@ -157,7 +143,7 @@ describeEachDialect('the hot-path schema migration on $name', (dialect) => {
   it('keeps every hold, journal entry and guard through the rebuild and back', async () => {
     opened = await openTestStore(dialect);
     const { db } = opened.store;
-    const migrations = await migrator(opened.store);
+    const migrations = await migratorOf(opened.store);
     expect((await migrations.migrateTo('024-result-sources')).error).toBeUndefined();
     const accountId = await paidRequests(db, 5);
     const before = await rowCounts(db);
@@ -185,13 +171,7 @@ describeEachDialect('the hot-path schema migration on $name', (dialect) => {
     opened = await openTestStore(dialect);
     if (opened.store.dialect !== 'sqlite') return;
     const { db } = opened.store;
-    const plan = async (query: { compile(): { sql: string; parameters: readonly unknown[] } }) => {
-      const compiled = query.compile();
-      const rows = await sql<{
-        detail: string;
-      }>`explain query plan ${sql.raw(compiled.sql)}`.execute(db.withoutPlugins());
-      return rows.rows.map((row) => row.detail).join('\n');
-    };
+    const plan = (query: { compile(): { sql: string } }) => sqlitePlanOf(db, query);
     const statementQuery = db
       .selectFrom('journal')
       .select('id')

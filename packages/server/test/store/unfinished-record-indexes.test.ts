@@ -1,8 +1,8 @@
-import { Migrator, sql } from 'kysely';
+import { sql } from 'kysely';
 import { afterEach, expect, it } from 'vitest';
 import type { Store } from '../../src/store/database.js';
-import { migrationProvider } from '../../src/store/migrations/index.js';
 import { describeEachDialect, openTestStore } from '../helpers/dialects.js';
+import { migratorOf, sqlitePlanOf } from '../helpers/schema-checks.js';
 
 /**
  * Migration 031 (issue 19) replaces the index of every record's status, written on every claim
@@ -16,19 +16,6 @@ describeEachDialect('the unfinished-record indexes on $name', (dialect) => {
     await opened?.close();
     opened = undefined;
   });
-
-  async function migrator(store: Store): Promise<Migrator> {
-    const schema =
-      store.dialect === 'postgres'
-        ? (await sql<{ name: string }>`select current_schema() as name`.execute(store.db)).rows[0]
-            ?.name
-        : undefined;
-    return new Migrator({
-      db: store.migrationDb ?? store.db,
-      provider: migrationProvider,
-      ...(schema === undefined ? {} : { migrationTableSchema: schema }),
-    });
-  }
 
   async function indexesOfRequests(store: Store): Promise<string[]> {
     const rows =
@@ -53,7 +40,7 @@ describeEachDialect('the unfinished-record indexes on $name', (dialect) => {
     expect(after).toEqual(expect.arrayContaining(['requests_processing', 'requests_unresolved']));
     expect(after).not.toContain('requests_status');
 
-    const migrations = await migrator(store);
+    const migrations = await migratorOf(store);
     expect((await migrations.migrateTo('030-hot-path-indexes')).error).toBeUndefined();
     const before = await indexesOfRequests(store);
     expect(before).toContain('requests_status');
@@ -66,13 +53,7 @@ describeEachDialect('the unfinished-record indexes on $name', (dialect) => {
     opened = await openTestStore(dialect);
     if (opened.store.dialect !== 'sqlite') return;
     const { db } = opened.store;
-    const plan = async (query: { compile(): { sql: string; parameters: readonly unknown[] } }) => {
-      const compiled = query.compile();
-      const rows = await sql<{
-        detail: string;
-      }>`explain query plan ${sql.raw(compiled.sql)}`.execute(db.withoutPlugins());
-      return rows.rows.map((row) => row.detail).join('\n');
-    };
+    const plan = (query: { compile(): { sql: string } }) => sqlitePlanOf(db, query);
     // The sweeper's query (request-service.ts, markStaleAsUnknown).
     const stale = db
       .selectFrom('requests')
