@@ -2,6 +2,7 @@ import type { Kysely, Transaction } from 'kysely';
 import { ApiError } from '../errors/api-error.js';
 import type { Database, RequestStatus } from '../store/schema.js';
 import { UNFINISHED_TASK_STATES } from '../tasks/task-states.js';
+import type { Clock } from '../util/effects.js';
 
 /** Request states that are not final: the request may still need the assets it named. */
 export const UNFINISHED_REQUEST_STATES: readonly RequestStatus[] = [
@@ -91,7 +92,7 @@ export async function recordAssetUses(
  */
 export async function deleteAsset(
   db: Kysely<Database>,
-  target: { accountId: string; assetId: string; now: number },
+  target: { accountId: string; assetId: string; clock: Clock },
 ): Promise<void> {
   await db.transaction().execute(async (trx) => {
     if (!(await lockLiveAsset(trx, target.accountId, target.assetId)))
@@ -125,7 +126,9 @@ export async function deleteAsset(
       );
     await trx
       .updateTable('assets')
-      .set({ deleted_at: target.now })
+      // Read now, once the lock is held and no use is unfinished: every use finished before it
+      // (a time read before the lock could precede the end of a use that finished meanwhile).
+      .set({ deleted_at: target.clock.now() })
       .where('id', '=', target.assetId)
       .execute();
   });

@@ -44,7 +44,7 @@ export function registerCallerAssetRoutes(scope: FastifyInstance, deps: AppDeps)
     await deleteAsset(deps.store.db, {
       accountId: memberAccountOf(request),
       assetId: request.params.id,
-      now: deps.clock.now(),
+      clock: deps.clock,
     });
     return { object: 'asset', id: request.params.id, deleted: true };
   });

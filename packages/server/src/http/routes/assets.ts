@@ -63,7 +63,7 @@ export function registerAssets(v1: FastifyInstance, deps: AppDeps, storage: Asse
       await deleteAsset(deps.store.db, {
         accountId: principal.accountId,
         assetId: request.params.id,
-        now: deps.clock.now(),
+        clock: deps.clock,
       });
       return { object: 'asset', id: request.params.id, deleted: true };
     });
