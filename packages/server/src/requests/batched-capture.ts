@@ -127,8 +127,8 @@ export class BatchedCapture {
 
   /**
    * Writes every capture of the batch in ONE statement (one-statement.ts), when all are of one
-   * account and none has a key budget: the claim of their holds (still open, of that account, without a key budget, each
-   * capture within its hold), the account charged their sum (the single capture's update,
+   * account and none has a key budget: the claim of their holds (still open, of that account,
+   * without a key budget, each capture within its hold), the account charged their sum (the single capture's update,
    * `chargeHeldUpdate`), their journal entries, and their records moved from `processing`, in
    * the single capture's lock order (holds, account, records: each part reads the one before).
    * If any of them is not so, the statement refuses and rolls back whole. Returns whether it
@@ -138,9 +138,7 @@ export class BatchedCapture {
     const accountId = batch[0]!.accountId;
     if (batch.some((item) => item.accountId !== accountId || item.budgeted)) return false;
     const now = this.effects.clock.now();
-    const claimed = sql.join(
-      batch.map((item) => sql`(cast(${item.holdId} as text), cast(${item.amount} as bigint))`),
-    );
+    const claimed = claimedValues(batch);
     const entries = sql.join(
       batch.map(
         (item) =>
@@ -192,9 +190,7 @@ export class BatchedCapture {
       request_id: string;
       budget_key_id: string | null;
     }>`update holds set state = 'captured', captured_amount = claimed.amount, resolved_at = ${now}
-      from (values ${sql.join(
-        batch.map((item) => sql`(cast(${item.holdId} as text), cast(${item.amount} as bigint))`),
-      )}) as claimed (id, amount)
+      from (values ${claimedValues(batch)}) as claimed (id, amount)
       where holds.id = claimed.id and holds.state = 'open'
       returning holds.id, holds.account_id, holds.amount, holds.request_id, holds.budget_key_id`.execute(
       trx,
@@ -312,4 +308,11 @@ function recordOutcomesUpdate(
     from (values ${sql.join(rows)}) as o (${names})
     where requests.id = o.id and requests.status = 'processing' and ${condition}
     returning requests.id`;
+}
+
+/** The `values` rows (hold id, amount captured) that claim the batch's holds, typed. */
+function claimedValues(batch: readonly CaptureItem[]): RawBuilder<unknown> {
+  return sql.join(
+    batch.map((item) => sql`(cast(${item.holdId} as text), cast(${item.amount} as bigint))`),
+  );
 }
