@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 # One build for all of them (each script builds when run alone).
 npm run build --silent
 export TOLLGATE_BENCH_BUILT=1
-for bench in run goals assets many-accounts pg-throughput tasks profile; do
+for bench in run goals idle-latency assets many-accounts pg-throughput tasks profile; do
   printf '\n=== bench/%s.sh --smoke ===\n' "$bench"
   started=$(date +%s)
   bash "bench/$bench.sh" --smoke

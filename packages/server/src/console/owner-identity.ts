@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { FastifyRequest } from 'fastify';
 import type { Principal } from '../auth/key-service.js';
-import { requestFingerprint } from '../http/billed-request.js';
+import { requestFingerprint } from '../http/idempotency-judgement.js';
 import { readIdempotencyKey } from '../requests/idempotency.js';
 import type { RequestIdentity } from '../requests/request-service.js';
 import type { Database } from '../store/schema.js';

@@ -1,7 +1,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../errors/api-error.js';
 import { UpstreamFailure } from '../providers/upstream-error.js';
-import { fingerprint, pathWithValues, readIdempotencyKey } from '../requests/idempotency.js';
+import { readIdempotencyKey } from '../requests/idempotency.js';
+import { judgedByItsClaim, requestFingerprint } from './idempotency-judgement.js';
 import type {
   Answer,
   Outcome,
@@ -74,23 +75,6 @@ export function requestIdentity(request: FastifyRequest, model: string | null): 
   };
 }
 
-/** Computed once per request: the idempotency guard and the claim judge the same value. */
-const fingerprints = new WeakMap<FastifyRequest, string>();
-
-/**
- * The idempotency fingerprint of a business POST (requests/idempotency.ts): method, the route
- * with its parameters' values, canonical body. The one definition both the early judgement
- * (plugins/idempotency-guard.ts) and the claim use.
- */
-export function requestFingerprint(request: FastifyRequest): string {
-  const known = fingerprints.get(request);
-  if (known !== undefined) return known;
-  const route = request.routeOptions.url ?? request.url.split('?')[0] ?? request.url;
-  const computed = fingerprint(request.method, pathWithValues(route, request.params), request.body);
-  fingerprints.set(request, computed);
-  return computed;
-}
-
 /**
  * Claims the idempotency key and takes the hold. Returns `undefined` when the request was
  * answered from its record (a replay); throws the refusal (409, 402) otherwise.
@@ -102,6 +86,8 @@ export async function claimOrReplay(
   operation: Pick<BilledOperation, 'model' | 'reserve' | 'assetIds'>,
 ): Promise<ClaimedRequest | undefined> {
   const identity = requestIdentity(request, operation.model);
+  // The claim judges the key itself: a refusal after this point is not judged again.
+  judgedByItsClaim(request);
   const claim = await deps.requests.claim(identity, operation.reserve, operation.assetIds);
   if (claim.kind === 'refused') {
     if (claim.error.code === 'INSUFFICIENT_FUNDS')

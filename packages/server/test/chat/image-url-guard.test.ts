@@ -1,40 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  guardedFetch,
-  isPublicAddress,
-  type GuardedFetchDeps,
-} from '../../src/providers/guarded-fetch.js';
+import { guardedFetch, isPublicAddress } from '../../src/providers/guarded-fetch.js';
 import { dialects } from '../helpers/dialects.js';
+import { fakeNetwork } from '../helpers/fake-network.js';
 import { startGateway, testConfig, type TestGateway } from '../helpers/gateway.js';
 
 const png = Buffer.concat([
   Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
   Buffer.alloc(30),
 ]);
-
-/** A fake network: DNS answers from a table, servers from a table; nothing leaves the process. */
-function fakeNetwork(
-  dns: Record<string, string[]>,
-  pages: Record<string, { status: number; location?: string; body?: Buffer }>,
-): GuardedFetchDeps & { fetched: string[] } {
-  const fetched: string[] = [];
-  return {
-    fetched,
-    resolve: (host) => Promise.resolve(dns[host] ?? []),
-    get: (url, address) => {
-      fetched.push(`${url.href} @ ${address}`);
-      const page = pages[url.href] ?? { status: 404 };
-      return Promise.resolve({
-        status: page.status,
-        location: page.location,
-        contentType: 'image/png',
-        body: (async function* () {
-          if (page.body !== undefined) yield page.body;
-        })(),
-      });
-    },
-  };
-}
 
 describe('guarded fetch of caller-given image URLs', () => {
   it('classifies private, loopback, link-local, mapped and reserved addresses as not public', () => {

@@ -1,9 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { readIdempotencyKey } from '../../requests/idempotency.js';
-import { idempotencyConflict } from '../../requests/request-errors.js';
 import type { RequestStore } from '../../requests/request-store.js';
-import { requestFingerprint } from '../billed-request.js';
-import { principalOf } from './authenticate.js';
+import { isJudgedAtClaim, judgeIdempotencyKey } from '../idempotency-judgement.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -25,19 +22,14 @@ declare module 'fastify' {
  * settle — is 409 `IDEMPOTENCY_CONFLICT`. The claim judges again inside its transaction (a
  * concurrent first use), with the same fingerprint (`requestFingerprint`). A missing or malformed
  * key is left to the route, which refuses it where it always did.
+ *
+ * A route made with `judgedAtClaim` (idempotency-judgement.ts) is not read here: see there.
  */
 export function guardIdempotency(scope: FastifyInstance, records: RequestStore): void {
   scope.addHook('preHandler', async (request) => {
     if (!isBusinessPost(request)) return;
-    let idempotencyKey: string;
-    try {
-      idempotencyKey = readIdempotencyKey(request.headers);
-    } catch {
-      return;
-    }
-    const existing = await records.fingerprintOf(principalOf(request).keyId, idempotencyKey);
-    if (existing !== undefined && existing.fingerprint !== requestFingerprint(request))
-      throw idempotencyConflict(existing.id);
+    if (isJudgedAtClaim(request)) return;
+    await judgeIdempotencyKey(request, records);
   });
 }
 

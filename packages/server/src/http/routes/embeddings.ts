@@ -4,6 +4,7 @@ import { costPerMillion } from '../../billing/money.js';
 import { invalidInput } from '../../errors/api-error.js';
 import { principalOf } from '../plugins/authenticate.js';
 import { runBilledRequest } from '../billed-request.js';
+import { judgedAtClaim } from '../idempotency-judgement.js';
 import type { AppDeps } from '../deps.js';
 import { upstreamCaller } from '../upstream-caller.js';
 import { checkInputBytes } from '../../models/input-bytes.js';
@@ -56,65 +57,68 @@ export const embeddingsBodySchema = {
 export function registerEmbeddings(scope: FastifyInstance, deps: AppDeps): void {
   scope.post<{ Body: EmbeddingsBody }>(
     '/v1/embeddings',
-    { schema: { body: embeddingsBodySchema } },
-    async (request, reply) => {
-      const body = request.body;
-      const model = deps.catalog.resolve(principalOf(request), body.model, 'embeddings');
-      const inputs = inputsOf(body.input);
-      const maxDimensions = model.max_dimensions ?? 4096;
-      if (body.dimensions !== undefined && body.dimensions > maxDimensions)
-        throw invalidInput('dimensions', `must be at most ${maxDimensions} for ${model.id}`);
-      const worst = isTokenLists(inputs) ? worstCaseTokenLists(inputs) : worstCaseTokens(inputs);
-      checkInputBytes(model, worst.bytes, 'input');
-      const price = await deps.prices.currentFor(model.id);
-      const perMillion = price.prices.input_per_million_tokens ?? 0;
-      const dimensions = body.dimensions ?? model.default_dimensions;
-      const caller = upstreamCaller(request, reply);
-      const routing = deps.channels.route(model, caller.abandoned);
-      return runBilledRequest(deps, request, reply, {
-        model: model.id,
-        routing,
-        reserve: {
-          amount: costPerMillion(worst.tokens, perMillion),
-          priceVersion: price.priceVersion,
-        },
-        execute: async () => {
-          const result = await routing.run((channel) =>
-            deps.providers
-              .embeddings(channel.upstream, caller)
-              .embed({ model: channel.model, input: inputs, dimensions }),
-          );
-          const billed = credibleInputTokens('prompt_tokens', result.promptTokens, worst.tokens);
-          const amount = costPerMillion(billed.tokens, perMillion);
-          const flag = billed.flag;
-          return {
-            kind: 'succeeded',
-            amount,
-            // The operator's side: the serving channel's own price on what its upstream reported.
-            channelCost: routing.costOf((prices) =>
-              costPerMillion(result.promptTokens, prices.input_per_million_tokens ?? 0),
-            ),
-            pricingRule: ruleWithFlag(
-              `embeddings: ceil(prompt_tokens ${billed.tokens} x ${perMillion} / 1e6) = ${amount} micro-yuan`,
-              flag,
-            ),
-            ...(flag === undefined ? {} : { usageFlag: flag }),
-            usage: { prompt_tokens: result.promptTokens, total_tokens: result.promptTokens },
-            upstreamRequestId: result.upstreamRequestId,
-            body: {
-              object: 'list',
-              data: result.vectors.map((vector, index) => ({
-                object: 'embedding',
-                index,
-                embedding: body.encoding_format === 'base64' ? toBase64(vector) : vector,
-              })),
-              model: model.id,
+    judgedAtClaim<{ Body: EmbeddingsBody }>(
+      deps.requests.records,
+      { schema: { body: embeddingsBodySchema } },
+      async (request, reply) => {
+        const body = request.body;
+        const model = deps.catalog.resolve(principalOf(request), body.model, 'embeddings');
+        const inputs = inputsOf(body.input);
+        const maxDimensions = model.max_dimensions ?? 4096;
+        if (body.dimensions !== undefined && body.dimensions > maxDimensions)
+          throw invalidInput('dimensions', `must be at most ${maxDimensions} for ${model.id}`);
+        const worst = isTokenLists(inputs) ? worstCaseTokenLists(inputs) : worstCaseTokens(inputs);
+        checkInputBytes(model, worst.bytes, 'input');
+        const price = await deps.prices.currentFor(model.id);
+        const perMillion = price.prices.input_per_million_tokens ?? 0;
+        const dimensions = body.dimensions ?? model.default_dimensions;
+        const caller = upstreamCaller(request, reply);
+        const routing = deps.channels.route(model, caller.abandoned);
+        return runBilledRequest(deps, request, reply, {
+          model: model.id,
+          routing,
+          reserve: {
+            amount: costPerMillion(worst.tokens, perMillion),
+            priceVersion: price.priceVersion,
+          },
+          execute: async () => {
+            const result = await routing.run((channel) =>
+              deps.providers
+                .embeddings(channel.upstream, caller)
+                .embed({ model: channel.model, input: inputs, dimensions }),
+            );
+            const billed = credibleInputTokens('prompt_tokens', result.promptTokens, worst.tokens);
+            const amount = costPerMillion(billed.tokens, perMillion);
+            const flag = billed.flag;
+            return {
+              kind: 'succeeded',
+              amount,
+              // The operator's side: the serving channel's own price on what its upstream reported.
+              channelCost: routing.costOf((prices) =>
+                costPerMillion(result.promptTokens, prices.input_per_million_tokens ?? 0),
+              ),
+              pricingRule: ruleWithFlag(
+                `embeddings: ceil(prompt_tokens ${billed.tokens} x ${perMillion} / 1e6) = ${amount} micro-yuan`,
+                flag,
+              ),
+              ...(flag === undefined ? {} : { usageFlag: flag }),
               usage: { prompt_tokens: result.promptTokens, total_tokens: result.promptTokens },
-            },
-          };
-        },
-      });
-    },
+              upstreamRequestId: result.upstreamRequestId,
+              body: {
+                object: 'list',
+                data: result.vectors.map((vector, index) => ({
+                  object: 'embedding',
+                  index,
+                  embedding: body.encoding_format === 'base64' ? toBase64(vector) : vector,
+                })),
+                model: model.id,
+                usage: { prompt_tokens: result.promptTokens, total_tokens: result.promptTokens },
+              },
+            };
+          },
+        });
+      },
+    ),
   );
 }
 

@@ -4,6 +4,7 @@ import { costPerMillion } from '../../billing/money.js';
 import { invalidInput } from '../../errors/api-error.js';
 import { principalOf } from '../plugins/authenticate.js';
 import { runBilledRequest } from '../billed-request.js';
+import { judgedAtClaim } from '../idempotency-judgement.js';
 import type { AppDeps } from '../deps.js';
 import { upstreamCaller } from '../upstream-caller.js';
 import { checkInputBytes } from '../../models/input-bytes.js';
@@ -51,75 +52,81 @@ export const rerankBodySchema = {
 export function registerRerank(scope: FastifyInstance, deps: AppDeps): void {
   scope.post<{ Body: RerankBody }>(
     '/v1/rerank',
-    { schema: { body: rerankBodySchema } },
-    async (request, reply) => {
-      const body = request.body;
-      const model = deps.catalog.resolve(principalOf(request), body.model, 'rerank');
-      if (body.documents.length > model.max_documents)
-        throw invalidInput('documents', `at most ${model.max_documents} documents for ${model.id}`);
-      const documents = body.documents.map((document) =>
-        typeof document === 'string' ? document : document.text,
-      );
-      const queryBytes = Buffer.byteLength(body.query, 'utf8');
-      let bytes = 0;
-      for (const document of documents) bytes += queryBytes + Buffer.byteLength(document, 'utf8');
-      // Counts the query once per document, as rerankers read (query, document) pairs.
-      checkInputBytes(model, bytes, 'documents');
-      const worstTokens = bytes + SPECIAL_TOKENS_PER_TEXT * documents.length;
-      const price = await deps.prices.currentFor(model.id);
-      const perMillion = price.prices.input_per_million_tokens ?? 0;
-      const topN = body.top_n === undefined ? undefined : Math.min(body.top_n, documents.length);
-      const caller = upstreamCaller(request, reply);
-      const routing = deps.channels.route(model, caller.abandoned);
-      return runBilledRequest(deps, request, reply, {
-        model: model.id,
-        routing,
-        reserve: {
-          amount: costPerMillion(worstTokens, perMillion),
-          priceVersion: price.priceVersion,
-        },
-        execute: async () => {
-          const result = await routing.run((channel) =>
-            deps.providers.rerank(channel.upstream, caller).rerank({
-              model: channel.model,
-              query: body.query,
-              documents,
-              topN,
-            }),
+    judgedAtClaim<{ Body: RerankBody }>(
+      deps.requests.records,
+      { schema: { body: rerankBodySchema } },
+      async (request, reply) => {
+        const body = request.body;
+        const model = deps.catalog.resolve(principalOf(request), body.model, 'rerank');
+        if (body.documents.length > model.max_documents)
+          throw invalidInput(
+            'documents',
+            `at most ${model.max_documents} documents for ${model.id}`,
           );
-          const billed = credibleInputTokens('total_tokens', result.totalTokens, worstTokens);
-          const amount = costPerMillion(billed.tokens, perMillion);
-          const flag = billed.flag;
-          return {
-            kind: 'succeeded',
-            amount,
-            // The operator's side: the serving channel's own price on what its upstream reported.
-            channelCost: routing.costOf((prices) =>
-              costPerMillion(result.totalTokens, prices.input_per_million_tokens ?? 0),
-            ),
-            pricingRule: ruleWithFlag(
-              `rerank: ceil(total_tokens ${billed.tokens} x ${perMillion} / 1e6) = ${amount} micro-yuan`,
-              flag,
-            ),
-            ...(flag === undefined ? {} : { usageFlag: flag }),
-            usage: { total_tokens: result.totalTokens },
-            upstreamRequestId: result.upstreamRequestId,
-            body: {
-              id: request.id,
-              object: 'rerank',
-              model: model.id,
-              results: result.results.map((item) => ({
-                index: item.index,
-                relevance_score: item.relevanceScore,
-                ...(body.return_documents === true
-                  ? { document: { text: documents[item.index] ?? '' } }
-                  : {}),
-              })),
+        const documents = body.documents.map((document) =>
+          typeof document === 'string' ? document : document.text,
+        );
+        const queryBytes = Buffer.byteLength(body.query, 'utf8');
+        let bytes = 0;
+        for (const document of documents) bytes += queryBytes + Buffer.byteLength(document, 'utf8');
+        // Counts the query once per document, as rerankers read (query, document) pairs.
+        checkInputBytes(model, bytes, 'documents');
+        const worstTokens = bytes + SPECIAL_TOKENS_PER_TEXT * documents.length;
+        const price = await deps.prices.currentFor(model.id);
+        const perMillion = price.prices.input_per_million_tokens ?? 0;
+        const topN = body.top_n === undefined ? undefined : Math.min(body.top_n, documents.length);
+        const caller = upstreamCaller(request, reply);
+        const routing = deps.channels.route(model, caller.abandoned);
+        return runBilledRequest(deps, request, reply, {
+          model: model.id,
+          routing,
+          reserve: {
+            amount: costPerMillion(worstTokens, perMillion),
+            priceVersion: price.priceVersion,
+          },
+          execute: async () => {
+            const result = await routing.run((channel) =>
+              deps.providers.rerank(channel.upstream, caller).rerank({
+                model: channel.model,
+                query: body.query,
+                documents,
+                topN,
+              }),
+            );
+            const billed = credibleInputTokens('total_tokens', result.totalTokens, worstTokens);
+            const amount = costPerMillion(billed.tokens, perMillion);
+            const flag = billed.flag;
+            return {
+              kind: 'succeeded',
+              amount,
+              // The operator's side: the serving channel's own price on what its upstream reported.
+              channelCost: routing.costOf((prices) =>
+                costPerMillion(result.totalTokens, prices.input_per_million_tokens ?? 0),
+              ),
+              pricingRule: ruleWithFlag(
+                `rerank: ceil(total_tokens ${billed.tokens} x ${perMillion} / 1e6) = ${amount} micro-yuan`,
+                flag,
+              ),
+              ...(flag === undefined ? {} : { usageFlag: flag }),
               usage: { total_tokens: result.totalTokens },
-            },
-          };
-        },
-      });
-    },
+              upstreamRequestId: result.upstreamRequestId,
+              body: {
+                id: request.id,
+                object: 'rerank',
+                model: model.id,
+                results: result.results.map((item) => ({
+                  index: item.index,
+                  relevance_score: item.relevanceScore,
+                  ...(body.return_documents === true
+                    ? { document: { text: documents[item.index] ?? '' } }
+                    : {}),
+                })),
+                usage: { total_tokens: result.totalTokens },
+              },
+            };
+          },
+        });
+      },
+    ),
   );
 }
