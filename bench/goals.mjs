@@ -86,7 +86,13 @@ function median(values) {
   return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
 }
 const format = (value) => (Number.isFinite(value) ? value.toFixed(2) : String(value));
-const targets = Object.keys(raw).filter((name) => name.startsWith('tollgate'));
+// `node-json`, the harness's minimal JSON gateway on node:http + undici (parse, set a field,
+// forward, parse the answer for usage): not judged, shown as what any gateway that reads the JSON
+// pays before it does any accounting.
+const targets = [
+  ...(raw['node-json'] ? ['node-json'] : []),
+  ...Object.keys(raw).filter((name) => name.startsWith('tollgate')),
+];
 const rounds = baseline.rounds.length;
 
 const header = ['goal', 'limit', ...targets.map((name) => `${name} (median; rounds)`), 'met'];

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The hot path's goals (issue 19), measured side by side in one run of the reference harness:
 # the bare Node passthrough against Tollgate on SQLite, with Tollgate on PostgreSQL reported
-# beside (not judged: the scale-out work owns PostgreSQL's targets). Prints each goal's ratio,
+# beside (not judged: the scale-out work owns PostgreSQL's targets), and the harness's minimal
+# JSON gateway (node-json) as the floor of any gateway that reads the JSON. Prints each goal's ratio,
 # the ledger check of every store afterwards, and exits non-zero when a goal is missed, any answer
 # was not a 2xx, or a ledger is not clean (bench/goals.mjs holds the goals).
 #
@@ -103,7 +104,8 @@ if [ "$SMOKE" = 1 ]; then
 else
   set -- --quick --rounds 3 --rates 500,2000 ${HARNESS_FLAGS[@]+"${HARNESS_FLAGS[@]}"}
 fi
-ONLY=direct,node-passthrough,$(IFS=,; echo "${NAMES[*]}")
+# node-json: the harness's minimal JSON gateway, reported beside (bench/goals.mjs), not judged.
+ONLY=direct,node-passthrough,node-json,$(IFS=,; echo "${NAMES[*]}")
 "$HARNESS/run.sh" --targets "anchors,$WORK/targets.json" --only "$ONLY" --out "$WORK/results" "$@"
 
 STATUS=0

@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
-import { credibleInputTokens, ruleWithFlag } from '../../billing/credible-usage.js';
 import { costPerMillion } from '../../billing/money.js';
 import { invalidInput } from '../../errors/api-error.js';
 import { principalOf } from '../plugins/authenticate.js';
+import { inputTokenOutcome } from '../../billing/input-token-outcome.js';
 import { runBilledRequest } from '../billed-request.js';
 import { judgedAtClaim } from '../idempotency-judgement.js';
 import type { AppDeps } from '../deps.js';
@@ -87,22 +87,15 @@ export function registerEmbeddings(scope: FastifyInstance, deps: AppDeps): void 
                 .embeddings(channel.upstream, caller)
                 .embed({ model: channel.model, input: inputs, dimensions }),
             );
-            const billed = credibleInputTokens('prompt_tokens', result.promptTokens, worst.tokens);
-            const amount = costPerMillion(billed.tokens, perMillion);
-            const flag = billed.flag;
-            return {
-              kind: 'succeeded',
-              amount,
-              // The operator's side: the serving channel's own price on what its upstream reported.
-              channelCost: routing.costOf((prices) =>
-                costPerMillion(result.promptTokens, prices.input_per_million_tokens ?? 0),
-              ),
-              pricingRule: ruleWithFlag(
-                `embeddings: ceil(prompt_tokens ${billed.tokens} x ${perMillion} / 1e6) = ${amount} micro-yuan`,
-                flag,
-              ),
-              ...(flag === undefined ? {} : { usageFlag: flag }),
-              usage: { prompt_tokens: result.promptTokens, total_tokens: result.promptTokens },
+            const usage = { prompt_tokens: result.promptTokens, total_tokens: result.promptTokens };
+            return inputTokenOutcome({
+              family: 'embeddings',
+              field: 'prompt_tokens',
+              reportedTokens: result.promptTokens,
+              worstCaseTokens: worst.tokens,
+              perMillion,
+              routing,
+              usage,
               upstreamRequestId: result.upstreamRequestId,
               body: {
                 object: 'list',
@@ -112,9 +105,9 @@ export function registerEmbeddings(scope: FastifyInstance, deps: AppDeps): void 
                   embedding: body.encoding_format === 'base64' ? toBase64(vector) : vector,
                 })),
                 model: model.id,
-                usage: { prompt_tokens: result.promptTokens, total_tokens: result.promptTokens },
+                usage,
               },
-            };
+            });
           },
         });
       },

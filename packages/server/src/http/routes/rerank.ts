@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
-import { credibleInputTokens, ruleWithFlag } from '../../billing/credible-usage.js';
 import { costPerMillion } from '../../billing/money.js';
 import { invalidInput } from '../../errors/api-error.js';
 import { principalOf } from '../plugins/authenticate.js';
+import { inputTokenOutcome } from '../../billing/input-token-outcome.js';
 import { runBilledRequest } from '../billed-request.js';
 import { judgedAtClaim } from '../idempotency-judgement.js';
 import type { AppDeps } from '../deps.js';
@@ -93,22 +93,15 @@ export function registerRerank(scope: FastifyInstance, deps: AppDeps): void {
                 topN,
               }),
             );
-            const billed = credibleInputTokens('total_tokens', result.totalTokens, worstTokens);
-            const amount = costPerMillion(billed.tokens, perMillion);
-            const flag = billed.flag;
-            return {
-              kind: 'succeeded',
-              amount,
-              // The operator's side: the serving channel's own price on what its upstream reported.
-              channelCost: routing.costOf((prices) =>
-                costPerMillion(result.totalTokens, prices.input_per_million_tokens ?? 0),
-              ),
-              pricingRule: ruleWithFlag(
-                `rerank: ceil(total_tokens ${billed.tokens} x ${perMillion} / 1e6) = ${amount} micro-yuan`,
-                flag,
-              ),
-              ...(flag === undefined ? {} : { usageFlag: flag }),
-              usage: { total_tokens: result.totalTokens },
+            const usage = { total_tokens: result.totalTokens };
+            return inputTokenOutcome({
+              family: 'rerank',
+              field: 'total_tokens',
+              reportedTokens: result.totalTokens,
+              worstCaseTokens: worstTokens,
+              perMillion,
+              routing,
+              usage,
               upstreamRequestId: result.upstreamRequestId,
               body: {
                 id: request.id,
@@ -121,9 +114,9 @@ export function registerRerank(scope: FastifyInstance, deps: AppDeps): void {
                     ? { document: { text: documents[item.index] ?? '' } }
                     : {}),
                 })),
-                usage: { total_tokens: result.totalTokens },
+                usage,
               },
-            };
+            });
           },
         });
       },
