@@ -1,7 +1,7 @@
-// The accounted path's store work alone, on SQLite: per request the idempotency guard's read, the
-// claim (record, hold, journal) and the finish (capture, journal, record outcome), with the
-// gateway's own services and store (checkpoint worker, group commit), `--concurrency` requests in
-// flight (each waits a turn between claim and finish, as for its upstream call). Prints process
+// The accounted path's store work alone, on SQLite: per request the claim (record, hold,
+// journal) and the finish (capture, journal, record outcome), with the gateway's own services
+// and store (checkpoint worker, group commit), `--concurrency` requests in flight (each waits a
+// turn between claim and finish, as for its upstream call). Prints process
 // CPU µs per request; `--dist A --dist B` runs each build in its own child process, interleaved
 // `--rounds` times, so their figures come from the same minutes of a shared machine.
 //
@@ -191,9 +191,9 @@ async function measure(dist) {
   };
   const turn = () => new Promise((resolve) => setImmediate(resolve));
   const one = async () => {
+    // No read of the key first: the text routes leave a used key to the claim
+    // (http/idempotency-judgement.ts).
     const idempotencyKey = randomUUID();
-    if ((await requests.records.fingerprintOf(principal.keyId, idempotencyKey)) !== undefined)
-      throw new Error('an unused idempotency key has a record');
     const identity = {
       requestId: ids.next('req'),
       principal,
