@@ -36,22 +36,8 @@ while [ $# -gt 0 ]; do
 done
 HARNESS=$(bench/harness.sh)
 WORK=$(mktemp -d /tmp/tollgate-goals.XXXXXX)
-PG_SERVER=${TOLLGATE_GOALS_PG_URL:-postgres://postgres@127.0.0.1:5432}
-PG_DATABASES=()
-cleanup() {
-  for database in ${PG_DATABASES[@]+"${PG_DATABASES[@]}"}; do
-    psql -q "$PG_SERVER/postgres" -c "DROP DATABASE IF EXISTS $database" >/dev/null 2>&1 || true
-  done
-}
-# A fresh PostgreSQL database for one target, dropped when the run ends; its URL in NEW_PG_URL.
-new_pg_database() {
-  local database=tollgate_goals_$$_$1
-  psql -q "$PG_SERVER/postgres" -c "CREATE DATABASE $database" >/dev/null
-  PG_DATABASES+=("$database")
-  NEW_PG_URL=$PG_SERVER/$database
-}
-trap cleanup EXIT
 . bench/lib.sh
+trap drop_pg_databases EXIT
 build_unless_built
 write_bench_config "$WORK/config.json"
 export TOLLGATE_CONFIG=$WORK/config.json
@@ -86,12 +72,12 @@ for compared in ${COMPARED[@]+"${COMPARED[@]}"}; do
   PORT_NEXT=$((PORT_NEXT + 1))
 done
 if [ "$POSTGRES" = 1 ]; then
-  new_pg_database main
+  new_pg_database tollgate_goals_$$_main
   add_target tollgate-postgres 18296 "$REPO/packages/server/dist" "Tollgate, full accounting, PostgreSQL" \
     "$WORK/postgres" "$NEW_PG_URL"
   for compared in ${COMPARED[@]+"${COMPARED[@]}"}; do
     IFS='|' read -r name dist <<< "$compared"
-    new_pg_database "$name"
+    new_pg_database "tollgate_goals_$$_$name"
     add_target "tollgate-$name-postgres" "$PORT_NEXT" "$dist" "Tollgate, build $dist, PostgreSQL" \
       "$WORK/$name-postgres" "$NEW_PG_URL"
     PORT_NEXT=$((PORT_NEXT + 1))

@@ -27,17 +27,14 @@ while [ $# -gt 0 ]; do
 done
 HARNESS=$(bench/harness.sh)
 WORK=$(mktemp -d /tmp/tollgate-idle.XXXXXX)
-PG_SERVER=${TOLLGATE_GOALS_PG_URL:-postgres://postgres@127.0.0.1:5432}
-PIDS=() PG_DATABASES=()
+PIDS=()
+. bench/lib.sh
 cleanup() {
   kill ${PIDS[@]+"${PIDS[@]}"} 2>/dev/null || true
-  for database in ${PG_DATABASES[@]+"${PG_DATABASES[@]}"}; do
-    psql -q "$PG_SERVER/postgres" -c "DROP DATABASE IF EXISTS $database WITH (FORCE)" >/dev/null 2>&1 || true
-  done
+  drop_pg_databases
   rm -rf "$WORK"
 }
 trap cleanup EXIT
-. bench/lib.sh
 build_unless_built
 write_bench_config "$WORK/config.json"
 export TOLLGATE_CONFIG=$WORK/config.json
@@ -69,10 +66,8 @@ for build in "${BUILDS[@]}"; do
   IFS='|' read -r name dist <<< "$build"
   add_target "$name-sqlite" "$dist" "$WORK/$name-sqlite" "sqlite:$WORK/$name-sqlite/tollgate.sqlite"
   if [ "$POSTGRES" = 1 ]; then
-    database=tollgate_idle_$$_${#PG_DATABASES[@]}
-    psql -q "$PG_SERVER/postgres" -c "CREATE DATABASE $database" >/dev/null
-    PG_DATABASES+=("$database")
-    add_target "$name-postgres" "$dist" "$WORK/$name-postgres" "$PG_SERVER/$database"
+    new_pg_database "tollgate_idle_$$_${#PG_RUN_DATABASES[@]}"
+    add_target "$name-postgres" "$dist" "$WORK/$name-postgres" "$NEW_PG_URL"
   fi
 done
 # The passthrough needs no key: the mock accepts any.

@@ -40,3 +40,19 @@ create_funded_key() {
   node bench/tollgate-of.mjs keys create "$account" --kind service --name bench |
     node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).key))'
 }
+
+# PostgreSQL databases made for one run, on $TOLLGATE_GOALS_PG_URL's server (default
+# postgres://postgres@127.0.0.1:5432): `new_pg_database NAME` creates NAME and sets NEW_PG_URL to it;
+# `drop_pg_databases` (call it from the script's EXIT trap) drops every one of them.
+PG_RUN_SERVER=${TOLLGATE_GOALS_PG_URL:-postgres://postgres@127.0.0.1:5432}
+PG_RUN_DATABASES=()
+new_pg_database() {
+  psql -q "$PG_RUN_SERVER/postgres" -c "CREATE DATABASE $1" >/dev/null
+  PG_RUN_DATABASES+=("$1")
+  NEW_PG_URL=$PG_RUN_SERVER/$1
+}
+drop_pg_databases() {
+  for database in ${PG_RUN_DATABASES[@]+"${PG_RUN_DATABASES[@]}"}; do
+    psql -q "$PG_RUN_SERVER/postgres" -c "DROP DATABASE IF EXISTS $database WITH (FORCE)" >/dev/null 2>&1 || true
+  done
+}

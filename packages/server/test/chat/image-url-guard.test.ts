@@ -1,13 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { guardedFetch, isPublicAddress } from '../../src/providers/guarded-fetch.js';
-import { dialects } from '../helpers/dialects.js';
-import { fakeNetwork } from '../helpers/fake-network.js';
-import { startGateway, testConfig, type TestGateway } from '../helpers/gateway.js';
-
-const png = Buffer.concat([
-  Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
-  Buffer.alloc(30),
-]);
+import { fakeNetwork, startImageUrlGateway, tinyPng } from '../helpers/fake-network.js';
+import type { TestGateway } from '../helpers/gateway.js';
 
 describe('guarded fetch of caller-given image URLs', () => {
   it('classifies private, loopback, link-local, mapped and reserved addresses as not public', () => {
@@ -81,7 +75,7 @@ describe('image URLs in chat, where a model enables them', () => {
   const network = fakeNetwork(
     { 'images.example': ['93.184.216.34'], 'internal.example': ['192.168.0.10'] },
     {
-      'https://images.example/cat.png': { status: 200, body: png },
+      'https://images.example/cat.png': { status: 200, body: tinyPng },
       'https://images.example/moved.png': {
         status: 302,
         location: 'https://internal.example/secret.png',
@@ -89,21 +83,7 @@ describe('image URLs in chat, where a model enables them', () => {
     },
   );
   beforeAll(async () => {
-    const [sqlite] = dialects;
-    if (sqlite === undefined) throw new Error('no sqlite');
-    const config = testConfig({
-      models: [
-        {
-          id: 'sim-vision',
-          upstream: 'simulator',
-          families: ['chat'],
-          combinations: [['image_input']],
-          prices: { input_per_million_tokens: 1, output_per_million_tokens: 1 },
-          image_urls: true,
-        },
-      ],
-    });
-    gateway = await startGateway(sqlite, { config, services: { fetchDeps: network } });
+    gateway = await startImageUrlGateway(network);
     ({ key } = await gateway.account(1_000_000));
   });
   afterAll(async () => {
@@ -127,7 +107,7 @@ describe('image URLs in chat, where a model enables them', () => {
     expect(response.statusCode).toBe(200);
     expect(
       response.json<{ choices: { message: { content: string } }[] }>().choices[0]?.message.content,
-    ).toContain(`image/png ${png.length} bytes`);
+    ).toContain(`image/png ${tinyPng.length} bytes`);
   });
 
   it('refuses a URL that redirects into the private network, with a 400 naming the part', async () => {

@@ -1,4 +1,6 @@
 import type { GuardedFetchDeps } from '../../src/providers/guarded-fetch.js';
+import { dialects } from './dialects.js';
+import { startGateway, testConfig, type TestGateway } from './gateway.js';
 
 /** A fake network: DNS answers from a table, servers from a table; nothing leaves the process. */
 export function fakeNetwork(
@@ -22,4 +24,29 @@ export function fakeNetwork(
       });
     },
   };
+}
+
+/** The signature of a PNG and a few bytes: what the image checks need, nothing more. */
+export const tinyPng = Buffer.concat([
+  Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+  Buffer.alloc(30),
+]);
+
+/** A SQLite gateway whose `sim-vision` chat model takes image URLs, fetched through `network`. */
+export async function startImageUrlGateway(network: GuardedFetchDeps): Promise<TestGateway> {
+  const [sqlite] = dialects;
+  if (sqlite === undefined) throw new Error('no sqlite');
+  const config = testConfig({
+    models: [
+      {
+        id: 'sim-vision',
+        upstream: 'simulator',
+        families: ['chat'],
+        combinations: [['image_input']],
+        prices: { input_per_million_tokens: 1, output_per_million_tokens: 1 },
+        image_urls: true,
+      },
+    ],
+  });
+  return startGateway(sqlite, { config, services: { fetchDeps: network } });
 }

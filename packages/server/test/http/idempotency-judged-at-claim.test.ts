@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { dialects, describeEachDialect } from '../helpers/dialects.js';
-import { fakeNetwork } from '../helpers/fake-network.js';
-import { startGateway, testConfig, type TestGateway } from '../helpers/gateway.js';
+import { describeEachDialect } from '../helpers/dialects.js';
+import { fakeNetwork, startImageUrlGateway, tinyPng } from '../helpers/fake-network.js';
+import { startGateway, type TestGateway } from '../helpers/gateway.js';
 
 /**
  * The billed text routes (chat, embeddings, rerank) leave the judgement of a used
@@ -170,32 +170,14 @@ describe('a caller image URL under a used key', () => {
   });
 
   it('is never fetched: the key is judged before the fetch', async () => {
-    const [sqlite] = dialects;
-    if (sqlite === undefined) throw new Error('no sqlite');
-    const png = Buffer.concat([
-      Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
-      Buffer.alloc(30),
-    ]);
     const network = fakeNetwork(
       { 'images.example': ['93.184.216.34'] },
       {
-        'https://images.example/cat.png': { status: 200, body: png },
-        'https://images.example/dog.png': { status: 200, body: png },
+        'https://images.example/cat.png': { status: 200, body: tinyPng },
+        'https://images.example/dog.png': { status: 200, body: tinyPng },
       },
     );
-    const config = testConfig({
-      models: [
-        {
-          id: 'sim-vision',
-          upstream: 'simulator',
-          families: ['chat'],
-          combinations: [['image_input']],
-          prices: { input_per_million_tokens: 1, output_per_million_tokens: 1 },
-          image_urls: true,
-        },
-      ],
-    });
-    gateway = await startGateway(sqlite, { config, services: { fetchDeps: network } });
+    gateway = await startImageUrlGateway(network);
     const { key } = await gateway.account(1_000_000);
     const withImage = (url: string) => ({
       model: 'sim-vision',
