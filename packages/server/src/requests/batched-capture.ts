@@ -128,9 +128,10 @@ export class BatchedCapture {
   /**
    * Writes every capture of the batch in ONE statement (one-statement.ts), when all are of one
    * account and none has a key budget: the claim of their holds (still open, of that account,
-   * without a key budget, each capture within its hold), the account charged their sum (the single capture's update,
-   * `chargeHeldUpdate`), their journal entries, and their records moved from `processing`, in
-   * the single capture's lock order (holds, account, records: each part reads the one before).
+   * without a key budget, each capture within its hold), the account charged their sum (the
+   * single capture's update, `chargeHeldUpdate`), their journal entries, and their records moved
+   * from `processing`, in the single capture's lock order (holds, account, records: each part
+   * reads the one before).
    * If any of them is not so, the statement refuses and rolls back whole. Returns whether it
    * wrote them.
    */
