@@ -90,7 +90,7 @@ const format = (value) => (Number.isFinite(value) ? value.toFixed(2) : String(va
 // forward, parse the answer for usage): not judged, shown as what any gateway that reads the JSON
 // pays before it does any accounting.
 const targets = [
-  ...(raw['node-json'] ? ['node-json'] : []),
+  ...['node-json', 'ledger-floor', 'ledger-floor-keys'].filter((name) => raw[name] !== undefined),
   ...Object.keys(raw).filter((name) => name.startsWith('tollgate')),
 ];
 const rounds = baseline.rounds.length;

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The hot path's goals (issue 19), measured side by side in one run of the reference harness:
 # the bare Node passthrough against Tollgate on SQLite, with Tollgate on PostgreSQL reported
-# beside (not judged: the scale-out work owns PostgreSQL's targets), and the harness's minimal
-# JSON gateway (node-json) as the floor of any gateway that reads the JSON. Prints each goal's ratio,
+# beside (not judged: the scale-out work owns PostgreSQL's targets), the harness's minimal
+# JSON gateway (node-json) as the floor of any gateway that reads the JSON, and ledger-floor
+# (bench/ledger-floor.mjs: node-json plus Tollgate's durable SQLite money and nothing else) as the
+# floor of any gateway that keeps issue 19's guarantees. Prints each goal's ratio,
 # the ledger check of every store afterwards, and exits non-zero when a goal is missed, any answer
 # was not a 2xx, or a ledger is not clean (bench/goals.mjs holds the goals).
 #
@@ -15,6 +17,8 @@
 #                                        # (unless --no-postgres, on a database of its own), same
 #                                        # run; repeatable
 #   bench/goals.sh --no-postgres         # SQLite only
+#   bench/goals.sh --floor-keys          # also ledger-floor-keys: the floor without the indexes
+#                                        # that listings, retention and the sweeper read
 #   bench/goals.sh --smoke               # a second per phase: checks it runs, judges no timing (CI)
 #
 # PostgreSQL: a fresh database (tollgate_goals_<pid>) on $TOLLGATE_GOALS_PG_URL's server
@@ -23,12 +27,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO=$(pwd)
-SMOKE=0 POSTGRES=1
+SMOKE=0 POSTGRES=1 FLOOR_KEYS=0
 HARNESS_FLAGS=() COMPARE=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --smoke) SMOKE=1 ;;
     --no-postgres) POSTGRES=0 ;;
+    --floor-keys) FLOOR_KEYS=1 ;;
     --compare) COMPARE+=("$2"); shift ;;
     *) HARNESS_FLAGS+=("$1") ;;
   esac
@@ -83,6 +88,21 @@ if [ "$POSTGRES" = 1 ]; then
     PORT_NEXT=$((PORT_NEXT + 1))
   done
 fi
+# ledger-floor: the minimal JSON gateway plus Tollgate's durable money on SQLite and nothing else
+# (bench/ledger-floor.mjs), reported beside, not judged: what the guarantees cost by themselves.
+add_floor() { # name port indexes description
+  mkdir -p "$WORK/$1"
+  TARGETS+=("{ \"name\": \"$1\", \"kind\": \"proxy\", \"description\": \"$4\",
+    \"port\": $2, \"baseUrl\": \"http://127.0.0.1:{{PORT}}/v1\",
+    \"headers\": { \"authorization\": \"Bearer sk-bench\", \"idempotency-key\": \"{{uuid}}\" },
+    \"env\": { \"PROXY_PORT\": \"{{PORT}}\", \"UPSTREAM_URL\": \"{{UPSTREAM_URL}}\", \"FLOOR_DATA_DIR\": \"$WORK/$1\",
+      \"FLOOR_INDEXES\": \"$3\" },
+    \"start\": \"node $REPO/bench/ledger-floor.mjs\", \"cwd\": \"$REPO\" }")
+  FLOORS+=("$1")
+}
+FLOORS=()
+add_floor ledger-floor 18111 all "node:http + undici + Tollgate's SQLite claim and capture, group-committed (bench/ledger-floor.mjs)"
+[ "$FLOOR_KEYS" = 1 ] && add_floor ledger-floor-keys 18112 none "ledger-floor with only the money path's own keys (no listing, retention or sweeper indexes)"
 (IFS=,; echo "{ \"targets\": [ ${TARGETS[*]} ] }") > "$WORK/targets.json"
 
 if [ "$SMOKE" = 1 ]; then
@@ -90,8 +110,9 @@ if [ "$SMOKE" = 1 ]; then
 else
   set -- --quick --rounds 3 --rates 500,2000 ${HARNESS_FLAGS[@]+"${HARNESS_FLAGS[@]}"}
 fi
-# node-json: the harness's minimal JSON gateway, reported beside (bench/goals.mjs), not judged.
-ONLY=direct,node-passthrough,node-json,$(IFS=,; echo "${NAMES[*]}")
+# node-json (the harness's minimal JSON gateway) and ledger-floor: reported beside (bench/goals.mjs),
+# not judged.
+ONLY=direct,node-passthrough,node-json,$(IFS=,; echo "${FLOORS[*]},${NAMES[*]}")
 "$HARNESS/run.sh" --targets "anchors,$WORK/targets.json" --only "$ONLY" --out "$WORK/results" "$@"
 
 STATUS=0
@@ -105,6 +126,7 @@ for ledger in "${LEDGERS[@]}"; do
     echo "  ${database%%\?*}: NOT clean"; cat "$WORK/ledger.json"; STATUS=1
   fi
 done
+for floor in "${FLOORS[@]}"; do node bench/ledger-floor.mjs --check "$WORK/$floor" || STATUS=1; done
 JUDGE=()
 [ "$SMOKE" = 1 ] && JUDGE=(--report-only)
 node bench/goals.mjs "$WORK/results/results.json" ${JUDGE[@]+"${JUDGE[@]}"} || STATUS=1
