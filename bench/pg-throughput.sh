@@ -10,7 +10,9 @@
 #   --before DIR may be given several times: each build runs on PostgreSQL in every round.
 #   bench/pg-throughput.sh --instances 3 -- --seconds 8        # also this build as 3 instances
 #                                    # of one database in every round (many-accounts.sh's
-#                                    # BENCH_INSTANCES: all on the one core a single instance has)
+#                                    # BENCH_INSTANCES: all on the one core a single instance has),
+#                                    # and bench/core-share.sh: what 3 bare passthroughs on one
+#                                    # core keep of one, the machine's own ceiling for that ratio
 #   --no-before                      # only SQLite and this build (with --instances: and N of it)
 #   bench/pg-throughput.sh --smoke   # CI: one round, this build on one and on 3 instances, a
 #                                    # second per phase (fails on any non-2xx or a dirty ledger;
@@ -18,14 +20,14 @@
 #   BENCH_PG_SERVER=postgres://postgres@127.0.0.1:5432 ...   # the server (default as shown)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-ROUNDS=3 BEFORE=() INSTANCES=1 NO_BEFORE=0 SQLITE=1
+ROUNDS=3 BEFORE=() INSTANCES=1 NO_BEFORE=0 SQLITE=1 CORE_SHARE_FLAGS="--seconds 6"
 while [ $# -gt 0 ]; do
   case "$1" in
     --rounds) ROUNDS=$2; shift 2 ;;
     --before) BEFORE+=("$2"); shift 2 ;;
     --instances) INSTANCES=$2; shift 2 ;;
     --no-before) NO_BEFORE=1; shift ;;
-    --smoke) ROUNDS=1 NO_BEFORE=1 INSTANCES=3 SQLITE=0; shift; set -- -- --smoke "$@" ;;
+    --smoke) ROUNDS=1 NO_BEFORE=1 INSTANCES=3 SQLITE=0 CORE_SHARE_FLAGS=--smoke; shift; set -- -- --smoke "$@" ;;
     --) shift; break ;;
     *) break ;;
   esac
@@ -58,5 +60,8 @@ for round in $(seq 1 "$ROUNDS"); do
   run "postgres dist (this build)" packages/server/dist "$PG_SERVER/$DATABASE" "$@"
   if [ "$INSTANCES" -gt 1 ]; then
     BENCH_INSTANCES=$INSTANCES run "postgres dist (this build) x $INSTANCES instances" packages/server/dist "$PG_SERVER/$DATABASE" "$@"
+    # What the machine itself keeps of a core split that many ways: read the ratio above against it.
+    echo "== round $round: $INSTANCES bare passthroughs on one core against one (bench/core-share.sh)"
+    bench/core-share.sh --instances "$INSTANCES" --rounds 1 $CORE_SHARE_FLAGS
   fi
 done
