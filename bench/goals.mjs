@@ -137,9 +137,45 @@ console.log(
   `\nGoals of issue 19 (${rounds} round(s); judged: ${judged}, against node-passthrough of the same round)\n`,
 );
 console.log(lines.join('\n'));
+console.log(besideTheFloor());
 console.log(`\n${['direct', 'node-passthrough', ...targets].map(figures).join('\n')}`);
 if (reportOnly) console.log(`\n${missed} goal(s) missed — not judged (--report-only)`);
 else if (missed > 0) {
   console.error(`\n${missed} goal(s) missed`);
   process.exit(1);
 } else console.log('\nevery goal met');
+
+/**
+ * Each Tollgate target against ledger-floor of the same round (reported, not judged): what the
+ * gateway costs beyond the durable money itself, the part of the path that is Tollgate's to win
+ * (bench/RESULTS.md, "The floor of the guarantees").
+ */
+function besideTheFloor() {
+  const floor = raw['ledger-floor'];
+  if (floor === undefined) return '';
+  const ratios = [
+    ['CPU per request at max, ÷ ledger-floor', (phases) => phases.max.targetCpuUsPerReq],
+    ['added stream TTFB p50, ÷ ledger-floor', (phases) => phases.stream.ttfbMs.p50, true],
+  ];
+  const names = Object.keys(raw).filter((name) => name.startsWith('tollgate'));
+  const rows = ratios.map(([label, read, overDirect]) => {
+    const cells = names.map((name) => {
+      const perRound = raw[name].rounds.map((phases, round) => {
+        try {
+          if (!overDirect) return read(phases) / read(floor.rounds[round]);
+          return added(raw[name], round, read) / added(floor, round, read);
+        } catch {
+          return NaN;
+        }
+      });
+      return `${format(median(perRound))} (${perRound.map(format).join(', ')})`;
+    });
+    return `| ${label} | ${cells.join(' | ')} |`;
+  });
+  return [
+    '\nBeside the floor of the guarantees (reported, not judged):\n',
+    `| ratio | ${names.join(' | ')} |`,
+    `|---|${names.map(() => '---').join('|')}|`,
+    ...rows,
+  ].join('\n');
+}
