@@ -3,7 +3,8 @@
 // (node:http + undici, anchors/node-proxy.mjs in ../shared/bench) plus the durable money that
 // issue 19 says must be kept, and nothing else — no framework, no validation beyond a JSON parse,
 // no limits, no logs, no metrics. It writes what Tollgate writes per request, on Tollgate's own
-// SQLite tables and indexes (the schema below is Tollgate's as migrated, for these four tables):
+// SQLite tables and indexes (the schema below is Tollgate's as migrated for these four tables,
+// with the money bounds abridged to one CHECK or trigger each):
 //
 //   claim, committed before the upstream call: the request record (unique key + idempotency key),
 //     the guarded hold on the account (balance − held ≥ amount), the hold row, its journal entry;
