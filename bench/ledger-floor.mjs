@@ -26,10 +26,14 @@ import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setImmediate } from 'node:timers';
-import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
-import Database from 'better-sqlite3';
 import { Pool } from 'undici';
+// The SQLite binding the gateway itself picks for this Node version (docs/decisions/0005): the
+// built one, as the other benchmark scripts use (bench/goals.sh builds first).
+import {
+  SqliteDatabase as Database,
+  sqliteBindingPath,
+} from '../packages/server/dist/store/sqlite-binding.js';
 
 const INITIAL_BALANCE = 1_000_000_000_000_000;
 // `node bench/ledger-floor.mjs --check DIR`: the floor's own ledger after a run (bench/goals.sh).
@@ -97,7 +101,7 @@ db.prepare(
 ).run(INITIAL_BALANCE);
 // Checkpoints off the request path, as Tollgate's store/sqlite-checkpointer.ts does.
 new Worker(
-  `const D = require(${JSON.stringify(createRequire(import.meta.url).resolve('better-sqlite3'))});
+  `const D = require(${JSON.stringify(sqliteBindingPath)});
   const db = new D(${JSON.stringify(file)}); db.pragma('busy_timeout = 5000');
   setInterval(() => { try { db.pragma('wal_checkpoint(PASSIVE)'); } catch {} }, 50);`,
   { eval: true },

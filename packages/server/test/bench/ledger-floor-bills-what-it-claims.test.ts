@@ -6,8 +6,8 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SqliteDatabase } from '../../src/store/sqlite-binding.js';
 
 /**
  * bench/ledger-floor.mjs is the floor `bench/goals.sh` sets beside Tollgate: a gateway that keeps
@@ -51,9 +51,17 @@ beforeAll(async () => {
       UPSTREAM_URL: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`,
       FLOOR_DATA_DIR: work,
     },
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
-  await once(gateway.stdout!, 'data');
+  let errors = '';
+  gateway.stderr!.on('data', (chunk: Buffer) => (errors += chunk.toString()));
+  // Listening (its first line), or gone: then fail at once with what it said, not at the timeout.
+  await Promise.race([
+    once(gateway.stdout!, 'data'),
+    once(gateway, 'exit').then(([code]) => {
+      throw new Error(`bench/ledger-floor.mjs exited (${String(code)}): ${errors}`);
+    }),
+  ]);
   base = `http://127.0.0.1:${port}`;
 });
 
@@ -81,7 +89,7 @@ function check(): { status: number | null; output: string } {
 }
 
 function tamper(statement: string): void {
-  const store = new Database(path.join(work, 'floor.sqlite'));
+  const store = new SqliteDatabase(path.join(work, 'floor.sqlite'));
   try {
     store.exec(statement);
   } finally {
