@@ -7,9 +7,15 @@ import {
   reserveKeyBudget,
   type LedgerEffects,
 } from '../billing/ledger.js';
-import { accountRefusalOf, refusalOf, windowStartsOf } from '../budgets/budget-ledger.js';
+import {
+  accountRefusalOf,
+  refusalOf,
+  windowStartsOf,
+  type WindowSlots,
+} from '../budgets/budget-ledger.js';
 import type { ApiError } from '../errors/api-error.js';
 import type { Database, HoldTable, JournalTable } from '../store/schema.js';
+import { shapedStatement } from '../store/shaped-statement.js';
 import { KeyedBatcher, type BatchItem } from '../util/keyed-batcher.js';
 import {
   ALL_ACCOUNTS,
@@ -241,27 +247,17 @@ export class BatchedAdmission {
     if (batch.some((item) => item.record.account_id !== accountId || item.budgetKeyId !== null))
       return false;
     const sorted = [...batch].sort((a, b) => compareKeys(a.record, b.record));
-    const total = sorted.reduce((sum, item) => sum + item.record.reserve_amount, 0);
-    const { db } = this;
-    const records = db
-      .insertInto('requests')
-      .values(sorted.map((item) => item.record))
-      .returning('id');
-    const reserved = reserveAvailableUpdate(db, {
-      accountId,
-      amount: total,
-      ...windowStartsOf(this.effects),
-    })
-      // Read first, so the records are written before the account row is locked.
-      .where(sql<number>`(select count(*) from new_records)`, '=', sorted.length)
-      .returning('id');
     const { holds, journal } = this.#holdRows(sorted);
     return runAsOneStatement(
-      db,
-      sql`with new_records as (${records}), reserved as (${reserved}),
-        new_holds as (${db.insertInto('holds').values(holds)}),
-        new_entries as (${db.insertInto('journal').values(journal)})
-        ${refuseUnless(sql`exists (select 1 from reserved)`, 'the batch does not fit the account')}`,
+      this.db,
+      admitAll(this.db, {
+        accountId,
+        total: sorted.reduce((sum, item) => sum + item.record.reserve_amount, 0),
+        windows: windowStartsOf(this.effects),
+        records: sorted.map((item) => item.record),
+        holds,
+        journal,
+      }),
       sorted.length,
       this.onAlone,
     );
@@ -294,6 +290,41 @@ export class BatchedAdmission {
     else await trx.insertInto('journal').values(journal).execute();
   }
 }
+
+/**
+ * The one statement of `#admitInOneStatement`, compiled once per batch shape (its builder places
+ * values and never reads them: store/shaped-statement.ts): the records (a key already used fails
+ * it), the guarded reserve of their sum on the account after them (the single hold's update, the
+ * lock order of a single claim), their holds and journal entries; refused whole unless the
+ * reserve fits.
+ */
+export const admitAll = shapedStatement(
+  (
+    db,
+    batch: {
+      accountId: string;
+      total: number;
+      windows: WindowSlots;
+      records: readonly AdmissionItem['record'][];
+      holds: readonly HoldTable[];
+      journal: readonly JournalTable[];
+    },
+  ) => {
+    const records = db.insertInto('requests').values(batch.records).returning('id');
+    const reserved = reserveAvailableUpdate(db, {
+      accountId: batch.accountId,
+      amount: batch.total,
+      ...batch.windows,
+    })
+      // Read first, so the records are written before the account row is locked.
+      .where(sql<number>`(select count(*) from new_records)`, '=', batch.records.length)
+      .returning('id');
+    return sql`with new_records as (${records}), reserved as (${reserved}),
+      new_holds as (${db.insertInto('holds').values(batch.holds)}),
+      new_entries as (${db.insertInto('journal').values(batch.journal)})
+      ${refuseUnless(sql`exists (select 1 from reserved)`, 'the batch does not fit the account')}`;
+  },
+);
 
 function refusedBy(
   why: Awaited<ReturnType<typeof refusalOf>>,

@@ -7,8 +7,9 @@ import {
   resolveKeyBudget,
   type LedgerEffects,
 } from '../billing/ledger.js';
-import { windowStartsOf } from '../budgets/budget-ledger.js';
+import { windowStartsOf, type WindowSlots } from '../budgets/budget-ledger.js';
 import type { Database } from '../store/schema.js';
+import { shapedStatement } from '../store/shaped-statement.js';
 import { KeyedBatcher, type BatchItem } from '../util/keyed-batcher.js';
 import { ALL_ACCOUNTS, chargeAccounts, lockAccounts, sortedDistinct } from './batched-accounts.js';
 import { refuseUnless, runAsOneStatement } from './one-statement.js';
@@ -138,45 +139,20 @@ export class BatchedCapture {
   async #captureInOneStatement(batch: readonly CaptureItem[]): Promise<boolean> {
     const accountId = batch[0]!.accountId;
     if (batch.some((item) => item.accountId !== accountId || item.budgeted)) return false;
-    const now = this.effects.clock.now();
-    const claimed = claimedValues(batch);
-    const entries = sql.join(
-      batch.map(
-        (item) =>
-          sql`(cast(${this.effects.ids.next('jrn')} as text), cast(${item.holdId} as text), cast(${item.reason} as text))`,
-      ),
-    );
-    const charged = chargeHeldUpdate(this.db, {
-      accountId,
-      amount: sql<number>`cast((select sum(charge) from captured) as bigint)`,
-      held: sql<number>`cast((select sum(held) from captured) as bigint)`,
-      extra: 0,
-      ...windowStartsOf(this.effects),
-    })
-      .where(sql<number>`(select count(*) from captured)`, '=', batch.length)
-      .returning('id');
-    const moved = recordOutcomesUpdate(batch, sql`exists (select 1 from charged)`);
     return runAsOneStatement(
       this.db,
-      sql`with captured as (
-          update holds set state = 'captured', captured_amount = claimed.amount, resolved_at = ${now}
-          from (values ${claimed}) as claimed (id, amount)
-          where holds.id = claimed.id and holds.state = 'open' and holds.account_id = ${accountId}
-            and holds.budget_key_id is null and claimed.amount <= holds.amount
-          returning holds.id, holds.amount as held, claimed.amount as charge, holds.request_id),
-        charged as (${charged}),
-        new_entries as (
-          insert into journal (id, account_id, kind, balance_delta, held_delta, hold_id, request_id,
-            topup_id, reason, created_at)
-          select entry.id, cast(${accountId} as text), 'capture', -captured.charge, -captured.held,
-            captured.id, captured.request_id, null, entry.reason, cast(${now} as bigint)
-          from (values ${entries}) as entry (id, hold_id, reason)
-          join captured on captured.id = entry.hold_id),
-        moved as (${moved})
-        ${refuseUnless(
-          sql`(select count(*) from moved) = ${batch.length}`,
-          'a capture of the batch cannot be written as it is',
-        )}`,
+      captureAll(this.db, {
+        accountId,
+        now: this.effects.clock.now(),
+        windows: windowStartsOf(this.effects),
+        captures: batch.map((item) => ({
+          holdId: item.holdId,
+          amount: item.amount,
+          entryId: this.effects.ids.next('jrn'),
+          reason: item.reason,
+          outcome: outcomeValues(item.record),
+        })),
+      }),
       batch.length,
       this.onAlone,
     );
@@ -279,40 +255,113 @@ async function recordOutcomes(
   trx: Kysely<Database>,
   batch: readonly CaptureItem[],
 ): Promise<Set<string>> {
-  const result = await recordOutcomesUpdate(batch).execute(trx);
+  const moved = recordOutcomesUpdate(batch.map((item) => outcomeValues(item.record)));
+  const result = await moved.execute(trx);
   return new Set(result.rows.map((row) => row.id));
 }
 
 /**
- * The update moving each batch record `processing` → its outcome (and only where `condition`
- * holds), returning the ids moved. Its columns are the single write's (outcome-columns.ts), each
- * value cast to its column's type: PostgreSQL cannot infer the types of a `values` list's
- * parameters.
+ * The one statement of `#captureInOneStatement`, compiled once per batch size (its builder places
+ * values and never reads them: store/shaped-statement.ts): the claim of the batch's holds (still
+ * open, of the account, without a key budget, each capture within its hold), the account charged
+ * their sum (the single capture's update, `chargeHeldUpdate`), their journal entries and their
+ * records moved from `processing`, in the single capture's lock order (holds, account, records:
+ * each part reads the one before); refused whole unless every record moved.
+ */
+export const captureAll = shapedStatement(
+  (
+    db,
+    batch: {
+      accountId: string;
+      now: number;
+      windows: WindowSlots;
+      captures: readonly {
+        holdId: string;
+        amount: number;
+        entryId: string;
+        reason: string;
+        outcome: readonly unknown[];
+      }[];
+    },
+  ) => {
+    const { accountId, now, captures } = batch;
+    const entries = sql.join(
+      captures.map(
+        (capture) =>
+          sql`(cast(${capture.entryId} as text), cast(${capture.holdId} as text), cast(${capture.reason} as text))`,
+      ),
+    );
+    const charged = chargeHeldUpdate(db, {
+      accountId,
+      amount: sql<number>`cast((select sum(charge) from captured) as bigint)`,
+      held: sql<number>`cast((select sum(held) from captured) as bigint)`,
+      extra: 0,
+      ...batch.windows,
+    })
+      .where(sql<number>`(select count(*) from captured)`, '=', captures.length)
+      .returning('id');
+    const moved = recordOutcomesUpdate(
+      captures.map((capture) => capture.outcome),
+      sql`exists (select 1 from charged)`,
+    );
+    return sql`with captured as (
+        update holds set state = 'captured', captured_amount = claimed.amount, resolved_at = ${now}
+        from (values ${claimedValues(captures)}) as claimed (id, amount)
+        where holds.id = claimed.id and holds.state = 'open' and holds.account_id = ${accountId}
+          and holds.budget_key_id is null and claimed.amount <= holds.amount
+        returning holds.id, holds.amount as held, claimed.amount as charge, holds.request_id),
+      charged as (${charged}),
+      new_entries as (
+        insert into journal (id, account_id, kind, balance_delta, held_delta, hold_id, request_id,
+          topup_id, reason, created_at)
+        select entry.id, cast(${accountId} as text), 'capture', -captured.charge, -captured.held,
+          captured.id, captured.request_id, null, entry.reason, cast(${now} as bigint)
+        from (values ${entries}) as entry (id, hold_id, reason)
+        join captured on captured.id = entry.hold_id),
+      moved as (${moved})
+      ${refuseUnless(
+        sql`(select count(*) from moved) = ${captures.length}`,
+        'a capture of the batch cannot be written as it is',
+      )}`;
+  },
+);
+
+/** A record's outcome, its values in `outcomeColumns`' order (the columns of a `values` list). */
+function outcomeValues(record: RecordedOutcomeColumns): unknown[] {
+  return outcomeColumns.map((column) => record[column]);
+}
+
+/** Each outcome column's type, in `outcomeColumns`' order. */
+const outcomeTypes = outcomeColumns.map((column) => sql.raw(OUTCOME_COLUMNS[column]));
+
+/**
+ * The update moving each batch record `processing` → its outcome (`outcomeValues`; and only where
+ * `condition` holds), returning the ids moved. Its columns are the single write's
+ * (outcome-columns.ts), each value cast to its column's type: PostgreSQL cannot infer the types
+ * of a `values` list's parameters.
  */
 function recordOutcomesUpdate(
-  batch: readonly CaptureItem[],
+  outcomes: readonly (readonly unknown[])[],
   condition: RawBuilder<boolean> = sql`true`,
 ): RawBuilder<{ id: string }> {
-  const rows = batch.map(
-    ({ record }) =>
-      sql`(${sql.join(
-        outcomeColumns.map(
-          (column) => sql`cast(${record[column]} as ${sql.raw(OUTCOME_COLUMNS[column])})`,
-        ),
-      )})`,
+  const rows = outcomes.map(
+    (values) =>
+      sql`(${sql.join(values.map((value, index) => sql`cast(${value} as ${outcomeTypes[index]!})`))})`,
   );
   const names = sql.join(outcomeColumns.map((column) => sql.id(column)));
   const set = sql.join(
     setOutcomeColumns.map((column) => sql`${sql.id(column)} = ${sql.ref(`o.${column}`)}`),
   );
-  return sql<{ id: string }>`update requests set ${set}
+  return sql`update requests set ${set}
     from (values ${sql.join(rows)}) as o (${names})
     where requests.id = o.id and requests.status = 'processing' and ${condition}
     returning requests.id`;
 }
 
 /** The `values` rows (hold id, amount captured) that claim the batch's holds, typed. */
-function claimedValues(batch: readonly CaptureItem[]): RawBuilder<unknown> {
+function claimedValues(
+  batch: readonly { readonly holdId: string; readonly amount: number }[],
+): RawBuilder<unknown> {
   return sql.join(
     batch.map((item) => sql`(cast(${item.holdId} as text), cast(${item.amount} as bigint))`),
   );

@@ -1,4 +1,4 @@
-import { sql, type Kysely, type RawBuilder } from 'kysely';
+import { sql, type CompiledQuery, type Kysely, type RawBuilder } from 'kysely';
 import { prepareByName } from '../store/prepared-query.js';
 import type { Database } from '../store/schema.js';
 
@@ -18,13 +18,13 @@ import type { Database } from '../store/schema.js';
  */
 export async function runAsOneStatement(
   db: Kysely<Database>,
-  statement: RawBuilder<unknown>,
+  /** The statement, compiled (built once per batch shape: store/shaped-statement.ts). */
+  compiled: CompiledQuery,
   /** How many claims or captures it writes. */
   batchSize: number,
   /** Told of a server error other than a refusal or a key already used (worth a log line). */
   onUnexpected: (error: unknown) => void,
 ): Promise<boolean> {
-  const compiled = statement.compile(db);
   // The text of a batch of n repeats for every batch of n: the small (common) sizes are
   // prepared once per connection, as the hot path's other statements are.
   if (batchSize <= PREPARED_BATCH_SIZES) prepareByName(compiled.sql);

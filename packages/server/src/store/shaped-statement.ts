@@ -1,0 +1,128 @@
+import type { CompiledQuery, Kysely, RawBuilder, RootOperationNode } from 'kysely';
+import type { Database } from './schema.js';
+
+/** Stands for one plain value of a shaped statement's input: its place among them, in order. */
+class Leaf {
+  constructor(readonly index: number) {}
+}
+
+interface Template {
+  readonly sql: string;
+  readonly query: RootOperationNode;
+  /** Per SQL parameter: the index of the input's value, or a constant of the statement itself. */
+  readonly parameters: readonly ({ readonly leaf: number } | { readonly constant: unknown })[];
+}
+
+/** A statement compiled for `values`, ready for `executeQuery`; `build` is its builder. */
+export type ShapedStatement<Values> = ((db: Kysely<Database>, values: Values) => CompiledQuery) & {
+  readonly build: (db: Kysely<Database>, values: Values) => RawBuilder<unknown>;
+};
+
+/** At most this many shapes are kept per statement and database (a bounded cache). */
+const MAX_SHAPES = 256;
+
+/**
+ * A statement whose SQL text depends only on the shape of its input (how many rows, which keys
+ * are given), built and compiled by Kysely once per shape and then filled with the input's
+ * values: the batched money statements (requests/one-statement.ts) are rebuilt for every batch
+ * otherwise, and building and compiling their trees costs more CPU and garbage than the rest of
+ * the request's database work on the gateway (bench/RESULTS.md, "Statements compiled once per
+ * shape"). preparedQuery (prepared-query.ts) is the same idea for one fixed shape.
+ *
+ * The contract of `build`: it reads its input only to place values in the statement (a value,
+ * a row of an insert, a `values` list's item) and never decides the SQL by a value (no `if`,
+ * no arithmetic, no `.length` of a string): it is called with stand-ins in place of the values,
+ * once per shape. Array lengths and which keys are present are the shape, and may decide the
+ * SQL. Values must be plain (string, number, bigint, boolean or null); an `undefined` key counts
+ * as missing, as Kysely's inserts treat it (an `undefined` item of an array is a NULL). A test compares each statement with its builder
+ * run on the real values (test/store/shaped-statement.test.ts and the statements' own tests).
+ */
+export function shapedStatement<Values extends object>(
+  build: (db: Kysely<Database>, values: Values) => RawBuilder<unknown>,
+): ShapedStatement<Values> {
+  const templates = new WeakMap<object, Map<string, Template>>();
+  const statement = (db: Kysely<Database>, values: Values): CompiledQuery => {
+    const leaves: unknown[] = [];
+    const shape = shapeOf(values, leaves);
+    const adapter = db.getExecutor().adapter;
+    let byShape = templates.get(adapter);
+    if (byShape === undefined) templates.set(adapter, (byShape = new Map<string, Template>()));
+    let template = byShape.get(shape);
+    if (template === undefined) {
+      let next = 0;
+      const compiled = build(db, standIns(values, () => new Leaf(next++)) as Values).compile(db);
+      template = {
+        sql: compiled.sql,
+        query: compiled.query,
+        parameters: compiled.parameters.map((parameter) =>
+          parameter instanceof Leaf ? { leaf: parameter.index } : { constant: parameter },
+        ),
+      };
+      if (byShape.size < MAX_SHAPES) byShape.set(shape, template);
+    }
+    return {
+      sql: template.sql,
+      query: template.query,
+      queryId: { queryId: 'shaped' },
+      parameters: template.parameters.map((parameter) =>
+        'leaf' in parameter ? leaves[parameter.leaf] : parameter.constant,
+      ),
+    };
+  };
+  return Object.assign(statement, { build });
+}
+
+/** The shape of `value` as text; appends its plain values to `leaves` in traversal order. */
+function shapeOf(value: unknown, leaves: unknown[]): string {
+  if (Array.isArray(value)) {
+    let shape = '[';
+    for (const item of value) shape += `${shapeOf(item, leaves)},`;
+    return `${shape}]`;
+  }
+  if (isRecord(value)) {
+    let shape = '{';
+    for (const key in value) {
+      const item = value[key];
+      if (item !== undefined) shape += `${key}:${shapeOf(item, leaves)},`;
+    }
+    return `${shape}}`;
+  }
+  leaves.push(plain(value));
+  return '_';
+}
+
+/** `value` with each plain value replaced by `leaf()`, in the same traversal order as shapeOf. */
+function standIns(value: unknown, leaf: () => Leaf): unknown {
+  if (Array.isArray(value)) return value.map((item) => standIns(item, leaf));
+  if (isRecord(value)) {
+    const copy: Record<string, unknown> = {};
+    for (const key in value) {
+      const item = value[key];
+      if (item !== undefined) copy[key] = standIns(item, leaf);
+    }
+    return copy;
+  }
+  plain(value);
+  return leaf();
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  if (value === null || typeof value !== 'object') return false;
+  const prototype = Object.getPrototypeOf(value) as unknown;
+  return prototype === Object.prototype || prototype === null;
+}
+
+/** A plain value as a parameter; `undefined` (in an array: a key's is left out) as SQL NULL. */
+function plain(value: unknown): unknown {
+  if (value === undefined) return null;
+  const type = typeof value;
+  if (
+    value === null ||
+    type === 'string' ||
+    type === 'number' ||
+    type === 'bigint' ||
+    type === 'boolean'
+  )
+    return value;
+  throw new TypeError(`a shaped statement's values must be plain, not ${type}`);
+}
