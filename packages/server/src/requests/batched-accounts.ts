@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import {
   ACCOUNT_MONEY_COLUMNS,
   budgetWindowStartSql,
@@ -64,17 +64,31 @@ export async function reserveOnAccounts(
   sums: ReadonlyMap<string, number>,
   windows: WindowSlots,
 ): Promise<Set<string>> {
-  const values = [...sums].map(
-    ([id, amount]) => sql`(cast(${id} as text), cast(${amount} as bigint))`,
+  const values = sql.join(
+    [...sums].map(([id, amount]) => sql`(cast(${id} as text), cast(${amount} as bigint))`),
   );
-  const spent = spentInWindowSql(windows);
-  const result = await sql<{ id: string }>`update accounts set held = held + v.amount,
-      budget_spent = ${spent}, budget_window_start = ${budgetWindowStartSql(windows)}
-    from (values ${sql.join(values)}) as v (id, amount)
-    where accounts.id = v.id and balance - held >= v.amount
-      and (budget_limit is null or ${spent} + held + v.amount <= budget_limit)
-    returning accounts.id`.execute(trx);
+  const result = await reserveOnAccountsUpdate(sql`(values ${values}) as v (id, amount)`, windows)
+    .$castTo<{ id: string }>()
+    .execute(trx);
   return new Set(result.rows.map((row) => row.id));
+}
+
+/**
+ * The update of `reserveOnAccounts`: `sums` is a row source `v (id, amount)`; `also` a further
+ * condition on the account row (the one statement's: among the rows it locked).
+ */
+export function reserveOnAccountsUpdate(
+  sums: RawBuilder<unknown>,
+  windows: WindowSlots,
+  also: RawBuilder<boolean> = sql`true`,
+): RawBuilder<unknown> {
+  const spent = spentInWindowSql(windows);
+  return sql`update accounts set held = held + v.amount,
+      budget_spent = ${spent}, budget_window_start = ${budgetWindowStartSql(windows)}
+    from ${sums}
+    where accounts.id = v.id and balance - held >= v.amount
+      and (budget_limit is null or ${spent} + held + v.amount <= budget_limit) and ${also}
+    returning accounts.id`;
 }
 
 /**
@@ -86,17 +100,50 @@ export async function chargeAccounts(
   sums: ReadonlyMap<string, { readonly charge: number; readonly unheld: number }>,
   windows: WindowSlots,
 ): Promise<Set<string>> {
-  const values = [...sums].map(
-    ([id, sum]) =>
-      sql`(cast(${id} as text), cast(${sum.charge} as bigint), cast(${sum.unheld} as bigint))`,
+  const values = sql.join(
+    [...sums].map(
+      ([id, sum]) =>
+        sql`(cast(${id} as text), cast(${sum.charge} as bigint), cast(${sum.unheld} as bigint))`,
+    ),
   );
-  const result = await sql<{ id: string }>`update accounts set balance = balance - v.charge,
+  const result = await chargeAccountsUpdate(
+    sql`(values ${values}) as v (id, charge, unheld)`,
+    windows,
+  )
+    .$castTo<{ id: string }>()
+    .execute(trx);
+  return new Set(result.rows.map((row) => row.id));
+}
+
+/**
+ * The update of `chargeAccounts`: `sums` is a row source `v (id, charge, unheld)`; `also` a
+ * further condition on the account row (the one statement's: among the rows it locked).
+ */
+export function chargeAccountsUpdate(
+  sums: RawBuilder<unknown>,
+  windows: WindowSlots,
+  also: RawBuilder<boolean> = sql`true`,
+): RawBuilder<unknown> {
+  return sql`update accounts set balance = balance - v.charge,
       held = held - v.unheld, budget_spent = ${spentInWindowSql(windows)} + v.charge,
       budget_window_start = ${budgetWindowStartSql(windows)}
-    from (values ${sql.join(values)}) as v (id, charge, unheld)
-    where accounts.id = v.id and balance - held >= 0
-    returning accounts.id`.execute(trx);
-  return new Set(result.rows.map((row) => row.id));
+    from ${sums}
+    where accounts.id = v.id and balance - held >= 0 and ${also}
+    returning accounts.id`;
+}
+
+/**
+ * The rows of `ids` locked in id order inside one statement (requests/one-statement.ts), once
+ * `after` holds (a condition reading the statement's earlier part, so that part is written
+ * first: a single claim's or capture's lock order). A part `locked (id)` for the updates above.
+ */
+export function lockAccountsInOrder(
+  ids: readonly string[],
+  after: RawBuilder<boolean>,
+): RawBuilder<unknown> {
+  return sql`select id from accounts
+    where id in (${sql.join(ids.map((id) => sql`cast(${id} as text)`))}) and ${after}
+    order by id for no key update`;
 }
 
 /** The distinct values of `of` over `items`, sorted (statements and key locks in one order). */

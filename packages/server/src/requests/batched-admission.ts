@@ -20,7 +20,9 @@ import { KeyedBatcher, type BatchItem } from '../util/keyed-batcher.js';
 import {
   ALL_ACCOUNTS,
   lockAccounts,
+  lockAccountsInOrder,
   reserveOnAccounts,
+  reserveOnAccountsUpdate,
   sortedDistinct,
 } from './batched-accounts.js';
 import type { RecordRow } from './record-view.js';
@@ -234,30 +236,44 @@ export class BatchedAdmission {
   }
 
   /**
-   * Admits every claim of the batch in ONE statement (one-statement.ts), when all are of one
-   * account and none reserves against a key budget: their records (in one sorted order, as
-   * below; a key already used fails the statement), the guarded reserve of their sum on the
-   * account (the single hold's update, `reserveAvailableUpdate`, after the records: the lock
-   * order of a single claim), their holds and journal entries. When they all fit, one at a time
-   * would admit all of them too; when not, the statement refuses and rolls back whole, and the
-   * caller decides claim by claim. Returns whether it admitted them.
+   * Admits every claim of the batch in ONE statement (one-statement.ts), when none reserves
+   * against a key budget: their records (in one sorted order, as below; a key already used
+   * fails the statement), the guarded reserve of each account's sum (one account: the single
+   * hold's update, `admitAll`; several: locked in id order first, `admitAcrossAccounts`), after
+   * the records (the lock order of a single claim), their holds and journal entries. When they
+   * all fit, one at a time would admit all of them too; when not, the statement refuses and
+   * rolls back whole, and the caller decides claim by claim. Returns whether it admitted them.
    */
   async #admitInOneStatement(batch: readonly AdmissionItem[]): Promise<boolean> {
-    const accountId = batch[0]!.record.account_id;
-    if (batch.some((item) => item.record.account_id !== accountId || item.budgetKeyId !== null))
-      return false;
+    if (batch.some((item) => item.budgetKeyId !== null)) return false;
     const sorted = [...batch].sort((a, b) => compareKeys(a.record, b.record));
+    const sums = new Map<string, number>();
+    for (const { record } of sorted)
+      sums.set(record.account_id, (sums.get(record.account_id) ?? 0) + record.reserve_amount);
     const { holds, journal } = this.#holdRows(sorted);
+    const windows = windowStartsOf(this.effects);
+    const records = sorted.map((item) => item.record);
+    const [only] = sums;
     return runAsOneStatement(
       this.db,
-      admitAll(this.db, {
-        accountId,
-        total: sorted.reduce((sum, item) => sum + item.record.reserve_amount, 0),
-        windows: windowStartsOf(this.effects),
-        records: sorted.map((item) => item.record),
-        holds,
-        journal,
-      }),
+      sums.size === 1
+        ? admitAll(this.db, {
+            accountId: only![0],
+            total: only![1],
+            windows,
+            records,
+            holds,
+            journal,
+          })
+        : admitAcrossAccounts(this.db, {
+            windows,
+            records,
+            holds,
+            journal,
+            sums: [...sums]
+              .sort(([a], [b]) => (a < b ? -1 : 1))
+              .map(([id, amount]) => ({ id, amount })),
+          }),
       sorted.length,
       this.onAlone,
     );
@@ -323,6 +339,48 @@ export const admitAll = shapedStatement(
       new_holds as (${db.insertInto('holds').values(batch.holds)}),
       new_entries as (${db.insertInto('journal').values(batch.journal)})
       ${refuseUnless(sql`exists (select 1 from reserved)`, 'the batch does not fit the account')}`;
+  },
+);
+
+/**
+ * `admitAll` for a batch of several accounts: the records, then the accounts' rows locked in id
+ * order (the transaction way's order, batched-accounts.ts), each reserved its own sum by the
+ * guarded update of `reserveOnAccounts`, the holds and journal entries; refused whole unless
+ * every account's sum fits.
+ */
+export const admitAcrossAccounts = shapedStatement(
+  (
+    db,
+    batch: {
+      windows: WindowSlots;
+      records: readonly AdmissionItem['record'][];
+      holds: readonly HoldTable[];
+      journal: readonly JournalTable[];
+      /** Each account's sum, in id order. */
+      sums: readonly { id: string; amount: number }[];
+    },
+  ) => {
+    const records = db.insertInto('requests').values(batch.records).returning('id');
+    const locked = lockAccountsInOrder(
+      batch.sums.map((sum) => sum.id),
+      sql`(select count(*) from new_records) = ${batch.records.length}`,
+    );
+    const sums = sql.join(
+      batch.sums.map((sum) => sql`(cast(${sum.id} as text), cast(${sum.amount} as bigint))`),
+    );
+    const reserved = reserveOnAccountsUpdate(
+      sql`(values ${sums}) as v (id, amount)`,
+      batch.windows,
+      sql`accounts.id in (select id from locked)`,
+    );
+    return sql`with new_records as (${records}), locked as (${locked}),
+      reserved as (${reserved}),
+      new_holds as (${db.insertInto('holds').values(batch.holds)}),
+      new_entries as (${db.insertInto('journal').values(batch.journal)})
+      ${refuseUnless(
+        sql`(select count(*) from reserved) = ${batch.sums.length}`,
+        'the batch does not fit its accounts',
+      )}`;
   },
 );
 

@@ -11,7 +11,14 @@ import { windowStartsOf, type WindowSlots } from '../budgets/budget-ledger.js';
 import type { Database } from '../store/schema.js';
 import { shapedStatement } from '../store/shaped-statement.js';
 import { KeyedBatcher, type BatchItem } from '../util/keyed-batcher.js';
-import { ALL_ACCOUNTS, chargeAccounts, lockAccounts, sortedDistinct } from './batched-accounts.js';
+import {
+  ALL_ACCOUNTS,
+  chargeAccounts,
+  chargeAccountsUpdate,
+  lockAccounts,
+  lockAccountsInOrder,
+  sortedDistinct,
+} from './batched-accounts.js';
 import { refuseUnless, runAsOneStatement } from './one-statement.js';
 import { assertMove } from './record-states.js';
 import {
@@ -127,32 +134,33 @@ export class BatchedCapture {
   }
 
   /**
-   * Writes every capture of the batch in ONE statement (one-statement.ts), when all are of one
-   * account and none has a key budget: the claim of their holds (still open, of that account,
-   * without a key budget, each capture within its hold), the account charged their sum (the
-   * single capture's update, `chargeHeldUpdate`), their journal entries, and their records moved
-   * from `processing`, in the single capture's lock order (holds, account, records: each part
-   * reads the one before).
+   * Writes every capture of the batch in ONE statement (one-statement.ts), when none has a key
+   * budget: the claim of their holds (still open, of their accounts, without a key budget, each
+   * capture within its hold), each account charged its sum (one account: the single capture's
+   * update, `captureAll`; several: their rows locked in id order first, `captureAcrossAccounts`),
+   * their journal entries, and their records moved from `processing`, in the single capture's
+   * lock order (holds, accounts, records: each part reads the one before).
    * If any of them is not so, the statement refuses and rolls back whole. Returns whether it
    * wrote them.
    */
   async #captureInOneStatement(batch: readonly CaptureItem[]): Promise<boolean> {
-    const accountId = batch[0]!.accountId;
-    if (batch.some((item) => item.accountId !== accountId || item.budgeted)) return false;
+    if (batch.some((item) => item.budgeted)) return false;
+    const accountIds = sortedDistinct(batch, (item) => item.accountId);
+    const now = this.effects.clock.now();
+    const windows = windowStartsOf(this.effects);
+    const captures = batch.map((item) => ({
+      accountId: item.accountId,
+      holdId: item.holdId,
+      amount: item.amount,
+      entryId: this.effects.ids.next('jrn'),
+      reason: item.reason,
+      outcome: outcomeValues(item.record),
+    }));
     return runAsOneStatement(
       this.db,
-      captureAll(this.db, {
-        accountId,
-        now: this.effects.clock.now(),
-        windows: windowStartsOf(this.effects),
-        captures: batch.map((item) => ({
-          holdId: item.holdId,
-          amount: item.amount,
-          entryId: this.effects.ids.next('jrn'),
-          reason: item.reason,
-          outcome: outcomeValues(item.record),
-        })),
-      }),
+      accountIds.length === 1
+        ? captureAll(this.db, { accountId: accountIds[0]!, now, windows, captures })
+        : captureAcrossAccounts(this.db, { accountIds, now, windows, captures }),
       batch.length,
       this.onAlone,
     );
@@ -275,22 +283,10 @@ export const captureAll = shapedStatement(
       accountId: string;
       now: number;
       windows: WindowSlots;
-      captures: readonly {
-        holdId: string;
-        amount: number;
-        entryId: string;
-        reason: string;
-        outcome: readonly unknown[];
-      }[];
+      captures: readonly Capture[];
     },
   ) => {
     const { accountId, now, captures } = batch;
-    const entries = sql.join(
-      captures.map(
-        (capture) =>
-          sql`(cast(${capture.entryId} as text), cast(${capture.holdId} as text), cast(${capture.reason} as text))`,
-      ),
-    );
     const charged = chargeHeldUpdate(db, {
       accountId,
       amount: sql<number>`cast((select sum(charge) from captured) as bigint)`,
@@ -316,7 +312,7 @@ export const captureAll = shapedStatement(
           topup_id, reason, created_at)
         select entry.id, cast(${accountId} as text), 'capture', -captured.charge, -captured.held,
           captured.id, captured.request_id, null, entry.reason, cast(${now} as bigint)
-        from (values ${entries}) as entry (id, hold_id, reason)
+        from (values ${journalValues(captures)}) as entry (id, hold_id, reason)
         join captured on captured.id = entry.hold_id),
       moved as (${moved})
       ${refuseUnless(
@@ -325,6 +321,88 @@ export const captureAll = shapedStatement(
       )}`;
   },
 );
+
+/**
+ * `captureAll` for a batch of several accounts: the holds claimed (each of its own account), then
+ * the accounts' rows locked in id order (the transaction way's order, batched-accounts.ts), each
+ * charged its own sums by the update of `chargeAccounts`, the journal entries and the records;
+ * refused whole unless every record moved.
+ */
+export const captureAcrossAccounts = shapedStatement(
+  (
+    db,
+    batch: {
+      /** The batch's accounts, distinct, in id order. */
+      accountIds: readonly string[];
+      now: number;
+      windows: WindowSlots;
+      captures: readonly Capture[];
+    },
+  ) => {
+    const { now, captures } = batch;
+    const claimed = sql.join(
+      captures.map(
+        (capture) =>
+          sql`(cast(${capture.holdId} as text), cast(${capture.accountId} as text), cast(${capture.amount} as bigint))`,
+      ),
+    );
+    const locked = lockAccountsInOrder(
+      batch.accountIds,
+      sql`(select count(*) from captured) = ${captures.length}`,
+    );
+    const charged = chargeAccountsUpdate(
+      sql`(select account_id as id, cast(sum(charge) as bigint) as charge,
+          cast(sum(held) as bigint) as unheld from captured group by account_id) as v`,
+      batch.windows,
+      sql`accounts.id in (select id from locked)`,
+    );
+    const moved = recordOutcomesUpdate(
+      captures.map((capture) => capture.outcome),
+      sql`(select count(*) from charged) = ${batch.accountIds.length}`,
+    );
+    return sql`with captured as (
+        update holds set state = 'captured', captured_amount = claimed.amount, resolved_at = ${now}
+        from (values ${claimed}) as claimed (id, account_id, amount)
+        where holds.id = claimed.id and holds.state = 'open' and holds.account_id = claimed.account_id
+          and holds.budget_key_id is null and claimed.amount <= holds.amount
+        returning holds.id, holds.account_id, holds.amount as held, claimed.amount as charge,
+          holds.request_id),
+      locked as (${locked}),
+      charged as (${charged}),
+      new_entries as (
+        insert into journal (id, account_id, kind, balance_delta, held_delta, hold_id, request_id,
+          topup_id, reason, created_at)
+        select entry.id, captured.account_id, 'capture', -captured.charge, -captured.held,
+          captured.id, captured.request_id, null, entry.reason, cast(${now} as bigint)
+        from (values ${journalValues(captures)}) as entry (id, hold_id, reason)
+        join captured on captured.id = entry.hold_id),
+      moved as (${moved})
+      ${refuseUnless(
+        sql`(select count(*) from moved) = ${captures.length}`,
+        'a capture of the batch cannot be written as it is',
+      )}`;
+  },
+);
+
+/** One capture of a one-statement batch, as its statement places it. */
+interface Capture {
+  accountId: string;
+  holdId: string;
+  amount: number;
+  entryId: string;
+  reason: string;
+  outcome: readonly unknown[];
+}
+
+/** The `values` rows (entry id, hold id, reason) of the batch's journal entries, typed. */
+function journalValues(captures: readonly Capture[]): RawBuilder<unknown> {
+  return sql.join(
+    captures.map(
+      (capture) =>
+        sql`(cast(${capture.entryId} as text), cast(${capture.holdId} as text), cast(${capture.reason} as text))`,
+    ),
+  );
+}
 
 /** A record's outcome, its values in `outcomeColumns`' order (the columns of a `values` list). */
 function outcomeValues(record: RecordedOutcomeColumns): unknown[] {

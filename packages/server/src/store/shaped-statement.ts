@@ -18,7 +18,7 @@ export type ShapedStatement<Values> = ((db: Kysely<Database>, values: Values) =>
   readonly build: (db: Kysely<Database>, values: Values) => RawBuilder<unknown>;
 };
 
-/** At most this many shapes are kept per statement and database (a bounded cache). */
+/** At most this many shapes are kept per statement and executor (a bounded cache). */
 const MAX_SHAPES = 256;
 
 /**
@@ -44,9 +44,11 @@ export function shapedStatement<Values extends object>(
   const statement = (db: Kysely<Database>, values: Values): CompiledQuery => {
     const leaves: unknown[] = [];
     const shape = shapeOf(values, leaves);
-    const adapter = db.getExecutor().adapter;
-    let byShape = templates.get(adapter);
-    if (byShape === undefined) templates.set(adapter, (byShape = new Map<string, Template>()));
+    // Per executor: a database and its plugins (a plugin may rewrite what it compiles). A
+    // transaction is an executor of its own: run these on the database, not inside one.
+    const executor = db.getExecutor();
+    let byShape = templates.get(executor);
+    if (byShape === undefined) templates.set(executor, (byShape = new Map<string, Template>()));
     let template = byShape.get(shape);
     if (template === undefined) {
       let next = 0;

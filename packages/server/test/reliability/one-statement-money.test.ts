@@ -121,6 +121,90 @@ describeEachDialect('batched money in one statement on $name', (dialect) => {
     expect(service.warnings).toEqual([]);
   });
 
+  it('admits the claims of several accounts arriving together with one statement', async () => {
+    const { requests, identity, statements, warnings } = await setUp(0);
+    const accounts = await Promise.all(Array.from({ length: 6 }, () => gateway!.account(100)));
+    const claims = await Promise.all(
+      accounts.flatMap((of) =>
+        [1, 2, 3].map((amount) =>
+          requests.claim(identity(false, of), { amount, priceVersion: 'v1' }),
+        ),
+      ),
+    );
+    expect(claims.every((claim) => claim.kind === 'claimed')).toBe(true);
+    for (const { accountId } of accounts)
+      expect(await gateway!.balance(accountId)).toEqual({ balance: 100, held: 6, available: 94 });
+    expect(statements.count('with new_records')).toBe(dialect.name === 'postgres' ? 1 : 0);
+    expect(warnings).toEqual([]);
+  });
+
+  it('rolls a batch of several accounts back whole when one of them cannot cover its sum, then decides claim by claim', async () => {
+    const { requests, identity, statements, warnings } = await setUp(0);
+    const rich = await gateway!.account(100);
+    const poor = await gateway!.account(5);
+    const claims = await Promise.all([
+      requests.claim(identity(false, rich), { amount: 10, priceVersion: 'v1' }),
+      requests.claim(identity(false, poor), { amount: 3, priceVersion: 'v1' }),
+      requests.claim(identity(false, poor), { amount: 3, priceVersion: 'v1' }),
+      requests.claim(identity(false, rich), { amount: 20, priceVersion: 'v1' }),
+    ]);
+    // One at a time: both of the rich account's, the poor account's first (3 of 5), not its second.
+    expect(claims.map((claim) => claim.kind)).toEqual(['claimed', 'claimed', 'refused', 'claimed']);
+    expect(await gateway!.balance(rich.accountId)).toEqual({
+      balance: 100,
+      held: 30,
+      available: 70,
+    });
+    expect(await gateway!.balance(poor.accountId)).toEqual({ balance: 5, held: 3, available: 2 });
+    const db = gateway!.services.store.db;
+    const rows = async (table: 'requests' | 'holds') =>
+      (
+        await db
+          .selectFrom(table)
+          .select('id')
+          .where('account_id', 'in', [rich.accountId, poor.accountId])
+          .execute()
+      ).length;
+    // Nothing of the refused statement stayed: a record and a hold for each admitted claim only.
+    expect({ records: await rows('requests'), holds: await rows('holds') }).toEqual({
+      records: 3,
+      holds: 3,
+    });
+    expect(statements.count('with new_records')).toBe(dialect.name === 'postgres' ? 1 : 0);
+    expect(warnings).toEqual([]);
+  });
+
+  it('captures the holds of several accounts finishing together with one statement', async () => {
+    const service = await setUp(0);
+    const accounts = await Promise.all(
+      Array.from({ length: 6 }, () => service.gateway.account(100)),
+    );
+    const claims: { identity: RequestIdentity; holdId: string }[] = [];
+    for (const of of accounts)
+      for (let index = 0; index < 3; index += 1) {
+        const identity = service.identity(false, of);
+        const claim = await service.requests.claim(identity, { amount: 5, priceVersion: 'v1' });
+        if (claim.kind !== 'claimed' || claim.holdId === null) throw new Error('not claimed');
+        claims.push({ identity, holdId: claim.holdId });
+      }
+    const answers = await Promise.all(
+      claims.map(({ identity, holdId }, index) =>
+        service.requests.finish(identity, holdId, succeeded(1 + (index % 3))),
+      ),
+    );
+    expect(answers.map((answer) => answer.status)).toEqual(claims.map(() => 200));
+    for (const { accountId } of accounts)
+      expect(await service.gateway.balance(accountId)).toEqual({
+        balance: 94,
+        held: 0,
+        available: 94,
+      });
+    const record = await service.requests.records.byId(claims[4]!.identity.requestId);
+    expect(record).toMatchObject({ status: 'succeeded', amount: 2, http_status: 200 });
+    expect(service.statements.count('with captured')).toBe(dialect.name === 'postgres' ? 1 : 0);
+    expect(service.warnings).toEqual([]);
+  });
+
   it('reports a one-statement batch that failed for another reason, and still answers each claim exactly', async () => {
     const { accountId, requests, identity, warnings } = await setUp(10);
     if (dialect.name === 'postgres')
