@@ -300,25 +300,7 @@ export const captureAll = shapedStatement(
       captures.map((capture) => capture.outcome),
       sql`exists (select 1 from charged)`,
     );
-    return sql`with captured as (
-        update holds set state = 'captured', captured_amount = claimed.amount, resolved_at = ${now}
-        from (values ${claimedValues(captures)}) as claimed (id, amount)
-        where holds.id = claimed.id and holds.state = 'open' and holds.account_id = ${accountId}
-          and holds.budget_key_id is null and claimed.amount <= holds.amount
-        returning holds.id, holds.amount as held, claimed.amount as charge, holds.request_id),
-      charged as (${charged}),
-      new_entries as (
-        insert into journal (id, account_id, kind, balance_delta, held_delta, hold_id, request_id,
-          topup_id, reason, created_at)
-        select entry.id, cast(${accountId} as text), 'capture', -captured.charge, -captured.held,
-          captured.id, captured.request_id, null, entry.reason, cast(${now} as bigint)
-        from (values ${journalValues(captures)}) as entry (id, hold_id, reason)
-        join captured on captured.id = entry.hold_id),
-      moved as (${moved})
-      ${refuseUnless(
-        sql`(select count(*) from moved) = ${captures.length}`,
-        'a capture of the batch cannot be written as it is',
-      )}`;
+    return capturedInOneStatement(captures, now, sql`charged as (${charged})`, moved);
   },
 );
 
@@ -340,12 +322,6 @@ export const captureAcrossAccounts = shapedStatement(
     },
   ) => {
     const { now, captures } = batch;
-    const claimed = sql.join(
-      captures.map(
-        (capture) =>
-          sql`(cast(${capture.holdId} as text), cast(${capture.accountId} as text), cast(${capture.amount} as bigint))`,
-      ),
-    );
     const locked = lockAccountsInOrder(
       batch.accountIds,
       sql`(select count(*) from captured) = ${captures.length}`,
@@ -360,29 +336,61 @@ export const captureAcrossAccounts = shapedStatement(
       captures.map((capture) => capture.outcome),
       sql`(select count(*) from charged) = ${batch.accountIds.length}`,
     );
-    return sql`with captured as (
-        update holds set state = 'captured', captured_amount = claimed.amount, resolved_at = ${now}
-        from (values ${claimed}) as claimed (id, account_id, amount)
-        where holds.id = claimed.id and holds.state = 'open' and holds.account_id = claimed.account_id
-          and holds.budget_key_id is null and claimed.amount <= holds.amount
-        returning holds.id, holds.account_id, holds.amount as held, claimed.amount as charge,
-          holds.request_id),
-      locked as (${locked}),
-      charged as (${charged}),
-      new_entries as (
-        insert into journal (id, account_id, kind, balance_delta, held_delta, hold_id, request_id,
-          topup_id, reason, created_at)
-        select entry.id, captured.account_id, 'capture', -captured.charge, -captured.held,
-          captured.id, captured.request_id, null, entry.reason, cast(${now} as bigint)
-        from (values ${journalValues(captures)}) as entry (id, hold_id, reason)
-        join captured on captured.id = entry.hold_id),
-      moved as (${moved})
-      ${refuseUnless(
-        sql`(select count(*) from moved) = ${captures.length}`,
-        'a capture of the batch cannot be written as it is',
-      )}`;
+    return capturedInOneStatement(
+      captures,
+      now,
+      sql`locked as (${locked}), charged as (${charged})`,
+      moved,
+    );
   },
 );
+
+/**
+ * A capture batch's one statement around its accounts' part (`charged`, and what it reads): the
+ * batch's holds claimed (each still open, of its capture's account, without a key budget, and
+ * within it), then the accounts' part, the journal entries, the records moved (`moved`); refused
+ * whole unless every record moved. Each part reads the one before (the lock order of a single
+ * capture: holds, accounts, records).
+ */
+function capturedInOneStatement(
+  captures: readonly Capture[],
+  now: number,
+  accounts: RawBuilder<unknown>,
+  moved: RawBuilder<unknown>,
+): RawBuilder<unknown> {
+  const claimed = sql.join(
+    captures.map(
+      (capture) =>
+        sql`(cast(${capture.holdId} as text), cast(${capture.accountId} as text), cast(${capture.amount} as bigint))`,
+    ),
+  );
+  const entries = sql.join(
+    captures.map(
+      (capture) =>
+        sql`(cast(${capture.entryId} as text), cast(${capture.holdId} as text), cast(${capture.reason} as text))`,
+    ),
+  );
+  return sql`with captured as (
+      update holds set state = 'captured', captured_amount = claimed.amount, resolved_at = ${now}
+      from (values ${claimed}) as claimed (id, account_id, amount)
+      where holds.id = claimed.id and holds.state = 'open' and holds.account_id = claimed.account_id
+        and holds.budget_key_id is null and claimed.amount <= holds.amount
+      returning holds.id, holds.account_id, holds.amount as held, claimed.amount as charge,
+        holds.request_id),
+    ${accounts},
+    new_entries as (
+      insert into journal (id, account_id, kind, balance_delta, held_delta, hold_id, request_id,
+        topup_id, reason, created_at)
+      select entry.id, captured.account_id, 'capture', -captured.charge, -captured.held,
+        captured.id, captured.request_id, null, entry.reason, cast(${now} as bigint)
+      from (values ${entries}) as entry (id, hold_id, reason)
+      join captured on captured.id = entry.hold_id),
+    moved as (${moved})
+    ${refuseUnless(
+      sql`(select count(*) from moved) = ${captures.length}`,
+      'a capture of the batch cannot be written as it is',
+    )}`;
+}
 
 /** One capture of a one-statement batch, as its statement places it. */
 interface Capture {
@@ -392,16 +400,6 @@ interface Capture {
   entryId: string;
   reason: string;
   outcome: readonly unknown[];
-}
-
-/** The `values` rows (entry id, hold id, reason) of the batch's journal entries, typed. */
-function journalValues(captures: readonly Capture[]): RawBuilder<unknown> {
-  return sql.join(
-    captures.map(
-      (capture) =>
-        sql`(cast(${capture.entryId} as text), cast(${capture.holdId} as text), cast(${capture.reason} as text))`,
-    ),
-  );
 }
 
 /** A record's outcome, its values in `outcomeColumns`' order (the columns of a `values` list). */
