@@ -33,43 +33,47 @@ export class Conversations {
       .onConflict((conflict) => conflict.column('id').doNothing())
       .executeTakeFirst();
     if (created.numInsertedOrUpdatedRows === 1n) return;
-    const claimed = await this.db
-      .updateTable('conversations')
-      .set({ pending_request_id: requestId, updated_at: now })
-      .where('id', '=', conversationId)
-      .where('key_id', '=', keyId)
-      .where('pending_request_id', 'is', null)
-      .executeTakeFirst();
-    if (claimed.numUpdatedRows === 1n) return;
-    const existing = await this.db
-      .selectFrom('conversations')
-      .select(['key_id', 'pending_request_id'])
-      .where('id', '=', conversationId)
-      .executeTakeFirst();
-    if (existing?.key_id === keyId && existing.pending_request_id !== null) {
-      if (await this.takeOver(conversationId, existing.pending_request_id, requestId, now)) return;
-    }
-    if (existing !== undefined && existing.key_id !== keyId) {
-      throw new ApiError(
-        'CONVERSATION_KEY_MISMATCH',
-        'this conversation was opened with another API key; continue it with that key or start a new conversation',
-        'conversation_id',
-      );
+    // The turn in flight may end between any two of our statements (its `endTurn` runs after its
+    // answer was sent): so one guarded update claims a free conversation or takes an abandoned
+    // turn over, judged on the row as it is then; and a conversation read as free after that
+    // update failed (its turn ended in between) is claimed again, once.
+    for (let attempt = 0; attempt < 2; attempt += 1) {
+      if (await this.claimOrTakeOver(conversationId, keyId, requestId, now)) return;
+      const existing = await this.db
+        .selectFrom('conversations')
+        .select(['key_id', 'pending_request_id'])
+        .where('id', '=', conversationId)
+        .executeTakeFirst();
+      if (existing !== undefined && existing.key_id !== keyId) {
+        throw new ApiError(
+          'CONVERSATION_KEY_MISMATCH',
+          'this conversation was opened with another API key; continue it with that key or start a new conversation',
+          'conversation_id',
+        );
+      }
+      if (existing?.pending_request_id !== null) {
+        throw new ApiError(
+          'CONVERSATION_PENDING',
+          `the previous turn of this conversation (${existing?.pending_request_id ?? 'unknown'}) is still running; read it with GET /v1/requests/{id}`,
+          'conversation_id',
+        );
+      }
     }
     throw new ApiError(
       'CONVERSATION_PENDING',
-      `the previous turn of this conversation (${existing?.pending_request_id ?? 'unknown'}) is still running; read it with GET /v1/requests/{id}`,
+      'the previous turns of this conversation keep ending and starting; send this one again',
       'conversation_id',
     );
   }
 
   /**
-   * Takes over the turn `abandoned` if it is over (class comment), in one guarded update: only
-   * while `abandoned` is still the turn in flight, so two takeovers cannot both succeed.
+   * Marks `requestId` as the conversation's turn in flight, in one guarded update: when no turn is
+   * in flight, or when the one in flight is over (class comment), judged on the row as it is
+   * (so two turns cannot both start, nor both take one turn over).
    */
-  private async takeOver(
+  private async claimOrTakeOver(
     conversationId: string,
-    abandoned: string,
+    keyId: string,
     requestId: string,
     now: number,
   ): Promise<boolean> {
@@ -77,14 +81,15 @@ export class Conversations {
       .updateTable('conversations')
       .set({ pending_request_id: requestId, updated_at: now })
       .where('id', '=', conversationId)
-      .where('pending_request_id', '=', abandoned)
+      .where('key_id', '=', keyId)
       .where((eb) =>
         eb.or([
+          eb('pending_request_id', 'is', null),
           eb.exists(
             eb
               .selectFrom('requests')
               .select('requests.id')
-              .where('requests.id', '=', abandoned)
+              .whereRef('requests.id', '=', 'conversations.pending_request_id')
               .where('requests.status', '!=', 'processing'),
           ),
           eb.and([
@@ -93,7 +98,7 @@ export class Conversations {
                 eb
                   .selectFrom('requests')
                   .select('requests.id')
-                  .where('requests.id', '=', abandoned),
+                  .whereRef('requests.id', '=', 'conversations.pending_request_id'),
               ),
             ),
             eb('conversations.updated_at', '<', now - this.abandonedAfterMs),
