@@ -269,7 +269,7 @@ async function recordOutcomes(
 }
 
 /**
- * The one statement of `#captureInOneStatement`, compiled once per batch size (its builder places
+ * The one statement of `#captureInOneStatement`, compiled once per batch shape (its builder places
  * values and never reads them: store/shaped-statement.ts): the claim of the batch's holds (still
  * open, of the account, without a key budget, each capture within its hold), the account charged
  * their sum (the single capture's update, `chargeHeldUpdate`), their journal entries and their
@@ -435,9 +435,7 @@ function recordOutcomesUpdate(
 }
 
 /** The `values` rows (hold id, amount captured) that claim the batch's holds, typed. */
-function claimedValues(
-  batch: readonly { readonly holdId: string; readonly amount: number }[],
-): RawBuilder<unknown> {
+function claimedValues(batch: readonly CaptureItem[]): RawBuilder<unknown> {
   return sql.join(
     batch.map((item) => sql`(cast(${item.holdId} as text), cast(${item.amount} as bigint))`),
   );

@@ -34,8 +34,9 @@ const MAX_SHAPES = 256;
  * no arithmetic, no `.length` of a string): it is called with stand-ins in place of the values,
  * once per shape. Array lengths and which keys are present are the shape, and may decide the
  * SQL. Values must be plain (string, number, bigint, boolean or null); an `undefined` key counts
- * as missing, as Kysely's inserts treat it (an `undefined` item of an array is a NULL). A test compares each statement with its builder
- * run on the real values (test/store/shaped-statement.test.ts and the statements' own tests).
+ * as missing, as Kysely's inserts treat it (an `undefined` item of an array is a NULL). A test
+ * compares each statement with its builder run on the real values
+ * (test/store/shaped-statement.test.ts and the statements' own tests).
  */
 export function shapedStatement<Values extends object>(
   build: (db: Kysely<Database>, values: Values) => RawBuilder<unknown>,
