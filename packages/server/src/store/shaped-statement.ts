@@ -21,6 +21,9 @@ export type ShapedStatement<Values> = ((db: Kysely<Database>, values: Values) =>
 /** At most this many shapes are kept per statement and executor (a bounded cache). */
 const MAX_SHAPES = 256;
 
+/** At most this many shapes are told apart per statement; beyond, a call is compiled uncached. */
+const MAX_SHAPE_NODES = 20_000;
+
 /**
  * A statement whose SQL text depends only on the shape of its input (how many rows, which keys
  * are given), built and compiled by Kysely once per shape and then filled with the input's
@@ -40,17 +43,20 @@ const MAX_SHAPES = 256;
  */
 export function shapedStatement<Values extends object>(
   build: (db: Kysely<Database>, values: Values) => RawBuilder<unknown>,
+  /** How many shapes it tells apart before compiling each call anew (a test sets it low). */
+  maxShapeNodes = MAX_SHAPE_NODES,
 ): ShapedStatement<Values> {
-  const templates = new WeakMap<object, Map<string, Template>>();
+  const templates = new WeakMap<object, Map<number, Template>>();
+  const shapes = new Shapes(maxShapeNodes);
   const statement = (db: Kysely<Database>, values: Values): CompiledQuery => {
     const leaves: unknown[] = [];
-    const shape = shapeOf(values, leaves);
+    const shape = shapes.of(values, leaves);
     // Per executor: a database and its plugins (a plugin may rewrite what it compiles). A
     // transaction is an executor of its own: run these on the database, not inside one.
     const executor = db.getExecutor();
     let byShape = templates.get(executor);
-    if (byShape === undefined) templates.set(executor, (byShape = new Map<string, Template>()));
-    let template = byShape.get(shape);
+    if (byShape === undefined) templates.set(executor, (byShape = new Map<number, Template>()));
+    let template = shape === undefined ? undefined : byShape.get(shape);
     if (template === undefined) {
       let next = 0;
       const compiled = build(db, standIns(values, () => new Leaf(next++)) as Values).compile(db);
@@ -61,7 +67,7 @@ export function shapedStatement<Values extends object>(
           parameter instanceof Leaf ? { leaf: parameter.index } : { constant: parameter },
         ),
       };
-      if (byShape.size < MAX_SHAPES) byShape.set(shape, template);
+      if (shape !== undefined && byShape.size < MAX_SHAPES) byShape.set(shape, template);
     }
     return {
       sql: template.sql,
@@ -75,23 +81,67 @@ export function shapedStatement<Values extends object>(
   return Object.assign(statement, { build });
 }
 
-/** The shape of `value` as text; appends its plain values to `leaves` in traversal order. */
-function shapeOf(value: unknown, leaves: unknown[]): string {
-  if (Array.isArray(value)) {
-    let shape = '[';
-    for (const item of value) shape += `${shapeOf(item, leaves)},`;
-    return `${shape}]`;
+/**
+ * Tells shapes apart by number, without building a text per call (a batch's shape is read for
+ * every batch, and a text of every row's keys was most of a batch's garbage): an object's shape
+ * is the path from the object root through each present key and its value's shape, an array's
+ * the path from the array root through each item's shape; each step is found once and then
+ * reused. Values (shape 0) are appended to `leaves` in traversal order, as `standIns` visits them.
+ */
+class Shapes {
+  #nodes = 0;
+  readonly #arrays: ShapeNode;
+  readonly #objects: ShapeNode;
+
+  constructor(private readonly maxNodes: number) {
+    this.#arrays = this.#node();
+    this.#objects = this.#node();
   }
-  if (isRecord(value)) {
-    let shape = '{';
-    for (const key in value) {
-      const item = value[key];
-      if (item !== undefined) shape += `${key}:${shapeOf(item, leaves)},`;
+
+  /** The shape of `value` (a number above 0), or `undefined` once too many shapes were seen. */
+  of(value: unknown, leaves: unknown[]): number | undefined {
+    if (Array.isArray(value)) {
+      let node: ShapeNode | undefined = this.#arrays;
+      for (const item of value) {
+        const shape = this.of(item, leaves);
+        node = shape === undefined || node === undefined ? undefined : this.#step(node, '', shape);
+      }
+      return node?.id;
     }
-    return `${shape}}`;
+    if (isRecord(value)) {
+      let node: ShapeNode | undefined = this.#objects;
+      for (const key in value) {
+        const item = value[key];
+        if (item === undefined) continue;
+        const shape = this.of(item, leaves);
+        node = shape === undefined || node === undefined ? undefined : this.#step(node, key, shape);
+      }
+      return node?.id;
+    }
+    leaves.push(plain(value));
+    return 0;
   }
-  leaves.push(plain(value));
-  return '_';
+
+  #step(node: ShapeNode, key: string, shape: number): ShapeNode | undefined {
+    let byShape = node.next.get(key);
+    if (byShape === undefined) node.next.set(key, (byShape = new Map<number, ShapeNode>()));
+    let next = byShape.get(shape);
+    if (next === undefined) {
+      if (this.#nodes >= this.maxNodes) return undefined;
+      byShape.set(shape, (next = this.#node()));
+    }
+    return next;
+  }
+
+  #node(): ShapeNode {
+    return { id: ++this.#nodes, next: new Map() };
+  }
+}
+
+interface ShapeNode {
+  readonly id: number;
+  /** By key (an array's items: the empty key), then by the shape of the value under it. */
+  readonly next: Map<string, Map<number, ShapeNode>>;
 }
 
 /** `value` with each plain value replaced by `leaf()`, in the same traversal order as shapeOf. */

@@ -83,6 +83,47 @@ describe('statements compiled once per shape', () => {
     expect(build).toHaveBeenCalledTimes(4);
   });
 
+  it('tells apart shapes that differ only in where their values sit', () => {
+    const nested = shapedStatement(
+      (_db, values: { groups: readonly (readonly string[])[]; named: Record<string, string> }) =>
+        sql`select ${sql.join(
+          values.groups.map((group) => sql`array[${sql.join(group)}]`),
+        )}, ${sql.join(Object.entries(values.named).map(([name, value]) => sql`${value} as ${sql.ref(name)}`))}`,
+    );
+    const cases = [
+      { groups: [['a'], ['b', 'c']], named: { x: '1', y: '2' } },
+      { groups: [['a', 'b'], ['c']], named: { x: '1', y: '2' } },
+      { groups: [['a', 'b', 'c']], named: { x: '1', y: '2' } },
+      { groups: [['a'], ['b', 'c']], named: { y: '2', x: '1' } },
+      { groups: [['a'], ['b', 'c']], named: { x: '1' } },
+      { groups: [['a'], ['b', 'c']], named: { xy: '1' } },
+      { groups: [[], ['a', 'b', 'c']], named: {} },
+    ];
+    // Twice round: the second time every shape comes from the cache.
+    for (const values of [...cases, ...cases]) expectSameAsItsBuilder(nested, postgres, values);
+  });
+
+  it('still compiles every shape right once it has seen more shapes than it keeps apart', () => {
+    const build = vi.fn(insertAccounts.build);
+    const statement = shapedStatement(build, 8);
+    const rows = (count: number) =>
+      Array.from({ length: count }, (_, index) => ({
+        id: `a${index}`,
+        email: `${index}@example.test`,
+      }));
+    for (const count of [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 1, 10]) {
+      const values = { createdAt: count, rows: rows(count) };
+      const shaped = statement(postgres, values);
+      const direct = insertAccounts.build(postgres, values).compile(postgres);
+      expect(shaped.sql).toBe(direct.sql);
+      expect(shaped.parameters).toEqual(direct.parameters);
+    }
+    // The shapes past the limit are compiled on every call (the repeated 10 twice), the early
+    // ones from the cache (the repeated 1 once).
+    expect(build.mock.calls.length).toBeGreaterThan(10);
+    expect(build.mock.calls.filter(([, values]) => values.rows.length === 1)).toHaveLength(1);
+  });
+
   it('keeps a database’s text apart from another dialect’s', () => {
     const values = { createdAt: 1, rows: [{ id: 'a', email: 'a@example.test', balance: 1 }] };
     expect(insertAccounts(postgres, values).sql).toContain('$1');
