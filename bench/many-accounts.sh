@@ -11,6 +11,11 @@
 #                                                # three instances of one database, all on CPU 0 (the
 #                                                # one core a single instance has): the client sends
 #                                                # each connection's requests round the instances
+#   BENCH_WARMUP_SECONDS=N ...                   # the unmeasured load before the first phase (default
+#                                                # 8 per instance, none with --smoke): a cold gateway
+#                                                # runs at half speed until its code is optimised, and
+#                                                # instances sharing one core take that many times
+#                                                # longer to get there (bench/RESULTS.md, "Warm")
 #   BENCH_COUNT_PG=1 ...                         # also count the gateway's statements per request
 #                                                # (bench/count-pg-statements.mjs; costs some CPU)
 # On PostgreSQL each phase also reports commits and WAL syncs per request (pg_stat_database,
@@ -18,8 +23,8 @@
 # Any failed answer or a dirty ledger fails the run; the limits are raised so that none binds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-ACCOUNT_COUNTS="1 64"
-if [ "${1:-}" = "--smoke" ]; then shift; set -- --seconds 1 --connections 16 "$@"; ACCOUNT_COUNTS="1 4"; fi
+ACCOUNT_COUNTS="1 64" SMOKE=0
+if [ "${1:-}" = "--smoke" ]; then shift; set -- --seconds 1 --connections 16 "$@"; ACCOUNT_COUNTS="1 4" SMOKE=1; fi
 HARNESS=$(bench/harness.sh)
 WORK=$(mktemp -d /tmp/tollgate-many-accounts.XXXXXX)
 GATEWAYS=() MOCK=""
@@ -60,11 +65,20 @@ for instance in $(seq 0 $((INSTANCES - 1))); do
   GATEWAYS+=($!) URLS+=("http://127.0.0.1:$port")
   for _ in $(seq 1 50); do curl -sf -o /dev/null "http://127.0.0.1:$port/healthz" && break; sleep 0.2; done
 done
-for accounts in $ACCOUNT_COUNTS; do
+load() { # accounts, then many-accounts.mjs's flags
+  local accounts=$1; shift
   taskset -c 1 node bench/many-accounts.mjs --url "$(IFS=,; echo "${URLS[*]}")" --admin-token "$TOLLGATE_ADMIN_TOKEN" \
     --accounts "$accounts" --connections 64 --pid "$(IFS=,; echo "${GATEWAYS[*]}")" \
     --pg-url "${TOLLGATE_DATABASE_URL:-}" --counts "${BENCH_PG_COUNTS:-}" "$@"
-done
+}
+# Every target is measured warm, whatever its number of instances: the same load, unmeasured,
+# for long enough that each instance's code is optimised.
+WARMUP_SECONDS=${BENCH_WARMUP_SECONDS:-$([ "$SMOKE" = 1 ] && echo 0 || echo $((8 * INSTANCES)))}
+if [ "$WARMUP_SECONDS" -gt 0 ]; then
+  echo "warm-up: ${WARMUP_SECONDS}s of the first phase's load, not measured"
+  load "${ACCOUNT_COUNTS%% *}" "$@" --seconds "$WARMUP_SECONDS" >/dev/null
+fi
+for accounts in $ACCOUNT_COUNTS; do load "$accounts" "$@"; done
 export TOLLGATE_DIST=$DIST
 echo "ledger:"; node bench/tollgate-of.mjs ledger check | head -3
 node bench/tollgate-of.mjs ledger check >/dev/null || { echo "ledger check failed after the benchmark" >&2; exit 1; }
