@@ -92,10 +92,15 @@ export const reserveKeyBudget = preparedQuery<{ keyId: string; amount: number } 
         budget_window_start: budgetWindowStartSql(slot),
       })
       .where('id', '=', slot.keyId)
-      .where(
-        sql<boolean>`(budget_limit is null or ${spentInWindowSql(slot)} + budget_held + ${slot.amount} <= budget_limit)`,
-      ),
+      .where(keyBudgetFits(slot)),
 );
+/**
+ * The guard of a reserve of `amount` against a key's budget (alone, or a batch's sum for the key
+ * in one statement: requests/batched-accounts.ts).
+ */
+export function keyBudgetFits(slot: { amount: AmountOf } & WindowSlots): RawBuilder<boolean> {
+  return sql<boolean>`(budget_limit is null or ${spentInWindowSql(slot)} + budget_held + ${slot.amount} <= budget_limit)`;
+}
 const insertOpenHold = preparedQuery<{
   id: string;
   accountId: string;

@@ -5,6 +5,7 @@ import {
   spentInWindowSql,
   type WindowSlots,
 } from '../budgets/budget-ledger.js';
+import { keyBudgetFits } from '../billing/ledger.js';
 import type { AccountTable, Database } from '../store/schema.js';
 
 /**
@@ -130,6 +131,46 @@ export function chargeAccountsUpdate(
     from ${sums}
     where accounts.id = v.id and balance - held >= 0 and ${also}
     returning accounts.id`;
+}
+
+/**
+ * For the one statement (requests/one-statement.ts): reserves each key's sum against its budget
+ * with a single hold's guard on the sum (billing/ledger.ts `reserveKeyBudget`, `keyBudgetFits`).
+ * `sums` is a row source `k (id, amount)`; `after` a condition reading the accounts' part, so the
+ * keys are locked after the accounts (the single claim's order). Any lock order among the keys is
+ * safe: a key belongs to one account, whose row the statement holds by then, and nothing that
+ * locks a key waits for anything else while holding it. Returns the ids it updated.
+ */
+export function reserveOnKeysUpdate(
+  sums: RawBuilder<unknown>,
+  windows: WindowSlots,
+  after: RawBuilder<boolean>,
+): RawBuilder<unknown> {
+  return sql`update api_keys set budget_held = budget_held + k.amount,
+      budget_spent = ${spentInWindowSql(windows)}, budget_window_start = ${budgetWindowStartSql(windows)}
+    from ${sums}
+    where api_keys.id = k.id and ${keyBudgetFits({ amount: sql<number>`k.amount`, ...windows })}
+      and ${after}
+    returning api_keys.id`;
+}
+
+/**
+ * For the one statement: gives back what each key's captured holds reserved against its budget
+ * and counts what they charged (billing/ledger.ts `resolveKeyBudget`, summed per key). `sums` is a
+ * row source `k (id, held, spent)`; `after` a condition reading the accounts' part (the single
+ * capture's order: holds, accounts, keys, records). Returns the ids it updated.
+ */
+export function resolveOnKeysUpdate(
+  sums: RawBuilder<unknown>,
+  windows: WindowSlots,
+  after: RawBuilder<boolean>,
+): RawBuilder<unknown> {
+  return sql`update api_keys set budget_held = budget_held - k.held,
+      budget_spent = ${spentInWindowSql(windows)} + k.spent,
+      budget_window_start = ${budgetWindowStartSql(windows)}
+    from ${sums}
+    where api_keys.id = k.id and ${after}
+    returning api_keys.id`;
 }
 
 /**

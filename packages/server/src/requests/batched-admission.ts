@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import {
   insertJournal,
   journalRow,
@@ -23,6 +23,7 @@ import {
   lockAccountsInOrder,
   reserveOnAccounts,
   reserveOnAccountsUpdate,
+  reserveOnKeysUpdate,
   sortedDistinct,
 } from './batched-accounts.js';
 import type { RecordRow } from './record-view.js';
@@ -98,8 +99,8 @@ export class BatchedAdmission {
   }
 
   async #admit(batch: readonly AdmissionItem[]): Promise<void> {
-    // The usual batch, one account and no key budgets, is admitted whole in one statement or
-    // not at all (then decided claim by claim below, exactly as before).
+    // A batch is admitted whole in one statement or not at all (then decided claim by claim
+    // below, exactly as before).
     if (await this.#admitInOneStatement(batch)) {
       for (const item of batch) item.resolve({ kind: 'admitted' });
       return;
@@ -236,23 +237,28 @@ export class BatchedAdmission {
   }
 
   /**
-   * Admits every claim of the batch in ONE statement (one-statement.ts), when none reserves
-   * against a key budget: their records (in one sorted order, as below; a key already used
-   * fails the statement), the guarded reserve of each account's sum (one account: the single
-   * hold's update, `admitAll`; several: locked in id order first, `admitAcrossAccounts`), after
-   * the records (the lock order of a single claim), their holds and journal entries. When they
+   * Admits every claim of the batch in ONE statement (one-statement.ts): their records (in one
+   * sorted order, as below; a key already used fails the statement), the guarded reserve of
+   * each account's sum (one account: the single hold's update, `admitAll`; several: locked in
+   * id order first, `admitAcrossAccounts`), after the records, then of each budgeted key's sum
+   * (the lock order of a single claim), their holds and journal entries. When they
    * all fit, one at a time would admit all of them too; when not, the statement refuses and
    * rolls back whole, and the caller decides claim by claim. Returns whether it admitted them.
    */
   async #admitInOneStatement(batch: readonly AdmissionItem[]): Promise<boolean> {
-    if (batch.some((item) => item.budgetKeyId !== null)) return false;
     const sorted = [...batch].sort((a, b) => compareKeys(a.record, b.record));
     const sums = new Map<string, number>();
-    for (const { record } of sorted)
+    const keySums = new Map<string, number>();
+    for (const { record, budgetKeyId } of sorted) {
       sums.set(record.account_id, (sums.get(record.account_id) ?? 0) + record.reserve_amount);
+      if (budgetKeyId !== null)
+        keySums.set(budgetKeyId, (keySums.get(budgetKeyId) ?? 0) + record.reserve_amount);
+    }
     const { holds, journal } = this.#holdRows(sorted);
     const windows = windowStartsOf(this.effects);
     const records = sorted.map((item) => item.record);
+    // Left out when no claim has a key budget: the statement then has no keys' part at all.
+    const keys = keySums.size === 0 ? undefined : inIdOrder(keySums);
     const [only] = sums;
     return runAsOneStatement(
       this.db,
@@ -264,15 +270,15 @@ export class BatchedAdmission {
             records,
             holds,
             journal,
+            keySums: keys,
           })
         : admitAcrossAccounts(this.db, {
             windows,
             records,
             holds,
             journal,
-            sums: [...sums]
-              .sort(([a], [b]) => (a < b ? -1 : 1))
-              .map(([id, amount]) => ({ id, amount })),
+            sums: inIdOrder(sums),
+            keySums: keys,
           }),
       sorted.length,
       this.onAlone,
@@ -324,6 +330,8 @@ export const admitAll = shapedStatement(
       records: readonly AdmissionItem['record'][];
       holds: readonly HoldTable[];
       journal: readonly JournalTable[];
+      /** Each budgeted key's sum, in id order; left out when no claim has a key budget. */
+      keySums?: readonly { id: string; amount: number }[] | undefined;
     },
   ) => {
     const records = db.insertInto('requests').values(batch.records).returning('id');
@@ -335,10 +343,15 @@ export const admitAll = shapedStatement(
       // Read first, so the records are written before the account row is locked.
       .where(sql<number>`(select count(*) from new_records)`, '=', batch.records.length)
       .returning('id');
-    return sql`with new_records as (${records}), reserved as (${reserved}),
+    const keys = keysReserved(
+      batch.keySums,
+      batch.windows,
+      sql`(select count(*) from reserved) = 1`,
+    );
+    return sql`with new_records as (${records}), reserved as (${reserved}), ${keys.part}
       new_holds as (${db.insertInto('holds').values(batch.holds)}),
       new_entries as (${db.insertInto('journal').values(batch.journal)})
-      ${refuseUnless(sql`exists (select 1 from reserved)`, 'the batch does not fit the account')}`;
+      ${refuseUnless(sql`exists (select 1 from reserved) and ${keys.fit}`, 'the batch does not fit the account')}`;
   },
 );
 
@@ -358,6 +371,8 @@ export const admitAcrossAccounts = shapedStatement(
       journal: readonly JournalTable[];
       /** Each account's sum, in id order. */
       sums: readonly { id: string; amount: number }[];
+      /** Each budgeted key's sum, in id order; left out when no claim has a key budget. */
+      keySums?: readonly { id: string; amount: number }[] | undefined;
     },
   ) => {
     const records = db.insertInto('requests').values(batch.records).returning('id');
@@ -373,16 +388,45 @@ export const admitAcrossAccounts = shapedStatement(
       batch.windows,
       sql`accounts.id in (select id from locked)`,
     );
+    const everyAccount = sql<boolean>`(select count(*) from reserved) = ${batch.sums.length}`;
+    const keys = keysReserved(batch.keySums, batch.windows, everyAccount);
     return sql`with new_records as (${records}), locked as (${locked}),
-      reserved as (${reserved}),
+      reserved as (${reserved}), ${keys.part}
       new_holds as (${db.insertInto('holds').values(batch.holds)}),
       new_entries as (${db.insertInto('journal').values(batch.journal)})
-      ${refuseUnless(
-        sql`(select count(*) from reserved) = ${batch.sums.length}`,
-        'the batch does not fit its accounts',
-      )}`;
+      ${refuseUnless(sql`${everyAccount} and ${keys.fit}`, 'the batch does not fit its accounts')}`;
   },
 );
+
+/**
+ * The keys' part of an admission statement (`keys_reserved`, then a comma) and the condition that
+ * every key's sum fit, read after the accounts' part (`accountsDone`); nothing and `true` when no
+ * claim has a key budget.
+ */
+function keysReserved(
+  keySums: readonly { id: string; amount: number }[] | undefined,
+  windows: WindowSlots,
+  accountsDone: RawBuilder<boolean>,
+): { part: RawBuilder<unknown>; fit: RawBuilder<boolean> } {
+  if (keySums === undefined) return { part: sql``, fit: sql<boolean>`true` };
+  const values = sql.join(
+    keySums.map((sum) => sql`(cast(${sum.id} as text), cast(${sum.amount} as bigint))`),
+  );
+  const update = reserveOnKeysUpdate(
+    sql`(values ${values}) as k (id, amount)`,
+    windows,
+    accountsDone,
+  );
+  return {
+    part: sql`keys_reserved as (${update}),`,
+    fit: sql<boolean>`(select count(*) from keys_reserved) = ${keySums.length}`,
+  };
+}
+
+/** Each id's sum, in id order (the order rows are locked in). */
+function inIdOrder(sums: ReadonlyMap<string, number>): { id: string; amount: number }[] {
+  return [...sums].sort(([a], [b]) => (a < b ? -1 : 1)).map(([id, amount]) => ({ id, amount }));
+}
 
 function refusedBy(
   why: Awaited<ReturnType<typeof refusalOf>>,

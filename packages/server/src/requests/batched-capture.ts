@@ -17,6 +17,7 @@ import {
   chargeAccountsUpdate,
   lockAccounts,
   lockAccountsInOrder,
+  resolveOnKeysUpdate,
   sortedDistinct,
 } from './batched-accounts.js';
 import { refuseUnless, runAsOneStatement } from './one-statement.js';
@@ -38,7 +39,7 @@ export interface CaptureRequest {
   readonly holdId: string;
   readonly amount: number;
   readonly reason: string;
-  /** Whether its hold also reserved against its key's budget (then not in one statement). */
+  /** Whether its hold also reserved against its key's budget (the statement then resolves it). */
   readonly budgeted: boolean;
   /** The record's outcome columns, status `succeeded`; written only if it is `processing`. */
   readonly record: RecordedOutcomeColumns;
@@ -96,8 +97,8 @@ export class BatchedCapture {
   }
 
   async #capture(batch: readonly CaptureItem[]): Promise<void> {
-    // The usual batch, within open holds of one account without key budgets, of records still
-    // `processing`, is written whole in one statement or not at all (then as before).
+    // A batch within open holds, of records still `processing`, is written whole in one
+    // statement or not at all (then as before).
     if (await this.#captureInOneStatement(batch)) {
       for (const item of batch) item.resolve('captured');
       return;
@@ -134,17 +135,17 @@ export class BatchedCapture {
   }
 
   /**
-   * Writes every capture of the batch in ONE statement (one-statement.ts), when none has a key
-   * budget: the claim of their holds (still open, of their accounts, without a key budget, each
-   * capture within its hold), each account charged its sum (one account: the single capture's
-   * update, `captureAll`; several: their rows locked in id order first, `captureAcrossAccounts`),
-   * their journal entries, and their records moved from `processing`, in the single capture's
-   * lock order (holds, accounts, records: each part reads the one before).
+   * Writes every capture of the batch in ONE statement (one-statement.ts): the claim of their
+   * holds (still open, of their accounts, each capture within its hold), each account charged
+   * its sum (one account: the single capture's update, `captureAll`; several: their rows locked
+   * in id order first, `captureAcrossAccounts`), each budgeted key given back its holds and
+   * charged their captures, their journal entries, and their records moved from `processing`,
+   * in the single capture's lock order (holds, accounts, keys, records: each part reads the one
+   * before).
    * If any of them is not so, the statement refuses and rolls back whole. Returns whether it
    * wrote them.
    */
   async #captureInOneStatement(batch: readonly CaptureItem[]): Promise<boolean> {
-    if (batch.some((item) => item.budgeted)) return false;
     const accountIds = sortedDistinct(batch, (item) => item.accountId);
     const now = this.effects.clock.now();
     const windows = windowStartsOf(this.effects);
@@ -156,11 +157,13 @@ export class BatchedCapture {
       reason: item.reason,
       outcome: outcomeValues(item.record),
     }));
+    // Left out when no hold has a key budget: the statement then has no keys' part at all.
+    const withKeyBudgets = batch.some((item) => item.budgeted) ? (true as const) : undefined;
     return runAsOneStatement(
       this.db,
       accountIds.length === 1
-        ? captureAll(this.db, { accountId: accountIds[0]!, now, windows, captures })
-        : captureAcrossAccounts(this.db, { accountIds, now, windows, captures }),
+        ? captureAll(this.db, { accountId: accountIds[0]!, now, windows, captures, withKeyBudgets })
+        : captureAcrossAccounts(this.db, { accountIds, now, windows, captures, withKeyBudgets }),
       batch.length,
       this.onAlone,
     );
@@ -271,10 +274,9 @@ async function recordOutcomes(
 /**
  * The one statement of `#captureInOneStatement`, compiled once per batch shape (its builder places
  * values and never reads them: store/shaped-statement.ts): the claim of the batch's holds (still
- * open, of the account, without a key budget, each capture within its hold), the account charged
- * their sum (the single capture's update, `chargeHeldUpdate`), their journal entries and their
- * records moved from `processing`, in the single capture's lock order (holds, account, records:
- * each part reads the one before); refused whole unless every record moved.
+ * open, of the account, each capture within its hold), the account charged their sum (the single
+ * capture's update, `chargeHeldUpdate`), then `capturedInOneStatement`'s keys, journal entries
+ * and records; refused whole unless every record moved.
  */
 export const captureAll = shapedStatement(
   (
@@ -284,9 +286,10 @@ export const captureAll = shapedStatement(
       now: number;
       windows: WindowSlots;
       captures: readonly Capture[];
+      withKeyBudgets?: true | undefined;
     },
   ) => {
-    const { accountId, now, captures } = batch;
+    const { accountId, captures } = batch;
     const charged = chargeHeldUpdate(db, {
       accountId,
       amount: sql<number>`cast((select sum(charge) from captured) as bigint)`,
@@ -296,11 +299,11 @@ export const captureAll = shapedStatement(
     })
       .where(sql<number>`(select count(*) from captured)`, '=', captures.length)
       .returning('id');
-    const moved = recordOutcomesUpdate(
-      captures.map((capture) => capture.outcome),
+    return capturedInOneStatement(
+      batch,
+      sql`charged as (${charged})`,
       sql`exists (select 1 from charged)`,
     );
-    return capturedInOneStatement(captures, now, sql`charged as (${charged})`, moved);
   },
 );
 
@@ -319,9 +322,10 @@ export const captureAcrossAccounts = shapedStatement(
       now: number;
       windows: WindowSlots;
       captures: readonly Capture[];
+      withKeyBudgets?: true | undefined;
     },
   ) => {
-    const { now, captures } = batch;
+    const { captures } = batch;
     const locked = lockAccountsInOrder(
       batch.accountIds,
       sql`(select count(*) from captured) = ${captures.length}`,
@@ -332,32 +336,33 @@ export const captureAcrossAccounts = shapedStatement(
       batch.windows,
       sql`accounts.id in (select id from locked)`,
     );
-    const moved = recordOutcomesUpdate(
-      captures.map((capture) => capture.outcome),
-      sql`(select count(*) from charged) = ${batch.accountIds.length}`,
-    );
     return capturedInOneStatement(
-      captures,
-      now,
+      batch,
       sql`locked as (${locked}), charged as (${charged})`,
-      moved,
+      sql`(select count(*) from charged) = ${batch.accountIds.length}`,
     );
   },
 );
 
 /**
- * A capture batch's one statement around its accounts' part (`charged`, and what it reads): the
- * batch's holds claimed (each still open, of its capture's account, without a key budget, and
- * within it), then the accounts' part, the journal entries, the records moved (`moved`); refused
- * whole unless every record moved. Each part reads the one before (the lock order of a single
- * capture: holds, accounts, records).
+ * A capture batch's one statement around its accounts' part (`charged`, and what it reads;
+ * `accountsDone` reads it whole): the batch's holds claimed (each still open, of its capture's
+ * account, within it, and without a key budget unless the batch has `withKeyBudgets`), then the
+ * accounts' part, the keys' budgets given back and charged (with `withKeyBudgets`), the journal
+ * entries and the records moved; refused whole unless every record moved. Each part reads the one
+ * before (the lock order of a single capture: holds, accounts, keys, records).
  */
 function capturedInOneStatement(
-  captures: readonly Capture[],
-  now: number,
+  batch: {
+    now: number;
+    windows: WindowSlots;
+    captures: readonly Capture[];
+    withKeyBudgets?: true | undefined;
+  },
   accounts: RawBuilder<unknown>,
-  moved: RawBuilder<unknown>,
+  accountsDone: RawBuilder<boolean>,
 ): RawBuilder<unknown> {
+  const { now, captures } = batch;
   const claimed = sql.join(
     captures.map(
       (capture) =>
@@ -370,14 +375,34 @@ function capturedInOneStatement(
         sql`(cast(${capture.entryId} as text), cast(${capture.holdId} as text), cast(${capture.reason} as text))`,
     ),
   );
+  let keys = sql``;
+  let done = accountsDone;
+  if (batch.withKeyBudgets !== undefined) {
+    const resolved = resolveOnKeysUpdate(
+      sql`(select budget_key_id as id, cast(sum(held) as bigint) as held,
+          cast(sum(charge) as bigint) as spent
+        from captured where budget_key_id is not null group by budget_key_id) as k`,
+      batch.windows,
+      accountsDone,
+    );
+    keys = sql`keys_resolved as (${resolved}),`;
+    done = sql<boolean>`(select count(*) from keys_resolved)
+      = (select count(distinct budget_key_id) from captured)`;
+  }
+  const moved = recordOutcomesUpdate(
+    captures.map((capture) => capture.outcome),
+    done,
+  );
   return sql`with captured as (
       update holds set state = 'captured', captured_amount = claimed.amount, resolved_at = ${now}
       from (values ${claimed}) as claimed (id, account_id, amount)
       where holds.id = claimed.id and holds.state = 'open' and holds.account_id = claimed.account_id
-        and holds.budget_key_id is null and claimed.amount <= holds.amount
+        and ${batch.withKeyBudgets === undefined ? sql`holds.budget_key_id is null` : sql`true`}
+        and claimed.amount <= holds.amount
       returning holds.id, holds.account_id, holds.amount as held, claimed.amount as charge,
-        holds.request_id),
+        holds.request_id, holds.budget_key_id),
     ${accounts},
+    ${keys}
     new_entries as (
       insert into journal (id, account_id, kind, balance_delta, held_delta, hold_id, request_id,
         topup_id, reason, created_at)

@@ -205,6 +205,110 @@ describeEachDialect('batched money in one statement on $name', (dialect) => {
     expect(service.warnings).toEqual([]);
   });
 
+  /** A key's budget as the ledger keeps it. */
+  async function keyBudget(keyId: string) {
+    return gateway!.services.store.db
+      .selectFrom('api_keys')
+      .select(['budget_held', 'budget_spent'])
+      .where('id', '=', keyId)
+      .executeTakeFirstOrThrow();
+  }
+
+  const setKeyBudget = (keyId: string, limit: number) =>
+    gateway!.admin('PUT', `/admin/v1/keys/${keyId}/budget`, { limit, window: 'daily' });
+
+  it('admits claims with key budgets, of several accounts, in one statement: each key reserves its own sum', async () => {
+    const { requests, identity, statements, warnings } = await setUp(0);
+    const accounts = await Promise.all(Array.from({ length: 3 }, () => gateway!.account(100)));
+    for (const { keyId } of accounts) await setKeyBudget(keyId, 50);
+    const claims = await Promise.all(
+      accounts.flatMap((of, index) =>
+        [1, 2, 3 + index].map((amount) =>
+          requests.claim(identity(true, of), { amount, priceVersion: 'v1' }),
+        ),
+      ),
+    );
+    expect(claims.every((claim) => claim.kind === 'claimed')).toBe(true);
+    for (const [index, { accountId, keyId }] of accounts.entries()) {
+      const held = 6 + index;
+      expect(await gateway!.balance(accountId)).toEqual({
+        balance: 100,
+        held,
+        available: 100 - held,
+      });
+      expect(await keyBudget(keyId)).toEqual({ budget_held: held, budget_spent: 0 });
+    }
+    expect(statements.count('with new_records')).toBe(dialect.name === 'postgres' ? 1 : 0);
+    expect(warnings).toEqual([]);
+  });
+
+  it('rolls a batch past its key budget back whole, then decides claim by claim', async () => {
+    const { accountId, keyId, requests, identity, statements, warnings } = await setUp(1_000);
+    await setKeyBudget(keyId, 10);
+    const claims = await Promise.all(
+      [4, 4, 4].map((amount) => requests.claim(identity(true), { amount, priceVersion: 'v1' })),
+    );
+    // One at a time: 4 and 4 fit the budget of 10, the third does not.
+    expect(claims.map((claim) => claim.kind)).toEqual(['claimed', 'claimed', 'refused']);
+    expect(await gateway!.balance(accountId)).toEqual({ balance: 1_000, held: 8, available: 992 });
+    expect(await keyBudget(keyId)).toEqual({ budget_held: 8, budget_spent: 0 });
+    const db = gateway!.services.store.db;
+    const rows = async (table: 'requests' | 'holds') =>
+      (await db.selectFrom(table).select('id').where('account_id', '=', accountId).execute())
+        .length;
+    expect({ records: await rows('requests'), holds: await rows('holds') }).toEqual({
+      records: 2,
+      holds: 2,
+    });
+    expect(statements.count('with new_records')).toBe(dialect.name === 'postgres' ? 1 : 0);
+    expect(warnings).toEqual([]);
+  });
+
+  it('captures holds with key budgets, of one account and of several, in one statement each: each key given back its holds and charged its captures', async () => {
+    const service = await setUp(1_000);
+    const others = await Promise.all(Array.from({ length: 2 }, () => service.gateway.account(100)));
+    const owners = [{ accountId: service.accountId, keyId: service.keyId }, ...others];
+    for (const { keyId } of owners) await setKeyBudget(keyId, 500);
+    const claimsOf = async (of: (typeof owners)[number], count: number) => {
+      const claims: { identity: RequestIdentity; holdId: string }[] = [];
+      for (let index = 0; index < count; index += 1) {
+        const identity = service.identity(true, of);
+        const claim = await service.requests.claim(identity, { amount: 5, priceVersion: 'v1' });
+        if (claim.kind !== 'claimed' || claim.holdId === null) throw new Error('not claimed');
+        claims.push({ identity, holdId: claim.holdId });
+      }
+      return claims;
+    };
+    const finishAll = (claims: { identity: RequestIdentity; holdId: string }[]) =>
+      Promise.all(
+        claims.map(({ identity, holdId }) =>
+          service.requests.finish(identity, holdId, succeeded(3)),
+        ),
+      );
+    // One account's batch, then a batch of all three.
+    const alone = await claimsOf(owners[0]!, 10);
+    expect((await finishAll(alone)).every((answer) => answer.status === 200)).toBe(true);
+    expect(await keyBudget(service.keyId)).toEqual({ budget_held: 0, budget_spent: 30 });
+    const together = (await Promise.all(owners.map((of) => claimsOf(of, 3)))).flat();
+    expect((await finishAll(together)).every((answer) => answer.status === 200)).toBe(true);
+    expect(await keyBudget(service.keyId)).toEqual({ budget_held: 0, budget_spent: 39 });
+    for (const { accountId, keyId } of others) {
+      expect(await keyBudget(keyId)).toEqual({ budget_held: 0, budget_spent: 9 });
+      expect(await service.gateway.balance(accountId)).toEqual({
+        balance: 91,
+        held: 0,
+        available: 91,
+      });
+    }
+    expect(await service.gateway.balance(service.accountId)).toEqual({
+      balance: 961,
+      held: 0,
+      available: 961,
+    });
+    expect(service.statements.count('with captured')).toBe(dialect.name === 'postgres' ? 2 : 0);
+    expect(service.warnings).toEqual([]);
+  });
+
   it('reports a one-statement batch that failed for another reason, and still answers each claim exactly', async () => {
     const { accountId, requests, identity, warnings } = await setUp(10);
     if (dialect.name === 'postgres')

@@ -225,6 +225,28 @@ describe('the batched money statements, compiled once per batch shape', () => {
           { id: `acc_b${size}`, amount: 2 * size },
         ].slice(0, 1 + (size % 2)),
       });
+      // With a keys' part (some claim has a key budget), one key or two.
+      const keySums = [
+        { id: `key_a${size}`, amount: 3 * size },
+        { id: `key_b${size}`, amount: 4 * size },
+      ].slice(0, 1 + (size % 2));
+      expectSameAsItsBuilder(admitAll, postgres, {
+        accountId: `acc_${size}`,
+        total: records.length * 19,
+        windows: { ...windows, weekly: size },
+        records,
+        holds,
+        journal,
+        keySums,
+      });
+      expectSameAsItsBuilder(admitAcrossAccounts, postgres, {
+        windows: { ...windows, daily: size },
+        records,
+        holds,
+        journal,
+        sums: [{ id: `acc_c${size}`, amount: 5 * size }],
+        keySums,
+      });
     }
   });
 
@@ -241,6 +263,21 @@ describe('the batched money statements, compiled once per batch shape', () => {
         now: 2_000 + size,
         windows: { ...windows, daily: size },
         captures: captures(size),
+      });
+      // With a keys' part (some hold has a key budget), alternating with the shapes without.
+      expectSameAsItsBuilder(captureAll, postgres, {
+        accountId: `acc_${size}`,
+        now: 3_000 + size,
+        windows: { ...windows, monthly: size },
+        captures: captures(size),
+        withKeyBudgets: true,
+      });
+      expectSameAsItsBuilder(captureAcrossAccounts, postgres, {
+        accountIds: ['acc_0', 'acc_1', 'acc_2'].slice(0, Math.min(size, 3)),
+        now: 4_000 + size,
+        windows: { ...windows, weekly: size },
+        captures: captures(size),
+        withKeyBudgets: true,
       });
     }
   });
