@@ -9,6 +9,8 @@
 //                                  first); the CPU figure is all instances' together
 //     [--pg-url postgres://...]   commits and WAL syncs per request (pg_stat_database, pg_stat_wal)
 //     [--counts FILE]             statements per request (bench/count-pg-statements.mjs's file)
+//     [--key-budget N]            a daily budget of N micro-yuan on every key (one that never
+//                                 binds: the key budgets' path is measured, not their refusals)
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
@@ -52,6 +54,11 @@ for (let index = 0; index < accounts; index += 1) {
     kind: 'service',
     name: 'bench',
   });
+  if (flags['key-budget'] !== undefined)
+    await call('PUT', `/admin/v1/keys/${key.id}/budget`, admin, {
+      limit: Number(flags['key-budget']),
+      window: 'daily',
+    });
   keys.push(key.key);
 }
 
