@@ -59,6 +59,15 @@ describeEachDialect('batched money in one statement on $name', (dialect) => {
 
   const succeeded = succeededOutcome;
 
+  /** How many records and holds the accounts have (a refused statement must leave none). */
+  async function recordsAndHolds(accountIds: readonly string[]) {
+    const db = gateway!.services.store.db;
+    const count = async (table: 'requests' | 'holds') =>
+      (await db.selectFrom(table).select('id').where('account_id', 'in', accountIds).execute())
+        .length;
+    return { records: await count('requests'), holds: await count('holds') };
+  }
+
   it('admits 30 claims of one account arriving together with one statement', async () => {
     const { accountId, requests, identity, statements, warnings } = await setUp(1_000);
     const claims = await Promise.all(
@@ -83,15 +92,8 @@ describeEachDialect('batched money in one statement on $name', (dialect) => {
     );
     expect(claims.map((claim) => claim.kind)).toEqual(ONE_AT_A_TIME.kinds);
     expect(await gateway!.balance(accountId)).toEqual({ balance: 10, held: 10, available: 0 });
-    const db = gateway!.services.store.db;
-    const rows = async (table: 'requests' | 'holds') =>
-      (await db.selectFrom(table).select('id').where('account_id', '=', accountId).execute())
-        .length;
     // Nothing of the refused statement stayed: a record and a hold for each admitted claim only.
-    expect({ records: await rows('requests'), holds: await rows('holds') }).toEqual({
-      records: 3,
-      holds: 3,
-    });
+    expect(await recordsAndHolds([accountId])).toEqual({ records: 3, holds: 3 });
     expect(statements.count('with new_records')).toBe(dialect.name === 'postgres' ? 1 : 0);
     // A refusal is routine: nothing to report.
     expect(warnings).toEqual([]);
@@ -156,17 +158,8 @@ describeEachDialect('batched money in one statement on $name', (dialect) => {
       available: 70,
     });
     expect(await gateway!.balance(poor.accountId)).toEqual({ balance: 5, held: 3, available: 2 });
-    const db = gateway!.services.store.db;
-    const rows = async (table: 'requests' | 'holds') =>
-      (
-        await db
-          .selectFrom(table)
-          .select('id')
-          .where('account_id', 'in', [rich.accountId, poor.accountId])
-          .execute()
-      ).length;
     // Nothing of the refused statement stayed: a record and a hold for each admitted claim only.
-    expect({ records: await rows('requests'), holds: await rows('holds') }).toEqual({
+    expect(await recordsAndHolds([rich.accountId, poor.accountId])).toEqual({
       records: 3,
       holds: 3,
     });
@@ -252,14 +245,7 @@ describeEachDialect('batched money in one statement on $name', (dialect) => {
     expect(claims.map((claim) => claim.kind)).toEqual(['claimed', 'claimed', 'refused']);
     expect(await gateway!.balance(accountId)).toEqual({ balance: 1_000, held: 8, available: 992 });
     expect(await keyBudget(keyId)).toEqual({ budget_held: 8, budget_spent: 0 });
-    const db = gateway!.services.store.db;
-    const rows = async (table: 'requests' | 'holds') =>
-      (await db.selectFrom(table).select('id').where('account_id', '=', accountId).execute())
-        .length;
-    expect({ records: await rows('requests'), holds: await rows('holds') }).toEqual({
-      records: 2,
-      holds: 2,
-    });
+    expect(await recordsAndHolds([accountId])).toEqual({ records: 2, holds: 2 });
     expect(statements.count('with new_records')).toBe(dialect.name === 'postgres' ? 1 : 0);
     expect(warnings).toEqual([]);
   });
