@@ -65,13 +65,22 @@ export async function reserveOnAccounts(
   sums: ReadonlyMap<string, number>,
   windows: WindowSlots,
 ): Promise<Set<string>> {
-  const values = sql.join(
-    [...sums].map(([id, amount]) => sql`(cast(${id} as text), cast(${amount} as bigint))`),
-  );
-  const result = await reserveOnAccountsUpdate(sql`(values ${values}) as v (id, amount)`, windows)
+  const rows = [...sums].map(([id, amount]) => ({ id, amount }));
+  const result = await reserveOnAccountsUpdate(idAmountRows(rows, 'v'), windows)
     .$castTo<{ id: string }>()
     .execute(trx);
   return new Set(result.rows.map((row) => row.id));
+}
+
+/** Rows of (id, amount) as a typed row source `alias (id, amount)` for the updates below. */
+export function idAmountRows(
+  rows: readonly { id: string; amount: number }[],
+  alias: 'v' | 'k',
+): RawBuilder<unknown> {
+  const values = sql.join(
+    rows.map((row) => sql`(cast(${row.id} as text), cast(${row.amount} as bigint))`),
+  );
+  return sql`(values ${values}) as ${sql.raw(alias)} (id, amount)`;
 }
 
 /**

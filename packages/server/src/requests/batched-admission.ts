@@ -22,6 +22,7 @@ import {
   lockAccounts,
   lockAccountsInOrder,
   reserveOnAccounts,
+  idAmountRows,
   reserveOnAccountsUpdate,
   reserveOnKeysUpdate,
   sortedDistinct,
@@ -343,15 +344,12 @@ export const admitAll = shapedStatement(
       // Read first, so the records are written before the account row is locked.
       .where(sql<number>`(select count(*) from new_records)`, '=', batch.records.length)
       .returning('id');
-    const keys = keysReserved(
-      batch.keySums,
-      batch.windows,
-      sql`(select count(*) from reserved) = 1`,
-    );
+    const theAccount = sql<boolean>`(select count(*) from reserved) = 1`;
+    const keys = keysReserved(batch.keySums, batch.windows, theAccount);
     return sql`with new_records as (${records}), reserved as (${reserved}), ${keys.part}
       new_holds as (${db.insertInto('holds').values(batch.holds)}),
       new_entries as (${db.insertInto('journal').values(batch.journal)})
-      ${refuseUnless(sql`exists (select 1 from reserved) and ${keys.fit}`, 'the batch does not fit the account')}`;
+      ${refuseUnless(sql`${theAccount} and ${keys.fit}`, 'the batch does not fit the account')}`;
   },
 );
 
@@ -380,11 +378,8 @@ export const admitAcrossAccounts = shapedStatement(
       batch.sums.map((sum) => sum.id),
       sql`(select count(*) from new_records) = ${batch.records.length}`,
     );
-    const sums = sql.join(
-      batch.sums.map((sum) => sql`(cast(${sum.id} as text), cast(${sum.amount} as bigint))`),
-    );
     const reserved = reserveOnAccountsUpdate(
-      sql`(values ${sums}) as v (id, amount)`,
+      idAmountRows(batch.sums, 'v'),
       batch.windows,
       sql`accounts.id in (select id from locked)`,
     );
@@ -409,14 +404,7 @@ function keysReserved(
   accountsDone: RawBuilder<boolean>,
 ): { part: RawBuilder<unknown>; fit: RawBuilder<boolean> } {
   if (keySums === undefined) return { part: sql``, fit: sql<boolean>`true` };
-  const values = sql.join(
-    keySums.map((sum) => sql`(cast(${sum.id} as text), cast(${sum.amount} as bigint))`),
-  );
-  const update = reserveOnKeysUpdate(
-    sql`(values ${values}) as k (id, amount)`,
-    windows,
-    accountsDone,
-  );
+  const update = reserveOnKeysUpdate(idAmountRows(keySums, 'k'), windows, accountsDone);
   return {
     part: sql`keys_reserved as (${update}),`,
     fit: sql<boolean>`(select count(*) from keys_reserved) = ${keySums.length}`,

@@ -123,13 +123,12 @@ class Shapes {
   }
 
   #step(node: ShapeNode, key: string, shape: number): ShapeNode | undefined {
+    const known = node.next.get(key)?.get(shape);
+    if (known !== undefined || this.#nodes >= this.maxNodes) return known;
     let byShape = node.next.get(key);
     if (byShape === undefined) node.next.set(key, (byShape = new Map<number, ShapeNode>()));
-    let next = byShape.get(shape);
-    if (next === undefined) {
-      if (this.#nodes >= this.maxNodes) return undefined;
-      byShape.set(shape, (next = this.#node()));
-    }
+    const next = this.#node();
+    byShape.set(shape, next);
     return next;
   }
 
@@ -144,7 +143,7 @@ interface ShapeNode {
   readonly next: Map<string, Map<number, ShapeNode>>;
 }
 
-/** `value` with each plain value replaced by `leaf()`, in the same traversal order as shapeOf. */
+/** `value` with each plain value replaced by `leaf()`, in the traversal order of `Shapes.of`. */
 function standIns(value: unknown, leaf: () => Leaf): unknown {
   if (Array.isArray(value)) return value.map((item) => standIns(item, leaf));
   if (isRecord(value)) {

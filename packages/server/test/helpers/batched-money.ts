@@ -57,6 +57,32 @@ export async function moneyService(
   return { gateway, accountId, keyId, requests, identity, another };
 }
 
+/** A claimed request and its hold, ready to be finished. */
+export interface ClaimedRequest {
+  readonly identity: RequestIdentity;
+  readonly holdId: string;
+}
+
+/**
+ * Claims `count` requests one after another, each holding `hold`, of the first account or of
+ * `of`; with `budgeted`, against the key's budget too. Throws unless every one is claimed.
+ */
+export async function claimedOneByOne(
+  service: Pick<Awaited<ReturnType<typeof moneyService>>, 'requests' | 'identity'>,
+  count: number,
+  hold: number,
+  options: { of?: { accountId: string; keyId: string }; budgeted?: boolean } = {},
+): Promise<ClaimedRequest[]> {
+  const claims: ClaimedRequest[] = [];
+  for (let index = 0; index < count; index += 1) {
+    const identity = service.identity(options.budgeted ?? false, options.of);
+    const claim = await service.requests.claim(identity, { amount: hold, priceVersion: 'v1' });
+    if (claim.kind !== 'claimed' || claim.holdId === null) throw new Error('not claimed');
+    claims.push({ identity, holdId: claim.holdId });
+  }
+  return claims;
+}
+
 /**
  * Counts `update accounts` statements from now on, with a trigger in the test's own database
  * (prepared statements bypass Kysely's plugins). Every statement here updates one row, so

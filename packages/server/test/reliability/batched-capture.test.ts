@@ -1,11 +1,12 @@
 import { afterEach, expect, it } from 'vitest';
 import { outcomeColumns } from '../../src/requests/outcome-columns.js';
-import type {
-  RecordedOutcome,
-  RequestIdentity,
-  RequestService,
-} from '../../src/requests/request-service.js';
-import { countAccountUpdates, moneyService, succeededOutcome } from '../helpers/batched-money.js';
+import type { RecordedOutcome, RequestService } from '../../src/requests/request-service.js';
+import {
+  claimedOneByOne,
+  countAccountUpdates,
+  moneyService,
+  succeededOutcome,
+} from '../helpers/batched-money.js';
 import { describeEachDialect } from '../helpers/dialects.js';
 import type { TestGateway } from '../helpers/gateway.js';
 
@@ -31,25 +32,9 @@ describeEachDialect('batched capture on $name', (dialect) => {
 
   const succeeded = succeededOutcome;
 
-  /** Claims `count` requests holding `hold` each. */
-  async function claimed(
-    service: Awaited<ReturnType<typeof setUp>>,
-    count: number,
-    hold: number,
-  ): Promise<{ identity: RequestIdentity; holdId: string }[]> {
-    const claims = [];
-    for (let index = 0; index < count; index += 1) {
-      const identity = service.identity();
-      const claim = await service.requests.claim(identity, { amount: hold, priceVersion: 'v1' });
-      if (claim.kind !== 'claimed' || claim.holdId === null) throw new Error('not claimed');
-      claims.push({ identity, holdId: claim.holdId });
-    }
-    return claims;
-  }
-
   it('charges the captures of one account finishing together with one update of its row (PostgreSQL)', async () => {
     const service = await setUp(1_000);
-    const claims = await claimed(service, 40, 5);
+    const claims = await claimedOneByOne(service, 40, 5);
     const accountUpdates = await countAccountUpdates(
       service.gateway.services.store.db,
       dialect.name,
@@ -72,7 +57,7 @@ describeEachDialect('batched capture on $name', (dialect) => {
 
   it('writes every outcome column a capture alone writes, so a batched record misses none', async () => {
     const service = await setUp(100);
-    const claims = await claimed(service, 3, 5);
+    const claims = await claimedOneByOne(service, 3, 5);
     const db = service.gateway.services.store.db;
     const accountUpdates = await countAccountUpdates(db, dialect.name);
     // Every optional part of an outcome given, so that each column has something to write.
@@ -134,13 +119,7 @@ describeEachDialect('batched capture on $name', (dialect) => {
       Array.from({ length: 8 }, () => service.gateway.account(100)),
     );
     const claims = [];
-    for (const of of accounts)
-      for (let index = 0; index < 3; index += 1) {
-        const identity = service.identity(false, of);
-        const claim = await service.requests.claim(identity, { amount: 5, priceVersion: 'v1' });
-        if (claim.kind !== 'claimed' || claim.holdId === null) throw new Error('not claimed');
-        claims.push({ identity, holdId: claim.holdId });
-      }
+    for (const of of accounts) claims.push(...(await claimedOneByOne(service, 3, 5, { of })));
     const accountUpdates = await countAccountUpdates(
       service.gateway.services.store.db,
       dialect.name,
@@ -196,7 +175,7 @@ describeEachDialect('batched capture on $name', (dialect) => {
     const service = await setUp(12);
     // Three holds of 3 (9 held, 3 available); one capture asks 9 (6 more than its hold), more
     // than is ever available in any order (at most 4, after the capture of 2): short.
-    const claims = await claimed(service, 3, 3);
+    const claims = await claimedOneByOne(service, 3, 3);
     const amounts = [2, 9, 3];
     const answers = await Promise.all(
       claims.map(({ identity, holdId }, index) =>
@@ -216,7 +195,7 @@ describeEachDialect('batched capture on $name', (dialect) => {
 
   it('records a swept request of the batch from submission_unknown, and the others as usual', async () => {
     const service = await setUp(100);
-    const claims = await claimed(service, 4, 5);
+    const claims = await claimedOneByOne(service, 4, 5);
     // The sweeper took the second one for a request of a dead instance.
     await service.gateway.services.store.db
       .updateTable('requests')
@@ -241,7 +220,7 @@ describeEachDialect('batched capture on $name', (dialect) => {
 
   it('never captures a hold twice when the same outcome is finished twice at once', async () => {
     const service = await setUp(100);
-    const [only] = await claimed(service, 1, 5);
+    const [only] = await claimedOneByOne(service, 1, 5);
     const answers = await Promise.all([
       service.requests.finish(only!.identity, only!.holdId, succeeded(4)),
       service.requests.finish(only!.identity, only!.holdId, succeeded(4)),

@@ -1,9 +1,15 @@
 import { sql, type Kysely, type KyselyPlugin, type RootOperationNode } from 'kysely';
 import { afterEach, expect, it } from 'vitest';
-import { RequestService, type RequestIdentity } from '../../src/requests/request-service.js';
+import { RequestService } from '../../src/requests/request-service.js';
 import type { Database } from '../../src/store/schema.js';
 import { createIdGenerator, systemClock } from '../../src/util/effects.js';
-import { ONE_AT_A_TIME, moneyService, succeededOutcome } from '../helpers/batched-money.js';
+import {
+  ONE_AT_A_TIME,
+  claimedOneByOne,
+  moneyService,
+  succeededOutcome,
+  type ClaimedRequest,
+} from '../helpers/batched-money.js';
 import { describeEachDialect } from '../helpers/dialects.js';
 import type { TestGateway } from '../helpers/gateway.js';
 
@@ -101,13 +107,7 @@ describeEachDialect('batched money in one statement on $name', (dialect) => {
 
   it('captures 30 of one account finishing together with one statement', async () => {
     const service = await setUp(1_000);
-    const claims: { identity: RequestIdentity; holdId: string }[] = [];
-    for (let index = 0; index < 30; index += 1) {
-      const identity = service.identity();
-      const claim = await service.requests.claim(identity, { amount: 5, priceVersion: 'v1' });
-      if (claim.kind !== 'claimed' || claim.holdId === null) throw new Error('not claimed');
-      claims.push({ identity, holdId: claim.holdId });
-    }
+    const claims = await claimedOneByOne(service, 30, 5);
     const answers = await Promise.all(
       claims.map(({ identity, holdId }) => service.requests.finish(identity, holdId, succeeded(3))),
     );
@@ -172,14 +172,8 @@ describeEachDialect('batched money in one statement on $name', (dialect) => {
     const accounts = await Promise.all(
       Array.from({ length: 6 }, () => service.gateway.account(100)),
     );
-    const claims: { identity: RequestIdentity; holdId: string }[] = [];
-    for (const of of accounts)
-      for (let index = 0; index < 3; index += 1) {
-        const identity = service.identity(false, of);
-        const claim = await service.requests.claim(identity, { amount: 5, priceVersion: 'v1' });
-        if (claim.kind !== 'claimed' || claim.holdId === null) throw new Error('not claimed');
-        claims.push({ identity, holdId: claim.holdId });
-      }
+    const claims: ClaimedRequest[] = [];
+    for (const of of accounts) claims.push(...(await claimedOneByOne(service, 3, 5, { of })));
     const answers = await Promise.all(
       claims.map(({ identity, holdId }, index) =>
         service.requests.finish(identity, holdId, succeeded(1 + (index % 3))),
@@ -255,17 +249,9 @@ describeEachDialect('batched money in one statement on $name', (dialect) => {
     const others = await Promise.all(Array.from({ length: 2 }, () => service.gateway.account(100)));
     const owners = [{ accountId: service.accountId, keyId: service.keyId }, ...others];
     for (const { keyId } of owners) await setKeyBudget(keyId, 500);
-    const claimsOf = async (of: (typeof owners)[number], count: number) => {
-      const claims: { identity: RequestIdentity; holdId: string }[] = [];
-      for (let index = 0; index < count; index += 1) {
-        const identity = service.identity(true, of);
-        const claim = await service.requests.claim(identity, { amount: 5, priceVersion: 'v1' });
-        if (claim.kind !== 'claimed' || claim.holdId === null) throw new Error('not claimed');
-        claims.push({ identity, holdId: claim.holdId });
-      }
-      return claims;
-    };
-    const finishAll = (claims: { identity: RequestIdentity; holdId: string }[]) =>
+    const claimsOf = (of: (typeof owners)[number], count: number) =>
+      claimedOneByOne(service, count, 5, { of, budgeted: true });
+    const finishAll = (claims: readonly ClaimedRequest[]) =>
       Promise.all(
         claims.map(({ identity, holdId }) =>
           service.requests.finish(identity, holdId, succeeded(3)),
