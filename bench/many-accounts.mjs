@@ -170,6 +170,7 @@ console.log(
   JSON.stringify({
     instances: pools.length,
     accounts,
+    keyBudget: flags['key-budget'] !== undefined,
     connections,
     requestsPerSecond: Math.round(latencies.length / seconds),
     p50Ms: Number(at(0.5).toFixed(2)),

@@ -4,6 +4,7 @@
 #   bench/many-accounts.sh                      # SQLite (the embedded default)
 #   TOLLGATE_DATABASE_URL=postgres://... bench/many-accounts.sh
 #   bench/many-accounts.sh --smoke              # a second per phase, 1 and 4 accounts (CI)
+# Each run measures 1 account, 64 accounts, then 1 account with a budget on its key.
 #   TOLLGATE_BENCH_BATCH_MONEY=false ...         # PostgreSQL without batched admission (to compare)
 #   BENCH_PORT=18394 UPSTREAM_PORT=18100 ...     # other ports (defaults 18294, 18000)
 #   TOLLGATE_DIST=packages/server/dist-before ... # another build (copied before a change); no build
@@ -79,6 +80,10 @@ if [ "$WARMUP_SECONDS" -gt 0 ]; then
   load "${ACCOUNT_COUNTS%% *}" "$@" --seconds "$WARMUP_SECONDS" >/dev/null
 fi
 for accounts in $ACCOUNT_COUNTS; do load "$accounts" "$@"; done
+# The key budgets' path (a budget on the key that never binds): its own phase, so that the
+# statements for budgeted keys cannot slow down unseen (bench/RESULTS.md, "Key budgets in one statement").
+echo "key budget: 1 account, a daily budget on its key that never binds"
+load 1 "$@" --key-budget 1000000000000
 export TOLLGATE_DIST=$DIST
 echo "ledger:"; node bench/tollgate-of.mjs ledger check | head -3
 node bench/tollgate-of.mjs ledger check >/dev/null || { echo "ledger check failed after the benchmark" >&2; exit 1; }

@@ -83,6 +83,19 @@ export function idAmountRows(
   return sql`(values ${values}) as ${sql.raw(alias)} (id, amount)`;
 }
 
+/** Each key's sums as a typed row source `k (id, held, spent)` for `resolveOnKeysUpdate`. */
+export function keySumRows(
+  sums: ReadonlyMap<string, { held: number; spent: number }>,
+): RawBuilder<unknown> {
+  const values = sql.join(
+    [...sums].map(
+      ([id, sum]) =>
+        sql`(cast(${id} as text), cast(${sum.held} as bigint), cast(${sum.spent} as bigint))`,
+    ),
+  );
+  return sql`(values ${values}) as k (id, held, spent)`;
+}
+
 /**
  * The update of `reserveOnAccounts`: `sums` is a row source `v (id, amount)`; `also` a further
  * condition on the account row (the one statement's: among the rows it locked).

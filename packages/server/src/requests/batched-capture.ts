@@ -4,7 +4,6 @@ import {
   chargeHeldUpdate,
   insertJournal,
   journalRow,
-  resolveKeyBudget,
   type LedgerEffects,
 } from '../billing/ledger.js';
 import { windowStartsOf, type WindowSlots } from '../budgets/budget-ledger.js';
@@ -15,6 +14,7 @@ import {
   ALL_ACCOUNTS,
   chargeAccounts,
   chargeAccountsUpdate,
+  keySumRows,
   lockAccounts,
   lockAccountsInOrder,
   resolveOnKeysUpdate,
@@ -62,7 +62,7 @@ class WithoutThese extends Error {
  * docs/billing.md): the captures finishing on this instance within one event-loop turn, of any
  * accounts, share one transaction: one update claiming their open holds, ONE lock of their
  * accounts' rows (in id order) and ONE update charging each row its sum (batched-accounts.ts),
- * one per budgeted key, one multi-row journal insert, one update of their records (each
+ * one update of their budgeted keys, one multi-row journal insert, one update of their records (each
  * guarded on `processing`), one COMMIT.
  *
  * Only what is certain to be charged is batched: a capture within its hold (charging never
@@ -238,8 +238,10 @@ export class BatchedCapture {
         spent: sums.spent + item.amount,
       });
     }
-    for (const [keyId, sums] of [...perKey].sort(([a], [b]) => (a < b ? -1 : 1)))
-      await resolveKeyBudget(trx, { keyId, ...sums, ...windows });
+    // Every key in one update: a key lock is only ever waited for by a batch that already holds
+    // its account (docs/billing.md, "No deadlock"), so the keys need no order of their own.
+    if (perKey.size > 0)
+      await resolveOnKeysUpdate(keySumRows(perKey), windows, sql<boolean>`true`).execute(trx);
     const journal = batch.map((item) => {
       const hold = byId.get(item.holdId)!;
       return journalRow(this.effects, {

@@ -281,6 +281,43 @@ describeEachDialect('batched money in one statement on $name', (dialect) => {
     expect(service.warnings).toEqual([]);
   });
 
+  it('captures holds with key budgets the transaction way when the one statement refuses: every key given back its holds and charged its captures in one update', async () => {
+    const service = await setUp(1_000);
+    const other = await service.gateway.account(100);
+    const owners = [{ accountId: service.accountId, keyId: service.keyId }, other];
+    for (const { keyId } of owners) await setKeyBudget(keyId, 500);
+    const [first, second] = await Promise.all(
+      owners.map((of) => claimedOneByOne(service, 2, 5, { of, budgeted: true })),
+    );
+    // 7 is above its hold of 5: the one statement refuses the batch, the transaction way takes
+    // that capture out (written alone) and captures the other three together.
+    const amounts = [3, 7, 3, 4];
+    const answers = await Promise.all(
+      [...first!, ...second!].map(({ identity, holdId }, index) =>
+        service.requests.finish(identity, holdId, succeeded(amounts[index]!)),
+      ),
+    );
+    expect(answers.every((answer) => answer.status === 200)).toBe(true);
+    expect(await keyBudget(service.keyId)).toEqual({ budget_held: 0, budget_spent: 10 });
+    expect(await keyBudget(other.keyId)).toEqual({ budget_held: 0, budget_spent: 7 });
+    expect(await service.gateway.balance(service.accountId)).toEqual({
+      balance: 990,
+      held: 0,
+      available: 990,
+    });
+    expect(await service.gateway.balance(other.accountId)).toEqual({
+      balance: 93,
+      held: 0,
+      available: 93,
+    });
+    const postgres = dialect.name === 'postgres';
+    expect(service.statements.count('with captured')).toBe(postgres ? 1 : 0);
+    expect(service.statements.count('update api_keys set budget_held = budget_held - k.held')).toBe(
+      postgres ? 1 : 0,
+    );
+    expect(service.warnings).toEqual([]);
+  });
+
   it('reports a one-statement batch that failed for another reason, and still answers each claim exactly', async () => {
     const { accountId, requests, identity, warnings } = await setUp(10);
     if (dialect.name === 'postgres')
