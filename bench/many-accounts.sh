@@ -4,7 +4,6 @@
 #   bench/many-accounts.sh                      # SQLite (the embedded default)
 #   TOLLGATE_DATABASE_URL=postgres://... bench/many-accounts.sh
 #   bench/many-accounts.sh --smoke              # a second per phase, 1 and 4 accounts (CI)
-# Each run measures 1 account, 64 accounts, then 1 account with a budget on its key.
 #   TOLLGATE_BENCH_BATCH_MONEY=false ...         # PostgreSQL without batched admission (to compare)
 #   BENCH_PORT=18394 UPSTREAM_PORT=18100 ...     # other ports (defaults 18294, 18000)
 #   TOLLGATE_DIST=packages/server/dist-before ... # another build (copied before a change); no build
@@ -19,6 +18,7 @@
 #                                                # longer to get there (bench/RESULTS.md, "Warm")
 #   BENCH_COUNT_PG=1 ...                         # also count the gateway's statements per request
 #                                                # (bench/count-pg-statements.mjs; costs some CPU)
+# Each run measures 1 account, 64 accounts, then 1 account with a budget on its key.
 # On PostgreSQL each phase also reports commits and WAL syncs per request (pg_stat_database,
 # pg_stat_wal: the WAL figures are the whole server's). bench/pg-throughput.sh alternates builds.
 # Any failed answer or a dirty ledger fails the run; the limits are raised so that none binds.

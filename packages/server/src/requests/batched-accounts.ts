@@ -66,34 +66,28 @@ export async function reserveOnAccounts(
   windows: WindowSlots,
 ): Promise<Set<string>> {
   const rows = [...sums].map(([id, amount]) => ({ id, amount }));
-  const result = await reserveOnAccountsUpdate(idAmountRows(rows, 'v'), windows)
+  const result = await reserveOnAccountsUpdate(idRows('v', ['amount'], rows), windows)
     .$castTo<{ id: string }>()
     .execute(trx);
   return new Set(result.rows.map((row) => row.id));
 }
 
-/** Rows of (id, amount) as a typed row source `alias (id, amount)` for the updates below. */
-export function idAmountRows(
-  rows: readonly { id: string; amount: number }[],
+/**
+ * Rows of an id and integer columns as a typed row source `alias (id, ...columns)` for the
+ * updates below: `v (id, amount)` for accounts, `k (id, amount)` or `k (id, held, spent)` for keys.
+ */
+export function idRows<Column extends string>(
   alias: 'v' | 'k',
+  columns: readonly Column[],
+  rows: readonly ({ id: string } & Record<Column, number>)[],
 ): RawBuilder<unknown> {
   const values = sql.join(
-    rows.map((row) => sql`(cast(${row.id} as text), cast(${row.amount} as bigint))`),
-  );
-  return sql`(values ${values}) as ${sql.raw(alias)} (id, amount)`;
-}
-
-/** Each key's sums as a typed row source `k (id, held, spent)` for `resolveOnKeysUpdate`. */
-export function keySumRows(
-  sums: ReadonlyMap<string, { held: number; spent: number }>,
-): RawBuilder<unknown> {
-  const values = sql.join(
-    [...sums].map(
-      ([id, sum]) =>
-        sql`(cast(${id} as text), cast(${sum.held} as bigint), cast(${sum.spent} as bigint))`,
+    rows.map(
+      (row) =>
+        sql`(cast(${row.id} as text), ${sql.join(columns.map((column) => sql`cast(${row[column]} as bigint)`))})`,
     ),
   );
-  return sql`(values ${values}) as k (id, held, spent)`;
+  return sql`(values ${values}) as ${sql.raw(alias)} (id, ${sql.raw(columns.join(', '))})`;
 }
 
 /**

@@ -22,7 +22,7 @@ import {
   lockAccounts,
   lockAccountsInOrder,
   reserveOnAccounts,
-  idAmountRows,
+  idRows,
   reserveOnAccountsUpdate,
   reserveOnKeysUpdate,
   sortedDistinct,
@@ -379,7 +379,7 @@ export const admitAcrossAccounts = shapedStatement(
       sql`(select count(*) from new_records) = ${batch.records.length}`,
     );
     const reserved = reserveOnAccountsUpdate(
-      idAmountRows(batch.sums, 'v'),
+      idRows('v', ['amount'], batch.sums),
       batch.windows,
       sql`accounts.id in (select id from locked)`,
     );
@@ -404,7 +404,7 @@ function keysReserved(
   accountsDone: RawBuilder<boolean>,
 ): { part: RawBuilder<unknown>; fit: RawBuilder<boolean> } {
   if (keySums === undefined) return { part: sql``, fit: sql<boolean>`true` };
-  const update = reserveOnKeysUpdate(idAmountRows(keySums, 'k'), windows, accountsDone);
+  const update = reserveOnKeysUpdate(idRows('k', ['amount'], keySums), windows, accountsDone);
   return {
     part: sql`keys_reserved as (${update}),`,
     fit: sql<boolean>`(select count(*) from keys_reserved) = ${keySums.length}`,

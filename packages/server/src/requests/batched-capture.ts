@@ -14,7 +14,7 @@ import {
   ALL_ACCOUNTS,
   chargeAccounts,
   chargeAccountsUpdate,
-  keySumRows,
+  idRows,
   lockAccounts,
   lockAccountsInOrder,
   resolveOnKeysUpdate,
@@ -62,8 +62,8 @@ class WithoutThese extends Error {
  * docs/billing.md): the captures finishing on this instance within one event-loop turn, of any
  * accounts, share one transaction: one update claiming their open holds, ONE lock of their
  * accounts' rows (in id order) and ONE update charging each row its sum (batched-accounts.ts),
- * one update of their budgeted keys, one multi-row journal insert, one update of their records (each
- * guarded on `processing`), one COMMIT.
+ * one update of their budgeted keys, one multi-row journal insert, one update of their records
+ * (each guarded on `processing`), one COMMIT.
  *
  * Only what is certain to be charged is batched: a capture within its hold (charging never
  * needs more than is held), of a hold still open, of a record still `processing`. Any other
@@ -240,8 +240,14 @@ export class BatchedCapture {
     }
     // Every key in one update: a key lock is only ever waited for by a batch that already holds
     // its account (docs/billing.md, "No deadlock"), so the keys need no order of their own.
-    if (perKey.size > 0)
-      await resolveOnKeysUpdate(keySumRows(perKey), windows, sql<boolean>`true`).execute(trx);
+    if (perKey.size > 0) {
+      const keys = idRows(
+        'k',
+        ['held', 'spent'],
+        [...perKey].map(([id, sums]) => ({ id, ...sums })),
+      );
+      await resolveOnKeysUpdate(keys, windows, sql<boolean>`true`).execute(trx);
+    }
     const journal = batch.map((item) => {
       const hold = byId.get(item.holdId)!;
       return journalRow(this.effects, {
