@@ -33,6 +33,8 @@ export interface Account {
   balance: number;
   held: number;
   available: number;
+  /** Refunded micro-yuan not yet taken back (absent from older servers). */
+  owed?: number;
   /** The account's budget, `null` without one (absent from older servers). */
   budget?: Budget | null;
 }

@@ -38,6 +38,8 @@ const zhCN = {
   'overview.balance': '余额',
   'overview.held': '冻结中',
   'overview.available': '可用',
+  'overview.owed': '待扣回退款',
+  'overview.owedNote': '已退款但当时无法扣回的金额：之后释放的冻结金额或充值会先抵扣这部分。',
   'overview.account': '账户',
   'overview.budget': '预算剩余',
   'overview.budgetSpent': '已用',
@@ -120,6 +122,9 @@ const en: Record<MessageKey, string> = {
   'overview.balance': 'Balance',
   'overview.held': 'Held',
   'overview.available': 'Available',
+  'overview.owed': 'Refund owed',
+  'overview.owedNote':
+    'Refunded money that could not be taken back at the time: money released from holds or topped up pays it first.',
   'overview.account': 'Account',
   'overview.budget': 'Budget left',
   'overview.budgetSpent': 'Spent',

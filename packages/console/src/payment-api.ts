@@ -14,6 +14,7 @@ export interface PaymentOrder {
     | 'expired'
     | 'failed'
     | 'amount_mismatch'
+    | 'balance_limit'
     | 'refunded_partially'
     | 'refunded';
   /** Present while the order can still be paid. */

@@ -23,6 +23,7 @@ export const paymentZhCN = {
   'topup.state.expired': '已过期',
   'topup.state.failed': '支付失败',
   'topup.state.amount_mismatch': '金额不符（未入账，待运营处理）',
+  'topup.state.balance_limit': '超出余额上限（未入账，待运营处理）',
   'topup.state.refunded_partially': '部分退款',
   'topup.state.refunded': '已退款',
 };
@@ -49,6 +50,7 @@ export const paymentEn: Record<keyof typeof paymentZhCN, string> = {
   'topup.state.expired': 'Expired',
   'topup.state.failed': 'Failed',
   'topup.state.amount_mismatch': 'Amount mismatch (not credited; operators notified)',
+  'topup.state.balance_limit': 'Over the balance limit (not credited; operators notified)',
   'topup.state.refunded_partially': 'Partly refunded',
   'topup.state.refunded': 'Refunded',
 };

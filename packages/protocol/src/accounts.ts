@@ -17,6 +17,12 @@ export interface Account {
   held: MicroYuan;
   /** `balance - held`: what a new request or task may reserve, micro-yuan. */
   available: MicroYuan;
+  /**
+   * Refunded micro-yuan not yet taken back, because it was spent or held when the refund came
+   * (docs/payments.md "Refunds"): the next money that becomes available (a released hold, the
+   * unused part of a charge, a top-up) pays it first, so while it is above 0 `available` is 0.
+   */
+  owed: MicroYuan;
   currency: Currency;
   /** ISO 8601. */
   created_at: string;

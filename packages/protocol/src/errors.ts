@@ -41,6 +41,7 @@ export const errorStatus = {
   INTERNAL_ERROR: 500,
   UPSTREAM_ERROR: 502,
   MODEL_UNAVAILABLE: 503,
+  SERVICE_UNAVAILABLE: 503,
   UPSTREAM_TIMEOUT: 504,
 } as const satisfies Record<string, number>;
 

@@ -9,13 +9,20 @@ import {
   type JournalEntry,
   type TollgateOptions,
 } from '../src/index.js';
-import { clientFor, eventually, liveGateway, type TestGateway } from './helpers/gateway.js';
+import {
+  clientFor,
+  eventually,
+  liveGateway,
+  testConfig,
+  type TestGateway,
+} from './helpers/gateway.js';
 
 /*
  * The risks: a call the caller aborts with its own AbortSignal surfaces a raw DOMException (or a
  * generic error) that carries no idempotency key, so a caller who aborted a paid request cannot
- * tell whether it ran or read it back; a stream keeps running (billing) after the caller's
- * signal aborted it, until the idle timeout gives up.
+ * tell whether it ran or read it back. (The gateway itself reads a stream on to its end after
+ * its caller left, and bills it as if the caller had stayed: docs/chat.md, "A caller that goes
+ * away".)
  */
 
 let gateway: TestGateway | undefined;
@@ -30,8 +37,11 @@ const chat = (content: string): ChatCompletionParams => ({
   messages: [{ role: 'user', content }],
 });
 
-async function liveClient(options: Partial<TollgateOptions> = {}) {
-  const live = await liveGateway();
+async function liveClient(
+  options: Partial<TollgateOptions> = {},
+  config?: Parameters<typeof liveGateway>[0],
+) {
+  const live = await liveGateway(config);
   gateway = live.gateway;
   const { key } = await gateway.account(1_000_000);
   return clientFor(live.baseURL, key, options);
@@ -68,9 +78,21 @@ describe('a call the caller aborts', () => {
   });
 
   it('a stream aborted between chunks raises AbortedError at once, with its ids', async () => {
-    const client = await liveClient();
+    // The gateway reads a stalled stream on after its caller left, until the upstream's idle
+    // timeout: a short one, so that closing the gateway after the test does not wait long.
+    const client = await liveClient(
+      {},
+      testConfig({
+        upstreams: {
+          simulator: {
+            kind: 'simulator',
+            timeouts: { connect_ms: 1_000, first_byte_ms: 2_000, idle_ms: 1_000 },
+          },
+        },
+      }),
+    );
     const controller = new AbortController();
-    // The gateway would keep the stalled stream open: only the caller's abort can end it here.
+    // The stream stalls after two chunks: only the caller's abort ends the caller's side.
     const stream = await client.chat.completions.stream(chat('a b c d e f [sim:stall_after=2]'), {
       signal: controller.signal,
     });

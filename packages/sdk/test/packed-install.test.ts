@@ -1,5 +1,13 @@
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -129,6 +137,42 @@ console.log(JSON.stringify({
     expect(record.json<{ status: string }>().status).toBe('succeeded');
     expect(await countRows(gateway, 'requests')).toBe(1);
     await gateway.expectLedgerClean();
+  });
+
+  it("the README's first call runs as written, in a new project, on this Node", async () => {
+    // The README's own text: its setup command, its script and the command that runs it.
+    const readme = readFileSync(path.join(sdkDir, 'README.md'), 'utf8');
+    const setup = /```sh\ncd \/path\/to\/your-project\n(npm pkg set type=module)\n```/.exec(readme);
+    const script = /<!-- first call: ([\w.-]+) -->\n```js\n([\s\S]*?)```/.exec(readme);
+    const command = /```sh\nTOLLGATE_API_KEY=tgk_… (node [\w.-]+)\n```/.exec(readme);
+    if (setup?.[1] === undefined || script?.[1] === undefined || command?.[1] === undefined)
+      throw new Error('README "Start" lost its first call (setup, script or run command)');
+    expect(command[1]).toBe(`node ${script[1]}`);
+
+    // A project as `npm init` leaves it (no "type"), with the installed package.
+    const fresh = path.join(scratch, 'first-call');
+    mkdirSync(fresh);
+    writeFileSync(path.join(fresh, 'package.json'), JSON.stringify({ name: 'first-call' }));
+    symlinkSync(path.join(project, 'node_modules'), path.join(fresh, 'node_modules'), 'dir');
+    const [npm, ...npmArgs] = setup[1].split(' ');
+    await run(npm ?? 'npm', npmArgs, { cwd: fresh });
+    writeFileSync(path.join(fresh, script[1]), script[2] ?? '');
+
+    const live = await liveGateway();
+    try {
+      const { key } = await live.gateway.account(1_000_000);
+      const [node, ...nodeArgs] = command[1].split(' ');
+      const ran = await run(node === 'node' ? process.execPath : (node ?? ''), nodeArgs, {
+        cwd: fresh,
+        env: { ...process.env, TOLLGATE_BASE_URL: live.baseURL, TOLLGATE_API_KEY: key },
+      });
+      expect(ran.stdout).toContain("'sim-chat'");
+      expect(ran.stdout.trim()).toMatch(/ 1000000$/);
+      // Loaded as the ES module it is: no "Module type … is not specified" warning.
+      expect(ran.stderr).toBe('');
+    } finally {
+      await live.gateway.close();
+    }
   });
 
   it("a TypeScript file type-checks against the installed package's declarations", async () => {

@@ -113,7 +113,7 @@ describe('chat', () => {
     expect(await client.journal.read(stream.idempotencyKey)).toMatchObject({ state: 'unknown' });
   });
 
-  it('breaking out of a stream early aborts the request', async () => {
+  it('breaking out of a stream early: the gateway reads it to its end and bills it once', async () => {
     const live = await liveGateway();
     gateway = live.gateway;
     const { key } = await gateway.account(1_000_000);
@@ -124,9 +124,12 @@ describe('chat', () => {
       expect(chunk.object).toBe('chat.completion.chunk');
       break;
     }
-    // The gateway saw the caller leave (docs/billing.md "Stream endings"): not a success.
+    // The caller left; the gateway read the stream to its end and billed what the upstream
+    // measured, as if the caller had stayed (docs/chat.md, "A caller that goes away").
     const record = await client.requests.recover(stream.idempotencyKey, { wait: true });
-    expect(record.status).toBe('submission_unknown');
+    expect(record.status).toBe('succeeded');
+    expect(record.bill?.amount).toBeGreaterThan(0);
+    await gateway.expectLedgerClean();
   });
 });
 

@@ -8,7 +8,7 @@ import { pathForLog, REDACTED, redactSecrets } from './log-redaction.js';
  * - the `req` and `err` serializers keep a request to its method and redacted path, and drop
  *   the raw bytes Node attaches to HTTP parse errors (`rawPacket`: the request's headers);
  * - `streamWrite` runs `redactSecrets` over every finished line (our keys, also
- *   percent-encoded; `sk-…`; JWTs; `Bearer …`; `api_key=…`).
+ *   percent-encoded; `sk-…`; JWTs; `Bearer …`; `api_key=…`; the token of a credential route).
  * `destination` is for tests (a captured stream) and for `humanLogLines`; the default is
  * standard output.
  */

@@ -118,6 +118,8 @@ export async function serve(env: NodeJS.ProcessEnv): Promise<void> {
         cutConnections: async () => {
           const open = await connectionsOf(app.server);
           app.server.closeAllConnections();
+          // Streams still read (their callers gone or just cut) stop too: recorded as cut off.
+          services.streamsInFlight.cut();
           return open;
         },
         closeServices: () => services.close(),

@@ -16,6 +16,7 @@ import { ConsoleSignUp } from './console/self-signup.js';
 import { ConsoleTotp } from './console/totp.js';
 import type { AppDeps } from './http/deps.js';
 import { Readiness } from './http/readiness.js';
+import { StreamsInFlight } from './http/streams-in-flight.js';
 import { Metrics } from './http/metrics.js';
 import { ModelCatalog } from './models/model-catalog.js';
 import type { GuardedFetchDeps } from './providers/guarded-fetch.js';
@@ -47,6 +48,7 @@ import { AccountUsageReader } from './usage/account-usage.js';
 import { RequestListing } from './usage/request-listing.js';
 import { Statements } from './usage/statement.js';
 import { BudgetService } from './budgets/budget-service.js';
+import { agreeOnBudgetTimeZone } from './budgets/budget-time-zone.js';
 import { UploadService } from './assets/upload-service.js';
 import { randomBytes } from 'node:crypto';
 import { createPaymentService, type StripeSettings } from './payments/create-payments.js';
@@ -136,6 +138,8 @@ export async function createServices(options: ServiceOptions): Promise<Services>
   const closers: (() => Promise<void>)[] = [() => store.close()];
   try {
     const config = options.config;
+    // Before anything counts a budget: one zone for every instance (budgets/budget-time-zone.ts).
+    await agreeOnBudgetTimeZone(store.db, config.budget_time_zone, clock);
     const withUpstreams = options.upstreams ?? true;
     const needsSimulator =
       withUpstreams &&
@@ -230,7 +234,9 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       },
     );
     closers.push(() => taskWorker.stop());
-    const consoleUsers = new ConsoleUsers(store.db, effects);
+    const consoleUsers = new ConsoleUsers(store.db, effects, {
+      ignorePlusTags: config.server.console_email_ignore_plus_tags,
+    });
     const keys = new KeyService(
       store.db,
       clock,
@@ -286,6 +292,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
         effects,
         logger,
         stripe: options.stripe,
+        maxOpenOrdersPerAccount: options.config.limits.open_topups_per_account,
       }),
       prices,
       catalog,
@@ -350,12 +357,14 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       ...(options.fetchDeps === undefined ? {} : { fetchDeps: options.fetchDeps }),
       consoleUsers,
       readiness: new Readiness(),
+      streamsInFlight: new StreamsInFlight(),
       consoleSessions,
       consoleTotp,
       consoleSignUp: new ConsoleSignUp({
         db: store.db,
         effects,
         accounts,
+        users: consoleUsers,
         sessions: consoleSessions,
         throttle: loginThrottle,
         enabled: config.server.console_self_signup,

@@ -190,6 +190,12 @@ function AccountDetail({ accountId, onError }: { accountId: string; onError: OnE
               <Yuan micro={shown.available} />
             </dd>
           </div>
+          <div className="card" data-figure="owed">
+            <dt>{t('op.owed')}</dt>
+            <dd>
+              <Yuan micro={shown.owed ?? 0} />
+            </dd>
+          </div>
         </dl>
       )}
       <form className="card narrow" onSubmit={topUp}>

@@ -36,11 +36,13 @@ export function AuditPage({ onError }: { onError: OnError }) {
                   </td>
                   <td>
                     {event.actor.email ??
-                      t(
-                        event.actor.kind === 'payment_provider'
-                          ? 'op.paymentProvider'
-                          : 'op.adminToken',
-                      )}
+                      (event.actor.kind === 'cli'
+                        ? `${t('op.cli')}${event.actor.id === null ? '' : ` (${event.actor.id})`}`
+                        : t(
+                            event.actor.kind === 'payment_provider'
+                              ? 'op.paymentProvider'
+                              : 'op.adminToken',
+                          ))}
                   </td>
                   <td>
                     <code>{event.action}</code>

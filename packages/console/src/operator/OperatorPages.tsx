@@ -11,6 +11,7 @@ import { ResolvePage } from './ResolvePage.js';
 import { ShareReviewPage } from './ShareReviewPage.js';
 import { StatementsPage } from './StatementsPage.js';
 import { UsageCapPage } from './UsageCapPage.js';
+import { UsersPage } from './UsersPage.js';
 
 const PAGES = [
   { path: '/admin/accounts', label: 'op.accounts' },
@@ -25,6 +26,7 @@ const PAGES = [
   { path: '/admin/audit', label: 'op.audit' },
   { path: '/admin/ledger', label: 'op.ledger' },
   { path: '/admin/invite', label: 'op.invite' },
+  { path: '/admin/users', label: 'op.users' },
 ] as const;
 
 /** An operator's pages: their own navigation, and the page the path names (accounts first). */
@@ -70,6 +72,8 @@ export function OperatorPages({ path, onError }: { path: string; onError: (e: un
         <LedgerPage onError={onError} />
       ) : current === '/admin/invite' ? (
         <InvitePage onError={onError} />
+      ) : current === '/admin/users' ? (
+        <UsersPage onError={onError} />
       ) : (
         <AccountsPage path={path} onError={onError} />
       )}

@@ -55,12 +55,23 @@ export interface UnresolvedQueue {
 export interface AuditEvent {
   id: string;
   created_at: string;
-  actor: { kind: 'admin_token' | 'console_user' | 'payment_provider'; email: string | null };
+  actor: {
+    kind: 'admin_token' | 'console_user' | 'payment_provider' | 'cli';
+    id: string | null;
+    email: string | null;
+  };
   action: string;
   target_id: string | null;
   account_id: string | null;
   amount: number | null;
   reason: string | null;
+}
+
+/** A console user as the users page lists it (`GET /console/api/admin/users`). */
+export interface OperatorUser extends ConsoleUser {
+  totp_enabled: boolean;
+  disabled_at: string | null;
+  created_at: string;
 }
 
 export interface ModelPrices {
@@ -234,4 +245,8 @@ export const operatorApi = {
   ledgerCheck: () => call<LedgerReport>('GET', `${admin}/ledger/check`),
   invite: (body: { email: string; role: 'member' | 'operator'; account_id?: string }) =>
     call<{ invite_url: string }>('POST', `${admin}/invitations`, body),
+  users: (after: string | null) =>
+    call<Page<OperatorUser>>('GET', `${admin}/users${after === null ? '' : `?after=${id(after)}`}`),
+  switchUser: (userId: string, action: 'disable' | 'enable') =>
+    call<OperatorUser>('POST', `${admin}/users/${id(userId)}/${action}`),
 };

@@ -1,5 +1,6 @@
 import { useI18n } from '../i18n.js';
 import { reviewEn, reviewZhCN } from './review-messages.js';
+import { usersEn, usersZhCN } from './user-messages.js';
 
 /**
  * The operator pages' messages, in both languages. Kept apart from i18n.tsx (the caller's
@@ -8,6 +9,7 @@ import { reviewEn, reviewZhCN } from './review-messages.js';
  */
 const zhCN = {
   ...reviewZhCN,
+  ...usersZhCN,
   'op.nav': '运营',
   'op.accounts': '账户',
   'op.shares': '分享审核',
@@ -128,6 +130,7 @@ export type OperatorKey = keyof typeof zhCN;
 
 const en: Record<OperatorKey, string> = {
   ...reviewEn,
+  ...usersEn,
   'op.nav': 'Operations',
   'op.accounts': 'Accounts',
   'op.shares': 'Share review',

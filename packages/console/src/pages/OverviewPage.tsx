@@ -33,10 +33,18 @@ export function OverviewPage({ onError }: { onError: (error: unknown) => void })
             <Figure label={t('overview.balance')} micro={account.balance} name="balance" />
             <Figure label={t('overview.held')} micro={account.held} name="held" />
             <Figure label={t('overview.available')} micro={account.available} name="available" />
+            {(account.owed ?? 0) > 0 && (
+              <Figure label={t('overview.owed')} micro={account.owed ?? 0} name="owed" />
+            )}
             {account.budget != null && (
               <Figure label={t('overview.budget')} micro={account.budget.remaining} name="budget" />
             )}
           </div>
+          {(account.owed ?? 0) > 0 && (
+            <p className="muted" data-owed-line>
+              {t('overview.owedNote')}
+            </p>
+          )}
           {account.budget != null && (
             <p className="muted" data-budget-line>
               {t('overview.budgetSpent')} <Yuan micro={account.budget.spent} /> /{' '}

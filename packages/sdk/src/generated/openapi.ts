@@ -523,6 +523,7 @@ export interface components {
       | 'INTERNAL_ERROR'
       | 'UPSTREAM_ERROR'
       | 'MODEL_UNAVAILABLE'
+      | 'SERVICE_UNAVAILABLE'
       | 'UPSTREAM_TIMEOUT';
     ErrorBody: {
       error: {
@@ -714,6 +715,7 @@ export interface components {
       balance: components['schemas']['MicroYuan'];
       held: components['schemas']['MicroYuan'];
       available: components['schemas']['MicroYuan'];
+      owed: components['schemas']['MicroYuan'];
       currency: components['schemas']['Currency'];
       created_at: string;
       budget: components['schemas']['Budget'] | null;
@@ -736,6 +738,7 @@ export interface components {
       balance: components['schemas']['MicroYuan'];
       held: components['schemas']['MicroYuan'];
       available: components['schemas']['MicroYuan'];
+      owed: components['schemas']['MicroYuan'];
       currency: components['schemas']['Currency'];
       created_at: string;
       budget: components['schemas']['Budget'] | null;
@@ -1304,18 +1307,20 @@ export interface components {
         };
       };
     };
-    /** @description Error: MODEL_UNAVAILABLE */
+    /** @description Error: MODEL_UNAVAILABLE, SERVICE_UNAVAILABLE */
     Error503: {
       headers: {
         /** @description Our request id (`req_…`), on every response, errors included */
         'X-Service-Request-Id'?: string;
+        /** @description Seconds to wait before trying again */
+        'Retry-After'?: string;
         [name: string]: unknown;
       };
       content: {
         'application/json': components['schemas']['ErrorBody'] & {
           error?: {
             /** @enum {unknown} */
-            code?: 'MODEL_UNAVAILABLE';
+            code?: 'MODEL_UNAVAILABLE' | 'SERVICE_UNAVAILABLE';
           };
         };
       };
@@ -1371,6 +1376,7 @@ export interface operations {
       429: components['responses']['Error429'];
       431: components['responses']['Error431'];
       500: components['responses']['Error500'];
+      503: components['responses']['Error503'];
     };
   };
   get_v1_account: {
@@ -1401,6 +1407,7 @@ export interface operations {
       429: components['responses']['Error429'];
       431: components['responses']['Error431'];
       500: components['responses']['Error500'];
+      503: components['responses']['Error503'];
     };
   };
   post_v1_redemptions: {
@@ -1440,6 +1447,7 @@ export interface operations {
       429: components['responses']['Error429'];
       431: components['responses']['Error431'];
       500: components['responses']['Error500'];
+      503: components['responses']['Error503'];
     };
   };
   post_v1_chat_completions: {
@@ -1699,6 +1707,7 @@ export interface operations {
       429: components['responses']['Error429'];
       431: components['responses']['Error431'];
       500: components['responses']['Error500'];
+      503: components['responses']['Error503'];
     };
   };
   get_v1_requests: {
@@ -1737,6 +1746,7 @@ export interface operations {
       429: components['responses']['Error429'];
       431: components['responses']['Error431'];
       500: components['responses']['Error500'];
+      503: components['responses']['Error503'];
     };
   };
   post_v1_requests_id_settle: {
@@ -1777,6 +1787,7 @@ export interface operations {
       429: components['responses']['Error429'];
       431: components['responses']['Error431'];
       500: components['responses']['Error500'];
+      503: components['responses']['Error503'];
     };
   };
   post_v1_images_quote: {
@@ -1823,6 +1834,7 @@ export interface operations {
       429: components['responses']['Error429'];
       431: components['responses']['Error431'];
       500: components['responses']['Error500'];
+      503: components['responses']['Error503'];
     };
   };
   post_v1_images_generations: {
@@ -1909,6 +1921,7 @@ export interface operations {
       429: components['responses']['Error429'];
       431: components['responses']['Error431'];
       500: components['responses']['Error500'];
+      503: components['responses']['Error503'];
     };
   };
   post_v1_images_id_settle: {
@@ -1958,6 +1971,7 @@ export interface operations {
       429: components['responses']['Error429'];
       431: components['responses']['Error431'];
       500: components['responses']['Error500'];
+      503: components['responses']['Error503'];
     };
   };
   post_v1_videos_quote: {
@@ -2004,6 +2018,7 @@ export interface operations {
       429: components['responses']['Error429'];
       431: components['responses']['Error431'];
       500: components['responses']['Error500'];
+      503: components['responses']['Error503'];
     };
   };
   post_v1_videos: {
@@ -2090,6 +2105,7 @@ export interface operations {
       429: components['responses']['Error429'];
       431: components['responses']['Error431'];
       500: components['responses']['Error500'];
+      503: components['responses']['Error503'];
     };
   };
   post_v1_videos_id_settle: {
@@ -2139,6 +2155,7 @@ export interface operations {
       429: components['responses']['Error429'];
       431: components['responses']['Error431'];
       500: components['responses']['Error500'];
+      503: components['responses']['Error503'];
     };
   };
   get_v1_videos_id_content: {
@@ -2195,6 +2212,7 @@ export interface operations {
       429: components['responses']['Error429'];
       431: components['responses']['Error431'];
       500: components['responses']['Error500'];
+      503: components['responses']['Error503'];
     };
   };
   post_v1_h3_tasks: {
@@ -2362,6 +2380,7 @@ export interface operations {
       429: components['responses']['Error429'];
       431: components['responses']['Error431'];
       500: components['responses']['Error500'];
+      503: components['responses']['Error503'];
     };
   };
   get_v1_h3_tasks_id_content: {
@@ -2418,6 +2437,7 @@ export interface operations {
       429: components['responses']['Error429'];
       431: components['responses']['Error431'];
       500: components['responses']['Error500'];
+      503: components['responses']['Error503'];
     };
   };
   get_v1_shares: {
@@ -2450,6 +2470,7 @@ export interface operations {
       429: components['responses']['Error429'];
       431: components['responses']['Error431'];
       500: components['responses']['Error500'];
+      503: components['responses']['Error503'];
     };
   };
   post_v1_shares: {
@@ -2495,6 +2516,7 @@ export interface operations {
       429: components['responses']['Error429'];
       431: components['responses']['Error431'];
       500: components['responses']['Error500'];
+      503: components['responses']['Error503'];
     };
   };
   get_v1_shares_id: {
@@ -2526,6 +2548,7 @@ export interface operations {
       429: components['responses']['Error429'];
       431: components['responses']['Error431'];
       500: components['responses']['Error500'];
+      503: components['responses']['Error503'];
     };
   };
   delete_v1_shares_id: {
@@ -2558,6 +2581,7 @@ export interface operations {
       429: components['responses']['Error429'];
       431: components['responses']['Error431'];
       500: components['responses']['Error500'];
+      503: components['responses']['Error503'];
     };
   };
   get_v1_account_usage: {
@@ -2590,6 +2614,7 @@ export interface operations {
       429: components['responses']['Error429'];
       431: components['responses']['Error431'];
       500: components['responses']['Error500'];
+      503: components['responses']['Error503'];
     };
   };
   get_v1_assets: {
@@ -2623,6 +2648,7 @@ export interface operations {
       429: components['responses']['Error429'];
       431: components['responses']['Error431'];
       500: components['responses']['Error500'];
+      503: components['responses']['Error503'];
     };
   };
   post_v1_assets: {
@@ -2666,6 +2692,7 @@ export interface operations {
       429: components['responses']['Error429'];
       431: components['responses']['Error431'];
       500: components['responses']['Error500'];
+      503: components['responses']['Error503'];
     };
   };
   get_v1_assets_id_content: {
@@ -2722,6 +2749,7 @@ export interface operations {
       429: components['responses']['Error429'];
       431: components['responses']['Error431'];
       500: components['responses']['Error500'];
+      503: components['responses']['Error503'];
     };
   };
   delete_v1_assets_id: {
@@ -2755,6 +2783,7 @@ export interface operations {
       429: components['responses']['Error429'];
       431: components['responses']['Error431'];
       500: components['responses']['Error500'];
+      503: components['responses']['Error503'];
     };
   };
 }

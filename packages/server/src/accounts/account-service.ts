@@ -27,6 +27,7 @@ export function accountView(row: AccountTable, at: BudgetClock): Account {
     balance: row.balance,
     held: row.held,
     available: row.balance - row.held,
+    owed: row.owed,
     currency: 'CNY_MICRO',
     created_at: new Date(row.created_at).toISOString(),
     budget: budgetView(
@@ -71,6 +72,7 @@ export class AccountService {
       email: input.email.toLowerCase(),
       balance: 0,
       held: 0,
+      owed: 0,
       created_at: this.effects.clock.now(),
       budget_limit: null,
       budget_window: null,

@@ -2,6 +2,7 @@ import { modelPricesView } from '../billing/price-view.js';
 import { invalidInput, notFound } from '../errors/api-error.js';
 import type { AppDeps } from '../http/deps.js';
 import { shareServiceOf, type ShareService } from '../shares/share-service.js';
+import type { AccessChange } from '../console/console-user-access.js';
 import type { AuditActor } from './audit-log.js';
 
 /** An operator's request body, each field as it came. */
@@ -285,5 +286,32 @@ export class OperatorActions {
       detail: { email: invitation.user.email, role: invitation.user.role },
     });
     return invitation;
+  }
+
+  /**
+   * A console user disabled or enabled again (docs/console.md, "Taking access away"). The row
+   * names the user by id, email and role; a call that changed nothing (already in that state)
+   * writes none. `rules` are the door's: the console passes the acting operator (who may not
+   * disable themselves there), the CLI's `--force` allows disabling the last operator.
+   */
+  async setUserDisabled(
+    actor: AuditActor,
+    userId: string,
+    disabled: boolean,
+    rules: Pick<AccessChange, 'actingUserId' | 'allowLastOperator'> = {},
+  ) {
+    const { user, changed } = await this.deps.consoleUsers.setDisabled({
+      userId,
+      disabled,
+      ...rules,
+    });
+    if (changed)
+      await this.deps.audit.record(actor, {
+        action: disabled ? 'console_user.disable' : 'console_user.enable',
+        targetId: user.id,
+        accountId: user.account_id,
+        detail: { email: user.email, role: user.role },
+      });
+    return user;
   }
 }

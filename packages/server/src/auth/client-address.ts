@@ -1,12 +1,25 @@
 import { isIP } from 'node:net';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { cidrMatcher, normalizeAddress } from './ip-allowlist.js';
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /**
+     * The client's address by the gateway's one rule (`clientAddressResolver`). Everything that
+     * acts on "where a request came from" reads this and never `request.ip` (the proxy's
+     * address behind a proxy): a key's allowlist, the admin-token and console throttles, a
+     * console session's recorded address, the audit log's address, the access line.
+     */
+    readonly clientAddress: string;
+  }
+}
+
 /**
- * The client address a key's allowlist is checked against: the socket's peer, unless that peer
- * is one of `server.trusted_proxies`; then `X-Forwarded-For` is read from the right, skipping
- * trusted proxies, and the first address that is not one is the client. A header from an
- * untrusted peer is ignored (anyone can write one), and an entry that is not an address stops
- * the walk at the last proxy that was trusted (never trusting what it did not vouch for).
+ * The client address: the socket's peer, unless that peer is one of `server.trusted_proxies`;
+ * then `X-Forwarded-For` is read from the right, skipping trusted proxies, and the first address
+ * that is not one is the client. A header from an untrusted peer is ignored (anyone can write
+ * one), and an entry that is not an address stops the walk at the last proxy that was trusted
+ * (never trusting what it did not vouch for).
  */
 export function clientAddressResolver(
   trustedProxies: readonly string[],
@@ -26,4 +39,21 @@ export function clientAddressResolver(
     }
     return client;
   };
+}
+
+/**
+ * Gives every request of `app` its `clientAddress` (a getter: worked out only when something
+ * asks, from the socket and the request's own `X-Forwarded-For`). Register on the root
+ * instance, before any route.
+ */
+export function registerClientAddress(
+  app: FastifyInstance,
+  trustedProxies: readonly string[],
+): void {
+  const resolve = clientAddressResolver(trustedProxies);
+  app.decorateRequest('clientAddress', {
+    getter(this: FastifyRequest) {
+      return resolve(this.raw.socket.remoteAddress, this.headers['x-forwarded-for']);
+    },
+  });
 }

@@ -18,16 +18,18 @@ export interface LedgerReport {
 
 /**
  * Verifies every ledger invariant (docs/billing.md):
- *  1. journal replay: each account's balance and held equal the sums of its journal deltas;
- *  2. nothing negative: balance >= 0, held >= 0, balance - held >= 0;
+ *  1. journal replay: each account's balance, held and owed equal the sums of its journal deltas;
+ *  2. nothing negative: balance >= 0, held >= 0, balance - held >= 0, owed >= 0; and an account
+ *     that owes (a refund not yet taken back) has nothing available (`owed_paid_first`: what
+ *     becomes available pays it first, billing/ledger.ts `payOwed`);
  *  3. held equals the sum of the account's open holds;
  *  4. one resolution per hold: an open hold has one `hold` entry and none else; a resolved one
  *     has exactly one `capture` or `release` entry matching its state and captured amount;
  *  5. one capture per request, and the request's bill equals the capture and carries the
  *     hold's price version;
  *  6. conservation: the sum of balances equals top-ups minus captures minus refunds taken back
- *     (journal `refund` entries), and those refunds equal what the payment orders say was taken
- *     back (refunded minus owed; docs/payments.md);
+ *     (journal `refund` entries); and per account, those refunds plus what it still owes equal
+ *     what its payment orders say was refunded (docs/payments.md);
  *  7. bounds: no balance or held above MAX_BALANCE_MICRO_YUAN, every amount an integer;
  *  8. a task's billing state matches its hold (settled: captured; released or expired: released;
  *     else open),
@@ -62,7 +64,12 @@ async function checkLedgerInSnapshot(db: Kysely<Database>): Promise<LedgerReport
 
   const accounts = await db
     .selectFrom('accounts')
-    .select(['id', asText('balance').as('balance'), asText('held').as('held')])
+    .select([
+      'id',
+      asText('balance').as('balance'),
+      asText('held').as('held'),
+      asText('owed').as('owed'),
+    ])
     .execute();
   const sums = await db
     .selectFrom('journal')
@@ -70,6 +77,7 @@ async function checkLedgerInSnapshot(db: Kysely<Database>): Promise<LedgerReport
       'account_id',
       sql<string>`cast(coalesce(sum(balance_delta), 0) as text)`.as('balance'),
       sql<string>`cast(coalesce(sum(held_delta), 0) as text)`.as('held'),
+      sql<string>`cast(coalesce(sum(owed_delta), 0) as text)`.as('owed'),
     ])
     .groupBy('account_id')
     .execute();
@@ -102,13 +110,18 @@ async function checkLedgerInSnapshot(db: Kysely<Database>): Promise<LedgerReport
     .executeTakeFirst();
   const refunds = await db
     .selectFrom('journal')
-    .select(sql<string>`cast(coalesce(sum(-balance_delta), 0) as text)`.as('total'))
+    .select(['account_id', sql<string>`cast(coalesce(sum(-balance_delta), 0) as text)`.as('total')])
     .where('kind', '=', 'refund')
-    .executeTakeFirst();
+    .groupBy('account_id')
+    .execute();
   const orderRefunds = await db
     .selectFrom('payment_orders')
-    .select(sql<string>`cast(coalesce(sum(refunded_amount - refund_owed), 0) as text)`.as('total'))
-    .executeTakeFirst();
+    .select([
+      'account_id',
+      sql<string>`cast(coalesce(sum(refunded_amount), 0) as text)`.as('total'),
+    ])
+    .groupBy('account_id')
+    .execute();
   // A task's creation record (`accepted`) holds for its task: the bill is the task's settlement.
   const requests = await db
     .selectFrom('requests')
@@ -135,6 +148,7 @@ async function checkLedgerInSnapshot(db: Kysely<Database>): Promise<LedgerReport
       {
         balance: exact(row.balance, row.account_id, 'journal balance sum'),
         held: exact(row.held, row.account_id, 'journal held sum'),
+        owed: exact(row.owed, row.account_id, 'journal owed sum'),
       },
     ]),
   );
@@ -155,21 +169,49 @@ async function checkLedgerInSnapshot(db: Kysely<Database>): Promise<LedgerReport
         (openHeld.get(hold.account_id) ?? 0n) + (holdAmounts.get(hold.id)?.amount ?? 0n),
       );
   }
+  const refundedByAccount = new Map(
+    refunds.map((row) => [row.account_id, exact(row.total, row.account_id, 'refund sum')]),
+  );
+  const ordersRefundedByAccount = new Map(
+    orderRefunds.map((row) => [
+      row.account_id,
+      exact(row.total, row.account_id, 'payment orders refund sum'),
+    ]),
+  );
   let balances = 0n;
+  let refunded = 0n;
   for (const account of accounts) {
     const balance = exact(account.balance, account.id, 'balance');
     const held = exact(account.held, account.id, 'held');
+    const owed = exact(account.owed, account.id, 'owed');
     balances += balance;
-    const replay = journalByAccount.get(account.id) ?? { balance: 0n, held: 0n };
-    if (replay.balance !== balance || replay.held !== held) {
+    const replay = journalByAccount.get(account.id) ?? { balance: 0n, held: 0n, owed: 0n };
+    if (replay.balance !== balance || replay.held !== held || replay.owed !== owed) {
+      // balance/held, and /owed when either side has one.
+      const owing = owed !== 0n || replay.owed !== 0n;
       add(
         'journal_replay',
         account.id,
-        `columns ${balance}/${held}, journal ${replay.balance}/${replay.held}`,
+        `columns ${balance}/${held}${owing ? `/${owed}` : ''}, journal ${replay.balance}/${replay.held}${owing ? `/${replay.owed}` : ''}`,
       );
     }
-    if (balance < 0n || held < 0n || balance - held < 0n)
-      add('non_negative', account.id, `balance ${balance}, held ${held}`);
+    if (balance < 0n || held < 0n || balance - held < 0n || owed < 0n)
+      add(
+        'non_negative',
+        account.id,
+        `balance ${balance}, held ${held}${owed === 0n ? '' : `, owed ${owed}`}`,
+      );
+    if (owed > 0n && balance - held > 0n)
+      add('owed_paid_first', account.id, `owes ${owed} with ${balance - held} available`);
+    const taken = refundedByAccount.get(account.id) ?? 0n;
+    refunded += taken;
+    const ordersRefunded = ordersRefundedByAccount.get(account.id) ?? 0n;
+    if (taken + owed !== ordersRefunded)
+      add(
+        'refunds_match_orders',
+        account.id,
+        `journal refunds ${taken} + owed ${owed}, payment orders refunded ${ordersRefunded}`,
+      );
     if (balance > MAX_BALANCE || held > MAX_BALANCE)
       add('within_bounds', account.id, `balance ${balance}, held ${held}, maximum ${MAX_BALANCE}`);
     const open = openHeld.get(account.id) ?? 0n;
@@ -269,19 +311,11 @@ async function checkLedgerInSnapshot(db: Kysely<Database>): Promise<LedgerReport
   }
 
   const credited = exact(topups?.total ?? '0', 'all accounts', 'top-up sum');
-  const refunded = exact(refunds?.total ?? '0', 'all accounts', 'refund sum');
   if (balances !== credited - captured - refunded)
     add(
       'conservation',
       'all accounts',
       `balances ${balances}, top-ups ${credited} - captured ${captured}${refunded === 0n ? '' : ` - refunded ${refunded}`}`,
-    );
-  const ordersRefunded = exact(orderRefunds?.total ?? '0', 'payment orders', 'refund sum');
-  if (refunded !== ordersRefunded)
-    add(
-      'refunds_match_orders',
-      'payment orders',
-      `journal refunds ${refunded}, orders' refunded minus owed ${ordersRefunded}`,
     );
 
   return {

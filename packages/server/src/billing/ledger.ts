@@ -2,7 +2,7 @@ import { sql, type Kysely, type RawBuilder } from 'kysely';
 import { preparedQuery } from '../store/prepared-query.js';
 import type { Database, JournalKind, JournalTable } from '../store/schema.js';
 import type { Clock, IdGenerator } from '../util/effects.js';
-import { MAX_BALANCE_MICRO_YUAN } from './money.js';
+import { maxBalanceBeforeCredit } from './money.js';
 import {
   budgetWindowStartSql,
   spentInWindowSql,
@@ -32,6 +32,8 @@ export interface JournalEntry {
   kind: JournalKind;
   balanceDelta: number;
   heldDelta: number;
+  /** Change of the account's `owed`; refunds only (0 when absent). */
+  owedDelta?: number;
   reason: string;
   holdId?: string;
   requestId?: string;
@@ -46,6 +48,7 @@ export const insertJournal = preparedQuery<JournalTable>((db, slot) =>
     kind: slot.kind,
     balance_delta: slot.balance_delta,
     held_delta: slot.held_delta,
+    owed_delta: slot.owed_delta,
     hold_id: slot.hold_id,
     request_id: slot.request_id,
     topup_id: slot.topup_id,
@@ -167,6 +170,16 @@ export const chargeHeld = preparedQuery<
     extra: number;
   } & WindowSlots
 >(chargeHeldUpdate);
+/** `chargeHeld` answering the account's `owed`: a capture below its hold frees money it pays. */
+const chargeHeldOwing = preparedQuery<
+  {
+    accountId: string;
+    amount: number;
+    held: number;
+    extra: number;
+  } & WindowSlots,
+  Owing
+>((db, slot) => chargeHeldUpdate(db, slot).returning('owed'));
 /** A resolved hold gives back what it reserved against its key's budget; a capture counts. */
 export const resolveKeyBudget = preparedQuery<
   { keyId: string; held: number; spent: number } & WindowSlots
@@ -189,12 +202,17 @@ const claimOpenHoldAsReleased = preparedQuery<{ holdId: string; now: number }, R
       .where('state', '=', 'open')
       .returning(['account_id', 'amount', 'request_id', 'budget_key_id']),
 );
-const unholdAmount = preparedQuery<{ accountId: string; amount: number }>((db, slot) =>
+const unholdAmount = preparedQuery<{ accountId: string; amount: number }, Owing>((db, slot) =>
   db
     .updateTable('accounts')
     .set({ held: sql`held - ${slot.amount}` })
-    .where('id', '=', slot.accountId),
+    .where('id', '=', slot.accountId)
+    .returning('owed'),
 );
+/** What a movement that frees money answers, so that only an account that owes pays. */
+interface Owing {
+  owed: number;
+}
 
 export async function appendJournal(
   executor: Executor,
@@ -212,6 +230,7 @@ export function journalRow(effects: LedgerEffects, entry: JournalEntry): Journal
     kind: entry.kind,
     balance_delta: entry.balanceDelta,
     held_delta: entry.heldDelta,
+    owed_delta: entry.owedDelta ?? 0,
     hold_id: entry.holdId ?? null,
     request_id: entry.requestId ?? null,
     topup_id: entry.topupId ?? null,
@@ -228,8 +247,8 @@ export type CreditOutcome =
 /**
  * Adds `amount` to the balance, unless the result would exceed MAX_BALANCE_MICRO_YUAN (one
  * guarded update: `balance <= MAX - amount`, computed exactly in JavaScript, so the database
- * never adds past the bound). Call inside the transaction that records the top-up row, and roll
- * it back on `balance_limit`.
+ * never adds past the bound). What the account owes is paid from the credit first (`payOwed`).
+ * Call inside the transaction that records the top-up row, and roll it back on `balance_limit`.
  */
 export async function credit(
   trx: Executor,
@@ -246,9 +265,10 @@ export async function credit(
     .updateTable('accounts')
     .set({ balance: sql`balance + ${input.amount}` })
     .where('id', '=', input.accountId)
-    .where('balance', '<=', MAX_BALANCE_MICRO_YUAN - input.amount)
+    .where('balance', '<=', maxBalanceBeforeCredit(input.amount))
+    .returning('owed')
     .executeTakeFirst();
-  if (updated.numUpdatedRows !== 1n) {
+  if (updated === undefined) {
     const account = await trx
       .selectFrom('accounts')
       .select('balance')
@@ -264,46 +284,113 @@ export async function credit(
     topupId: input.topupId,
     reason: input.reason,
   });
+  if (updated.owed > 0)
+    await payOwed(trx, effects, { accountId: input.accountId, from: input.reason });
   return { kind: 'credited' };
 }
 
 /**
- * Takes back up to `amount` of a refunded payment, never more than is available (balance −
- * held): a refund alone never drives a balance below zero nor eats into open holds. One guarded
- * update (`balance - held >= debited`); a concurrent movement that made it fail throws, so the
- * caller's transaction rolls back and the provider's redelivery tries again. Appends one
- * `refund` journal entry (negative balance delta; the ledger check counts these in its
- * conservation rule and matches them to the orders' refunds). Returns what was debited (0 when
- * nothing was available: no entry). In a transaction.
+ * The account's money columns, its row locked until the transaction ends (an update that
+ * changes nothing; SQLite's writers are serialised anyway): what is read stays true while the
+ * transaction decides from it. Throws when there is no such account. In a transaction.
  */
-export async function debitAvailable(
+export async function lockAccountMoney(
+  trx: Executor,
+  accountId: string,
+): Promise<{ balance: number; held: number; owed: number }> {
+  const account = await trx
+    .updateTable('accounts')
+    .set((eb) => ({ owed: eb.ref('owed') }))
+    .where('id', '=', accountId)
+    .returning(['balance', 'held', 'owed'])
+    .executeTakeFirst();
+  if (account === undefined) throw new Error(`no account ${accountId}`);
+  return account;
+}
+
+/** What a refund did to its account: taken from the balance now, and added to `owed`. */
+export interface RefundTaken {
+  readonly taken: number;
+  readonly owed: number;
+}
+
+/**
+ * Takes back `amount` of a refunded payment: what is available (balance − held) now, and the
+ * rest added to the account's `owed`, which `payOwed` takes from the next money that becomes
+ * available (a released hold, the unused part of a capture, a credit). A refund alone therefore
+ * never drives a balance below zero nor eats into open holds, and money held at the time of the
+ * refund cannot be kept by releasing it later. One guarded update on the locked row (the
+ * database confirms the available amount it was computed from) and one `refund` journal entry
+ * (balance delta −taken, owed delta +owed); the ledger check replays `owed` and matches refunds
+ * to the payment orders. In a transaction.
+ */
+export async function takeRefund(
   trx: Executor,
   effects: LedgerEffects,
   input: { accountId: string; amount: number; reason: string },
-): Promise<number> {
-  const account = await trx
-    .selectFrom('accounts')
-    .select(['balance', 'held'])
-    .where('id', '=', input.accountId)
-    .executeTakeFirstOrThrow();
-  const debited = Math.max(0, Math.min(input.amount, account.balance - account.held));
-  if (debited === 0) return 0;
+): Promise<RefundTaken> {
+  if (input.amount <= 0) return { taken: 0, owed: 0 };
+  const account = await lockAccountMoney(trx, input.accountId);
+  const available = account.balance - account.held;
+  const taken = Math.max(0, Math.min(input.amount, available));
+  const owed = input.amount - taken;
   const updated = await trx
     .updateTable('accounts')
-    .set({ balance: sql`balance - ${debited}` })
+    .set({ balance: sql`balance - ${taken}`, owed: sql`owed + ${owed}` })
     .where('id', '=', input.accountId)
-    .where(sql<boolean>`balance - held >= ${debited}`)
+    .where(sql<boolean>`balance - held = ${available}`)
     .executeTakeFirst();
   if (updated.numUpdatedRows !== 1n)
     throw new Error(`the available balance of ${input.accountId} changed during a refund`);
   await appendJournal(trx, effects, {
     accountId: input.accountId,
     kind: 'refund',
-    balanceDelta: -debited,
+    balanceDelta: -taken,
     heldDelta: 0,
+    owedDelta: owed,
     reason: input.reason,
   });
-  return debited;
+  return { taken, owed };
+}
+
+/**
+ * Pays what the account owes (`owed`, refunds not yet taken back) from what is available now:
+ * `min(owed, balance − held)`, by one guarded update (`owed >= paid and balance - held >=
+ * paid`) and one `refund` journal entry (balance and owed deltas both −paid). Every movement
+ * that makes money available calls it in its own transaction, after its update (which locked
+ * the row) told it the account owes: so an account that owes never has anything available, and
+ * the freed money cannot be reserved first. `from` says what freed it. Returns what was paid.
+ */
+export async function payOwed(
+  trx: Executor,
+  effects: LedgerEffects,
+  input: { accountId: string; from: string },
+): Promise<number> {
+  const account = await trx
+    .selectFrom('accounts')
+    .select(['balance', 'held', 'owed'])
+    .where('id', '=', input.accountId)
+    .executeTakeFirstOrThrow();
+  const paid = Math.min(account.owed, account.balance - account.held);
+  if (paid <= 0) return 0;
+  const updated = await trx
+    .updateTable('accounts')
+    .set({ balance: sql`balance - ${paid}`, owed: sql`owed - ${paid}` })
+    .where('id', '=', input.accountId)
+    .where('owed', '>=', paid)
+    .where(sql<boolean>`balance - held >= ${paid}`)
+    .executeTakeFirst();
+  if (updated.numUpdatedRows !== 1n)
+    throw new Error(`what ${input.accountId} owes changed while it was being paid`);
+  await appendJournal(trx, effects, {
+    accountId: input.accountId,
+    kind: 'refund',
+    balanceDelta: -paid,
+    heldDelta: 0,
+    owedDelta: -paid,
+    reason: `owed refund paid from ${input.from}`,
+  });
+  return paid;
 }
 
 export type HoldOutcome =
@@ -378,7 +465,8 @@ export type CaptureOutcome = 'captured' | 'insufficient_funds' | 'already_resolv
  * Resolves an open hold by charging `amount` (which may exceed the hold: the difference must be
  * available right now, else `insufficient_funds` and nothing changes). The hold's state moves
  * from `open` exactly once, guarded in SQL, so a concurrent second capture finds it resolved.
- * Must run inside a transaction.
+ * The unused part of the hold pays what the account owes (`payOwed`). Must run inside a
+ * transaction.
  */
 export async function captureHold(
   trx: Executor,
@@ -396,14 +484,16 @@ export async function captureHold(
   ).rows;
   if (hold === undefined) return 'already_resolved';
   const windows = windowStartsOf(effects);
-  const charged = await chargeHeld(trx, {
-    accountId: hold.account_id,
-    amount: input.amount,
-    held: hold.amount,
-    extra: Math.max(0, input.amount - hold.amount),
-    ...windows,
-  });
-  if (charged.numAffectedRows !== 1n) {
+  const [charged] = (
+    await chargeHeldOwing(trx, {
+      accountId: hold.account_id,
+      amount: input.amount,
+      held: hold.amount,
+      extra: Math.max(0, input.amount - hold.amount),
+      ...windows,
+    })
+  ).rows;
+  if (charged === undefined) {
     // Undo the claim inside this transaction; no other transaction ever saw it.
     await trx
       .updateTable('holds')
@@ -428,10 +518,19 @@ export async function captureHold(
     requestId: hold.request_id,
     reason: input.reason,
   });
+  // The unused part of the hold is available again: what the account owes is paid from it.
+  if (charged.owed > 0 && input.amount < hold.amount)
+    await payOwed(trx, effects, {
+      accountId: hold.account_id,
+      from: `the unused part of hold ${input.holdId}`,
+    });
   return 'captured';
 }
 
-/** Releases an open hold in full. Returns false when it was already resolved. In a transaction. */
+/**
+ * Releases an open hold in full (and pays what the account owes from it: `payOwed`). Returns
+ * false when it was already resolved. In a transaction.
+ */
 export async function releaseHold(
   trx: Executor,
   effects: LedgerEffects,
@@ -441,7 +540,9 @@ export async function releaseHold(
     await claimOpenHoldAsReleased(trx, { holdId: input.holdId, now: effects.clock.now() })
   ).rows;
   if (resolved === undefined) return false;
-  await unholdAmount(trx, { accountId: resolved.account_id, amount: resolved.amount });
+  const [account] = (
+    await unholdAmount(trx, { accountId: resolved.account_id, amount: resolved.amount })
+  ).rows;
   if (resolved.budget_key_id !== null)
     await resolveKeyBudget(trx, {
       keyId: resolved.budget_key_id,
@@ -458,5 +559,10 @@ export async function releaseHold(
     requestId: resolved.request_id,
     reason: input.reason,
   });
+  if (account !== undefined && account.owed > 0 && resolved.amount > 0)
+    await payOwed(trx, effects, {
+      accountId: resolved.account_id,
+      from: `the release of hold ${input.holdId}`,
+    });
   return true;
 }

@@ -45,6 +45,14 @@ export function parseMovementAmount(value: unknown, field: string): number {
   return value;
 }
 
+/**
+ * The largest balance a credit of `amount` may be added to without passing MAX_BALANCE_MICRO_YUAN
+ * (computed exactly here, so the database never forms a sum past the bound).
+ */
+export function maxBalanceBeforeCredit(amount: number): number {
+  return MAX_BALANCE_MICRO_YUAN - amount;
+}
+
 /** The 400 for a credit that would take a balance above MAX_BALANCE_MICRO_YUAN. */
 export function balanceLimitError(field: string, amount: number, balance: number) {
   return invalidInput(

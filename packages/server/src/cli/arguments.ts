@@ -36,6 +36,7 @@ export const OPTIONS = {
   remove: { type: 'boolean' },
   'allowed-ips': { type: 'string' },
   'allow-any': { type: 'boolean' },
+  origin: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean' },
 } as const;

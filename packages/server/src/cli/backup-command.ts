@@ -1,7 +1,8 @@
 import { existsSync, linkSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { loadSettings } from '../config/load.js';
+import { loadSettings, type Settings } from '../config/load.js';
 import { ApiError } from '../errors/api-error.js';
+import { SHARE_LINK_SECRET_FILE } from '../shares/share-link-secret.js';
 import { defaultDatabaseUrl } from '../services.js';
 import { databaseTarget } from '../startup/database-target.js';
 import { SqliteDatabase } from '../store/sqlite-binding.js';
@@ -18,6 +19,13 @@ export interface BackupReport {
   readonly schema: string | null;
   /** SQLite's `integrity_check` of the copy. */
   readonly integrity: 'ok';
+  /**
+   * What a restore also needs that the database copy does not hold, as found in the data
+   * directory: the share-link secret (without it a restored gateway shows `null` for every
+   * public link of a console share: docs/shares.md) and the local asset files. Kept out of the
+   * copy on purpose (the database alone opens no share); copy them beside it.
+   */
+  readonly also_copy: readonly string[];
 }
 
 /**
@@ -40,7 +48,22 @@ export async function backupDatabase(
     );
   if (typeof to !== 'string' || to === '')
     throw new ApiError('INVALID_INPUT', '--to FILE is required: where to write the copy', 'to');
-  return backupSqlite(target.file, path.resolve(to));
+  const copied = await backupSqlite(target.file, path.resolve(to));
+  return { ...copied, also_copy: outsideTheDatabase(settings) };
+}
+
+/**
+ * The data directory's files a restore needs beside the database (docs/operations.md, "Backup
+ * and restore"), those that exist: the share-link secret when the environment does not give it
+ * (main.ts reads the file then), the asset files when storage is local.
+ */
+function outsideTheDatabase(settings: Settings): string[] {
+  const found: string[] = [];
+  const secret = path.join(settings.dataDir, SHARE_LINK_SECRET_FILE);
+  if (settings.shareLinkSecret === undefined && existsSync(secret)) found.push(secret);
+  const assets = path.join(settings.dataDir, 'assets');
+  if (settings.config.storage.kind === 'local' && existsSync(assets)) found.push(assets);
+  return found.map((file) => path.resolve(file));
 }
 
 /**
@@ -57,7 +80,10 @@ export async function backupDatabase(
  * - the copy is written beside FILE under a temporary name and linked to FILE only once complete
  *   and checked, so FILE is never a partial database and never replaces another file.
  */
-export async function backupSqlite(source: string, file: string): Promise<BackupReport> {
+export async function backupSqlite(
+  source: string,
+  file: string,
+): Promise<Omit<BackupReport, 'also_copy'>> {
   if (!existsSync(source))
     throw new ApiError(
       'NOT_FOUND',

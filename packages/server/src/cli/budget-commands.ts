@@ -41,3 +41,34 @@ function budgetCommand(scope: 'keys' | 'accounts'): Command {
 
 export const keysBudgetCommand = budgetCommand('keys');
 export const accountsBudgetCommand = budgetCommand('accounts');
+
+/**
+ * `tollgate budgets time-zone [ZONE]`: without ZONE, the deployment's zone and this
+ * configuration's; with ZONE, makes it the deployment's and carries every budget's current spend
+ * into the new zone's window (budgets/budget-time-zone.ts). Opens the database alone, without
+ * the start-up check: it is how a deployment leaves the zone that check holds it to. Run it with
+ * every instance stopped, then start them with `budget_time_zone: ZONE`.
+ */
+export const budgetTimeZoneCommand: Command = {
+  usage: 'budgets time-zone [ZONE]',
+  note: "the deployment's budget_time_zone; with ZONE: change it, every instance stopped (docs/billing.md)",
+  args: ['ZONE'],
+  options: [],
+  run: async (input: CommandInput): Promise<Outcome> => {
+    const [{ changeBudgetTimeZone, storedBudgetTimeZone }, { systemClock }, settings, store] =
+      await Promise.all([
+        import('../budgets/budget-time-zone.js'),
+        import('../util/effects.js'),
+        input.context.settings(),
+        input.context.store(),
+      ]);
+    const configured = settings.config.budget_time_zone;
+    const zone = input.args[0];
+    if (zone === undefined || zone === '') {
+      const stored = (await storedBudgetTimeZone(store.db)) ?? null;
+      return { body: { budget_time_zone: stored, configured }, exitCode: 0 };
+    }
+    const change = await changeBudgetTimeZone(store.db, { zone, current: configured }, systemClock);
+    return { body: { ...change, configured }, exitCode: 0 };
+  },
+};

@@ -1,4 +1,5 @@
 import { usageError } from './arguments.js';
+import { budgetTimeZoneCommand } from './budget-commands.js';
 import { CHANNEL_COMMANDS } from './channel-commands.js';
 import { arg, integerOption, ok, text, type Command, type CommandGroup } from './command.js';
 import { MONEY_COMMAND_GROUPS } from './money-commands.js';
@@ -112,6 +113,7 @@ export const COMMAND_GROUPS: Readonly<Record<string, CommandGroup>> = {
   ...RECORD_COMMAND_GROUPS,
   channels: CHANNEL_COMMANDS,
   users: USER_COMMANDS,
+  budgets: { 'time-zone': budgetTimeZoneCommand },
 };
 
 /** The usage lines of `commands`, aligned, with their notes. */

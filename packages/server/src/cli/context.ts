@@ -45,9 +45,20 @@ export class CliContext {
     return this.opened;
   }
 
+  /**
+   * The effects of a command that reads or counts budgets, once the configured
+   * `budget_time_zone` is known to be the deployment's (budgets/budget-time-zone.ts), as a
+   * gateway checks at start.
+   */
   async effects(): Promise<LedgerEffects> {
-    const { createIdGenerator, systemClock } = await import('../util/effects.js');
-    const settings = await this.settings();
+    const [{ createIdGenerator, systemClock }, { agreeOnBudgetTimeZone }, settings, store] =
+      await Promise.all([
+        import('../util/effects.js'),
+        import('../budgets/budget-time-zone.js'),
+        this.settings(),
+        this.store(),
+      ]);
+    await agreeOnBudgetTimeZone(store.db, settings.config.budget_time_zone, systemClock);
     return {
       clock: systemClock,
       ids: createIdGenerator(systemClock),

@@ -81,6 +81,24 @@ export const upstreamSchema = z
      * look-up; the simulator offers it (turn it on for its upstream), as can an operator's proxy.
      */
     request_lookup: z.boolean().default(false),
+    /**
+     * Upstream statuses on which a task's submission (images, videos, H3) moves to the model's
+     * next channel (docs/routing.md "Tasks"). Default none: a task fails over only when nothing
+     * was sent, since a status written by a proxy or load balancer after it forwarded the
+     * submission means a job already made, and a second one elsewhere is billed separately.
+     * List a status only where this upstream itself answers it before any work.
+     */
+    task_failover_statuses: z.array(z.number().int().min(400).max(599)).max(32).default([]),
+    /**
+     * How long this upstream's look-up (`task_lookup`, `request_lookup`) must keep answering
+     * "no such job" for a submission whose answer never came before the gateway believes the
+     * upstream never received it: the task or text record fails and its hold is released
+     * (docs/tasks.md "Look-up", docs/requests.md "Reconciled by look-up"). Counted from the
+     * first such answer, which comes after the last send could have started. Longer than the
+     * upstream's own timeouts (`upstreamCallBoundMs`), so a send still on its way has arrived or
+     * been given up by then; default `notReceivedAfterMsOf`.
+     */
+    not_received_after_ms: positiveInt.optional(),
   })
   .strict()
   .superRefine((upstream, context) => {
@@ -89,6 +107,14 @@ export const upstreamSchema = z
         code: 'custom',
         path: ['base_url'],
         message: 'required unless kind is simulator',
+      });
+    }
+    const bound = upstreamCallBoundMs(upstream);
+    if (upstream.not_received_after_ms !== undefined && upstream.not_received_after_ms <= bound) {
+      context.addIssue({
+        code: 'custom',
+        path: ['not_received_after_ms'],
+        message: `must be longer than this upstream's timeouts (queue_timeout_ms + timeouts.connect_ms + first_byte_ms + idle_ms = ${bound} ms): a shorter window could fail, and release the money of, work still on its way to the upstream`,
       });
     }
   });
@@ -307,6 +333,11 @@ export const limitsSchema = z
      * RATE_LIMITED above it, docs/shares.md): what one caller can put in the review queue.
      */
     pending_shares_per_account: positiveInt.default(20),
+    /**
+     * Online top-up orders one account may have open (awaiting payment) at once (429
+     * RATE_LIMITED above it, docs/payments.md): what one member can make the provider open.
+     */
+    open_topups_per_account: positiveInt.default(5),
   })
   .strict();
 
@@ -336,8 +367,9 @@ export const serverSchema = z
      */
     console_secure_cookie: z.boolean().default(false),
     /**
-     * Peers whose `X-Forwarded-For` is believed when checking a key's `allowed_ips` (CIDR
-     * blocks; docs/security.md). Empty: the socket's address is the client's.
+     * Peers whose `X-Forwarded-For` is believed (CIDR blocks): the client address so found is
+     * the one every rule uses, allowlists, throttles, sessions, audit and logs
+     * (auth/client-address.ts, docs/security.md). Empty: the socket's address is the client's.
      */
     trusted_proxies: z
       .array(z.string())
@@ -367,6 +399,13 @@ export const serverSchema = z
      * invitation opens the console.
      */
     console_self_signup: z.boolean().default(false),
+    /**
+     * Console emails that differ only by a `+tag` (`alice+x@example.com`) are one mailbox:
+     * sign-up and invitations refuse a second user for it (docs/console.md, "Emails"). Off by
+     * default: not every mail system delivers `+tags` to the same mailbox. Case and Unicode
+     * lookalikes (NFKC) are always one address.
+     */
+    console_email_ignore_plus_tags: z.boolean().default(false),
     /**
      * Graceful shutdown (SIGTERM): how long `/readyz` answers 503 while the port still accepts,
      * so a load balancer that polls it stops routing here before connections are refused.
@@ -471,6 +510,31 @@ export type Config = z.output<typeof configSchema>;
 export type ModelConfig = z.output<typeof modelSchema>;
 export type ChannelConfig = z.output<typeof channelSchema>;
 export type UpstreamConfig = z.output<typeof upstreamSchema>;
+
+/**
+ * The longest one call to an upstream can take before the gateway gives up on it: the wait for
+ * a connection, connect, first byte and one idle gap. A send that started longer ago than this
+ * has reached the upstream or been abandoned.
+ */
+export function upstreamCallBoundMs(
+  upstream: Pick<UpstreamConfig, 'queue_timeout_ms' | 'timeouts'>,
+): number {
+  const { connect_ms, first_byte_ms, idle_ms } = upstream.timeouts;
+  return upstream.queue_timeout_ms + connect_ms + first_byte_ms + idle_ms;
+}
+
+/** The shortest default of `not_received_after_ms`: 10 minutes. */
+export const MIN_DEFAULT_NOT_RECEIVED_AFTER_MS = 10 * 60_000;
+
+/**
+ * An upstream's `not_received_after_ms`: the configured one, else twice its call bound, at
+ * least 10 minutes (with the default timeouts: 10 minutes).
+ */
+export const notReceivedAfterMsOf = (
+  upstream: Pick<UpstreamConfig, 'queue_timeout_ms' | 'timeouts' | 'not_received_after_ms'>,
+): number =>
+  upstream.not_received_after_ms ??
+  Math.max(MIN_DEFAULT_NOT_RECEIVED_AFTER_MS, 2 * upstreamCallBoundMs(upstream));
 
 /** Whether an upstream's task adapters look unanswered submissions up (`task_lookup`, default per kind). */
 export const taskLookupOf = (upstream: Pick<UpstreamConfig, 'kind' | 'task_lookup'>): boolean =>

@@ -24,6 +24,13 @@ export interface ConsoleOperation {
   readonly answer?: ConsoleAnswer;
   /** The JSON body's fields, when the call takes a body (empty: an object of its own shape). */
   readonly body?: readonly string[];
+  /**
+   * Who refuses a body field the call does not take. Unless given: the route's own body schema,
+   * else the closed schema console-bodies.ts makes of `body` (a field not listed is 400 naming
+   * it, as on `/v1`; a call without `body` takes no field). `service`: the service refuses
+   * unknown fields itself (prices); `file`: the body is a file, not JSON.
+   */
+  readonly unknownFields?: 'service' | 'file';
   /** Query parameters read by routes that have no query schema. */
   readonly query?: readonly string[];
   /** The call needs an `Idempotency-Key` header (a settle). */
@@ -209,6 +216,20 @@ export const CONSOLE_OPERATIONS: Readonly<Record<string, ConsoleOperation>> = {
     status: 201,
     body: ['email', 'role', 'account_id'],
   },
+  [`GET ${admin}/users`]: {
+    summary: 'Console users, oldest first (`email`: the user of that address)',
+    access: 'operator',
+    query: ['email', 'limit', 'after'],
+  },
+  [`POST ${admin}/users/{id}/disable`]: {
+    summary:
+      'Disable a console user: every session ends at once, invitations die, sign-in is refused',
+    access: 'operator',
+  },
+  [`POST ${admin}/users/{id}/enable`]: {
+    summary: 'Let a disabled console user sign in again',
+    access: 'operator',
+  },
   [`GET ${admin}/shares`]: {
     summary: 'Shares by state (the review queue)',
     access: 'operator',
@@ -275,6 +296,7 @@ export const CONSOLE_OPERATIONS: Readonly<Record<string, ConsoleOperation>> = {
     summary: 'A model’s prices (the object GET answers as `prices`) saved as a new version',
     access: 'operator',
     body: [],
+    unknownFields: 'service',
   },
 
   // Sign-up, security and keys (docs/console.md, "Self sign-up", "Security page", "Keys").
@@ -313,6 +335,7 @@ export const CONSOLE_OPERATIONS: Readonly<Record<string, ConsoleOperation>> = {
     summary: 'Upload a file: the body is the file (as POST /v1/assets takes it)',
     access: 'member',
     status: 201,
+    unknownFields: 'file',
   },
   [`DELETE ${api}/assets/{id}`]: {
     summary: 'Delete a file (409 ASSET_IN_USE while a request or task uses it)',

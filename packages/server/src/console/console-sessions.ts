@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import { ApiError, invalidInput, notFound } from '../errors/api-error.js';
 import type { ConsoleSessionTable, ConsoleUserTable, Database } from '../store/schema.js';
 import type { Clock, IdGenerator } from '../util/effects.js';
+import { canonicalEmail } from './console-email.js';
 import { CONSOLE_TOKEN, hashConsoleToken, newConsoleToken } from './console-tokens.js';
 import type { ConsoleUsers } from './console-users.js';
 import type { LoginThrottle } from './login-throttle.js';
@@ -43,8 +44,9 @@ export interface ClientOrigin {
 
 /**
  * Server-side console sessions (docs/console.md): the cookie carries a random token, the store
- * its SHA-256. Signing out, revoking and a password change end sessions at once, on every
- * instance (each request reads its session row).
+ * its SHA-256. Signing out, revoking, a password change and disabling the user end sessions at
+ * once, on every instance: each request reads its session row and its user's row, with no cache
+ * between them and the database (so no change feed is needed to end one).
  */
 export class ConsoleSessions {
   constructor(
@@ -67,7 +69,8 @@ export class ConsoleSessions {
       throw invalidInput('email', 'must be an email address');
     if (typeof input.password !== 'string' || input.password.length > 1_000)
       throw invalidInput('password', 'must be a string');
-    const email = input.email.toLowerCase();
+    // Every spelling of one address is one user and one throttle count (console-email.ts).
+    const email = canonicalEmail(input.email);
     await this.throttle.refuseIfBlocked(origin.address, email);
     const user = await this.users.byEmail(email);
     const matches = await passwordMatches(input.password, user?.password_hash ?? null);
@@ -150,17 +153,23 @@ export class ConsoleSessions {
 
   /**
    * Changes the password after checking the current one, and ends every other session of the
-   * user (a stolen session does not survive the owner's password change).
+   * user (a stolen session does not survive the owner's password change). A wrong current
+   * password counts like a failed sign-in, by `address` and the user's email: a stolen session
+   * cannot guess the password it does not know (429 past the throttle, the right one included).
    */
   async changePassword(
     identity: ConsoleIdentity,
     input: { current_password?: unknown; new_password?: unknown },
+    address: string,
   ): Promise<void> {
     if (typeof input.current_password !== 'string')
       throw invalidInput('current_password', 'must be a string');
     const next = parsePassword(input.new_password, 'new_password');
-    if (!(await passwordMatches(input.current_password, identity.user.password_hash)))
+    await this.throttle.refuseIfBlocked(address, identity.user.email);
+    if (!(await passwordMatches(input.current_password, identity.user.password_hash))) {
+      await this.throttle.recordFailure(address, identity.user.email);
       throw new ApiError('PERMISSION_DENIED', 'the current password is wrong', 'current_password');
+    }
     const passwordHash = await hashPassword(next);
     const now = this.effects.clock.now();
     await this.db.transaction().execute(async (trx) => {

@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { ApiError } from '../errors/api-error.js';
+import { CREDENTIAL_ROUTES } from '../log-redaction.js';
 
 /** Where `npm run build` puts the console (packages/console/dist), seen from this file in dist/. */
 export const BUILT_CONSOLE_DIR = fileURLToPath(new URL('../../../console/dist', import.meta.url));
@@ -72,5 +73,8 @@ export async function registerConsoleStatic(app: FastifyInstance, dir: string): 
       },
     });
   app.get('/console', { schema: { hide: true } }, page);
+  // The invitation link's page: the same page, on a route that declares its token a credential
+  // (kept out of every log line, log-redaction.ts).
+  app.get(CREDENTIAL_ROUTES.invitationPage, { schema: { hide: true } }, page);
   app.get('/console/*', { schema: { hide: true } }, page);
 }

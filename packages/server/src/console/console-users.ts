@@ -1,7 +1,16 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { ApiError, invalidInput, notFound } from '../errors/api-error.js';
+import { parseLimit } from '../shares/share-input.js';
 import type { ConsoleRole, ConsoleUserTable, Database } from '../store/schema.js';
 import type { Clock, IdGenerator } from '../util/effects.js';
+import { listPage, type ListPage } from '../util/list-page.js';
+import {
+  canonicalEmail,
+  mailboxOf,
+  parseConsoleEmail,
+  taggedAddressPattern,
+} from './console-email.js';
+import { setUserDisabled, type AccessChange } from './console-user-access.js';
 import { CONSOLE_TOKEN, hashConsoleToken, newConsoleToken } from './console-tokens.js';
 import { hashPassword, parsePassword } from './passwords.js';
 
@@ -17,6 +26,8 @@ export interface ConsoleUserView {
   account_id: string | null;
   /** Whether sign-in asks for a TOTP code (docs/console.md, "Second factor"). */
   totp_enabled: boolean;
+  /** When an operator disabled the user (no sign-in, no session, no invitation); else null. */
+  disabled_at: string | null;
   created_at: string;
 }
 
@@ -28,6 +39,7 @@ export function consoleUserView(row: ConsoleUserTable): ConsoleUserView {
     role: row.role,
     account_id: row.account_id,
     totp_enabled: row.totp_enabled_at !== null,
+    disabled_at: row.disabled_at === null ? null : new Date(row.disabled_at).toISOString(),
     created_at: new Date(row.created_at).toISOString(),
   };
 }
@@ -35,18 +47,24 @@ export function consoleUserView(row: ConsoleUserTable): ConsoleUserView {
 export interface Invitation {
   object: 'console_invitation';
   user: ConsoleUserView;
-  /** Shown once: the token is stored hashed. Relative to the gateway's address. */
+  /**
+   * Shown once: the token is stored hashed. The APIs answer it relative to the gateway's
+   * address (`/console/invite/<token>`); `withOrigin` makes it the full link the CLI prints.
+   */
   invite_url: string;
   expires_at: string;
 }
 
-const EMAIL = /^[^\s@\p{Cc}]{1,64}@[^\s@\p{Cc}]{1,255}$/u;
+/** The path of an invitation's link (the console's page that sets the password). */
+const invitePath = (token: string) => `/console/invite/${token}`;
 
-/** A console user's email, lower-cased; anything else is 400 naming `email`. */
-export function parseConsoleEmail(value: unknown): string {
-  if (typeof value !== 'string' || !EMAIL.test(value))
-    throw invalidInput('email', 'must be an email address');
-  return value.toLowerCase();
+/**
+ * The full link of an invitation: the gateway's origin (`https://gateway.example.com`, any
+ * trailing `/` dropped) before its path, as the console's invite page puts the page's own
+ * origin before it. The one place a full invitation link is built.
+ */
+export function withOrigin(invitation: Invitation, origin: string): Invitation {
+  return { ...invitation, invite_url: `${origin.replace(/\/+$/, '')}${invitation.invite_url}` };
 }
 
 /**
@@ -58,6 +76,8 @@ export class ConsoleUsers {
   constructor(
     private readonly db: Kysely<Database>,
     private readonly effects: { clock: Clock; ids: IdGenerator },
+    /** `server.console_email_ignore_plus_tags` (console-email.ts). */
+    private readonly options: { readonly ignorePlusTags?: boolean } = {},
   ) {}
 
   async invite(input: {
@@ -85,11 +105,19 @@ export class ConsoleUsers {
     const now = this.effects.clock.now();
     const token = newConsoleToken();
     const user = await this.db.transaction().execute(async (trx) => {
-      let row = await trx
-        .selectFrom('console_users')
-        .selectAll()
-        .where('email', '=', email)
-        .executeTakeFirst();
+      let row = await this.holderOf(email, trx);
+      if (row !== undefined && row.email !== email)
+        throw new ApiError(
+          'IDEMPOTENCY_CONFLICT',
+          `${email} is the mailbox of the console user ${row.email} (server.console_email_ignore_plus_tags)`,
+          'email',
+        );
+      if (row !== undefined && row.disabled_at !== null)
+        throw new ApiError(
+          'IDEMPOTENCY_CONFLICT',
+          `${email} is disabled: enable the user first (tollgate users enable)`,
+          'email',
+        );
       if (row === undefined) {
         row = {
           id: this.effects.ids.next('cu'),
@@ -140,7 +168,7 @@ export class ConsoleUsers {
     return {
       object: 'console_invitation',
       user: consoleUserView(user),
-      invite_url: `/console/invite/${token}`,
+      invite_url: invitePath(token),
       expires_at: new Date(now + INVITATION_LIFETIME_MS).toISOString(),
     };
   }
@@ -182,12 +210,88 @@ export class ConsoleUsers {
     });
   }
 
+  /** The user of exactly this address, any spelling of it (console-email.ts): sign-in's look-up. */
   async byEmail(email: string): Promise<ConsoleUserTable | undefined> {
     return this.db
       .selectFrom('console_users')
       .selectAll()
-      .where('email', '=', email.toLowerCase())
+      .where('email', '=', canonicalEmail(email))
       .executeTakeFirst();
+  }
+
+  /**
+   * The user who holds the mailbox of a canonical address, if any: the address itself, or, with
+   * `+tags` ignored, the same mailbox with or without a tag. What sign-up and invitations refuse
+   * a second user for.
+   */
+  async holderOf(
+    canonical: string,
+    db: Kysely<Database> = this.db,
+  ): Promise<ConsoleUserTable | undefined> {
+    const exact = await db
+      .selectFrom('console_users')
+      .selectAll()
+      .where('email', '=', canonical)
+      .executeTakeFirst();
+    const ignorePlusTags = this.options.ignorePlusTags ?? false;
+    if (exact !== undefined || !ignorePlusTags) return exact;
+    const mailbox = mailboxOf(canonical, true);
+    const candidates = await db
+      .selectFrom('console_users')
+      .selectAll()
+      .where((eb) =>
+        eb.or([
+          eb('email', '=', mailbox),
+          eb('email', 'like', sql<string>`${taggedAddressPattern(mailbox)} escape '\\'`),
+        ]),
+      )
+      .orderBy('created_at', 'asc')
+      .execute();
+    return candidates.find((row) => mailboxOf(row.email, true) === mailbox);
+  }
+
+  /**
+   * Console users, oldest first (the operator's users page): `email` the user of that address
+   * (any spelling), `limit` 1–100 (default 100), `after` the `next_cursor` of the page before.
+   */
+  async list(query: {
+    email?: unknown;
+    limit?: unknown;
+    after?: unknown;
+  }): Promise<ListPage<ConsoleUserView>> {
+    const limit = parseLimit(query.limit, 100);
+    let select = this.db.selectFrom('console_users').selectAll();
+    if (query.email !== undefined)
+      select = select.where('email', '=', parseConsoleEmail(query.email));
+    if (query.after !== undefined) {
+      const cursor =
+        typeof query.after === 'string'
+          ? await this.db
+              .selectFrom('console_users')
+              .select(['created_at', 'id'])
+              .where('id', '=', query.after)
+              .executeTakeFirst()
+          : undefined;
+      if (cursor === undefined) throw invalidInput('after', 'is not a console user id');
+      select = select.where((eb) =>
+        eb.or([
+          eb('created_at', '>', cursor.created_at),
+          eb.and([eb('created_at', '=', cursor.created_at), eb('id', '>', cursor.id)]),
+        ]),
+      );
+    }
+    const rows = await select
+      .orderBy('created_at', 'asc')
+      .orderBy('id', 'asc')
+      .limit(limit + 1)
+      .execute();
+    return listPage(rows, limit, consoleUserView);
+  }
+
+  /** Disables a user or enables them again: console-user-access.ts. */
+  async setDisabled(change: AccessChange): Promise<{ user: ConsoleUserView; changed: boolean }> {
+    const { user, changed } = await setUserDisabled(this.db, this.effects.clock.now(), change);
+    return { user: consoleUserView(user), changed };
   }
 
   /** The console users who are members of an account (an operator's account page). */
@@ -222,12 +326,14 @@ export class ConsoleUsers {
         'console_invitations.expires_at',
         'console_invitations.used_at',
         'console_users.email',
+        'console_users.disabled_at',
       ])
       .where('console_invitations.token_hash', '=', hashConsoleToken(token))
       .executeTakeFirst();
     if (
       found === undefined ||
       found.used_at !== null ||
+      found.disabled_at !== null ||
       found.expires_at <= this.effects.clock.now()
     )
       throw unusableInvitation();

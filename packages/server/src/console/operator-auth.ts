@@ -21,5 +21,5 @@ export function operatorActorOf(request: FastifyRequest, requireTotp: boolean): 
       'operators sign in with a second factor here: set one up (POST /console/api/totp), then sign in with it',
       'totp',
     );
-  return { kind: 'console_user', id: user.id, email: user.email, address: request.ip };
+  return { kind: 'console_user', id: user.id, email: user.email, address: request.clientAddress };
 }

@@ -123,6 +123,20 @@ export function registerOperatorRoutes(scope: FastifyInstance, deps: AppDeps): v
     return operator.invite(actor, bodyObject(request.body));
   });
 
+  // Console users (docs/console.md, "Taking access away"): an operator may not disable
+  // themselves here, nor the last operator who can sign in.
+  scope.get<{ Querystring: Query }>(`${admin}/users`, async (request) => {
+    read(request);
+    return deps.consoleUsers.list(request.query);
+  });
+  for (const action of ['disable', 'enable'] as const)
+    scope.post<WithId>(`${admin}/users/:id/${action}`, async (request) => {
+      const actor = operatorActorOf(request);
+      return operator.setUserDisabled(actor, request.params.id, action === 'disable', {
+        ...(actor.id === undefined ? {} : { actingUserId: actor.id }),
+      });
+    });
+
   scope.get<{ Querystring: Query }>(`${admin}/shares`, async (request) => {
     read(request);
     return shares.listForReview(request.query);

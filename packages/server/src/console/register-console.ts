@@ -6,6 +6,7 @@ import { registerOperatorRoutes } from './operator-routes.js';
 import { registerCallerRequestRoutes } from './caller-request-routes.js';
 import { registerCallerTaskRoutes } from './caller-task-routes.js';
 import { registerCallerAssetRoutes } from './caller-asset-routes.js';
+import { refuseUnknownBodyFields } from './console-bodies.js';
 import { registerConsoleOpenApi } from './console-openapi.js';
 import { BUILT_CONSOLE_DIR, registerConsoleStatic } from './console-static.js';
 import { registerSessionRoutes } from './session-routes.js';
@@ -18,6 +19,8 @@ import { registerPaymentConsoleRoutes } from '../payments/payment-routes.js';
 export async function registerConsole(app: FastifyInstance, deps: AppDeps): Promise<void> {
   await app.register(async (scope) => {
     await scope.register(cookie);
+    // Before any route: every console write route refuses body fields it does not take.
+    refuseUnknownBodyFields(scope, deps.config.server.console_require_operator_totp);
     registerSessionRoutes(scope, deps);
     registerCallerRoutes(scope, deps);
     registerOperatorRoutes(scope, deps);

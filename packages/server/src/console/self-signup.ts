@@ -4,7 +4,8 @@ import { ApiError } from '../errors/api-error.js';
 import type { ConsoleUserTable, Database } from '../store/schema.js';
 import type { Clock, IdGenerator } from '../util/effects.js';
 import type { ClientOrigin, ConsoleIdentity, ConsoleSessions } from './console-sessions.js';
-import { parseConsoleEmail } from './console-users.js';
+import { parseConsoleEmail } from './console-email.js';
+import type { ConsoleUsers } from './console-users.js';
 import type { LoginThrottle } from './login-throttle.js';
 import { hashPassword, parsePassword } from './passwords.js';
 
@@ -20,6 +21,7 @@ export class ConsoleSignUp {
       readonly db: Kysely<Database>;
       readonly effects: { clock: Clock; ids: IdGenerator };
       readonly accounts: AccountService;
+      readonly users: ConsoleUsers;
       readonly sessions: ConsoleSessions;
       readonly throttle: LoginThrottle;
       readonly enabled: boolean;
@@ -46,11 +48,8 @@ export class ConsoleSignUp {
     const passwordHash = await hashPassword(password);
     const now = this.deps.effects.clock.now();
     const user = await this.deps.db.transaction().execute(async (trx) => {
-      const taken = await trx
-        .selectFrom('console_users')
-        .select('id')
-        .where('email', '=', email)
-        .executeTakeFirst();
+      // Any spelling of an address in use, or (with `+tags` ignored) its mailbox: one answer.
+      const taken = await this.deps.users.holderOf(email, trx);
       if (taken !== undefined) throw emailUnavailable();
       const account = await this.deps.accounts.create({ email }, trx).catch((error: unknown) => {
         // An account of that email exists (made by an operator, without a console user).

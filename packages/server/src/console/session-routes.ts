@@ -1,12 +1,17 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../errors/api-error.js';
+import { CREDENTIAL_ROUTES } from '../log-redaction.js';
 import {
   clearSessionCookie,
   identityOf,
   requireConsoleSession,
   setSessionCookie,
 } from './console-auth.js';
-import { SESSION_LIFETIME_MS, type ConsoleIdentity } from './console-sessions.js';
+import {
+  SESSION_LIFETIME_MS,
+  type ClientOrigin,
+  type ConsoleIdentity,
+} from './console-sessions.js';
 import { csrfTokenFor } from './console-tokens.js';
 import { consoleUserView, type ConsoleUserView } from './console-users.js';
 import type { ConsoleDeps } from './console-deps.js';
@@ -39,17 +44,13 @@ export function registerSessionRoutes(scope: FastifyInstance, deps: ConsoleDeps)
   const secureAlways = deps.config.server.console_secure_cookie;
   const open = { config: { consolePublic: true } };
 
-  scope.get<{ Params: { token: string } }>(
-    '/console/api/invitations/:token',
-    open,
-    async (request) => ({
-      object: 'console_invitation_state',
-      ...(await deps.consoleUsers.invitation(request.params.token)),
-    }),
-  );
+  scope.get<{ Params: { token: string } }>(CREDENTIAL_ROUTES.invitation, open, async (request) => ({
+    object: 'console_invitation_state',
+    ...(await deps.consoleUsers.invitation(request.params.token)),
+  }));
 
   scope.post<{ Params: { token: string }; Body: { password?: unknown } | undefined }>(
-    '/console/api/invitations/:token',
+    CREDENTIAL_ROUTES.invitation,
     open,
     async (request) =>
       deps.consoleUsers.acceptInvitation(request.params.token, bodyObject(request.body)),
@@ -59,10 +60,10 @@ export function registerSessionRoutes(scope: FastifyInstance, deps: ConsoleDeps)
     '/console/api/session',
     open,
     async (request, reply) => {
-      const { token, identity } = await deps.consoleSessions.signIn(bodyObject(request.body), {
-        address: request.ip,
-        userAgent: request.headers['user-agent'] ?? '',
-      });
+      const { token, identity } = await deps.consoleSessions.signIn(
+        bodyObject(request.body),
+        originOf(request),
+      );
       setSessionCookie(reply, request, token, SESSION_LIFETIME_MS / 1000, secureAlways);
       return sessionAnswer(identity);
     },
@@ -79,10 +80,10 @@ export function registerSessionRoutes(scope: FastifyInstance, deps: ConsoleDeps)
     '/console/api/signup',
     open,
     async (request, reply) => {
-      const { token, identity } = await deps.consoleSignUp.signUp(bodyObject(request.body), {
-        address: request.ip,
-        userAgent: request.headers['user-agent'] ?? '',
-      });
+      const { token, identity } = await deps.consoleSignUp.signUp(
+        bodyObject(request.body),
+        originOf(request),
+      );
       setSessionCookie(reply, request, token, SESSION_LIFETIME_MS / 1000, secureAlways);
       return reply.code(201).send(sessionAnswer(identity));
     },
@@ -123,7 +124,11 @@ export function registerSessionRoutes(scope: FastifyInstance, deps: ConsoleDeps)
   scope.delete<{ Body: Record<string, unknown> | undefined }>(
     '/console/api/totp',
     async (request, reply) => {
-      await deps.consoleTotp.disable(identityOf(request), bodyObject(request.body), request.ip);
+      await deps.consoleTotp.disable(
+        identityOf(request),
+        bodyObject(request.body),
+        request.clientAddress,
+      );
       return reply.code(204).send();
     },
   );
@@ -131,10 +136,23 @@ export function registerSessionRoutes(scope: FastifyInstance, deps: ConsoleDeps)
   scope.post<{ Body: Record<string, unknown> | undefined }>(
     '/console/api/password',
     async (request, reply) => {
-      await deps.consoleSessions.changePassword(identityOf(request), bodyObject(request.body));
+      await deps.consoleSessions.changePassword(
+        identityOf(request),
+        bodyObject(request.body),
+        request.clientAddress,
+      );
       return reply.code(204).send();
     },
   );
+}
+
+/**
+ * Where a sign-in or sign-up comes from: the client address by the gateway's one rule
+ * (auth/client-address.ts; behind `server.trusted_proxies`, the client, not the proxy), which
+ * the throttle counts and the session records, and the browser.
+ */
+function originOf(request: FastifyRequest): ClientOrigin {
+  return { address: request.clientAddress, userAgent: request.headers['user-agent'] ?? '' };
 }
 
 /** The JSON object a console call sends; anything else is 400 naming `body`. */

@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import { ApiError, invalidInput, notFound } from '../errors/api-error.js';
 import type { ConsoleUserTable, Database } from '../store/schema.js';
 import type { Clock } from '../util/effects.js';
+import { canonicalEmail } from './console-email.js';
 import type { ConsoleIdentity } from './console-sessions.js';
 import { consoleUserView, type ConsoleUserView } from './console-users.js';
 import type { LoginThrottle } from './login-throttle.js';
@@ -88,7 +89,7 @@ export class ConsoleTotp {
    * Removes the factor in force, proved with a current code (`code`) or the password
    * (`password`): a lost phone is recovered with the password in a session that is still open
    * (docs/console.md, "Removing the factor"). A wrong proof is 403 naming the field and counts
-   * towards the sign-in throttle of the session's address and email.
+   * towards the sign-in throttle of the request's client address (`address`) and the email.
    */
   async disable(
     identity: ConsoleIdentity,
@@ -139,7 +140,7 @@ export class ConsoleTotp {
       const user = await trx
         .selectFrom('console_users')
         .selectAll()
-        .where('email', '=', email.toLowerCase())
+        .where('email', '=', canonicalEmail(email))
         .executeTakeFirst();
       if (user === undefined) throw notFound('console user');
       await trx

@@ -6,7 +6,7 @@ import { guardConnections, serverOptions } from './connection-guard.js';
 import type { AppDeps } from './deps.js';
 import { requireApiKey } from './plugins/authenticate.js';
 import { logsAt } from '../logger.js';
-import { clientAddressResolver } from '../auth/client-address.js';
+import { registerClientAddress } from '../auth/client-address.js';
 import { AdminTokenThrottle, guardAdminToken } from './plugins/admin-token.js';
 import {
   answerClientError,
@@ -67,6 +67,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ...serverOptions(deps.config.server),
   });
   guardConnections(app.server, deps.config.server);
+  registerClientAddress(app, deps.config.server.trusted_proxies);
   registerRouteCatalog(app);
   registerRequestHygiene(app);
   registerErrorHandling(app);
@@ -102,6 +103,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         {
           method: request.method,
           path: pathOnly(request),
+          client: request.clientAddress,
           status: reply.statusCode,
           ms: Math.round(reply.elapsedTime * 100) / 100,
         },
@@ -120,6 +122,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     if (!request.raw.complete || deps.readiness.draining) void reply.header('connection', 'close');
     done(null, payload);
   });
+
+  // A stream whose caller went away is still read and recorded (http/streamed-chat.ts): the app
+  // is closed, and the database after it, only once none is left.
+  app.addHook('onClose', () => deps.streamsInFlight.drained());
 
   registerOperations(app, deps);
   // Public shares: no API key, outside /v1 (docs/shares.md).
@@ -142,14 +148,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(async (v1) => {
     v1.decorateRequest('releaseRateLimit', undefined);
     // The rate limits run in the API key's hook, once the key is known (one hook, not two).
-    requireApiKey(
-      v1,
-      deps.keys,
-      clientAddressResolver(deps.config.server.trusted_proxies),
-      async (request, principal) => {
-        request.releaseRateLimit = await limits.acquire(principal);
-      },
-    );
+    requireApiKey(v1, deps.keys, async (request, principal) => {
+      request.releaseRateLimit = await limits.acquire(principal);
+    });
     guardIdempotency(v1, deps.requests.records);
     registerModels(v1, deps);
     registerChat(v1, deps);

@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../errors/api-error.js';
+import { outcomeNotRecorded } from '../errors/database-outage.js';
 import { UpstreamFailure } from '../providers/upstream-error.js';
 import { readIdempotencyKey } from '../requests/idempotency.js';
 import { judgedByItsClaim, requestFingerprint } from './idempotency-judgement.js';
@@ -45,7 +46,12 @@ export async function runBilledRequest(
   const claimed = await claimOrReplay(deps, request, reply, operation);
   if (claimed === undefined) return reply;
   const outcome = await executeSafely(operation, deps, request.id);
-  const answer = await finishAndCount(deps, claimed, withTrail(outcome, operation.routing));
+  const answer = await finishAndCount(deps, claimed, withTrail(outcome, operation.routing)).catch(
+    (error: unknown) => {
+      // The record exists (claimed): the answer points to it (errors/database-outage.ts).
+      throw outcomeNotRecorded(error, request.id) ?? error;
+    },
+  );
   // The recorded text as is: what Fastify would send for `body` (JSON.stringify, no response
   // schema on these routes), without serialising it a second time.
   if (answer.json !== undefined)

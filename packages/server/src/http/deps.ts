@@ -33,6 +33,7 @@ import type { Clock, IdGenerator } from '../util/effects.js';
 import type { Metrics } from './metrics.js';
 import type { UploadService } from '../assets/upload-service.js';
 import type { Readiness } from './readiness.js';
+import type { StreamsInFlight } from './streams-in-flight.js';
 
 /** Everything the HTTP app needs, built by `createServices` (or by a test). */
 export interface AppDeps {
@@ -100,4 +101,6 @@ export interface AppDeps {
   readonly consoleDir?: string;
   /** Turned to draining by a graceful shutdown: `/readyz` 503 (http/readiness.ts). */
   readonly readiness: Readiness;
+  /** Streamed chats still being read upstream, their callers gone or not (closing waits for them). */
+  readonly streamsInFlight: StreamsInFlight;
 }

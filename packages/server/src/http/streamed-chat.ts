@@ -24,6 +24,8 @@ import {
 } from './billed-request.js';
 import type { AppDeps } from './deps.js';
 import { openSse, type SseWriter } from './sse.js';
+import type { StreamCut } from './streams-in-flight.js';
+import { outcomeNotRecorded } from '../errors/database-outage.js';
 import { withFields } from '../util/with-fields.js';
 
 export interface StreamedChat {
@@ -33,6 +35,11 @@ export interface StreamedChat {
   readonly assetIds?: readonly string[];
   /** Whether the caller asked for the usage chunk. */
   readonly includeUsage: boolean;
+  /**
+   * The output cap sent upstream (`max_tokens` or its equivalent): once the caller is gone, an
+   * upstream that sends more chunks than this allows (plus `CHUNK_SLACK`) is no longer read.
+   */
+  readonly outputCap: number;
   open(
     signal: AbortSignal,
   ): Promise<{ events: AsyncGenerator<StreamEvent>; upstreamRequestId: string | null }>;
@@ -53,6 +60,13 @@ export interface StreamedChat {
   };
 }
 
+/**
+ * Chunks an upstream may send beyond one per output token before a stream nobody listens to is
+ * no longer read: the role chunk, the finish chunk, the usage chunk, and some room for
+ * upstreams that split a token's text.
+ */
+export const CHUNK_SLACK = 16;
+
 /** How a stream ended; each has one rule in docs/billing.md ("Stream endings"). */
 type Ending =
   | { kind: 'completed'; usage: ChatUsage }
@@ -61,56 +75,65 @@ type Ending =
   | { kind: 'invalid'; detail: string }
   | { kind: 'dropped'; detail: string }
   | { kind: 'stalled' }
-  | { kind: 'client_disconnected' };
+  /** This gateway stopped reading (streams-in-flight.ts): shut down, or past the cap unheard. */
+  | { kind: 'cut'; cut: StreamCut; bound: number };
+
+type StreamDeps = Pick<
+  AppDeps,
+  'requests' | 'metrics' | 'logger' | 'clock' | 'config' | 'streamsInFlight'
+>;
 
 /**
  * A streamed chat: claim and hold, open the upstream stream (failures before the first byte
  * answer as JSON, like non-streamed requests), then relay checked chunks as SSE, flushing each.
  * Usage is always asked of the upstream and passed on only when the caller asked. A caller that
- * goes away aborts the upstream request. Every ending is recorded with its rule and the
- * transcript of what was sent, which a replay sends again.
+ * goes away does not stop the work (docs/chat.md, "A caller that goes away"): the upstream is
+ * read to its end, within the request's output cap and the upstream's idle timeout, and billed
+ * as if the caller had stayed. Every ending is recorded with its rule and the transcript of what
+ * was (or would have been) sent, which a replay by idempotency key sends again.
  */
 export async function runStreamedChat(
-  deps: Pick<AppDeps, 'requests' | 'metrics' | 'logger' | 'clock' | 'config'>,
+  deps: StreamDeps,
   request: FastifyRequest,
   reply: FastifyReply,
   chat: StreamedChat,
 ): Promise<unknown> {
   const claimed = await claimOrReplay(deps, request, reply, chat);
   if (claimed === undefined) return reply;
+  // Only this gateway stops the upstream: past the cap with nobody listening, or at shutdown.
+  const stop = new AbortController();
+  const done = deps.streamsInFlight.begin((cut) => stop.abort(cut));
   try {
-    return await relayStream(deps, request, reply, chat, claimed);
+    return await relayStream(deps, request, reply, chat, claimed, stop);
   } finally {
     // The channel's concurrency slot, kept while the stream was open, is free however it ended.
     chat.routing?.finish();
+    done();
   }
 }
 
 async function relayStream(
-  deps: Pick<AppDeps, 'requests' | 'metrics' | 'logger' | 'clock' | 'config'>,
+  deps: StreamDeps,
   request: FastifyRequest,
   reply: FastifyReply,
   chat: StreamedChat,
   claimed: ClaimedRequest,
+  stop: AbortController,
 ): Promise<unknown> {
   // A stream has no total time limit: while it relays, its record shows the sweeper it is alive.
   const heartbeat = deps.requests.heartbeat(request.id, heartbeatEveryMs(deps.config));
-  const abort = new AbortController();
-  const onClose = () => {
-    if (!reply.raw.writableFinished) abort.abort();
-  };
-  reply.raw.on('close', onClose);
   let opened: Awaited<ReturnType<StreamedChat['open']>>;
   try {
-    opened = await chat.open(abort.signal);
+    opened = await chat.open(stop.signal);
   } catch (error) {
     // Nothing streamed yet: answer like a plain request.
     const answer = await finishAndCount(
       deps,
       claimed,
       withTrail(failureOutcome(error, deps, request.id), chat.routing),
-    );
-    reply.raw.off('close', onClose);
+    ).catch((failure: unknown) => {
+      throw outcomeNotRecorded(failure, request.id) ?? failure;
+    });
     return reply.code(answer.status).send(answer.body);
   }
 
@@ -126,17 +149,41 @@ async function relayStream(
     Math.floor(deps.clock.now() / 1000),
     chat.includeUsage,
   );
-  const ending = await relayEvents(opened.events, relay, relayed, writer, abort.signal, heartbeat);
+  const ending = await relayEvents(opened.events, relay, relayed, {
+    writer,
+    stop,
+    heartbeat,
+    unheardBound: chat.outputCap + CHUNK_SLACK,
+  });
   chat.routing?.finish();
-  reply.raw.off('close', onClose);
+  if (writer.closed && ending.kind !== 'cut')
+    deps.logger.info(
+      { requestId: request.id, ending: ending.kind, chunks: relay.chunks },
+      'stream read to its end after the caller went away',
+    );
   const outcome = decide(ending, relay, chat, opened.upstreamRequestId, request.id);
   const final =
     outcome.kind === 'succeeded' ? '[DONE]' : JSON.stringify(outcome.error.toBody(request.id));
-  const answer = await finishAndCount(
-    deps,
-    claimed,
-    withTrail(withFields(outcome, { transcript: [...transcript, final] }), chat.routing),
-  );
+  let answer: Awaited<ReturnType<typeof finishAndCount>>;
+  try {
+    answer = await finishAndCount(
+      deps,
+      claimed,
+      withTrail(withFields(outcome, { transcript: [...transcript, final] }), chat.routing),
+    );
+  } catch (error) {
+    // The stream is open: its last event says what became of it, and it ends.
+    deps.logger.error({ requestId: request.id, err: error }, 'stream outcome not recorded');
+    const unrecorded =
+      outcomeNotRecorded(error, request.id) ??
+      new ApiError(
+        'INTERNAL_ERROR',
+        `internal error: the outcome of this request could not be recorded; read GET /v1/requests/${request.id}`,
+      );
+    writer.send(JSON.stringify(unrecorded.toBody(request.id)));
+    writer.end();
+    return reply;
+  }
   if (answer.status === 200 || outcome.kind !== 'succeeded') {
     writer.send(final);
   } else {
@@ -149,15 +196,29 @@ async function relayStream(
   return reply;
 }
 
+interface RelayControl {
+  readonly writer: SseWriter;
+  /** Aborted by this gateway only (`StreamCut` as its reason); never by the caller leaving. */
+  readonly stop: AbortController;
+  readonly heartbeat: RecordHeartbeat;
+  /** The most upstream events read for a caller that is gone. */
+  readonly unheardBound: number;
+}
+
 async function relayEvents(
   events: AsyncGenerator<StreamEvent>,
   relay: ChunkRelay,
   send: (data: string) => void,
-  writer: SseWriter,
-  signal: AbortSignal,
-  heartbeat: RecordHeartbeat,
+  control: RelayControl,
 ): Promise<Ending> {
+  const { writer, stop, heartbeat, unheardBound } = control;
+  const cut = (): Ending => ({
+    kind: 'cut',
+    cut: stop.signal.reason as StreamCut,
+    bound: unheardBound,
+  });
   let usage: ChatUsage | undefined;
+  let read = 0;
   try {
     for await (const event of events) {
       await heartbeat.beat();
@@ -171,12 +232,16 @@ async function relayEvents(
           return { kind: 'invalid', detail: 'usage details exceed their totals' };
       }
       const data = relay.rebuild(event.chunk);
+      // Sent while the caller listens; kept for the record (and a replay) either way.
       if (data !== undefined) send(data);
-      if (writer.closed) return { kind: 'client_disconnected' };
+      read += 1;
+      // Nobody listens any more: an upstream that goes on past the output cap is not read on.
+      if (writer.closed && read > unheardBound) stop.abort('over_cap' satisfies StreamCut);
+      if (stop.signal.aborted) return cut();
     }
     return { kind: 'dropped', detail: 'stream closed without [DONE]' };
   } catch (error) {
-    if (signal.aborted) return { kind: 'client_disconnected' };
+    if (stop.signal.aborted) return cut();
     if (error instanceof undiciErrors.BodyTimeoutError) return { kind: 'stalled' };
     return {
       kind: 'dropped',
@@ -263,12 +328,18 @@ function decide(
         'the upstream stopped sending in the middle of the stream',
         'stalled past idle_ms',
       );
-    case 'client_disconnected':
-      return unknown(
-        'UPSTREAM_ERROR',
-        'the caller disconnected; the upstream request was aborted',
-        'client disconnected',
-      );
+    case 'cut':
+      return ending.cut === 'shutdown'
+        ? unknown(
+            'UPSTREAM_ERROR',
+            'the gateway shut down before the upstream finished the stream',
+            'cut by shutdown',
+          )
+        : unknown(
+            'UPSTREAM_ERROR',
+            `the caller went away and the upstream went on past the ${ending.bound} chunks this request's output cap allows; it was no longer read`,
+            `read on for a caller that went away, stopped past ${ending.bound} chunks`,
+          );
   }
 }
 
@@ -305,9 +376,9 @@ function insuredOutcome(
       upstreamRequestId,
     };
   }
-  // A caller's own disconnect is not the upstream's fault; an error before any chunk is
-  // already released by its own rule.
-  if (ending.kind === 'client_disconnected') return undefined;
+  // A stream this gateway stopped reading is not the upstream's fault before any output; an
+  // error before any chunk is already released by its own rule.
+  if (ending.kind === 'cut') return undefined;
   if (ending.kind === 'upstream_error' && relay.chunks === 0) return undefined;
   if (!insuresFault(chat.insured, relay.seen(undefined))) return undefined;
   return {

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { reclaimUnusedObjects } from '../assets/asset-objects.js';
-import type { Config } from '../config/schema.js';
+import { upstreamCallBoundMs, type Config } from '../config/schema.js';
 import { RequestReconciler, type ReconcilerOptions } from '../requests/request-reconciler.js';
 import type { Services } from '../services.js';
 import { expireUnsettledTasks } from '../tasks/task-expiry.js';
@@ -13,17 +13,7 @@ export const SWEEP_INTERVAL_MS = 60_000;
  * an upstream call may take (connect, first byte and one idle gap) with the longest queue wait.
  */
 export function staleAfterMs(config: Config): number {
-  return (
-    Math.max(
-      ...Object.values(config.upstreams).map(
-        (upstream) =>
-          upstream.queue_timeout_ms +
-          upstream.timeouts.connect_ms +
-          upstream.timeouts.first_byte_ms +
-          upstream.timeouts.idle_ms,
-      ),
-    ) * 2
-  );
+  return Math.max(...Object.values(config.upstreams).map(upstreamCallBoundMs)) * 2;
 }
 
 /**
@@ -62,7 +52,11 @@ export function sweeperReconciler(
       lookupOf: (upstream) => services.providers.requestLookup(upstream),
       logger: options.logger,
     },
-    { graceMs: staleAfterMs(options.config), ...options.reconciler },
+    {
+      graceMs: staleAfterMs(options.config),
+      notReceivedAfterMs: (upstream) => services.providers.notReceivedAfterMs(upstream),
+      ...options.reconciler,
+    },
   );
 }
 

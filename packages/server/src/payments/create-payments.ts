@@ -29,6 +29,8 @@ export function createPaymentService(deps: {
   readonly effects: LedgerEffects;
   readonly logger: FastifyBaseLogger;
   readonly stripe: StripeSettings | undefined;
+  /** Unpaid orders one account may have at once (`limits.open_topups_per_account`). */
+  readonly maxOpenOrdersPerAccount: number;
 }): PaymentService {
   const provider =
     deps.stripe === undefined

@@ -14,7 +14,10 @@ export interface PaymentOrderView {
   currency: string;
   state: PaymentOrderState;
   checkout_url: string | null;
-  /** Micro-yuan the provider refunded so far, and the part of it that could not be taken back. */
+  /**
+   * Micro-yuan the provider refunded so far, and the part of it that could not be taken back when
+   * each refund came (owed by the account then; the account's `owed` says what is still owed).
+   */
   refunded_amount: number;
   refund_owed: number;
   /** Why an operator should look; null when nothing is wrong. */
@@ -48,6 +51,7 @@ const STATES: readonly PaymentOrderState[] = [
   'expired',
   'failed',
   'amount_mismatch',
+  'balance_limit',
   'refunded_partially',
   'refunded',
 ];

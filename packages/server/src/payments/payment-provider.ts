@@ -55,6 +55,12 @@ export interface PaymentProvider {
   readonly name: string;
   /** The currency every order is charged in (lower case, as providers write it): `cny`. */
   readonly currency: string;
+  /**
+   * How long a checkout it opens can be paid, in milliseconds: an order older than this is no
+   * longer open (counted against `limits.open_topups_per_account`) even if its expiry event
+   * never arrives.
+   */
+  readonly checkoutLifetimeMs: number;
   createCheckout(order: CheckoutOrder): Promise<Checkout>;
   /**
    * Verifies the webhook's signature over the raw body and reads its event; throws
@@ -68,6 +74,21 @@ export interface PaymentProvider {
 
 /** A webhook whose signature does not verify: answered 400, nothing stored. */
 export class WebhookSignatureError extends Error {}
+
+/**
+ * A webhook signed with the secret whose body is not an event the adapter can read (not an
+ * object, no id or type, no `data.object`): answered 400, stored for the operator, nothing
+ * applied. `eventId` and `type` are what the body claimed, when it did.
+ */
+export class UnusableEventError extends Error {
+  constructor(
+    message: string,
+    readonly eventId: string | null,
+    readonly type: string | null,
+  ) {
+    super(message);
+  }
+}
 
 /** Micro-yuan in one fen (0.01 yuan), the smallest amount a provider charges in CNY. */
 export const MICRO_YUAN_PER_FEN = 10_000;

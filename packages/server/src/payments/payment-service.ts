@@ -1,8 +1,9 @@
+import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { FastifyBaseLogger } from 'fastify';
 import type { AccountService } from '../accounts/account-service.js';
 import type { AuditLog } from '../audit/audit-log.js';
-import type { LedgerEffects } from '../billing/ledger.js';
+import { lockAccountMoney, type LedgerEffects } from '../billing/ledger.js';
 import { parseMovementAmount } from '../billing/money.js';
 import { ApiError, invalidInput } from '../errors/api-error.js';
 import type { Database, PaymentOrderTable } from '../store/schema.js';
@@ -15,7 +16,9 @@ import {
 } from './payment-orders.js';
 import {
   MICRO_YUAN_PER_FEN,
+  UnusableEventError,
   WebhookSignatureError,
+  type PaymentEvent,
   type PaymentProvider,
 } from './payment-provider.js';
 
@@ -27,6 +30,8 @@ export interface PaymentServiceDeps {
   /** Absent when no provider is configured: online top-up answers that it is not. */
   readonly provider: PaymentProvider | undefined;
   readonly logger: FastifyBaseLogger;
+  /** Unpaid orders one account may have at once (`limits.open_topups_per_account`). */
+  readonly maxOpenOrdersPerAccount: number;
 }
 
 /** Where the payer returns: built from the console's own address by the route. */
@@ -63,7 +68,9 @@ export class PaymentService {
   /**
    * Opens a checkout for `amount` micro-yuan (a whole number of fen, within one top-up's
    * bounds): the order is stored first (`created`), then the provider is asked for a session
-   * outside any transaction; a provider failure leaves the order `failed` and answers 502.
+   * outside any transaction; a provider failure leaves the order `failed` and answers 502. An
+   * account with `maxOpenOrdersPerAccount` orders still open is 429 `RATE_LIMITED` and nothing
+   * is stored (`storeOrder`).
    */
   async startTopUp(
     accountId: string,
@@ -95,7 +102,7 @@ export class PaymentService {
       created_at: now,
       updated_at: now,
     };
-    await this.deps.db.insertInto('payment_orders').values(row).execute();
+    await this.storeOrder(row, provider);
     let checkout;
     try {
       checkout = await provider.createCheckout({ id: row.id, accountId, amount, ...urls(row.id) });
@@ -131,6 +138,41 @@ export class PaymentService {
     return { order: paymentOrderView(opened), checkout_url: checkout.url };
   }
 
+  /**
+   * Stores a new order unless the account already has `maxOpenOrdersPerAccount` open ones
+   * (`created`, younger than the provider's checkout lifetime): judged, as pending shares are
+   * (shares/share-service.ts), under a lock of the account's row, so parallel requests count
+   * each other's orders.
+   */
+  private async storeOrder(row: PaymentOrderTable, provider: PaymentProvider): Promise<void> {
+    const limit = this.deps.maxOpenOrdersPerAccount;
+    await this.deps.db.transaction().execute(async (trx) => {
+      await lockAccountMoney(trx, row.account_id);
+      const open = await trx
+        .selectFrom('payment_orders')
+        .select('created_at')
+        .where('account_id', '=', row.account_id)
+        .where('state', '=', 'created')
+        .where('created_at', '>', row.created_at - provider.checkoutLifetimeMs)
+        .orderBy('created_at')
+        .limit(limit)
+        .execute();
+      const oldest = open[0];
+      if (open.length >= limit && oldest !== undefined) {
+        const seconds = Math.ceil(
+          (oldest.created_at + provider.checkoutLifetimeMs - row.created_at) / 1000,
+        );
+        throw new ApiError(
+          'RATE_LIMITED',
+          `this account has ${open.length} top-up orders awaiting payment, the most allowed (limits.open_topups_per_account); pay one of them (its checkout_url in GET /console/api/topups) or wait until one expires`,
+          undefined,
+          { 'retry-after': String(Math.max(1, seconds)) },
+        );
+      }
+      await trx.insertInto('payment_orders').values(row).execute();
+    });
+  }
+
   /** The account's orders (a member's page). */
   listForAccount(accountId: string, query: OrderQuery) {
     return listOrders(this.deps.db, accountId, query);
@@ -142,17 +184,18 @@ export class PaymentService {
   }
 
   /**
-   * One webhook delivery: the signature is verified (400 and nothing stored when it is not);
-   * then, in one transaction, the event id is stored (a replay finds it and changes nothing)
-   * and the event applied. A failure while applying rolls both back and answers 500, so the
-   * provider delivers the event again and it is applied then, once.
+   * One webhook delivery: the signature is verified (400 and nothing stored when it is not); a
+   * signed body that is not a usable event is 400, stored for the operator (`storeUnusable`) and
+   * applies nothing; then, in one transaction, the event id is stored (a replay finds it and
+   * changes nothing) and the event applied. A failure while applying rolls both back and answers
+   * 500, so the provider delivers the event again and it is applied then, once.
    */
   async handleWebhook(
     rawBody: Buffer,
     headers: Record<string, string | string[] | undefined>,
   ): Promise<{ received: true; outcome: string }> {
     const provider = this.requireProvider();
-    let event;
+    let event: PaymentEvent;
     try {
       event = provider.parseWebhook(rawBody, headers);
     } catch (error) {
@@ -161,6 +204,13 @@ export class PaymentService {
           'Stripe-Signature',
           `the webhook signature does not verify: ${error.message}`,
         );
+      if (error instanceof UnusableEventError) {
+        await this.storeUnusable(provider, rawBody, error);
+        throw invalidInput(
+          'body',
+          `a signed webhook that is not a usable event (${error.message}); it was stored for the operator and nothing was applied`,
+        );
+      }
       throw error;
     }
     try {
@@ -195,6 +245,47 @@ export class PaymentService {
         `event ${event.id} could not be applied; nothing changed, deliver it again`,
       );
     }
+  }
+
+  /**
+   * Keeps a signed but unusable body where the operator looks: a `payment_events` row with the
+   * outcome `unusable` (its id derived from the body's hash, so a redelivery is stored once and
+   * the id the body claimed stays free for a readable event) and an audit `payment.flagged`
+   * saying why. Nothing else changes.
+   */
+  private async storeUnusable(
+    provider: PaymentProvider,
+    rawBody: Buffer,
+    error: UnusableEventError,
+  ): Promise<void> {
+    const eventId = `unusable_${createHash('sha256').update(rawBody).digest('hex').slice(0, 32)}`;
+    this.deps.logger.warn(
+      { event: eventId, claimed_event: error.eventId, reason: error.message },
+      'a signed payment webhook is not a usable event',
+    );
+    await this.deps.db.transaction().execute(async (trx) => {
+      const stored = await trx
+        .insertInto('payment_events')
+        .values({
+          provider: provider.name,
+          event_id: eventId,
+          type: error.type ?? 'unusable',
+          order_id: null,
+          outcome: 'unusable',
+          received_at: this.deps.effects.clock.now(),
+        })
+        .onConflict((conflict) => conflict.columns(['provider', 'event_id']).doNothing())
+        .executeTakeFirst();
+      if (stored.numInsertedOrUpdatedRows !== 1n) return;
+      await this.deps.audit.within(
+        { kind: 'payment_provider', id: provider.name },
+        {
+          action: 'payment.flagged',
+          reason: `a signed webhook that is not a usable event: ${error.message}; nothing applied`,
+          detail: { event_id: eventId, claimed_event_id: error.eventId, event_type: error.type },
+        },
+      )(trx);
+    });
   }
 
   private requireProvider(): PaymentProvider {

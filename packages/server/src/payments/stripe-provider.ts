@@ -1,6 +1,7 @@
 import type Stripe from 'stripe';
 import {
   MICRO_YUAN_PER_FEN,
+  UnusableEventError,
   WebhookSignatureError,
   type Checkout,
   type CheckoutOrder,
@@ -10,6 +11,9 @@ import {
 
 /** The payment methods a Chinese payer expects (Stripe enables each on the Stripe account). */
 export const STRIPE_PAYMENT_METHODS = ['card', 'alipay', 'wechat_pay'] as const;
+
+/** How long a Checkout Session can be paid: Stripe's default `expires_at` (24 hours). */
+const CHECKOUT_LIFETIME_MS = 24 * 60 * 60 * 1000;
 
 /**
  * Stripe Checkout in CNY (docs/payments.md). The client is injected: production builds it from
@@ -22,6 +26,7 @@ export const STRIPE_PAYMENT_METHODS = ['card', 'alipay', 'wechat_pay'] as const;
 export class StripeProvider implements PaymentProvider {
   readonly name = 'stripe';
   readonly currency = 'cny';
+  readonly checkoutLifetimeMs = CHECKOUT_LIFETIME_MS;
 
   constructor(
     private readonly stripe: Stripe,
@@ -69,7 +74,7 @@ export class StripeProvider implements PaymentProvider {
     const signature = headers['stripe-signature'];
     if (typeof signature !== 'string' || signature === '')
       throw new WebhookSignatureError('the Stripe-Signature header is missing');
-    let event: Stripe.Event;
+    let event: unknown;
     try {
       event = this.stripe.webhooks.constructEvent(
         rawBody,
@@ -82,8 +87,44 @@ export class StripeProvider implements PaymentProvider {
     } catch (error) {
       throw new WebhookSignatureError((error as Error).message.split('\n')[0] ?? 'bad signature');
     }
-    return stripeEvent(event);
+    return stripeEvent(usableEvent(event));
   }
+}
+
+/**
+ * The verified body as an event, or UnusableEventError: the library parses any JSON (`null`,
+ * `[]`, an object without `data`), and only the envelope every event has is read blindly below.
+ */
+function usableEvent(body: unknown): Stripe.Event {
+  if (!isObject(body)) throw new UnusableEventError('the body is not an event object', null, null);
+  const id = boundedText(body['id']);
+  const type = boundedText(body['type']);
+  if (id === null || type === null)
+    throw new UnusableEventError('the event has no id or no type', id, type);
+  const data = body['data'];
+  if (!isObject(data) || !isObject(data['object']))
+    throw new UnusableEventError('the event has no data.object', id, type);
+  if (ACTED_ON.has(type) && boundedText(data['object']['id']) === null)
+    throw new UnusableEventError(`the ${type} event's object has no id`, id, type);
+  return body as unknown as Stripe.Event;
+}
+
+/** The event types `stripeEvent` reads beyond the envelope. */
+const ACTED_ON = new Set([
+  'checkout.session.completed',
+  'checkout.session.async_payment_succeeded',
+  'checkout.session.expired',
+  'checkout.session.async_payment_failed',
+  'charge.refunded',
+]);
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** A non-empty string of at most 255 characters (Stripe's ids and types are far shorter), or null. */
+function boundedText(value: unknown): string | null {
+  return typeof value === 'string' && value.length > 0 && value.length <= 255 ? value : null;
 }
 
 /** Reads the one Stripe event Tollgate acts on into the seam's terms. */
@@ -132,12 +173,16 @@ function stripeEvent(event: Stripe.Event): PaymentEvent {
   }
 }
 
+// The fields below are read as `unknown`: a signed body can still hold anything in them, and a
+// wrong type must match no order rather than reach the database.
 function orderIdOf(metadata: Stripe.Metadata | null, reference: string | null): string | null {
-  return metadata?.['order_id'] ?? reference ?? null;
+  const named: unknown = isObject(metadata) ? metadata['order_id'] : undefined;
+  return boundedText(named) ?? boundedText(reference);
 }
 
 function idOf(value: string | { id: string } | null): string | null {
-  return value === null ? null : typeof value === 'string' ? value : value.id;
+  const unknownValue: unknown = value;
+  return isObject(unknownValue) ? boundedText(unknownValue['id']) : boundedText(unknownValue);
 }
 
 /**

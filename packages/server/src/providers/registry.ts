@@ -1,4 +1,4 @@
-import { taskLookupOf, type Config } from '../config/schema.js';
+import { notReceivedAfterMsOf, taskLookupOf, type Config } from '../config/schema.js';
 import type { TaskKind } from '../store/schema.js';
 import type { GuardedFetchDeps } from './guarded-fetch.js';
 import { ArkH3Tasks } from './ark/h3-tasks.js';
@@ -103,6 +103,16 @@ export class ProviderRegistry {
     // The gateway's own read, not a caller's: it queues under an account of its own.
     const http = pool.for({ accountId: RECONCILER_ACCOUNT });
     return (requestId) => lookUpRequest(http, requestId);
+  }
+
+  /**
+   * How long the look-up of `upstream` (task or request) must keep answering "no such job"
+   * before it is believed: its `not_received_after_ms` (config/schema.ts `notReceivedAfterMsOf`).
+   */
+  notReceivedAfterMs(upstream: string): number {
+    const config = this.config.upstreams[upstream];
+    if (config === undefined) throw new Error(`no upstream ${upstream} in the configuration`);
+    return notReceivedAfterMsOf(config);
   }
 
   /** Requests in flight and waiting per upstream, for metrics. */

@@ -4,6 +4,7 @@ import {
   chargeHeldUpdate,
   insertJournal,
   journalRow,
+  payOwed,
   type LedgerEffects,
 } from '../billing/ledger.js';
 import { windowStartsOf, type WindowSlots } from '../budgets/budget-ledger.js';
@@ -63,7 +64,9 @@ class WithoutThese extends Error {
  * accounts, share one transaction: one update claiming their open holds, ONE lock of their
  * accounts' rows (in id order) and ONE update charging each row its sum (batched-accounts.ts),
  * one update of their budgeted keys, one multi-row journal insert, one update of their records
- * (each guarded on `processing`), one COMMIT.
+ * (each guarded on `processing`), one COMMIT. An account that owes a refund (billing/ledger.ts
+ * `payOwed`) is never charged by the one statement: its batch takes the transaction way, which
+ * pays what is owed from the holds' unused parts.
  *
  * Only what is certain to be charged is batched: a capture within its hold (charging never
  * needs more than is held), of a hold still open, of a record still `processing`. Any other
@@ -262,11 +265,37 @@ export class BatchedCapture {
     });
     if (journal.length === 1) await insertJournal(trx, journal[0]!);
     else await trx.insertInto('journal').values(journal).execute();
+    await payOwedFromCaptures(trx, this.effects, [...sums.keys()]);
 
     const moved = await recordOutcomes(trx, batch);
     const unmoved = new Set(batch.filter((item) => !moved.has(item.record.id)));
     if (unmoved.size > 0) throw new WithoutThese(unmoved);
   }
+}
+
+/**
+ * The unused part of the batch's holds is available again: an account of the batch that owes
+ * (a refund not yet taken back: billing/ledger.ts `payOwed`) pays from it, in the batch's
+ * transaction. The one statement never charges such an account (its update requires `owed = 0`),
+ * so this is the only batched path that meets one.
+ */
+async function payOwedFromCaptures(
+  trx: Kysely<Database>,
+  effects: LedgerEffects,
+  accountIds: readonly string[],
+): Promise<void> {
+  const owing = await trx
+    .selectFrom('accounts')
+    .select('id')
+    .where('id', 'in', accountIds)
+    .where('owed', '>', 0)
+    .orderBy('id')
+    .execute();
+  for (const account of owing)
+    await payOwed(trx, effects, {
+      accountId: account.id,
+      from: 'the unused part of captured holds',
+    });
 }
 
 /** Moves each batch record `processing` → its outcome in one statement; returns those moved. */
@@ -306,6 +335,8 @@ export const captureAll = shapedStatement(
       ...batch.windows,
     })
       .where(sql<number>`(select count(*) from captured)`, '=', captures.length)
+      // An account that owes pays from what its captures free: the transaction way does that.
+      .where('owed', '=', 0)
       .returning('id');
     return capturedInOneStatement(
       batch,
@@ -342,7 +373,8 @@ export const captureAcrossAccounts = shapedStatement(
       sql`(select account_id as id, cast(sum(charge) as bigint) as charge,
           cast(sum(held) as bigint) as unheld from captured group by account_id) as v`,
       batch.windows,
-      sql`accounts.id in (select id from locked)`,
+      // An account that owes pays from what its captures free: the transaction way does that.
+      sql`accounts.id in (select id from locked) and accounts.owed = 0`,
     );
     return capturedInOneStatement(
       batch,

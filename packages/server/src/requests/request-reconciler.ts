@@ -28,10 +28,16 @@ export interface ReconcilerDeps {
 
 export interface ReconcilerOptions {
   /**
-   * How old (since its creation) a record must be before "never received" is believed: a call
-   * still on its way must not be judged (default: the sweeper's stale age, maintenance/sweeper.ts).
+   * How old (since its creation) a record must be before "not done" is believed: a call still on
+   * its way must not be judged (default: the sweeper's stale age, maintenance/sweeper.ts).
    */
   readonly graceMs: number;
+  /**
+   * How long an upstream's look-up must keep answering "never received" (404) before it is
+   * believed, from its first such answer (`upstreams.<name>.not_received_after_ms`; default
+   * `notReceivedAfterMsOf`, config/schema.ts).
+   */
+  readonly notReceivedAfterMs: (upstream: string) => number;
   /** First wait after a failed look-up; doubled on each further failure, at most `maxBackoffMs`. */
   readonly backoffMs?: number;
   readonly maxBackoffMs?: number;
@@ -49,7 +55,8 @@ export interface ReconcileCounts {
 
 type Verdict =
   | { kind: 'completed'; usage: unknown; upstream: string }
-  | { kind: 'not_done'; upstreams: string[] }
+  /** Every upstream refused it (`failed`) or never received it (`notReceivedBy`: 404). */
+  | { kind: 'not_done'; upstreams: string[]; notReceivedBy: string[] }
   | { kind: 'in_progress' }
   | { kind: 'unaskable' }
   | { kind: 'error'; error: unknown };
@@ -59,9 +66,11 @@ type Verdict =
  * that can be asked (`request_lookup`) what became of the call the record names: done → its
  * usage priced on the record's price version, captured (never above the hold), record
  * `succeeded`; never received, or refused, by every upstream the model routes to, once the
- * record is older than the grace period → hold released, record `failed`; a look-up that fails →
- * tried again later, with backoff; any upstream without the capability, or a usage it cannot
- * price → left for the operator's queue. Every resolution is one transaction: the hold moves out
+ * record is older than the grace period and every "never received" has been answered for that
+ * upstream's `not_received_after_ms` since its first such answer → hold released, record
+ * `failed`; a look-up that fails → tried again later, with backoff (it neither starts nor ends
+ * that window); any upstream without the capability, or a usage it cannot price → left for the
+ * operator's queue. Every resolution is one transaction: the hold moves out
  * of `open` once (guarded) and the record moves from `submission_unknown` once (guarded), so
  * several instances reconciling at once, a late finish or an operator resolve a record once —
  * whoever comes second rolls back. The resolver is written where an operator's is:
@@ -70,6 +79,11 @@ type Verdict =
 export class RequestReconciler {
   /** Records whose look-up failed: when to try again (this instance only; lost on restart). */
   private readonly retries = new Map<string, { failures: number; at: number }>();
+  /**
+   * Records whose look-up answered "never received": when it first did, in a row of such answers
+   * (this instance only: lost on restart, which only starts the window again).
+   */
+  private readonly notReceivedSince = new Map<string, number>();
   private readonly modelsById: ReadonlyMap<string, ModelConfig>;
 
   constructor(
@@ -95,6 +109,8 @@ export class RequestReconciler {
     const listed = new Set(rows.map((row) => row.id));
     // Resolved elsewhere (an operator, another instance): forget their backoff.
     for (const id of this.retries.keys()) if (!listed.has(id)) this.retries.delete(id);
+    for (const id of this.notReceivedSince.keys())
+      if (!listed.has(id)) this.notReceivedSince.delete(id);
     for (const row of rows) {
       const retry = this.retries.get(row.id);
       if (retry !== undefined && retry.at > now) continue;
@@ -108,14 +124,35 @@ export class RequestReconciler {
       }
       this.retries.delete(row.id);
       if (verdict.kind === 'completed') {
+        this.notReceivedSince.delete(row.id);
         if (await this.capture(row, verdict)) counts.captured += 1;
         else counts.left += 1;
-      } else if (verdict.kind === 'not_done' && now - row.created_at >= this.options.graceMs) {
+      } else if (verdict.kind === 'not_done' && this.believed(row, verdict.notReceivedBy, now)) {
         if (await this.release(row, verdict.upstreams)) counts.released += 1;
         else counts.left += 1;
-      } else if (verdict.kind !== 'unaskable') counts.left += 1;
+      } else {
+        if (verdict.kind !== 'not_done') this.notReceivedSince.delete(row.id);
+        if (verdict.kind !== 'unaskable') counts.left += 1;
+      }
     }
     return counts;
+  }
+
+  /**
+   * Whether "not done" is believed now: the record is past the grace period, and every upstream
+   * that answered "never received" has answered so for its window. The window runs from the
+   * first such answer: the record was `submission_unknown` by then, so no send of it could start
+   * later, and a send started before has reached the upstream (and shows in its look-up) or been
+   * given up within the upstream's timeouts, which the window exceeds (config/schema.ts).
+   */
+  private believed(row: RecordRow, notReceivedBy: readonly string[], now: number): boolean {
+    if (notReceivedBy.length === 0) return now - row.created_at >= this.options.graceMs;
+    const since = this.notReceivedSince.get(row.id) ?? now;
+    this.notReceivedSince.set(row.id, since);
+    const window = Math.max(
+      ...notReceivedBy.map((upstream) => this.options.notReceivedAfterMs(upstream)),
+    );
+    return now - row.created_at >= this.options.graceMs && now - since >= window;
   }
 
   /** The distinct upstreams the record's model routes to; `undefined` for a model no longer configured. */
@@ -133,6 +170,7 @@ export class RequestReconciler {
     let unaskable = false;
     let inProgress = false;
     let failure: unknown;
+    const notReceivedBy: string[] = [];
     for (const upstream of upstreams) {
       const lookup = this.deps.lookupOf(upstream);
       if (lookup === undefined) {
@@ -149,11 +187,12 @@ export class RequestReconciler {
       if (answer.status === 'completed')
         return { kind: 'completed', usage: answer.usage, upstream };
       if (answer.status === 'in_progress') inProgress = true;
+      if (answer.status === 'not_received') notReceivedBy.push(upstream);
     }
     if (failure !== undefined) return { kind: 'error', error: failure };
     if (unaskable) return { kind: 'unaskable' };
     if (inProgress) return { kind: 'in_progress' };
-    return { kind: 'not_done', upstreams: [...upstreams] };
+    return { kind: 'not_done', upstreams: [...upstreams], notReceivedBy };
   }
 
   private backOff(requestId: string, now: number, error: unknown): void {

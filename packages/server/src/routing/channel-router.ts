@@ -11,7 +11,12 @@ import {
   type BreakerState,
 } from './circuit-breaker.js';
 import type { DisabledChannels } from './disabled-channels.js';
-import { judgeAttempt, type AttemptVerdict } from './failover-rule.js';
+import {
+  judgeAttempt,
+  type AttemptVerdict,
+  type FailoverPurpose,
+  type FailoverUpstream,
+} from './failover-rule.js';
 
 /** One try of one channel, as the record lists it (operator views). */
 export interface ChannelAttempt {
@@ -185,8 +190,11 @@ export class ChannelRouter {
     };
   }
 
-  kindOf(channel: Channel): Config['upstreams'][string]['kind'] {
-    return this.config.upstreams[channel.upstream]?.kind ?? 'openai';
+  /** What the failover rule reads of the channel's upstream (an unknown one: no task statuses). */
+  upstreamOf(channel: Channel): FailoverUpstream {
+    return (
+      this.config.upstreams[channel.upstream] ?? { kind: 'openai', task_failover_statuses: [] }
+    );
   }
 
   noted(attempt: ChannelAttempt): void {
@@ -260,13 +268,14 @@ export class RoutedCall {
   ) {}
 
   /**
-   * Sends on the chosen channel, failing over as the rule allows. The channel's concurrency slot
-   * is freed when `send` settles, or with `holdSlot` only by `finish()`: a streamed answer whose
-   * response started still occupies its channel until the stream ends.
+   * Sends on the chosen channel, failing over as the rule allows for `purpose` (a task's
+   * submission moves on more rarely than a request: failover-rule.ts). The channel's concurrency
+   * slot is freed when `send` settles, or with `holdSlot` only by `finish()`: a streamed answer
+   * whose response started still occupies its channel until the stream ends.
    */
   async run<T>(
     send: (channel: Channel) => Promise<T>,
-    options: { holdSlot?: boolean } = {},
+    options: { holdSlot?: boolean; purpose?: FailoverPurpose } = {},
   ): Promise<T> {
     const tried = new Set<string>();
     let lastFailure: UpstreamFailure | undefined;
@@ -289,13 +298,18 @@ export class RoutedCall {
         this.served = channel;
         return result;
       } catch (error) {
-        const verdict = judgeAttempt(error, this.router.kindOf(channel));
+        const upstream = this.router.upstreamOf(channel);
+        const verdict = judgeAttempt(error, upstream, options.purpose);
         // A failure on this side before sending (the caller left while queued, no connection of
         // this instance's pool free in time) is no fault of the channel: counted against it, one
         // impatient caller or this instance's own congestion opened the breaker and turned every
-        // caller away with "no usable channel" for the cool-down.
+        // caller away with "no usable channel" for the cool-down. The channel's health is judged
+        // by the request rule whatever was sent: a task's 503 that does not move the task still
+        // says the channel is overloaded.
         slot.settle(
-          error instanceof UpstreamFailure && error.origin === 'gateway' ? 'no_verdict' : verdict,
+          error instanceof UpstreamFailure && error.origin === 'gateway'
+            ? 'no_verdict'
+            : judgeAttempt(error, upstream),
         );
         slot.release();
         this.note(

@@ -6,6 +6,7 @@ import { UpstreamFailure } from '../providers/upstream-error.js';
  * rule"): 429 (rate or quota refusal) and 503 (overloaded, not started) everywhere, and 401
  * (this channel's key refused: checked before the request is read). Any other status, 5xx
  * included, may come after the work began: it never moves a request to another channel.
+ * Requests only: a task's submission follows its upstream's `task_failover_statuses` instead.
  */
 export const CERTAIN_FAILURE_STATUSES: Readonly<Record<UpstreamConfig['kind'], readonly number[]>> =
   {
@@ -18,18 +19,35 @@ export const CERTAIN_FAILURE_STATUSES: Readonly<Record<UpstreamConfig['kind'], r
 /** Why a failed attempt may, or may not, be sent again on another channel. */
 export type AttemptVerdict = 'not_processed' | 'maybe_processed' | 'refused';
 
+/** What the rule reads of the channel's upstream. */
+export type FailoverUpstream = Pick<UpstreamConfig, 'kind' | 'task_failover_statuses'>;
+
+/**
+ * What the attempt sent: a `request` (chat, embeddings, rerank, OCR: an answer within the call)
+ * or a `task` submission (images, videos, H3: a job the upstream bills on its own).
+ */
+export type FailoverPurpose = 'request' | 'task';
+
 /**
  * The failover rule: only an attempt the upstream certainly did not process moves on. That is a
- * failure before a byte was sent (connection refused, DNS or TLS failure, local socket failure:
- * `failed` with no upstream status) or a status on the adapter's certain-failure list. A
- * timeout after sending, a dropped connection, a body we cannot verify are `unknown`
- * (`maybe_processed`); any other error status is a definite refusal of this request
- * (`refused`): the hold is released and the caller told, never sent elsewhere.
+ * failure before a byte was sent (connection refused, DNS or TLS failure, local socket failure,
+ * no free connection: `failed` with no upstream status), or a status on the certain-failure
+ * list: the adapter's (`CERTAIN_FAILURE_STATUSES`) for a request; for a task only the statuses
+ * its upstream's `task_failover_statuses` names (default none), since a 503 or 429 written by a
+ * proxy or load balancer after it forwarded the submission means a job already made there, and
+ * a second one elsewhere is billed separately (the task id as `Idempotency-Key` does not dedupe
+ * across providers). A timeout after sending, a dropped connection, a body we cannot verify
+ * are `unknown` (`maybe_processed`); any other error status is a definite refusal of this
+ * attempt (`refused`): the hold is released and the caller told, never sent elsewhere.
  */
-export function judgeAttempt(error: unknown, kind: UpstreamConfig['kind']): AttemptVerdict {
+export function judgeAttempt(
+  error: unknown,
+  upstream: FailoverUpstream,
+  purpose: FailoverPurpose = 'request',
+): AttemptVerdict {
   if (!(error instanceof UpstreamFailure) || error.certainty !== 'failed') return 'maybe_processed';
   if (error.upstreamStatus === null) return 'not_processed';
-  return CERTAIN_FAILURE_STATUSES[kind].includes(error.upstreamStatus)
-    ? 'not_processed'
-    : 'refused';
+  const certain =
+    purpose === 'task' ? upstream.task_failover_statuses : CERTAIN_FAILURE_STATUSES[upstream.kind];
+  return certain.includes(error.upstreamStatus) ? 'not_processed' : 'refused';
 }

@@ -2,8 +2,8 @@ import { createHash, createHmac } from 'node:crypto';
 
 /**
  * Public share tokens: 43 base62 characters carrying 256 bits, so a URL-safe path segment that
- * cannot be guessed, and that `pathForLog` (log-redaction.ts) blots out of every access line as an
- * opaque token (40 or more letters and digits, no separator to split it).
+ * cannot be guessed, and that `pathForLog` (log-redaction.ts) blots out of every access line by
+ * its route (`CREDENTIAL_ROUTES.publicShare`), whatever its length.
  *
  * The token is never stored. It is HMAC-SHA256 over the share's id, keyed with the owner's API
  * key — which the gateway keeps only as a hash — for a share a key asked for, or with the

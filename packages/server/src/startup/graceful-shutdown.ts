@@ -8,7 +8,10 @@ export interface ShutdownSteps {
   readonly stopBackground: () => Promise<void>;
   /** Closes the listening socket and resolves when every request and stream in flight ended. */
   readonly closeServer: () => Promise<void>;
-  /** Cuts every connection still open (the grace ran out); answers how many it cut. */
+  /**
+   * Cuts every connection still open and stops reading every stream still read upstream (the
+   * grace ran out); answers how many connections it cut.
+   */
   readonly cutConnections: () => Promise<number>;
   /** Closes the store, Redis, upstream pools and the rest, once nothing uses them. */
   readonly closeServices: () => Promise<void>;
@@ -25,9 +28,10 @@ export interface ShutdownTimes {
  * SIGTERM's sequence (docs/operations.md, "Graceful shutdown"): turn `/readyz` to 503 and stop
  * the task worker claiming at once; after the drain delay close the port (new connections are
  * refused; a request on a kept-alive connection gets 503) and let requests and streams in flight
- * finish for the grace period, then cut what is left (a cut stream is settled like any client
- * that went away: billed once, by what was delivered). Only then are the database and the rest
- * closed, so nothing in flight loses its store. Resolves `forced` when the grace ran out.
+ * finish for the grace period (streams whose callers went away included: closing the server
+ * waits for them, http/streams-in-flight.ts), then cut what is left (a stream cut off this way is
+ * `submission_unknown`, its hold kept, as after a crash). Only then are the database and the
+ * rest closed, so nothing in flight loses its store. Resolves `forced` when the grace ran out.
  */
 export async function shutDownGracefully(
   steps: ShutdownSteps,

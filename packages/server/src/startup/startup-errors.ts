@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { BudgetTimeZoneMismatch } from '../budgets/budget-time-zone.js';
 import { ConfigError } from '../config/load.js';
 import { NewerSchemaError } from '../store/schema-version.js';
 import type { DatabaseTarget } from './database-target.js';
@@ -17,7 +18,8 @@ export function startupFailureMessage(error: unknown): string {
   if (
     error instanceof ConfigError ||
     error instanceof StartupError ||
-    error instanceof NewerSchemaError
+    error instanceof NewerSchemaError ||
+    error instanceof BudgetTimeZoneMismatch
   )
     return error.message;
   return `could not start: ${firstLine(error)} (LOG_LEVEL=debug prints the stack trace)`;
@@ -59,9 +61,12 @@ export function explainListenError(
  */
 export function explainServicesError(error: unknown, database: DatabaseTarget): string {
   const chain = causesOf(error);
-  // Already said for an operator (store/schema-version.ts), whatever the dialect.
-  const newer = chain.find((cause) => cause instanceof NewerSchemaError);
-  if (newer !== undefined) return newer.message;
+  // Already said for an operator (store/schema-version.ts, budgets/budget-time-zone.ts),
+  // whatever the dialect.
+  const said = chain.find(
+    (cause) => cause instanceof NewerSchemaError || cause instanceof BudgetTimeZoneMismatch,
+  );
+  if (said !== undefined) return said.message;
   const explained =
     database.kind === 'postgres'
       ? postgresProblem(chain, database)

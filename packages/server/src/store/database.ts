@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { Kysely, Migrator, PostgresDialect } from 'kysely';
 import type pg from 'pg';
+import { classifyingOutages } from './database-outage.js';
 import { MigrationPostgresDialect } from './migration-dialect.js';
 import { migrationProvider } from './migrations/index.js';
 import { SqliteDatabase, sqliteBindingPath } from './sqlite-binding.js';
@@ -157,7 +158,8 @@ async function openPostgres(
   });
   surviveConnectionLoss(pool, options.onConnectionLost ?? (() => {}));
   if (options.namedStatements ?? true) prepareHotStatementsByName(pool);
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  // Each error of a lost connection says what was committed (store/database-outage.ts).
+  const db = new Kysely<Database>({ dialect: classifyingOutages(new PostgresDialect({ pool })) });
   // The migrations run on the same pool through a dialect whose introspection looks at one
   // schema only (store/migration-dialect.ts); never destroyed itself: that would end the pool.
   const migrationDb = new Kysely<Database>({
@@ -172,9 +174,9 @@ async function openPostgres(
  * for one checked out. An `'error'` event nobody listens to ends the Node process, so without
  * these listeners one killed connection would take the gateway down. With them, the pool drops
  * the dead connection (pg-pool removes an idle one itself, and one released by Kysely is
- * discarded as no longer queryable), the statement that ran on it fails like any database
- * error (the request ends by the ordinary certain/uncertain rules), and the next checkout opens
- * a fresh connection once the server answers again.
+ * discarded as no longer queryable), the statement that ran on it fails with what it committed
+ * (store/database-outage.ts: the answer then says to send the request again, or to read its
+ * record first), and the next checkout opens a fresh connection once the server answers again.
  */
 function surviveConnectionLoss(pool: pg.Pool, onConnectionLost: (error: Error) => void): void {
   // The pool re-emits an idle client's error, which the client's own listener already reported.

@@ -35,6 +35,14 @@ export interface Database {
   payment_orders: PaymentOrderTable;
   payment_events: PaymentEventTable;
   disabled_channels: DisabledChannelTable;
+  deployment_settings: DeploymentSettingTable;
+}
+
+/** A setting that is one value for the whole deployment (migrations/033-deployment-settings). */
+export interface DeploymentSettingTable {
+  name: string;
+  value: string;
+  updated_at: number;
 }
 
 /** A channel an operator disabled (docs/routing.md); enabling deletes the row. migrations/018. */
@@ -98,6 +106,11 @@ export interface AccountTable {
   email: string;
   balance: number;
   held: number;
+  /**
+   * Refunded micro-yuan not yet taken back (migrations/036-refund-owed.ts): taken from the next
+   * money that becomes available, so while it is above 0 nothing is available (balance = held).
+   */
+  owed: number;
   created_at: number;
   /** Spend limit in micro-yuan, or null: no budget (migrations/019-budgets.ts). */
   budget_limit: number | null;
@@ -173,7 +186,11 @@ export interface HoldTable {
   budget_key_id: string | null;
 }
 
-/** `refund`: a payment provider's refund debited from the balance (negative balance delta). */
+/**
+ * `refund`: a payment provider's refund taken from the balance (negative balance delta), or the
+ * part not available then added to `owed` (positive owed delta), or owed paid off later (both
+ * negative).
+ */
 export type JournalKind = 'topup' | 'redemption' | 'hold' | 'capture' | 'release' | 'refund';
 
 /** Append-only: rows are inserted, never updated or deleted. */
@@ -183,6 +200,8 @@ export interface JournalTable {
   kind: JournalKind;
   balance_delta: number;
   held_delta: number;
+  /** Change of the account's `owed` (refunds only; 0 for every other kind). */
+  owed_delta: number;
   hold_id: string | null;
   request_id: string | null;
   topup_id: string | null;
@@ -298,7 +317,10 @@ export interface TaskTable {
   lease_until: number | null;
   /** The current lease's fencing token: a worker's writes match it (null: not leased). */
   claim_token: string | null;
-  /** When polls began answering "no such job" (null: the last poll found the job). */
+  /**
+   * When polls (a `running` task) or look-ups (a `submission_unknown` one never accepted) began
+   * answering "no such job" (null: the last one found the job).
+   */
   vanished_since: number | null;
   /** Times in a row the outputs of a finished task could not be stored (bounded, then an operator's). */
   download_failures: number;
@@ -418,8 +440,11 @@ export interface ConsoleSessionTable {
   totp_verified_at: number | null;
 }
 
-/** Who acted: the shared admin token (admin API, no person) or a signed-in console operator. */
-export type AuditActorKind = 'admin_token' | 'console_user' | 'payment_provider';
+/**
+ * Who acted: the shared admin token (admin API, no person), a signed-in console operator, the
+ * payment provider's webhook, or `cli`: a `tollgate` command (`actor_id`: the OS user).
+ */
+export type AuditActorKind = 'admin_token' | 'console_user' | 'payment_provider' | 'cli';
 
 /** One operator action or money movement; append-only (migrations/020-audit-log.ts). */
 export interface AuditEventTable {
@@ -446,7 +471,15 @@ export interface AuditEventTable {
 
 /** Where an online top-up order is (docs/payments.md, "Order states"). */
 export type PaymentOrderState =
-  'created' | 'paid' | 'expired' | 'failed' | 'amount_mismatch' | 'refunded_partially' | 'refunded';
+  | 'created'
+  | 'paid'
+  | 'expired'
+  | 'failed'
+  | 'amount_mismatch'
+  /** Paid, but crediting it would pass the maximum balance: not credited, in the operator's queue. */
+  | 'balance_limit'
+  | 'refunded_partially'
+  | 'refunded';
 
 /** One checkout a member started (migrations/026-payment-orders.ts). */
 export interface PaymentOrderTable {
@@ -464,7 +497,10 @@ export interface PaymentOrderTable {
   checkout_url: string | null;
   /** Micro-yuan the provider refunded so far (its running total). */
   refunded_amount: number;
-  /** Refunded micro-yuan that could not be taken back (it was spent): owed by the account. */
+  /**
+   * Refunded micro-yuan that could not be taken back when each refund arrived (it was spent or
+   * held): added to the account's `owed`, which is paid off from the next money available.
+   */
   refund_owed: number;
   /** Why an operator should look (an amount mismatch, a refund owed); null when nothing is wrong. */
   flag: string | null;

@@ -29,9 +29,10 @@ export type Submission =
  * Submits a queued task on one of its model's channels, chosen like a request's
  * (routing/channel-router.ts: priority, weight, skipping disabled, open-breaker and full
  * channels). Before each call the row moves to `sending` with that channel and upstream, in one
- * guarded write (never sent twice from there, whatever happens). A failure the upstream
- * certainly did not process (routing/failover-rule.ts) moves the submission to the next usable
- * channel not yet tried; any other outcome is final. A model no longer configured is submitted
+ * guarded write (never sent twice from there, whatever happens). Only a failure with no upstream
+ * answer (nothing sent) or a status the upstream's `task_failover_statuses` names moves the
+ * submission to the next usable channel not yet tried (routing/failover-rule.ts, purpose
+ * `task`: a 503 may come from a proxy that already forwarded it); any other outcome is final. A model no longer configured is submitted
  * where its row says. Throws `LostLease` when the claim was lost before a call.
  */
 export async function submitOnChannels(
@@ -72,7 +73,10 @@ export async function submitOnChannels(
   };
 
   try {
-    const result = routing === undefined ? await sendOn(undefined) : await routing.run(sendOn);
+    const result =
+      routing === undefined
+        ? await sendOn(undefined)
+        : await routing.run(sendOn, { purpose: 'task' });
     if (sentOn === undefined) throw new Error('a submission answered without being sent');
     return { kind: 'answered', result, ...sentOn };
   } catch (error) {

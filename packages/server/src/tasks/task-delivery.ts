@@ -90,8 +90,9 @@ export async function succeed(
  * on. Tried again with back-off up to `MAX_DOWNLOAD_TRIES` times in a row; then, the same for
  * every family, the task goes to the operator queue as `submission_unknown` with its hold, the
  * upstream's id and the kept URLs, and the last failure in its note — never `running` for good.
- * A synchronous answer with nothing to keep (base64 bytes) is thrown on: the worker's retry
- * finds it mid-submission and makes it `submission_unknown`.
+ * A synchronous answer with no URL to keep (base64 bytes) is thrown on to the submission's
+ * late-answer path (task-late-answer.ts), which stores the bytes once more or, failing that,
+ * parks the task for an operator with its upstream id.
  */
 export async function downloadFailed(
   deps: TaskStepDeps,

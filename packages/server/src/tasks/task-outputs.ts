@@ -108,12 +108,33 @@ export function keptSources(result: FinishedResult): string | null {
 }
 
 /**
- * The result kept on a task whose download failed, its URLs opened again through the provider
- * as its own answer's would be (the guarded fetch for another origin); null when none is kept.
+ * A result whose outputs are already stored as the task's undelivered assets (a late answer of
+ * bytes, task-late-answer.ts), as it is kept on the task: how many, and the upstream's report.
+ */
+export function storedSources(result: FinishedResult): string {
+  const kept: ResultSources = { stored: result.outputs.length, report: result.report };
+  return JSON.stringify(kept);
+}
+
+/**
+ * The result kept on a task not delivered yet, as the next step finishes it; null when none is
+ * kept. Kept URLs are opened again through the provider as its own answer's would be (the
+ * guarded fetch for another origin). Outputs kept as stored assets are taken as they are
+ * (`storeOutputs` reuses them); should they be gone, opening one fails like a broken download.
  */
 export function keptResult(provider: TaskProvider, task: TaskRow): FinishedResult | null {
   const kept = resultSourcesOf(task);
   if (kept === null) return null;
+  if ('stored' in kept)
+    return {
+      outputs: Array.from({ length: kept.stored }, () => ({
+        open: () =>
+          Promise.reject(
+            new Error(`task ${task.id}: the output stored from its upstream's answer is gone`),
+          ),
+      })),
+      report: kept.report,
+    };
   const reopen = provider.resultSource;
   if (reopen === undefined)
     throw new TaskNeedsOperator(

@@ -11,7 +11,8 @@ import type { TaskBillingState, TaskStatus, TaskSubmission } from '../store/sche
  * - queued → submission_unknown: a submission may have reached the upstream, unconfirmed.
  * - submission_unknown → running: a look-up found the submission, a late answer gave its id,
  *   or an operator attached it; it goes on (polled, delivered).
- * - submission_unknown → failed: an operator released it.
+ * - submission_unknown → failed: an operator released it, or its look-up kept answering "no
+ *   such job" for a submission never accepted (task-not-received.ts: hold released).
  * - running → succeeded / failed: the upstream finished (outputs stored and priced, or not).
  * - running → submission_unknown: the upstream kept answering "no such job" (it forgot or
  *   expired the job): the hold is kept and an operator resolves it.

@@ -11,6 +11,8 @@ import type { LeasedTask, StatePair, TaskChanges, TaskRow } from './task-store.j
 import type { TaskWorkerDeps, WorkerStep } from './task-worker.js';
 import { succeed } from './task-delivery.js';
 import { keepLateAnswer } from './task-late-answer.js';
+import { lookedUpNotFound } from './task-not-received.js';
+import { WorkerKilled } from './task-worker.js';
 
 /** What a step needs: the worker's dependencies, with the task's provider instead of the registry. */
 export type TaskStepDeps = Omit<TaskWorkerDeps, 'providers'> & {
@@ -23,6 +25,8 @@ export type TaskStepDeps = Omit<TaskWorkerDeps, 'providers'> & {
   readonly signal: AbortSignal;
   /** How long polls may answer "no such job" before the task goes to the operator queue. */
   readonly vanishedAfterMs: number;
+  /** How long an upstream's look-up may answer "no such job" before it is believed (task-not-received.ts). */
+  readonly notReceivedAfterMs: (upstream: string) => number;
   /** How long a priced task awaits settlement before it expires (task-expiry.ts). */
   readonly settlementWindowMs: number;
   readonly fault: (step: WorkerStep, task: TaskRow) => void;
@@ -81,7 +85,10 @@ async function stopForOperator(
   task: LeasedTask,
   error: TaskNeedsOperator,
 ): Promise<number | null> {
-  deps.logger.error({ taskId: task.id, err: error }, 'task stopped for an operator');
+  deps.logger.error(
+    { taskId: task.id, upstreamTaskId: task.upstream_task_id, err: error },
+    'task stopped for an operator',
+  );
   deps.metrics.taskStoppedForOperator.inc();
   if (task.status !== 'queued' && task.status !== 'running') return null;
   return markUnknown(
@@ -138,7 +145,14 @@ async function submit(deps: TaskStepDeps, task: LeasedTask): Promise<number | nu
       { from: 'sending', to: 'accepted' },
     );
   } catch (error) {
-    if (error instanceof LostLease) await keepLateAnswer(deps, task, result);
+    // A dead worker writes nothing more: the next step finds the task mid-submission.
+    if (error instanceof WorkerKilled) throw error;
+    // Any other failure once the upstream answered (a lost claim, a database write that failed,
+    // outputs that could not be stored, a price version that is gone) takes the guarded
+    // late-answer path: the job the upstream made and bills is never forgotten.
+    const outcome = await keepLateAnswer(deps, task, result, error);
+    // Kept or parked, the move gave the claim back: this step writes nothing more.
+    if (outcome !== 'not_kept' && !(error instanceof LostLease)) throw new LostLease(task.id);
     throw error;
   }
   return deps.effects.clock.now() + pollDelayMs(0);
@@ -199,14 +213,24 @@ async function lookUp(deps: TaskStepDeps, task: LeasedTask): Promise<number | nu
     deps.logger.warn({ taskId: task.id, err: error }, 'task look-up failed; retrying later');
     return now + lookupDelayMs(task.attempts);
   }
-  if (found === null) return now + lookupDelayMs(task.attempts);
-  await move(
-    deps,
-    task,
-    { from: 'submission_unknown', to: 'running' },
-    { upstream_task_id: found, error_message: null },
-    { from: 'sending', to: 'accepted' },
-  );
+  if (found === null) return lookedUpNotFound(deps, task, now + lookupDelayMs(task.attempts));
+  try {
+    await move(
+      deps,
+      task,
+      { from: 'submission_unknown', to: 'running' },
+      // `vanished_since` noted look-ups that answered "no such job" (task-not-received.ts).
+      { upstream_task_id: found, error_message: null, vanished_since: null },
+      { from: 'sending', to: 'accepted' },
+    );
+  } catch (error) {
+    // Not recorded: the next look-up finds it again; the id is logged meanwhile.
+    deps.logger.warn(
+      { taskId: task.id, upstreamTaskId: found, err: error },
+      'a look-up found the upstream job but it could not be recorded',
+    );
+    throw error;
+  }
   return now;
 }
 

@@ -92,13 +92,15 @@ const deliveryReportSchema = z.strictObject({
 });
 
 /**
- * A finished task's result whose outputs could not be stored yet (task-steps.ts `keepSources`):
- * the URLs the upstream gave, in order, and its delivery report, retried from there.
+ * A finished task's result not delivered yet, kept for the next step (task-outputs.ts): either
+ * the URLs the upstream gave, in order, to download again (`urls`), or the number of outputs
+ * already stored as the task's undelivered assets (`stored`: a late answer of bytes,
+ * task-late-answer.ts), with the upstream's delivery report.
  */
-export const resultSourcesSchema = z.strictObject({
-  urls: z.array(z.url()).min(1).max(16),
-  report: deliveryReportSchema,
-});
+export const resultSourcesSchema = z.union([
+  z.strictObject({ urls: z.array(z.url()).min(1).max(16), report: deliveryReportSchema }),
+  z.strictObject({ stored: z.number().int().min(0).max(16), report: deliveryReportSchema }),
+]);
 
 export type ResultSources = z.infer<typeof resultSourcesSchema>;
 

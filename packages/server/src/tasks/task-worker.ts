@@ -231,7 +231,12 @@ export class TaskWorker {
       if (error instanceof WorkerKilled) return;
       // Another worker holds the task now (this claim was lost): it carries on from the stored state.
       if (error instanceof LostLease) return;
-      this.deps.logger.error({ err: error, taskId: task.id }, 'task step failed; retrying later');
+      // With the upstream id the row had: a step's answer not recorded is never logged nameless
+      // (an answer to a submission is logged, with its id, by task-late-answer.ts).
+      this.deps.logger.error(
+        { err: error, taskId: task.id, upstreamTaskId: task.upstream_task_id },
+        'task step failed; retrying later',
+      );
       await this.deps.tasks
         .releaseLease(task, {
           dueAt: this.deps.effects.clock.now() + 5_000,
@@ -290,6 +295,7 @@ export class TaskWorker {
       owner: this.options.owner,
       signal,
       vanishedAfterMs: this.options.vanishedAfterMs ?? 600_000,
+      notReceivedAfterMs: (upstream) => this.deps.providers.notReceivedAfterMs(upstream),
       settlementWindowMs: this.options.settlementWindowMs ?? DEFAULT_SETTLEMENT_WINDOW_MS,
       fault: this.options.fault ?? (() => {}),
     };

@@ -34,7 +34,7 @@ describe('examples/nginx/tollgate.conf as the battery runs it', () => {
   });
 
   it('refuses a file without the lines it rewrites', () => {
-    expect(() => snippetFor(snippet.replace('listen 8080;', 'listen 80;'), [1], 2)).toThrow(
+    expect(() => snippetFor(snippet.replace('listen 8090;', 'listen 80;'), [1], 2)).toThrow(
       /lost its instance or listen lines/,
     );
   });

@@ -23,10 +23,10 @@ export interface RunningNginx {
  * longer has the lines it rewrites, so a renamed directive cannot make the battery test another file.
  */
 export function snippetFor(snippet: string, gatewayPorts: number[], listenPort: number): string {
-  const instanceLine = /^ *server 127\.0\.0\.1:808\d( [^;]*)?;\n/gm;
+  const instanceLine = /^ *server 127\.0\.0\.1:809\d( [^;]*)?;\n/gm;
   const instances = [...snippet.matchAll(instanceLine)];
   const first = instances[0];
-  if (first === undefined || !/^ *listen 8080;$/m.test(snippet))
+  if (first === undefined || !/^ *listen 8090;$/m.test(snippet))
     throw new Error('examples/nginx/tollgate.conf lost its instance or listen lines');
   const options = first[1] ?? '';
   const lines = gatewayPorts.map((port) => `    server 127.0.0.1:${port}${options};\n`).join('');
@@ -37,7 +37,7 @@ export function snippetFor(snippet: string, gatewayPorts: number[], listenPort: 
       replaced = true;
       return lines;
     })
-    .replace(/^( *)listen 8080;$/m, `$1listen 127.0.0.1:${listenPort};`);
+    .replace(/^( *)listen 8090;$/m, `$1listen 127.0.0.1:${listenPort};`);
 }
 
 /**

@@ -1,5 +1,5 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
 import { Secret, TOTP } from 'otpauth';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -24,6 +24,7 @@ async function gatewayOnCliDatabase() {
   const app = await buildApp(services);
   return {
     app,
+    services,
     close: async () => {
       await app.close();
       await services.close();
@@ -41,8 +42,9 @@ describe('tollgate users invite', () => {
       object: 'console_invitation',
       user: { email: 'boss@example.test', role: 'operator', account_id: null },
     });
+    // The full link, as the console's invite page shows it: here the gateway's own address.
     const url = String(invited.json['invite_url']);
-    expect(url).toMatch(/^\/console\/invite\/[0-9A-Za-z]{32}$/);
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:8080\/console\/invite\/[0-9A-Za-z]{32}$/);
     const gateway = await gatewayOnCliDatabase();
     try {
       const token = url.split('/').at(-1) ?? '';
@@ -62,6 +64,33 @@ describe('tollgate users invite', () => {
     } finally {
       await gateway.close();
     }
+  });
+
+  it('prints the link on the address given with --origin (behind a proxy), and refuses one that is not an http(s) origin', async () => {
+    const invited = await cli(
+      'users',
+      'invite',
+      'proxied@example.test',
+      '--role',
+      'operator',
+      '--origin',
+      'https://gateway.example.test/',
+    );
+    expect(invited.code).toBe(0);
+    expect(String(invited.json['invite_url'])).toMatch(
+      /^https:\/\/gateway\.example\.test\/console\/invite\/[0-9A-Za-z]{32}$/,
+    );
+    const bad = await cli(
+      'users',
+      'invite',
+      'proxied@example.test',
+      '--role',
+      'operator',
+      '--origin',
+      'gateway.example.test',
+    );
+    expect(bad.code).toBe(1);
+    expect(bad.json).toMatchObject({ error: { code: 'INVALID_INPUT', param: 'origin' } });
   });
 
   it('invites a member of an account; a member without --account, or of an unknown one, is refused', async () => {
@@ -153,6 +182,75 @@ describe('tollgate users invite', () => {
       await after.close();
     }
     const unknown = await cli('users', 'reset-totp', 'nobody@example.test');
+    expect(unknown.code).toBe(1);
+    expect(unknown.json).toMatchObject({ error: { code: 'NOT_FOUND' } });
+  });
+
+  it('users disable ends every session of the user and refuses sign-in, audited as the CLI; the last operator only with --force; users enable lets them in again', async () => {
+    const invited = await cli('users', 'invite', 'Cut-Off@example.test', '--role', 'operator');
+    const token = String(invited.json['invite_url']).split('/').at(-1) ?? '';
+    const password = 'operator password 3';
+    const signIn = (gateway: Awaited<ReturnType<typeof gatewayOnCliDatabase>>) =>
+      gateway.app.inject({
+        method: 'POST',
+        url: '/console/api/session',
+        payload: { email: 'cut-off@example.test', password },
+      });
+    const gateway = await gatewayOnCliDatabase();
+    let cookie = '';
+    try {
+      await gateway.app.inject({
+        method: 'POST',
+        url: `/console/api/invitations/${token}`,
+        payload: { password },
+      });
+      const signedIn = await signIn(gateway);
+      expect(signedIn.statusCode).toBe(200);
+      cookie = String(signedIn.headers['set-cookie']).split(';')[0] ?? '';
+      // Every other operator of this file is disabled, so this one is the last who can sign in.
+      for (const other of ['boss@example.test', 'lost-phone@example.test'])
+        expect((await cli('users', 'disable', other, '--force')).code).toBe(0);
+    } finally {
+      await gateway.close();
+    }
+
+    const refused = await cli('users', 'disable', 'cut-off@example.test');
+    expect(refused.code).toBe(1);
+    expect(refused.json).toMatchObject({ error: { code: 'PERMISSION_DENIED' } });
+    const disabled = await cli('users', 'disable', 'CUT-OFF@example.test', '--force');
+    expect(disabled.code).toBe(0);
+    expect(disabled.json).toMatchObject({
+      email: 'cut-off@example.test',
+      disabled_at: expect.any(String),
+    });
+    const after = await gatewayOnCliDatabase();
+    try {
+      const old = await after.app.inject({
+        method: 'GET',
+        url: '/console/api/session',
+        headers: { cookie },
+      });
+      expect(old.statusCode).toBe(401);
+      expect((await signIn(after)).statusCode).toBe(401);
+      const [row] = await after.services.store.db
+        .selectFrom('audit_events')
+        .selectAll()
+        .where('action', '=', 'console_user.disable')
+        .where('target_id', '=', String((disabled.json as { id: string }).id))
+        .execute();
+      expect(row).toMatchObject({ actor_kind: 'cli', actor_id: userInfo().username });
+    } finally {
+      await after.close();
+    }
+
+    expect((await cli('users', 'enable', 'cut-off@example.test')).code).toBe(0);
+    const enabled = await gatewayOnCliDatabase();
+    try {
+      expect((await signIn(enabled)).statusCode).toBe(200);
+    } finally {
+      await enabled.close();
+    }
+    const unknown = await cli('users', 'disable', 'nobody@example.test');
     expect(unknown.code).toBe(1);
     expect(unknown.json).toMatchObject({ error: { code: 'NOT_FOUND' } });
   });

@@ -217,6 +217,7 @@ const accountKeys = {
   email: 'always',
   balance: 'always',
   held: 'always',
+  owed: 'always',
   available: 'always',
   currency: 'always',
   created_at: 'always',

@@ -1,7 +1,8 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { loadShareLinkSecret } from '../../src/shares/share-link-secret.js';
 import { cliWithEnv } from '../helpers/processes.js';
 
 /** Runs one CLI command in this process; its exit code and both outputs. */
@@ -78,5 +79,60 @@ describe('tollgate backup: what it refuses', () => {
       },
     });
     expect(existsSync(file)).toBe(false);
+  });
+});
+
+/**
+ * The risk: a restore from `tollgate backup` alone loses what the database copy does not hold.
+ * The share-link secret (`<data dir>/share-link-secret`, kept out of the database on purpose)
+ * keys every public link asked for from the console: a restored gateway without it generates a
+ * new one and shows `null` for every approved link. The backup names it, and the local asset
+ * files, beside the copy it made; and the documented procedure copies them.
+ */
+describe('tollgate backup: what the copy does not hold', () => {
+  let dir: string;
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('names the share-link secret and the asset files to copy beside the database', async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'tollgate-backup-also-'));
+    const env = { TOLLGATE_DATA_DIR: dir };
+    await cli(env, 'accounts', 'create', '--email', 'a@example.test');
+    // What a gateway started on this data directory leaves there.
+    await loadShareLinkSecret({ fromEnvironment: undefined, dataDir: dir });
+    mkdirSync(path.join(dir, 'assets'));
+    const file = path.join(dir, 'backup.sqlite');
+    const result = await cli(env, 'backup', '--to', file);
+    expect(result.code, result.err).toBe(0);
+    expect(JSON.parse(result.out)).toMatchObject({
+      object: 'backup',
+      integrity: 'ok',
+      also_copy: [path.join(dir, 'share-link-secret'), path.join(dir, 'assets')],
+    });
+    // A secret given by the environment is the operator's to keep: no file is named.
+    const fromEnvironment = await cli(
+      { ...env, TOLLGATE_SHARE_LINK_SECRET: 'x'.repeat(40) },
+      'backup',
+      '--to',
+      path.join(dir, 'second.sqlite'),
+    );
+    expect(JSON.parse(fromEnvironment.out)).toMatchObject({
+      also_copy: [path.join(dir, 'assets')],
+    });
+  });
+
+  it('docs/operations.md backs up and restores the share-link secret with the database', () => {
+    const operations = readFileSync(
+      new URL('../../../../docs/operations.md', import.meta.url),
+      'utf8',
+    );
+    const sqlite = operations.slice(
+      operations.indexOf('### SQLite: `tollgate backup --to FILE`'),
+      operations.indexOf('### PostgreSQL: `pg_dump`'),
+    );
+    const [backup, restore] = [...sqlite.matchAll(/```bash\n([\s\S]*?)```/g)].map(
+      (block) => block[1] ?? '',
+    );
+    expect(backup).toContain('share-link-secret');
+    expect(restore).toContain('share-link-secret');
   });
 });

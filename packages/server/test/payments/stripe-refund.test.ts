@@ -64,7 +64,7 @@ describeEachDialect('Stripe refunds on $name', (dialect) => {
     await gateway.expectLedgerClean();
   });
 
-  it('a refund of money already spent never takes the balance below zero: the rest is recorded as owed and flagged', async () => {
+  it('a refund of money already spent never takes the balance below zero: the rest is owed by the account and flagged', async () => {
     const { order, key } = await paidOrder();
     const spend = await gateway.call('POST', '/v1/embeddings', {
       key,
@@ -80,7 +80,7 @@ describeEachDialect('Stripe refunds on $name', (dialect) => {
     expect(await gateway.balance(order.accountId)).toEqual({ balance: 0, held: 0, available: 0 });
     const row = await orderRow(gateway, order.orderId);
     expect(row).toMatchObject({ state: 'refunded', refunded_amount: TEN_YUAN, refund_owed: spent });
-    expect(row.flag).toContain(`${spent} of it was already spent`);
+    expect(row.flag).toContain(`${spent} of it could not be taken back`);
 
     const operator = await gateway.services.consoleUsers.invite({
       email: 'ops@example.test',
@@ -107,6 +107,36 @@ describeEachDialect('Stripe refunds on $name', (dialect) => {
     expect(flagged.json()).toMatchObject({
       data: [{ id: order.orderId, state: 'refunded', refund_owed: spent }],
     });
+    await gateway.expectLedgerClean();
+  });
+
+  it('a late refund event of a fully refunded order refunds nothing, changes nothing and keeps its flag', async () => {
+    const { order, key } = await paidOrder();
+    const spend = await gateway.call('POST', '/v1/embeddings', {
+      key,
+      body: { model: 'sim-embed', input: 'hello world' },
+    });
+    expect(spend.statusCode).toBe(200);
+    const full = await deliver(gateway, refundEvent('evt_refund_all', order, TEN_YUAN / 10_000));
+    expect(full.json()).toMatchObject({ outcome: 'refund_owed' });
+    const before = await orderRow(gateway, order.orderId);
+    expect(before.flag).toContain('could not be taken back');
+    const balance = await gateway.balance(order.accountId);
+    const audited = (await gateway.services.audit.list({ limit: 100 })).data.length;
+
+    // Stripe's earlier running total (a partial refund) and the full one again, delivered late
+    // under their own event ids: both already applied.
+    for (const [id, fen] of [
+      ['evt_refund_older', 300],
+      ['evt_refund_again', TEN_YUAN / 10_000],
+    ] as const) {
+      const late = await deliver(gateway, refundEvent(id, order, fen));
+      expect(late.statusCode).toBe(200);
+      expect(late.json()).toMatchObject({ outcome: 'refund_already_applied' });
+    }
+    expect(await orderRow(gateway, order.orderId)).toEqual(before);
+    expect(await gateway.balance(order.accountId)).toEqual(balance);
+    expect((await gateway.services.audit.list({ limit: 100 })).data).toHaveLength(audited);
     await gateway.expectLedgerClean();
   });
 

@@ -149,11 +149,15 @@ describeOnPostgres('a gateway process losing its PostgreSQL connections', () => 
     await proxy.cut();
     await readinessBecomes(base, 503);
     const failed = await inFlight;
-    // Its outcome could not be recorded: an error answer saying the outcome is unknown; the
-    // record stays `processing`, hold kept, until the sweeper moves it to `submission_unknown`.
-    expect(failed.status).toBe(500);
-    const failedBody = (await failed.json()) as { error: { code: string; request_id: string } };
-    expect(failedBody.error.code).toBe('INTERNAL_ERROR');
+    // Its outcome could not be recorded: 503 with Retry-After, pointing to its record, which
+    // stays `processing`, hold kept, until the sweeper moves it to `submission_unknown`.
+    expect(failed.status).toBe(503);
+    expect(failed.headers.get('retry-after')).toBe('2');
+    const failedBody = (await failed.json()) as {
+      error: { code: string; message: string; request_id: string };
+    };
+    expect(failedBody.error.code).toBe('SERVICE_UNAVAILABLE');
+    expect(failedBody.error.message).toContain(`GET /v1/requests/${failedBody.error.request_id}`);
     expect((await embed('while unreachable')).status).toBeGreaterThanOrEqual(500);
     await expectAlive();
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import pino from 'pino';
 import { afterEach, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/load.js';
-import type { ConfigFile } from '../../src/config/schema.js';
+import { notReceivedAfterMsOf, type ConfigFile } from '../../src/config/schema.js';
 import { startSweeper, staleAfterMs, sweeperReconciler } from '../../src/maintenance/sweeper.js';
 import type { RequestLookupAnswer } from '../../src/providers/request-lookup.js';
 import type { RecordRow } from '../../src/requests/record-view.js';
@@ -23,8 +23,9 @@ import { unknownOutcome } from '../helpers/records.js';
 /**
  * A request killed mid-flight ends `submission_unknown` with its hold kept. Where the upstream
  * can be asked (`request_lookup`), the sweeper's reconciler resolves it: done upstream → the
- * looked-up usage is charged (never above the hold), record `succeeded`; never received → after
- * the grace period the hold is released, record `failed`; a failed look-up, or an upstream that
+ * looked-up usage is charged (never above the hold), record `succeeded`; never received → once
+ * the upstream has said so for its window (test/requests/never-received-window.test.ts) the hold
+ * is released, record `failed`; a failed look-up, or an upstream that
  * cannot be asked, leaves it for later or for the operator (docs/requests.md "Reconciled by
  * look-up"). The money is checked from the outside: balance, journal, record, ledger check.
  */
@@ -171,7 +172,8 @@ describeEachDialect('request look-up reconciliation on $name', (dialect) => {
     const { accountId, key } = await gw.account(1_000_000);
     const lost = await lostAnswer(gw, key, 40_000);
     const grace = 10 * 60_000;
-    const pass = reconciler(gw, { graceMs: grace });
+    // The upstream's "never received" window is met at once (a window of 0): the grace decides.
+    const pass = reconciler(gw, { graceMs: grace, notReceivedAfterMs: () => 0 });
 
     clock.advance(grace - 1);
     expect(await pass.reconcile()).toEqual({ captured: 0, released: 0, left: 1 });
@@ -221,7 +223,7 @@ describeEachDialect('request look-up reconciliation on $name', (dialect) => {
         },
         logger: silent,
       },
-      { graceMs: staleAge, backoffMs: 1_000 },
+      { graceMs: staleAge, notReceivedAfterMs: () => 0, backoffMs: 1_000 },
     );
 
     expect(await flaky.reconcile()).toEqual({ captured: 0, released: 0, left: 1 });
@@ -253,14 +255,15 @@ describeEachDialect('request look-up reconciliation on $name', (dialect) => {
       neverSent.push(await lostAnswer(gw, key, 20_000));
     }
     clock.advance(staleAge);
+    const [one, two] = [reconciler(gw), reconciler(gw)];
 
-    const [first, second] = await Promise.all([
-      reconciler(gw).reconcile(),
-      reconciler(gw).reconcile(),
-    ]);
-
+    const [first, second] = await Promise.all([one.reconcile(), two.reconcile()]);
     expect(first.captured + second.captured).toBe(6);
-    expect(first.released + second.released).toBe(6);
+    // "Never received" is believed once it has been answered for the upstream's window.
+    expect(first.released + second.released).toBe(0);
+    clock.advance(notReceivedAfterMsOf(parseConfig(testConfig(), 'test').upstreams['simulator']!));
+    const [third, fourth] = await Promise.all([one.reconcile(), two.reconcile()]);
+    expect(third.released + fourth.released).toBe(6);
     let charged = 0;
     for (const lost of done) {
       const row = await record(gw, lost.requestId);

@@ -187,6 +187,7 @@ describeEachDialect('money bounds on $name', (dialect) => {
               kind: 'topup',
               balance_delta: MAX_MOVEMENT_MICRO_YUAN + 1,
               held_delta: 0,
+              owed_delta: 0,
               hold_id: null,
               request_id: null,
               topup_id: null,

@@ -36,6 +36,7 @@ describeEachDialect('exact ledger check on $name', (dialect) => {
         created_at: 0,
         budget_window_start: 0,
         budget_spent: 0,
+        owed: 0,
       })
       .execute();
     const topups: TopupTable[] = [];
@@ -56,6 +57,7 @@ describeEachDialect('exact ledger check on $name', (dialect) => {
         kind: 'topup',
         balance_delta: amount,
         held_delta: 0,
+        owed_delta: 0,
         hold_id: null,
         request_id: null,
         topup_id: topupId,

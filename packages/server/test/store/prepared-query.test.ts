@@ -19,6 +19,7 @@ const insertAccount = preparedQuery<{ id: string; email: string; balance: number
     created_at: 1,
     budget_window_start: 0,
     budget_spent: 0,
+    owed: 0,
   }),
 );
 const holdIfAvailable = preparedQuery<{ id: string; amount: number }, { held: number }>(
@@ -37,6 +38,7 @@ const spreadsItsSlots = preparedQuery<{ id: string; email: string; balance: numb
     created_at: 1,
     budget_window_start: 0,
     budget_spent: 0,
+    owed: 0,
   }),
 );
 

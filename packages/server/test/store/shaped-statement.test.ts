@@ -35,6 +35,7 @@ const insertAccounts = shapedStatement(
         created_at: batch.createdAt,
         budget_window_start: 0,
         budget_spent: 0,
+        owed: 0,
       })) as never,
     )}`,
 );
@@ -180,6 +181,7 @@ describe('the batched money statements, compiled once per batch shape', () => {
         kind: 'hold' as const,
         balance_delta: 0,
         held_delta: 100 + index,
+        owed_delta: 0,
         hold_id: `hold_${size}_${index}`,
         request_id: `req_${size}_${index}`,
         topup_id: null,

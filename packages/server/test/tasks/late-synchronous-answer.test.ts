@@ -37,8 +37,9 @@ function cdn(): GuardedFetchDeps {
  * nothing that can be polled. A worker stalled past its lease whose image answer arrives late
  * used to move the task to `running` by that id alone: every poll then failed ("images are
  * synchronous") and the task stayed `running` with its hold for good. Now the answer's URLs are
- * kept and downloaded by the next step; an answer with nothing to open again (base64 bytes)
- * leaves the task in the operator queue.
+ * kept and downloaded by the next step; an answer of bytes (`b64_json`, issue 35 Found 15) is
+ * stored as the task's undelivered output before the guarded move, and the next step finishes
+ * from it.
  */
 describeEachDialect('a late synchronous answer on $name', (dialect) => {
   let gateway: TestGateway | undefined;
@@ -126,25 +127,45 @@ describeEachDialect('a late synchronous answer on $name', (dialect) => {
     expect(submissions).toHaveBeenCalledTimes(1);
   }, 60_000);
 
-  it('an image answer of bytes that comes after the claim was lost leaves the task for an operator, never running for good', async () => {
-    const { client, id, accountId, submissions } = await stalledImage(false);
+  it('an image answer of bytes (b64_json) that comes after the claim was lost is stored, delivered and settled once', async () => {
+    const { client, id, key, accountId, submissions } = await stalledImage(false);
+    // Issue 35, Found 15: the bytes were dropped and the task left for an operator with nothing
+    // to attach. They are now placed as the task's undelivered output before the guarded move.
     const row = await client.services.taskStore.byId(id);
-    expect(row).toMatchObject({ status: 'submission_unknown', upstream_task_id: null });
+    expect(row).toMatchObject({ status: 'running', submission: 'accepted' });
+    expect(JSON.parse(row?.result_sources ?? 'null')).toMatchObject({ stored: 1 });
+    const db = client.services.store.db;
+    const kept = await db.selectFrom('assets').selectAll().where('task_id', '=', id).execute();
+    expect(kept).toHaveLength(1);
+    expect(kept[0]).toMatchObject({
+      delivered_at: null,
+      deleted_at: null,
+      media_type: 'image/png',
+    });
     const late = await client.services.metrics.taskLateAnswers.get();
     expect(late.values).toContainEqual(
-      expect.objectContaining({ labels: { outcome: 'not_kept' }, value: 1 }),
+      expect.objectContaining({ labels: { outcome: 'kept' }, value: 1 }),
     );
-    expect((await client.balance(accountId)).held).toBeGreaterThan(0);
-    const released = await client.admin('POST', `/admin/v1/tasks/${id}/resolve`, {
-      action: 'release',
-      reason: 'the late answer was bytes; nothing to keep',
+    await workUntil(
+      client,
+      async () => (await client.services.taskStore.byId(id))?.status === 'succeeded',
+      20_000,
+    );
+    const task = (await client.call('GET', `/v1/images/${id}`, { key })).json<TaskBody>();
+    // The bill is the one image delivered at its price (256x256, standard).
+    expect(task.billing.actual_amount).toBe(10_000);
+    const settled = await client.call('POST', `/v1/images/${id}/settle`, {
+      key,
+      body: settleBodyOf(task),
     });
-    expect(released).toMatchObject({ status: 'failed' });
-    expect(await client.balance(accountId)).toEqual({
-      balance: BALANCE,
-      held: 0,
-      available: BALANCE,
-    });
+    expect(settled.statusCode, settled.body).toBe(200);
+    expect(settled.json<TaskBody>().outputs?.map((output) => output.asset_id)).toEqual([
+      kept[0]?.id,
+    ]);
+    await expectChargedActualOnce(client, accountId, BALANCE, task);
+    const delivered = await db.selectFrom('assets').selectAll().where('task_id', '=', id).execute();
+    expect(delivered).toHaveLength(1);
+    expect(delivered[0]?.delivered_at).not.toBeNull();
     expect(submissions).toHaveBeenCalledTimes(1);
   }, 60_000);
 });

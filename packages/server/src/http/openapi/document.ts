@@ -189,6 +189,8 @@ function errorResponseName(status: number): string {
 function errorResponse(status: number): Json {
   const headers: Json = { 'X-Service-Request-Id': HEADERS['X-Service-Request-Id'] };
   if (status === 429) headers['Retry-After'] = { ...HEADERS['Retry-After'], required: true };
+  // SERVICE_UNAVAILABLE (the database could not be used) carries it; MODEL_UNAVAILABLE need not.
+  if (status === 503) headers['Retry-After'] = HEADERS['Retry-After'];
   const codes = codesOf(status);
   return {
     description: `Error: ${codes.join(', ')}`,

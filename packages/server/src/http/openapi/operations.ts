@@ -22,12 +22,15 @@ export interface Operation {
   readonly body?: 'chat' | 'upload' | 'empty';
 }
 
-/** Every `/v1` route can answer these (hygiene, authentication, rate limits, faults). */
-const BASE = [400, 401, 404, 408, 429, 431, 500] as const;
+/**
+ * Every `/v1` route can answer these (hygiene, authentication, rate limits, faults; 503 when the
+ * database cannot be used, errors/database-outage.ts).
+ */
+const BASE = [400, 401, 404, 408, 429, 431, 500, 503] as const;
 /** A route with a JSON body. */
 const BODY = [...BASE, 413, 415] as const;
 /** A billed call to an upstream. */
-const BILLED = [...BODY, 402, 403, 409, 502, 503, 504] as const;
+const BILLED = [...BODY, 402, 403, 409, 502, 504] as const;
 /** Content downloads (Range, ETag). */
 const CONTENT = [...BASE, 403, 409, 416] as const;
 const binary: Success = { binary: true };
@@ -143,7 +146,7 @@ export const OPERATIONS: Readonly<Record<string, Operation>> = {
   'GET /v1/h3/tasks/{id}': {
     summary: 'Read an H3 task',
     success: { 200: { json: 'H3Task' } },
-    errors: [...BASE, 502, 503, 504],
+    errors: [...BASE, 502, 504],
   },
   'POST /v1/h3/tasks/{id}/settle': {
     summary: 'Settle an H3 task',

@@ -20,6 +20,11 @@ declare module 'fastify' {
   }
 }
 
+/** A Fastify route URL in OpenAPI's form: `/console/api/keys/:id` → `/console/api/keys/{id}`. */
+export function openApiPath(url: string): string {
+  return url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+}
+
 /**
  * Records every `/v1` and `/console/api` route as Fastify registers it, so each OpenAPI
  * document can be held to the routes that really exist (a route hidden from its document, or
@@ -37,7 +42,7 @@ export function registerRouteCatalog(app: FastifyInstance): void {
     const isConsole = route.url.startsWith('/console/api/') && !route.url.includes('*');
     if (!isV1 && !isConsole) return;
     const methods = Array.isArray(route.method) ? route.method : [route.method];
-    const path = route.url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+    const path = openApiPath(route.url);
     for (const method of methods) {
       if (method === 'HEAD') continue;
       if (isV1) routes.add(`${method} ${path}`);

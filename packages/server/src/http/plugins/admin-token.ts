@@ -79,10 +79,10 @@ export function guardAdminToken(
   const expected = digest(adminToken);
   scope.addHook('onRequest', async (request) => {
     const header = soleAuthorizationHeader(request);
-    await throttle.refuseIfBlocked(request.ip);
+    await throttle.refuseIfBlocked(request.clientAddress);
     const token = bearerTokenOrNothing(header);
     if (token !== undefined && !timingSafeEqual(digest(token), expected))
-      await throttle.recordFailure(request.ip);
+      await throttle.recordFailure(request.clientAddress);
   });
 }
 

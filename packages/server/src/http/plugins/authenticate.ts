@@ -40,28 +40,19 @@ export function bearerToken(request: FastifyRequest): string | undefined {
 
 /**
  * Every route in this scope needs a valid API key, used from an address its `allowed_ips`
- * admits (the client address: `clientAddress`, auth/client-address.ts). The refusal names the
+ * admits (the client address: `request.clientAddress`, auth/client-address.ts). The refusal names the
  * rule, never the key's list (which would tell a thief where to stand). `admit` runs next in the
  * same hook, once the key is known (the rate limits): one hook per request rather than two.
  */
 export function requireApiKey(
   scope: FastifyInstance,
   keys: KeyService,
-  clientAddress: (
-    socketAddress: string | undefined,
-    forwardedFor: string | string[] | undefined,
-  ) => string,
   admit?: (request: FastifyRequest, principal: Principal) => Promise<void>,
 ): void {
   scope.decorateRequest('principal', undefined);
   scope.addHook('onRequest', async (request) => {
     const principal = await keys.authenticate(bearerToken(request));
-    if (
-      principal.addressAllowed != null &&
-      !principal.addressAllowed(
-        clientAddress(request.raw.socket.remoteAddress, request.headers['x-forwarded-for']),
-      )
-    )
+    if (principal.addressAllowed != null && !principal.addressAllowed(request.clientAddress))
       throw new ApiError(
         'PERMISSION_DENIED',
         "this API key's allowed_ips rule does not admit the address this request came from; use it from an allowed network, or ask the operator to change the key's allowed_ips",

@@ -8,17 +8,25 @@ import type {
   FastifyRequest,
 } from 'fastify';
 import { ApiError } from '../../errors/api-error.js';
+import { databaseUnavailableError } from '../../errors/database-outage.js';
 import type { IdGenerator } from '../../util/effects.js';
 import { pathForLog } from '../../log-redaction.js';
 
 /**
  * One error shape on the wire: `{"error": {"code", "message", "request_id", "param"?}}`. Known
- * framework errors become spec codes; everything else is a 500 INTERNAL_ERROR whose details go
- * to the log only (never a stack trace, SQL text or upstream body to the caller).
+ * framework errors become spec codes; a database that could not be used is a 503
+ * SERVICE_UNAVAILABLE saying whether anything was committed (errors/database-outage.ts);
+ * everything else is a 500 INTERNAL_ERROR whose details go to the log only (never a stack
+ * trace, SQL text or upstream body to the caller).
  */
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
-    const apiError = toApiError(error);
+    // A database that could not be used is not a fault to report as one: say what was committed.
+    const apiError =
+      databaseUnavailableError(error, {
+        id: request.id,
+        idempotencyKey: headerValue(request.headers['idempotency-key']),
+      }) ?? toApiError(error);
     if (apiError.status >= 500) request.log.error({ err: error }, 'request failed');
     void reply.code(apiError.status).headers(apiError.headers).send(apiError.toBody(request.id));
   });
@@ -32,6 +40,10 @@ export function registerErrorHandling(app: FastifyInstance): void {
         ).toBody(request.id),
       );
   });
+}
+
+function headerValue(value: string | string[] | undefined): string | undefined {
+  return typeof value === 'string' ? value : undefined;
 }
 
 /**
@@ -48,7 +60,12 @@ export function answerFrameworkError(
   const apiError = frameworkApiError(error);
   if (apiError.status >= 500) request.log.error({ err: error }, 'request failed');
   request.log.info(
-    { method: request.method, path: pathForLog(request.url), status: apiError.status },
+    {
+      method: request.method,
+      path: pathForLog(request.url),
+      client: request.clientAddress,
+      status: apiError.status,
+    },
     'request',
   );
   void reply

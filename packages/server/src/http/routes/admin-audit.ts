@@ -5,7 +5,7 @@ import type { AppDeps } from '../deps.js';
 
 /** The admin token names no person: the audit row keeps the address it was used from. */
 export function adminActor(request: FastifyRequest): AuditActor {
-  return { kind: 'admin_token', address: request.ip };
+  return { kind: 'admin_token', address: request.clientAddress };
 }
 
 /**

@@ -14,6 +14,7 @@ import { adminActor, registerAdminAudit } from './admin-audit.js';
 import { registerAdminChannels } from './admin-channels.js';
 import { registerAdminBudgets } from './admin-budgets.js';
 import { registerAdminTasks } from './admin-tasks.js';
+import { registerAdminUsers } from './admin-users.js';
 import { registerShareReview } from './shares.js';
 
 type Body = Record<string, unknown> & { amount?: unknown; reference?: unknown; code?: unknown };
@@ -218,4 +219,5 @@ export function registerAdmin(scope: FastifyInstance, deps: AppDeps): void {
   registerAdminBudgets(scope, operator);
   registerShareReview(scope, deps, operator);
   registerAdminAudit(scope, deps, operator);
+  registerAdminUsers(scope, deps, operator);
 }

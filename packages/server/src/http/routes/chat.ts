@@ -122,6 +122,7 @@ export function registerChat(scope: FastifyInstance, deps: AppDeps): void {
             reserve,
             assetIds: withAssets.assetIds,
             includeUsage: chat.includeUsage,
+            outputCap: chat.maxOutputTokens,
             routing,
             open: (signal) => provider.stream(signal),
             price: bill,

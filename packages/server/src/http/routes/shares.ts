@@ -10,6 +10,7 @@ import { adminActor } from './admin-audit.js';
 import { bearerToken, principalOf, requirePersonal } from '../plugins/authenticate.js';
 import { pageQuerySchema } from '../page-query.js';
 import { serveContent } from '../serve-content.js';
+import { CREDENTIAL_ROUTES } from '../../log-redaction.js';
 
 /**
  * How caches may keep a public share (docs/shares.md, "Caching"): anyone may store it, nobody
@@ -63,8 +64,8 @@ export function registerShares(v1: FastifyInstance, deps: AppDeps): void {
 /**
  * `GET`/`HEAD /s/{token}`: an approved share's content, no key, Range and ETag as every content
  * route (serve-content.ts). Registered beside the operations routes, outside `/v1`: no API key,
- * no per-key rate limit. The token never reaches a log: access lines carry `pathForLog`, which
- * redacts it as an opaque token (test/shares/public-shares.test.ts checks).
+ * no per-key rate limit. The token never reaches a log: the route is a credential route
+ * (`CREDENTIAL_ROUTES.publicShare`), whose token `pathForLog` redacts from every access line.
  */
 export function registerPublicShares(app: FastifyInstance, deps: AppDeps): void {
   const shares = shareServiceOf(deps);
@@ -77,8 +78,12 @@ export function registerPublicShares(app: FastifyInstance, deps: AppDeps): void 
     return serveContent(request, reply, deps.assets, object, PUBLIC_CACHE_CONTROL);
   };
   const hide = { schema: { hide: true } };
-  app.get<{ Params: { token: string } }>('/s/:token', { ...hide, exposeHeadRoute: false }, content);
-  app.head<{ Params: { token: string } }>('/s/:token', hide, content);
+  app.get<{ Params: { token: string } }>(
+    CREDENTIAL_ROUTES.publicShare,
+    { ...hide, exposeHeadRoute: false },
+    content,
+  );
+  app.head<{ Params: { token: string } }>(CREDENTIAL_ROUTES.publicShare, hide, content);
 }
 
 /** Share review under `/admin/v1` (docs/admin.md); the admin token is checked by admin.ts. */

@@ -26,6 +26,9 @@ import * as shareTokenSource from './027-share-token-source.js';
 import * as hotPathIndexes from './030-hot-path-indexes.js';
 import * as unfinishedRecordIndexes from './031-unfinished-record-indexes.js';
 import * as refusalFunction from './032-refusal-function.js';
+import * as deploymentSettings from './033-deployment-settings.js';
+import * as consoleEmailCanonical from './034-console-email-canonical.js';
+import * as refundOwed from './036-refund-owed.js';
 
 /**
  * Versioned migrations, applied in name order at start. Never edit a released migration: add
@@ -59,6 +62,9 @@ const migrations: Record<string, Migration> = {
   '030-hot-path-indexes': hotPathIndexes,
   '031-unfinished-record-indexes': unfinishedRecordIndexes,
   '032-refusal-function': refusalFunction,
+  '033-deployment-settings': deploymentSettings,
+  '034-console-email-canonical': consoleEmailCanonical,
+  '036-refund-owed': refundOwed,
 };
 
 export const migrationProvider: MigrationProvider = {
