@@ -37,6 +37,23 @@ export const SINGLE_COMMANDS: Readonly<Record<string, Command>> = {
       return { body: null, exitCode: 0, runs: true };
     },
   },
+  migrate: {
+    usage: 'migrate',
+    note: 'apply pending database migrations under the database lock, then exit (docs/deploy.md)',
+    args: [],
+    options: [],
+    run: async ({ context }) => {
+      // Opening the store applies what is pending (store/database.ts: Kysely's Migrator holds
+      // the database's migration lock, so instances starting meanwhile wait) and refuses a
+      // schema newer than this build.
+      const [{ migrationProvider }] = await Promise.all([
+        import('../store/migrations/index.js'),
+        context.store(),
+      ]);
+      const names = Object.keys(await migrationProvider.getMigrations()).sort();
+      return ok({ schema: names.at(-1) ?? null, migrations: names.length });
+    },
+  },
   backup: {
     usage: 'backup --to FILE',
     note: 'copy the SQLite database while it serves (PostgreSQL: pg_dump)',

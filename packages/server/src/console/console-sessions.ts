@@ -8,6 +8,7 @@ import type { ConsoleUsers } from './console-users.js';
 import type { LoginThrottle } from './login-throttle.js';
 import type { ConsoleTotp } from './totp.js';
 import { hashPassword, parsePassword, passwordMatches } from './passwords.js';
+import { endSessionsOf } from './session-ending.js';
 
 /** A session ends this long after sign-in, however active. */
 export const SESSION_LIFETIME_MS = 7 * 24 * 3_600_000;
@@ -178,13 +179,7 @@ export class ConsoleSessions {
         .set({ password_hash: passwordHash, password_changed_at: now })
         .where('id', '=', identity.user.id)
         .execute();
-      await trx
-        .updateTable('console_sessions')
-        .set({ revoked_at: now })
-        .where('user_id', '=', identity.user.id)
-        .where('id', '!=', identity.session.id)
-        .where('revoked_at', 'is', null)
-        .execute();
+      await endSessionsOf(trx, identity.user.id, now, identity.session.id);
     });
   }
 

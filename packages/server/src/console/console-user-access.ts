@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import { ApiError, notFound } from '../errors/api-error.js';
 import type { ConsoleUserTable, Database } from '../store/schema.js';
+import { endSessionsOf } from './session-ending.js';
 
 /** What a console user's access may be set to, and who may not lose it (`setDisabled`). */
 export interface AccessChange {
@@ -92,12 +93,7 @@ export async function setUserDisabled(
       .set({ disabled_at: now })
       .where('id', '=', user.id)
       .execute();
-    await trx
-      .updateTable('console_sessions')
-      .set({ revoked_at: now })
-      .where('user_id', '=', user.id)
-      .where('revoked_at', 'is', null)
-      .execute();
+    await endSessionsOf(trx, user.id, now);
     await trx
       .updateTable('console_invitations')
       .set({ used_at: now })

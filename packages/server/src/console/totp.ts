@@ -8,6 +8,7 @@ import type { ConsoleIdentity } from './console-sessions.js';
 import { consoleUserView, type ConsoleUserView } from './console-users.js';
 import type { LoginThrottle } from './login-throttle.js';
 import { passwordMatches } from './passwords.js';
+import { endSessionsOf } from './session-ending.js';
 
 /** RFC 6238 as every authenticator app reads it: SHA-1, 6 digits, 30-second steps. */
 const PERIOD_SECONDS = 30;
@@ -148,12 +149,7 @@ export class ConsoleTotp {
         .set({ totp_secret: null, totp_enabled_at: null, totp_last_step: null })
         .where('id', '=', user.id)
         .execute();
-      await trx
-        .updateTable('console_sessions')
-        .set({ revoked_at: now })
-        .where('user_id', '=', user.id)
-        .where('revoked_at', 'is', null)
-        .execute();
+      await endSessionsOf(trx, user.id, now);
       return consoleUserView({ ...user, totp_secret: null, totp_enabled_at: null });
     });
   }

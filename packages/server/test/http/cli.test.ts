@@ -7,6 +7,7 @@ import { parseConfig } from '../../src/config/load.js';
 import { defaultConfig } from '../../src/config/default-config.js';
 import { createServices } from '../../src/services.js';
 import { openStore } from '../../src/store/database.js';
+import { migrationProvider } from '../../src/store/migrations/index.js';
 import { finishedRequest, unknownOutcome } from '../helpers/records.js';
 import { cliIn } from '../helpers/processes.js';
 
@@ -113,6 +114,32 @@ describe('tollgate CLI', () => {
     const wrong = await cli('topup', 'acct_missing', '--amount=-5', '--reference', 'r');
     expect(wrong.code).toBe(1);
     expect(wrong.json).toMatchObject({ error: { code: 'INVALID_INPUT' } });
+  });
+
+  it('migrate brings a new database to the newest schema and exits, and again changes nothing', async () => {
+    const fresh = mkdtempSync(path.join(tmpdir(), 'tollgate-migrate-'));
+    try {
+      const newest = Object.keys(await migrationProvider.getMigrations()).sort();
+      const first = await cliIn(fresh, 'migrate');
+      expect(first).toEqual({
+        code: 0,
+        json: { schema: newest.at(-1), migrations: newest.length },
+      });
+      // What was applied is recorded in the database a gateway then opens.
+      const store = await openStore({ url: `sqlite:${path.join(fresh, 'tollgate.sqlite')}` });
+      try {
+        const applied = await store.db
+          .selectFrom('kysely_migration' as never)
+          .select('name' as never)
+          .execute();
+        expect(applied.map((row) => (row as { name: string }).name).sort()).toEqual(newest);
+      } finally {
+        await store.close();
+      }
+      expect(await cliIn(fresh, 'migrate')).toEqual(first);
+    } finally {
+      rmSync(fresh, { recursive: true, force: true });
+    }
   });
 
   it('runs as the installed `tollgate` binary and exits when done', () => {
