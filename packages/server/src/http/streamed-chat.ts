@@ -100,6 +100,10 @@ export async function runStreamedChat(
 ): Promise<unknown> {
   const claimed = await claimOrReplay(deps, request, reply, chat);
   if (claimed === undefined) return reply;
+  // The key's in-flight slot (rate-limit.ts) is held until the upstream is read to its end, not
+  // only while the caller listens: starting streams and leaving never exceeds a key's limit.
+  const releaseKeySlot = request.releaseRateLimit;
+  request.releaseRateLimit = undefined;
   // Only this gateway stops the upstream: past the cap with nobody listening, or at shutdown.
   const stop = new AbortController();
   const done = deps.streamsInFlight.begin((cut) => stop.abort(cut));
@@ -108,6 +112,7 @@ export async function runStreamedChat(
   } finally {
     // The channel's concurrency slot, kept while the stream was open, is free however it ended.
     chat.routing?.finish();
+    releaseKeySlot?.();
     done();
   }
 }

@@ -215,9 +215,15 @@ describeEachDialect('a caller that goes away mid-stream on $name', (dialect) => 
   });
 
   /** Streams over real HTTP, reads `chunks` data events, then goes away (the socket closes). */
-  async function leaveAfter(key: string, idempotencyKey: string, payload: object, chunks: number) {
+  async function leaveAfter(
+    key: string,
+    idempotencyKey: string,
+    payload: object,
+    chunks: number,
+    target: { gateway: TestGateway; base: string } = { gateway, base },
+  ) {
     const abort = new AbortController();
-    const response = await fetch(`${base}/chat/completions`, {
+    const response = await fetch(`${target.base}/chat/completions`, {
       method: 'POST',
       headers: {
         authorization: `Bearer ${key}`,
@@ -240,24 +246,24 @@ describeEachDialect('a caller that goes away mid-stream on $name', (dialect) => 
     }
     abort.abort();
     // The gateway has seen the caller go: no connection of it is left.
-    for (let waited = 0; (await connections()) > 0; waited += 20) {
+    for (let waited = 0; (await connections(target.gateway)) > 0; waited += 20) {
       if (waited > 3_000) throw new Error('the caller connection never closed');
       await delay(20);
     }
     return requestId;
   }
 
-  function connections(): Promise<number> {
+  function connections(of: TestGateway): Promise<number> {
     return new Promise((resolve) =>
-      gateway.app.server.getConnections((_error, count) => resolve(count)),
+      of.app.server.getConnections((_error, count) => resolve(count)),
     );
   }
 
-  async function settled(key: string, requestId: string): Promise<RecordView> {
+  async function settled(key: string, requestId: string, of = gateway): Promise<RecordView> {
     let record: RecordView = { status: 'processing' } as RecordView;
     for (let attempt = 0; attempt < 200 && record.status === 'processing'; attempt += 1) {
       await delay(25);
-      record = (await gateway.call('GET', `/v1/requests/${requestId}`, { key })).json();
+      record = (await of.call('GET', `/v1/requests/${requestId}`, { key })).json();
     }
     return record;
   }
@@ -308,6 +314,38 @@ describeEachDialect('a caller that goes away mid-stream on $name', (dialect) => 
     expect(replay.headers['idempotent-replayed']).toBe('true');
     expect(replay.headers['x-service-request-id']).toBe(requestId);
     expect(readSse(replay.body)).toEqual(whole);
+  });
+
+  it('the key keeps its in-flight slot while its stream is read for nobody, and gets it back when the stream ends (never leaked)', async () => {
+    // One request in flight per key: a stream read for a caller that left still counts.
+    const limited = await startGateway(dialect, {
+      config: testConfig({
+        upstreams: { gated: { kind: 'openai', base_url: front.url, timeouts } },
+        models: [chatOn('gated')],
+        limits: { body_bytes: 1_000_000, requests_per_minute: 100_000, concurrent_requests: 1 },
+      }),
+    });
+    try {
+      const target = { gateway: limited, base: await limited.listen() };
+      const { key } = await limited.account(100_000_000);
+      front.pauseAfter = 2;
+      const requestId = await leaveAfter(key, randomUUID(), body('keep my place'), 2, target);
+      // The caller has gone; its stream is still read: the key's one slot is still taken.
+      const meanwhile = await limited.call('GET', `/v1/requests/${requestId}`, { key });
+      expect(meanwhile.statusCode).toBe(429);
+      front.pauseAfter = undefined;
+      front.release();
+      for (let waited = 0; limited.services.streamsInFlight.count > 0; waited += 20) {
+        if (waited > 3_000) throw new Error('the stream was never finished');
+        await delay(20);
+      }
+      // The slot came back when the stream ended: the key is served again (it used to leak, as
+      // the answer to a caller who left never finishes, and the key was refused from then on).
+      expect((await settled(key, requestId, limited)).status).toBe('succeeded');
+      await limited.expectLedgerClean();
+    } finally {
+      await limited.close();
+    }
   });
 
   it('then the upstream breaks off: the outcome is unknown, its hold kept, as before', async () => {
