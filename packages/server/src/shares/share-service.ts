@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Principal } from '../auth/key-service.js';
+import { lockAccountMoney } from '../billing/ledger.js';
 import { ApiError, invalidInput } from '../errors/api-error.js';
 import type { ServedObject } from '../http/serve-content.js';
 import type { Claim, RequestIdentity, RequestService } from '../requests/request-service.js';
@@ -98,7 +99,9 @@ export class ShareService {
     const { principal } = identity;
     return this.deps.requests.claim(identity, null, [], async (trx) => {
       const asset = await this.deliveredTarget(trx, principal, requester, target);
-      await this.store.lockAccount(trx, principal.accountId);
+      // One share request of an account at a time judges "already pending?" and "how many
+      // pending?", so neither answer is stale when it inserts.
+      await lockAccountMoney(trx, principal.accountId);
       const already = await this.store.pendingOf(trx, principal.keyId, asset.id);
       if (already !== undefined)
         return {

@@ -81,19 +81,6 @@ export class ShareStore {
     return Number(count);
   }
 
-  /**
-   * Takes the account row's write lock until the transaction ends (an update that changes
-   * nothing): one share request of an account at a time judges "already pending?" and "how many
-   * pending?", so neither answer is stale when it inserts. SQLite writers are serialized anyway.
-   */
-  async lockAccount(executor: Kysely<Database>, accountId: string): Promise<void> {
-    await executor
-      .updateTable('accounts')
-      .set((eb) => ({ id: eb.ref('id') }))
-      .where('id', '=', accountId)
-      .execute();
-  }
-
   byId(id: string, executor: Kysely<Database> = this.db): Promise<SharedRow | undefined> {
     return this.withAsset(executor).where('shares.id', '=', id).executeTakeFirst();
   }
