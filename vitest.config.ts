@@ -25,6 +25,11 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // Every gateway and CLI process a test starts applies pending migrations itself, on
+    // PostgreSQL too (where the shipped default is off: docs/deploy.md, "Migrations"): each test
+    // makes its own fresh database or schema, as a developer's box would. The tests of the
+    // default and of the refusal set it themselves (test/operations/migrations-as-a-step.test.ts).
+    env: { TOLLGATE_MIGRATE_ON_START: '1' },
     // Most test time is spent waiting on child processes, sockets and databases, not computing:
     // vitest's default (one fork fewer than the cores) leaves a 2-core CI machine running one
     // file at a time. Two forks at least (docs/ci.md).

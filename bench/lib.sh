@@ -1,6 +1,10 @@
 # Shell helpers shared by the benchmark scripts (sourced, not run): one benchmark configuration and
 # one way to fund a key, so that every script measures the same accounted path.
 
+# Each benchmark starts its gateways on a fresh database: they apply the schema themselves, on
+# PostgreSQL too, where a deployment runs `tollgate migrate` first (docs/deploy.md, "Migrations").
+export TOLLGATE_MIGRATE_ON_START=${TOLLGATE_MIGRATE_ON_START:-1}
+
 # Builds the project, unless bench/smoke.sh already did for all the scripts it runs.
 build_unless_built() {
   [ -n "${TOLLGATE_BENCH_BUILT:-}" ] || npm run build --silent

@@ -46,6 +46,7 @@ export async function serve(env: NodeJS.ProcessEnv): Promise<void> {
   const services = await createServices({
     config: settings.config,
     databaseUrl,
+    pendingMigrations: settings.migrateOnStart ? 'apply' : 'refuse',
     redisUrl: settings.redisUrl,
     assetsDir: path.join(settings.dataDir, 'assets'),
     storageSecrets: settings.storageSecrets,

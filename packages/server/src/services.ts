@@ -59,6 +59,8 @@ export interface ServiceOptions {
   /** `postgres://...`, `sqlite:PATH`, or a plain SQLite path. */
   readonly databaseUrl: string;
   readonly postgresSchema?: string;
+  /** `refuse`: start only on a database already migrated (store/database.ts; default `apply`). */
+  readonly pendingMigrations?: 'apply' | 'refuse';
   readonly redisUrl?: string | undefined;
   readonly adminToken?: string | undefined;
   /** Protects `/metrics` when set (docs/operations.md). */
@@ -131,6 +133,9 @@ export async function createServices(options: ServiceOptions): Promise<Services>
     url: options.databaseUrl,
     ...(options.postgresSchema === undefined ? {} : { postgresSchema: options.postgresSchema }),
     namedStatements: options.config.postgres.named_statements,
+    ...(options.pendingMigrations === undefined
+      ? {}
+      : { pendingMigrations: options.pendingMigrations }),
     onConnectionLost: (error) =>
       logger.warn({ err: error }, 'database connection lost; the pool opens a new one'),
   };

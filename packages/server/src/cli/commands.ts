@@ -43,12 +43,12 @@ export const SINGLE_COMMANDS: Readonly<Record<string, Command>> = {
     args: [],
     options: [],
     run: async ({ context }) => {
-      // Opening the store applies what is pending (store/database.ts: Kysely's Migrator holds
-      // the database's migration lock, so instances starting meanwhile wait) and refuses a
-      // schema newer than this build.
+      // Opening the store applies what is pending whatever TOLLGATE_MIGRATE_ON_START says
+      // (store/database.ts: Kysely's Migrator holds the database's migration lock, so another
+      // `migrate` meanwhile waits) and refuses a schema newer than this build.
       const [{ migrationProvider }] = await Promise.all([
         import('../store/migrations/index.js'),
-        context.store(),
+        context.store(true),
       ]);
       const names = Object.keys(await migrationProvider.getMigrations()).sort();
       return ok({ schema: names.at(-1) ?? null, migrations: names.length });

@@ -26,8 +26,11 @@ export class CliContext {
     return this.loaded;
   }
 
-  /** The database, migrated (a no-op check when it is current), without any service. */
-  async store(): Promise<Store> {
+  /**
+   * The database without any service. Pending migrations are applied or refused as the gateway
+   * would at start (`Settings.migrateOnStart`), unless `applyPending` (`tollgate migrate`).
+   */
+  async store(applyPending = false): Promise<Store> {
     if (this.wired !== undefined) return (await this.wired).store;
     this.opened ??= (async () => {
       const settings = await this.settings();
@@ -40,6 +43,7 @@ export class CliContext {
         url: settings.databaseUrl ?? defaultDatabaseUrl(settings.dataDir),
         checkpointWorker: false,
         namedStatements: settings.config.postgres.named_statements,
+        pendingMigrations: applyPending || settings.migrateOnStart ? 'apply' : 'refuse',
       });
     })();
     return this.opened;
@@ -86,6 +90,7 @@ export class CliContext {
       return createServices({
         config: settings.config,
         databaseUrl: settings.databaseUrl ?? defaultDatabaseUrl(settings.dataDir),
+        pendingMigrations: settings.migrateOnStart ? 'apply' : 'refuse',
         assetsDir: path.join(settings.dataDir, 'assets'),
         storageSecrets: settings.storageSecrets,
         upstreams: false,

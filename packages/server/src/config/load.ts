@@ -14,6 +14,12 @@ export interface Settings {
   /** `undefined` means the embedded SQLite file under `dataDir`. */
   readonly databaseUrl: string | undefined;
   readonly redisUrl: string | undefined;
+  /**
+   * Whether this process applies pending migrations itself (`TOLLGATE_MIGRATE_ON_START`; by
+   * default on for SQLite, the one-process quick start, and off for PostgreSQL, where
+   * `tollgate migrate` runs once before instances start: docs/deploy.md, "Migrations").
+   */
+  readonly migrateOnStart: boolean;
   /** `undefined` disables the admin HTTP API. */
   readonly adminToken: string | undefined;
   /** When set, `/metrics` answers only `Authorization: Bearer <token>` (docs/operations.md). */
@@ -84,6 +90,10 @@ const envSchema = z.object({
   TOLLGATE_REDIS_URL: z
     .string()
     .regex(/^rediss?:\/\//, 'must be a redis:// URL')
+    .optional(),
+  TOLLGATE_MIGRATE_ON_START: z
+    .enum(['1', '0', 'true', 'false'], { message: 'must be 1 or 0 (true or false)' })
+    .transform((value) => value === '1' || value === 'true')
     .optional(),
   TOLLGATE_ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   TOLLGATE_METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
@@ -160,6 +170,9 @@ export function loadSettings(env: NodeJS.ProcessEnv): Settings {
     dataDir: path.resolve(values.TOLLGATE_DATA_DIR),
     databaseUrl: values.TOLLGATE_DATABASE_URL,
     redisUrl: values.TOLLGATE_REDIS_URL,
+    migrateOnStart:
+      values.TOLLGATE_MIGRATE_ON_START ??
+      !(values.TOLLGATE_DATABASE_URL ?? '').startsWith('postgres'),
     adminToken: values.TOLLGATE_ADMIN_TOKEN,
     metricsToken: values.TOLLGATE_METRICS_TOKEN,
     configSource: values.TOLLGATE_CONFIG ?? 'built-in default',

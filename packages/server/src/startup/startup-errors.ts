@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { BudgetTimeZoneMismatch } from '../budgets/budget-time-zone.js';
 import { ConfigError } from '../config/load.js';
-import { NewerSchemaError } from '../store/schema-version.js';
+import { NewerSchemaError, PendingMigrationsError } from '../store/schema-version.js';
 import type { DatabaseTarget } from './database-target.js';
 
 /**
@@ -19,6 +19,7 @@ export function startupFailureMessage(error: unknown): string {
     error instanceof ConfigError ||
     error instanceof StartupError ||
     error instanceof NewerSchemaError ||
+    error instanceof PendingMigrationsError ||
     error instanceof BudgetTimeZoneMismatch
   )
     return error.message;
@@ -64,7 +65,10 @@ export function explainServicesError(error: unknown, database: DatabaseTarget): 
   // Already said for an operator (store/schema-version.ts, budgets/budget-time-zone.ts),
   // whatever the dialect.
   const said = chain.find(
-    (cause) => cause instanceof NewerSchemaError || cause instanceof BudgetTimeZoneMismatch,
+    (cause) =>
+      cause instanceof NewerSchemaError ||
+      cause instanceof PendingMigrationsError ||
+      cause instanceof BudgetTimeZoneMismatch,
   );
   if (said !== undefined) return said.message;
   const explained =

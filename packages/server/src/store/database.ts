@@ -7,7 +7,7 @@ import { MigrationPostgresDialect } from './migration-dialect.js';
 import { migrationProvider } from './migrations/index.js';
 import { SqliteDatabase, sqliteBindingPath } from './sqlite-binding.js';
 import { startCheckpointer } from './sqlite-checkpointer.js';
-import { refuseNewerSchema } from './schema-version.js';
+import { refuseNewerSchema, refusePendingMigrations } from './schema-version.js';
 import { GroupCommitSqliteDialect } from './sqlite-group-commit.js';
 import { statementNameOf } from './prepared-query.js';
 import type { Database } from './schema.js';
@@ -49,25 +49,29 @@ export interface StoreOptions {
    * PgBouncer in transaction pooling before 1.21 (configuration `postgres.named_statements`).
    */
   readonly namedStatements?: boolean;
+  /**
+   * What to do with migrations the database has not applied: `apply` them (under the
+   * migrator's lock; the default, and what `tollgate migrate` does), or `refuse` to open with
+   * `PendingMigrationsError` (a gateway whose `TOLLGATE_MIGRATE_ON_START` is off: docs/deploy.md).
+   */
+  readonly pendingMigrations?: 'apply' | 'refuse';
 }
 
 const INT8_OID = 20;
 const UNIQUE_VIOLATION = '23505';
 const CONNECT_TIMEOUT_MS = 5_000;
 
-/** Opens the database and applies every pending migration. */
+/** Opens the database, refusing a newer schema, and applies (or refuses) pending migrations. */
 export async function openStore(options: StoreOptions): Promise<Store> {
   const store: Store = options.url.startsWith('postgres')
     ? await openPostgres(options)
     : openSqlite(options.url, options.checkpointWorker ?? true);
   try {
-    await refuseNewerSchema(
-      store.db,
-      store.dialect,
-      options.postgresSchema,
-      Object.keys(await migrationProvider.getMigrations()),
-    );
-    await migrate(store.migrationDb ?? store.db, options.postgresSchema);
+    const known = Object.keys(await migrationProvider.getMigrations());
+    await refuseNewerSchema(store.db, store.dialect, options.postgresSchema, known);
+    if (options.pendingMigrations === 'refuse')
+      await refusePendingMigrations(store.db, store.dialect, options.postgresSchema, known);
+    else await migrate(store.migrationDb ?? store.db, options.postgresSchema);
   } catch (error) {
     await store.close();
     throw error;

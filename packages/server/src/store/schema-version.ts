@@ -23,6 +23,28 @@ export class NewerSchemaError extends Error {
   }
 }
 
+/**
+ * The database is behind this binary: migrations it has not applied yet, and this process was
+ * told not to apply them itself (`TOLLGATE_MIGRATE_ON_START` off, the default on PostgreSQL, where
+ * several instances share one database and a rolling upgrade must migrate once, first). The
+ * message names what is pending and the two ways on (docs/deploy.md, "Migrations").
+ */
+export class PendingMigrationsError extends Error {
+  override readonly name = 'PendingMigrationsError';
+  constructor(readonly pendingMigrations: readonly string[]) {
+    super(
+      `the database schema is behind this version: ${pendingMigrations.length} migration` +
+        `${pendingMigrations.length === 1 ? '' : 's'} pending (${describePending(pendingMigrations)}). ` +
+        `Run \`tollgate migrate\` first, or set TOLLGATE_MIGRATE_ON_START=1 to let this process ` +
+        `apply them (docs/deploy.md, "Migrations")`,
+    );
+  }
+}
+
+function describePending(names: readonly string[]): string {
+  return names.length <= 2 ? names.join(', ') : `${names[0]} … ${names.at(-1)}`;
+}
+
 /** Kysely's record of applied migrations (its default table name). */
 const MIGRATION_TABLE = 'kysely_migration';
 
@@ -37,13 +59,38 @@ export async function refuseNewerSchema(
   schema: string | undefined,
   known: readonly string[],
 ): Promise<void> {
-  if (!(await migrationTableExists(db, dialect, schema))) return;
+  const applied = await appliedMigrations(db, dialect, schema);
+  const knownNames = new Set(known);
+  const unknown = applied.filter((name) => !knownNames.has(name));
+  if (unknown.length > 0) throw new NewerSchemaError(unknown, [...known].sort().at(-1) ?? 'none');
+}
+
+/**
+ * Throws `PendingMigrationsError` when `known` holds migrations the database has not applied
+ * (a fresh database has them all pending). Reads only: nothing is created or locked.
+ */
+export async function refusePendingMigrations(
+  db: Kysely<Database>,
+  dialect: DialectName,
+  schema: string | undefined,
+  known: readonly string[],
+): Promise<void> {
+  const applied = new Set(await appliedMigrations(db, dialect, schema));
+  const pending = [...known].sort().filter((name) => !applied.has(name));
+  if (pending.length > 0) throw new PendingMigrationsError(pending);
+}
+
+/** The names Kysely recorded as applied, in name order; none before its table exists. */
+async function appliedMigrations(
+  db: Kysely<Database>,
+  dialect: DialectName,
+  schema: string | undefined,
+): Promise<string[]> {
+  if (!(await migrationTableExists(db, dialect, schema))) return [];
   const table =
     schema === undefined ? sql.table(MIGRATION_TABLE) : sql.table(`${schema}.${MIGRATION_TABLE}`);
   const applied = await sql<{ name: string }>`select name from ${table} order by name`.execute(db);
-  const knownNames = new Set(known);
-  const unknown = applied.rows.map((row) => row.name).filter((name) => !knownNames.has(name));
-  if (unknown.length > 0) throw new NewerSchemaError(unknown, [...known].sort().at(-1) ?? 'none');
+  return applied.rows.map((row) => row.name);
 }
 
 async function migrationTableExists(
