@@ -38,6 +38,15 @@ describe('the closing summary of a test run', () => {
       'tests: 2 passed, 0 failed, 4 skipped',
     ]);
     expect(run.output).toContain('*** PostgreSQL suites SKIPPED: TOLLGATE_TEST_PG_URL is not set');
+    // Said at the start too, before the file's result, for a run stopped before its end.
+    const early = run.lines.findIndex((line) =>
+      line.startsWith(
+        '*** PostgreSQL suites are being skipped in this run: TOLLGATE_TEST_PG_URL is not set',
+      ),
+    );
+    const result = run.lines.findIndex((line) => line.includes('passing.fixture.ts'));
+    expect(early, run.output).toBeGreaterThanOrEqual(0);
+    expect(early, run.output).toBeLessThan(result);
     // The form CI reads: one word and a colon may stand before `N passed, N failed, N skipped`.
     expect(run.lines.at(-1)).toMatch(/^(\w+: )?\d+ passed, \d+ failed(, \d+ skipped)?$/);
   });
@@ -49,6 +58,10 @@ describe('the closing summary of a test run', () => {
       run.output.split(`*** ${service} suites SKIPPED:`).length - 1;
     expect(banners('PostgreSQL'), run.output).toBe(1);
     expect(banners('Redis'), run.output).toBe(1);
+    const early = (service: string) =>
+      run.output.split(`*** ${service} suites are being skipped in this run:`).length - 1;
+    expect(early('PostgreSQL'), run.output).toBe(1);
+    expect(early('Redis'), run.output).toBe(1);
     expect(run.lines.at(-1)).toBe('tests: 3 passed, 0 failed, 5 skipped');
     // vitest's own summary counts the same skipped tests (ANSI colours aside).
     const plain = run.output.replace(new RegExp(String.raw`\u001b\[[0-9;]*m`, 'g'), '');

@@ -26,9 +26,31 @@ import { skipBanner, skipNoteOf, type SkipNote } from '../helpers/skip-note.js';
  */
 export default class SkipSummaryReporter implements Reporter {
   private vitest: Vitest | undefined;
+  /** The services already announced as the run goes (one early line each). */
+  private readonly announced = new Set<SkipNote['service']>();
 
   onInit(vitest: Vitest): void {
     this.vitest = vitest;
+  }
+
+  /**
+   * As soon as the first file that skips a service's suites is collected, one line says so: a
+   * newcomer whose run is long, or stopped before its end, learns at the start that those suites
+   * are not running (the closing banner alone came only at the very end). The closing lines
+   * still give the banner and the counts.
+   */
+  onTestModuleCollected(module: TestModule): void {
+    for (const suite of module.children.allSuites()) {
+      const note = skipNoteOf(suite.meta());
+      if (note === undefined || this.announced.has(note.service)) continue;
+      this.announced.add(note.service);
+      this.log(earlySkipLine(note));
+    }
+  }
+
+  private log(line: string): void {
+    if (this.vitest === undefined) console.log(line);
+    else this.vitest.logger.log(line);
   }
 
   async onTestRunEnd(
@@ -45,10 +67,8 @@ export default class SkipSummaryReporter implements Reporter {
       ...failedOutsideLines(tally),
       tallyLine(tally),
     ];
-    const log = (line: string) =>
-      this.vitest === undefined ? console.log(line) : this.vitest.logger.log(line);
-    log('');
-    for (const line of lines) log(line);
+    this.log('');
+    for (const line of lines) this.log(line);
   }
 }
 
@@ -140,6 +160,11 @@ function skipNote(test: TestCase): SkipNote | undefined {
     outermost = skipNoteOf(parent.meta()) ?? outermost;
     if (parent.type === 'module') return outermost;
   }
+}
+
+/** Said while the run goes, the first time a file skips `note.service`'s suites. */
+export function earlySkipLine(note: SkipNote): string {
+  return `*** ${note.service} suites are being skipped in this run: ${note.reason} (counted at the end) ***`;
 }
 
 /** One loud line per service whose suites were skipped, however many files had them. */
