@@ -23,8 +23,12 @@ const VIDEO = (label: string) => ({
   seconds: 1,
   size: '320x240',
 });
-/** The task lease of a gateway (task-worker.ts): a killed gateway's leased tasks wait this long. */
-const LEASE_MS = 60_000;
+/**
+ * The task lease of these gateways (`tasks.lease_ms`): a killed gateway's leased tasks wait this
+ * long before another process takes them over. Short, so the test does not wait out the default
+ * minute; still several renewals (a third of it each) inside any step here.
+ */
+const LEASE_MS = 3_000;
 /** Bound of every wait for a process to start or a task to move (generous: CI machines are shared). */
 const STARTUP_MS = 30_000;
 
@@ -133,7 +137,7 @@ describe('tasks across a kill -9 of the gateway process', () => {
         // The account may run two steps at once: the two held submissions below use its share,
         // so the tasks created after them stay queued until the kill (the worker itself is not
         // stuck: another account's tasks would go on).
-        tasks: { worker_concurrency_per_account: 2 },
+        tasks: { worker_concurrency_per_account: 2, lease_ms: LEASE_MS },
       };
       const configFile = path.join(dataDir, 'config.json');
       writeFileSync(configFile, JSON.stringify(config));
