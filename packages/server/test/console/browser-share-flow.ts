@@ -94,6 +94,7 @@ export async function shareFlowInBrowser(input: {
   await inspect(page, `${language}-shares`);
   const stranger = await openBrowser(language);
   try {
+    expect(await stranger.context.cookies()).toEqual([]);
     const served = await stranger.page.goto(link);
     expect(served?.status()).toBe(200);
     expect(served?.headers()['content-type']).toMatch(/^image\//);

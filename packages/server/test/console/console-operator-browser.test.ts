@@ -10,7 +10,8 @@ import { finishedRequest, unknownOutcome } from '../helpers/records.js';
  * The operator's pages in a real browser, in Chinese (the default): an operator signs in, tops
  * up an account and sets its budget, approves a share after seeing its preview, resolves a
  * submission_unknown record with a capture, finds each action in the audit log, and disables
- * and enables a channel; every page screenshot and checked with axe-core. One pass per store, to keep the browser suite's run time modest.
+ * and enables a channel; every page screenshot and checked with axe-core. On one store, in the
+ * suite's one Chromium (helpers/console-browser.ts says which and why).
  */
 
 /** The code an authenticator app shows for `secret` at `at` (ms). */

@@ -48,11 +48,11 @@ async function query<Row extends pg.QueryResultRow>(
 }
 
 async function appliedMigrations(url: string): Promise<string[]> {
-  const [{ oid }] = await query<{ oid: string | null }>(
+  const [table] = await query<{ oid: string | null }>(
     url,
     `select to_regclass('kysely_migration')::text as oid`,
   );
-  if (oid === null) return [];
+  if (table?.oid === null || table?.oid === undefined) return [];
   const rows = await query<{ name: string }>(url, 'select name from kysely_migration order by 1');
   return rows.map((row) => row.name);
 }
