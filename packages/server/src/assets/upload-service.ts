@@ -1,8 +1,10 @@
 import { Transform, type Readable } from 'node:stream';
 import type { Principal } from '../auth/key-service.js';
-import type { ModelConfig } from '../config/schema.js';
+import type { Config, ModelConfig } from '../config/schema.js';
 import { ApiError, invalidInput } from '../errors/api-error.js';
-import type { AppDeps } from '../http/deps.js';
+import type { RequestService } from '../requests/request-service.js';
+import type { Store } from '../store/database.js';
+import type { Clock, IdGenerator } from '../util/effects.js';
 import { fingerprint } from '../requests/idempotency.js';
 import { assetView } from './asset-view.js';
 import { placeAsset } from './placement.js';
@@ -38,7 +40,14 @@ export interface UploadAnswer {
   readonly headers: Record<string, string>;
 }
 
-type UploadDeps = Pick<AppDeps, 'config' | 'store' | 'clock' | 'ids' | 'requests'>;
+/** What the upload service needs: its own list, not the HTTP layer's bag (issue 38). */
+export interface UploadDeps {
+  readonly config: Config;
+  readonly store: Store;
+  readonly clock: Clock;
+  readonly ids: IdGenerator;
+  readonly requests: RequestService;
+}
 
 /**
  * Uploads (docs/assets.md), in the order that keeps the disk safe: reserve room in the account's

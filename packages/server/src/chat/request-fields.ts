@@ -1,4 +1,3 @@
-import type { ModelConfig } from '../config/schema.js';
 import { ApiError } from '../errors/api-error.js';
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
@@ -166,7 +165,9 @@ export function isRequestField(key: string): key is RequestField {
  */
 export function sortRequestFields(
   body: Readonly<Record<string, unknown>>,
-  model: Pick<ModelConfig, 'id' | 'upstream_fields'>,
+  // The model's configuration as far as this reads it (ModelConfig; a structural type, so the
+  // configuration's schema, which lists CONFIGURABLE_FIELDS, does not come back here).
+  model: { readonly id: string; readonly upstream_fields: readonly RequestField[] },
 ): { forward: Record<string, unknown>; dropped: string[] } {
   const forward: Record<string, unknown> = {};
   const dropped: string[] = [];

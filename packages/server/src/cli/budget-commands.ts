@@ -1,4 +1,4 @@
-import type { Command, CommandInput, Outcome } from './commands.js';
+import type { Command, CommandInput, Outcome } from './command.js';
 import { usageError } from './arguments.js';
 
 /**

@@ -1,6 +1,6 @@
 import { notFound } from '../errors/api-error.js';
 import { usageError } from './arguments.js';
-import type { Command, CommandGroup, CommandInput } from './commands.js';
+import type { Command, CommandGroup, CommandInput } from './command.js';
 
 /**
  * `tollgate channels list|disable|enable` (docs/routing.md): the admin API's channel routes on

@@ -2,8 +2,7 @@ import { userInfo } from 'node:os';
 import type { AuditActor } from '../audit/audit-log.js';
 import { ApiError } from '../errors/api-error.js';
 import { usageError } from './arguments.js';
-import type { CommandGroup, CommandInput } from './commands.js';
-import { text } from './command.js';
+import { text, type CommandGroup, type CommandInput } from './command.js';
 
 function email(input: CommandInput): string {
   const value = input.args[0];
@@ -58,7 +57,7 @@ async function setDisabled(input: CommandInput, disabled: boolean) {
   const user = await services.consoleUsers.byEmail(email(input));
   if (user === undefined)
     throw new ApiError('NOT_FOUND', `no console user ${email(input)}`, 'EMAIL');
-  const { OperatorActions } = await import('../audit/operator-actions.js');
+  const { OperatorActions } = await import('../operator/operator-actions.js');
   const body = await new OperatorActions(services).setUserDisabled(cliActor(), user.id, disabled, {
     allowLastOperator: input.values.force === true,
   });

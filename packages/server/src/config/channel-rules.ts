@@ -1,5 +1,5 @@
 import { modelPriceIssues, type PricedModel } from './price-rules.js';
-import type { ModelConfig, UpstreamConfig } from './schema.js';
+import type { ModelConfig, UpstreamConfig } from './model-schema.js';
 
 interface Issue {
   readonly path: (string | number)[];

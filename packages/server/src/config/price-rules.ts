@@ -1,4 +1,4 @@
-import type { Family, ModelConfig, ModelPrices } from './schema.js';
+import type { Family, ModelConfig, ModelPrices } from './model-schema.js';
 
 /**
  * Which prices a model needs and may carry, by its families (docs/billing.md). One function for

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import { ApiError, invalidInput, notFound } from '../errors/api-error.js';
 import type { ConsoleSessionTable, ConsoleUserTable, Database } from '../store/schema.js';
+import type { ConsoleIdentity } from './console-identity.js';
 import type { Clock, IdGenerator } from '../util/effects.js';
 import { canonicalEmail } from './console-email.js';
 import { CONSOLE_TOKEN, hashConsoleToken, newConsoleToken } from './console-tokens.js';
@@ -29,13 +30,8 @@ export interface SessionView {
   current: boolean;
 }
 
-/** Who is signed in, after the cookie was checked. */
-export interface ConsoleIdentity {
-  readonly user: ConsoleUserTable;
-  readonly session: ConsoleSessionTable;
-  /** The cookie's token (for the CSRF token, derived from it). */
-  readonly token: string;
-}
+/** Who is signed in (console-identity.ts, below this file and totp.ts). */
+export type { ConsoleIdentity } from './console-identity.js';
 
 /** Where a sign-in comes from. */
 export interface ClientOrigin {

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AccountListing } from '../accounts/account-listing.js';
-import { OperatorActions } from '../audit/operator-actions.js';
+import { OperatorActions } from '../operator/operator-actions.js';
 import { checkLedger } from '../billing/ledger-check.js';
 import { modelPricesView, priceHistoryView } from '../billing/price-view.js';
 import { ApiError } from '../errors/api-error.js';

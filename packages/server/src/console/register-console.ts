@@ -10,7 +10,7 @@ import { refuseUnknownBodyFields } from './console-bodies.js';
 import { registerConsoleOpenApi } from './console-openapi.js';
 import { BUILT_CONSOLE_DIR, registerConsoleStatic } from './console-static.js';
 import { registerSessionRoutes } from './session-routes.js';
-import { registerPaymentConsoleRoutes } from '../payments/payment-routes.js';
+import { registerPaymentConsoleRoutes } from './payment-routes.js';
 
 /**
  * The web console (docs/console.md): its API under `/console/api` in a scope of its own (the

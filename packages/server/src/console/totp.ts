@@ -4,7 +4,7 @@ import { ApiError, invalidInput, notFound } from '../errors/api-error.js';
 import type { ConsoleUserTable, Database } from '../store/schema.js';
 import type { Clock } from '../util/effects.js';
 import { canonicalEmail } from './console-email.js';
-import type { ConsoleIdentity } from './console-sessions.js';
+import type { ConsoleIdentity } from './console-identity.js';
 import { consoleUserView, type ConsoleUserView } from './console-users.js';
 import type { LoginThrottle } from './login-throttle.js';
 import { passwordMatches } from './passwords.js';

@@ -1,4 +1,5 @@
 import type { H3Action, H3Role } from '@tollgate/protocol';
+import type { H3VideoSource } from '../config/schema.js';
 import { ApiError, invalidInput } from '../errors/api-error.js';
 import { canonicalJson, sha256Hex } from '../util/canonical-json.js';
 
@@ -267,4 +268,20 @@ function parseExpected(body: H3Body): H3Request['expected'] {
     priceVersion: String(body.expected_price_version),
     quoteAmount: Number(body.expected_quote_amount),
   };
+}
+
+/** The media of an H3 input, read from the caller's assets and source task, and measured. */
+export interface H3Media {
+  /** The references in the order given, with their measured durations. */
+  readonly references: readonly (H3Reference & { readonly durationMs: number })[];
+  /** The source task's delivered video (regenerate; understand of a task). */
+  readonly source:
+    { readonly taskId: string; readonly assetId: string; readonly durationMs: number } | undefined;
+  /** Where the input video comes from, for the closed combinations. */
+  readonly videoSource: H3VideoSource | undefined;
+  readonly referenceImages: number;
+  readonly inputAudioMs: number;
+  readonly inputVideoMs: number;
+  /** Every asset the task uses: kept from deletion while it is unfinished. */
+  readonly assetIds: readonly string[];
 }

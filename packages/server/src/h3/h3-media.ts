@@ -2,12 +2,12 @@ import type { H3Role } from '@tollgate/protocol';
 import type { Kysely } from 'kysely';
 import { assetNotFound } from '../assets/asset-uses.js';
 import type { Principal } from '../auth/key-service.js';
-import type { H3VideoSource } from '../config/schema.js';
 import { ApiError, invalidInput } from '../errors/api-error.js';
 import type { Database } from '../store/schema.js';
 import { storedInputOf } from '../tasks/task-family.js';
-import { h3Family } from './h3-family.js';
-import type { H3Reference, H3Request } from './h3-input.js';
+import { h3StoredInputSchema } from './h3-stored-input.js';
+import type { H3VideoSource } from '../config/schema.js';
+import type { H3Media, H3Reference, H3Request } from './h3-input.js';
 
 /** What each role's asset must be, by its bytes (probed at upload). */
 const ROLE_MEDIA: Readonly<Record<H3Role, readonly string[]>> = {
@@ -21,21 +21,11 @@ const IMAGE_ROLES: readonly H3Role[] = ['first_frame', 'last_frame', 'reference_
 /** Reference bytes sent upstream inline (data URIs) per task, at most: base64 makes them a third larger, and upstream bodies are bounded (the simulator takes 32 MiB). */
 export const MAX_INLINE_REFERENCE_BYTES = 20 * 1024 * 1024;
 
-/** The media of an H3 input, read from the caller's assets and source task, and measured. */
-export interface H3Media {
-  /** The references in the order given, with their measured durations. */
-  readonly references: readonly (H3Reference & { readonly durationMs: number })[];
-  /** The source task's delivered video (regenerate; understand of a task). */
-  readonly source:
-    { readonly taskId: string; readonly assetId: string; readonly durationMs: number } | undefined;
-  /** Where the input video comes from, for the closed combinations. */
-  readonly videoSource: H3VideoSource | undefined;
-  readonly referenceImages: number;
-  readonly inputAudioMs: number;
-  readonly inputVideoMs: number;
-  /** Every asset the task uses: kept from deletion while it is unfinished. */
-  readonly assetIds: readonly string[];
-}
+/** How an H3 task's stored input is read back (the family's own `parseInput`, h3-family.ts). */
+const H3_STORED_INPUT = { parseInput: (stored: unknown) => h3StoredInputSchema.parse(stored) };
+
+/** The media of an H3 input (h3-input.ts, below the stored input that records it). */
+export type { H3Media } from './h3-input.js';
 
 /**
  * Reads and checks the media an H3 input names (spec 4.4): reference assets are the caller's own
@@ -129,7 +119,7 @@ async function readSource(db: Kysely<Database>, principal: Principal, taskId: st
   // Parsed with the schema that wrote it: a source row that fails it is a `CorruptTaskRow`,
   // answered like a caller's read of a corrupt task (500, the reason in the log only) before
   // anything is held or created — never a video source guessed from garbage.
-  const action = task.kind === 'h3' ? storedInputOf(h3Family, task).action : undefined;
+  const action = task.kind === 'h3' ? storedInputOf(H3_STORED_INPUT, task).action : undefined;
   if (task.kind === 'image' || action === 'understand')
     throw invalidInput(
       'source_task_id',

@@ -2,8 +2,7 @@ import { z } from 'zod';
 import { taskChannel } from '../routing/channels.js';
 import type { H3Pricing } from '../billing/h3-pricing.js';
 import type { ModelConfig } from '../config/schema.js';
-import type { H3Request } from './h3-input.js';
-import type { H3Media } from './h3-media.js';
+import type { H3Media, H3Request } from './h3-input.js';
 
 const pricingSchema = z.discriminatedUnion('action', [
   z.strictObject({

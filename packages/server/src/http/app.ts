@@ -31,7 +31,7 @@ import { registerH3 } from './routes/h3.js';
 import { registerTasks } from './routes/tasks.js';
 import { registerUsage } from './routes/usage.js';
 import { registerConsole } from '../console/register-console.js';
-import { registerPaymentWebhook } from '../payments/payment-routes.js';
+import { registerPaymentWebhook } from './routes/payment-webhook.js';
 
 declare module 'fastify' {
   interface FastifyRequest {

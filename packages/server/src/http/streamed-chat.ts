@@ -7,6 +7,7 @@ import {
 } from '../chat/zero-completion.js';
 import { errors as undiciErrors } from 'undici';
 import type { ChatUsage } from '../chat/chat-types.js';
+import { usageFields } from '../chat/usage-fields.js';
 import { ApiError } from '../errors/api-error.js';
 import { heartbeatEveryMs } from '../maintenance/sweeper.js';
 import type { StreamEvent } from '../providers/openai-compatible/chat.js';
@@ -346,16 +347,6 @@ function decide(
             `read on for a caller that went away, stopped past ${ending.bound} chunks`,
           );
   }
-}
-
-export function usageFields(usage: ChatUsage): Record<string, number> {
-  return {
-    prompt_tokens: usage.promptTokens,
-    completion_tokens: usage.completionTokens,
-    total_tokens: usage.promptTokens + usage.completionTokens,
-    cached_tokens: usage.cachedTokens,
-    reasoning_tokens: usage.reasoningTokens,
-  };
 }
 
 /**

@@ -1,9 +1,37 @@
 import { modelPricesView } from '../billing/price-view.js';
 import { invalidInput, notFound } from '../errors/api-error.js';
-import type { AppDeps } from '../http/deps.js';
+import type { AccountService } from '../accounts/account-service.js';
+import type { KeyService } from '../auth/key-service.js';
+import type { PriceBook } from '../billing/price-book.js';
+import type { BudgetService } from '../budgets/budget-service.js';
+import type { ConsoleUsers } from '../console/console-users.js';
+import type { RequestService } from '../requests/request-service.js';
+import type { SettlementService } from '../requests/settlement-service.js';
+import type { UsageReviewService } from '../requests/usage-review-service.js';
+import type { ChannelRouter } from '../routing/channel-router.js';
+import type { TaskOperations } from '../tasks/task-operations.js';
+import type { AuditLog } from '../audit/audit-log.js';
 import { shareServiceOf, type ShareService } from '../shares/share-service.js';
 import type { AccessChange } from '../console/console-user-access.js';
-import type { AuditActor } from './audit-log.js';
+import type { AuditActor } from '../audit/audit-log.js';
+
+/**
+ * The services an operator action calls, and what the share service it builds needs: named here,
+ * not taken from the HTTP layer's bag (`AppDeps` satisfies it).
+ */
+export type OperatorActionDeps = Parameters<typeof shareServiceOf>[0] & {
+  readonly accounts: AccountService;
+  readonly audit: AuditLog;
+  readonly budgets: BudgetService;
+  readonly channels: ChannelRouter;
+  readonly consoleUsers: ConsoleUsers;
+  readonly keys: KeyService;
+  readonly prices: PriceBook;
+  readonly requests: RequestService;
+  readonly settlements: SettlementService;
+  readonly taskOperations: TaskOperations;
+  readonly usageReviews: UsageReviewService;
+};
 
 /** An operator's request body, each field as it came. */
 type Input = Record<string, unknown>;
@@ -22,7 +50,7 @@ const reasonOf = (input: Input): string | null =>
 export class OperatorActions {
   private readonly shares: ShareService;
 
-  constructor(private readonly deps: AppDeps) {
+  constructor(private readonly deps: OperatorActionDeps) {
     this.shares = shareServiceOf(deps);
   }
 

@@ -4,7 +4,7 @@ import { chatCost } from '../chat/chat-pricing.js';
 import type { TokenPrices } from '../config/schema.js';
 import { usageSchema as chatUsageSchema } from '../providers/openai-compatible/chat-schemas.js';
 import { toChatUsage } from '../providers/openai-compatible/chat.js';
-import { usageFields } from '../http/streamed-chat.js';
+import { usageFields } from '../chat/usage-fields.js';
 
 /** The price of a looked-up usage, before the hold's cap; `undefined` when it cannot be read. */
 export interface UsagePrice {

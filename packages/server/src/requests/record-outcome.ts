@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { captureHold, releaseHold, type LedgerEffects } from '../billing/ledger.js';
 import type { Database, RequestStatus } from '../store/schema.js';
 import { awaitingFundsError } from './request-errors.js';
-import type { Answer, RecordedOutcome, RequestIdentity } from './request-service.js';
+import type { Answer, RecordedOutcome, RequestIdentity } from './request-types.js';
 import type { BatchedCapture } from './batched-capture.js';
 import type { RecordedOutcomeColumns } from './outcome-columns.js';
 import type { RequestStore } from './request-store.js';

@@ -11,8 +11,9 @@ import { refuseNewerSchema, refusePendingMigrations } from './schema-version.js'
 import { GroupCommitSqliteDialect } from './sqlite-group-commit.js';
 import { statementNameOf } from './prepared-query.js';
 import type { Database } from './schema.js';
+import type { DialectName } from './dialect-name.js';
 
-export type DialectName = 'sqlite' | 'postgres';
+export type { DialectName } from './dialect-name.js';
 
 export interface Store {
   readonly db: Kysely<Database>;

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import type { DialectName } from './database.js';
+import type { DialectName } from './dialect-name.js';
 import type { Database } from './schema.js';
 
 /**

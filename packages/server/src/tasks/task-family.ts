@@ -118,7 +118,7 @@ export class TaskFamilies {
 
 /** A task's stored input parsed by `family`'s schema; a mismatch is a `CorruptTaskRow`. */
 export function storedInputOf<Input>(
-  family: TaskFamily<Input>,
+  family: Pick<TaskFamily<Input>, 'parseInput'>,
   task: Pick<TaskRow, 'id' | 'kind' | 'input'>,
 ): Input {
   try {

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AuditActor } from '../../audit/audit-log.js';
-import type { OperatorActions } from '../../audit/operator-actions.js';
+import type { OperatorActions } from '../../operator/operator-actions.js';
 import type { AppDeps } from '../deps.js';
 
 /** The admin token names no person: the audit row keeps the address it was used from. */

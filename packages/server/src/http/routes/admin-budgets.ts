@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { OperatorActions } from '../../audit/operator-actions.js';
+import type { OperatorActions } from '../../operator/operator-actions.js';
 import { adminActor } from './admin-audit.js';
 
 type BudgetBody = { limit?: unknown; window?: unknown };

@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { AccountListing } from '../../accounts/account-listing.js';
-import { OperatorActions } from '../../audit/operator-actions.js';
+import { OperatorActions } from '../../operator/operator-actions.js';
 import { checkLedger } from '../../billing/ledger-check.js';
 import { priceHistoryView } from '../../billing/price-view.js';
 import { ApiError } from '../../errors/api-error.js';

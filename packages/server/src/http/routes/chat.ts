@@ -16,7 +16,8 @@ import { judgeIdempotencyKey, judgedAtClaim } from '../idempotency-judgement.js'
 import type { AppDeps } from '../deps.js';
 import { upstreamCaller } from '../upstream-caller.js';
 import { principalOf } from '../plugins/authenticate.js';
-import { openAiUsage, runStreamedChat, usageFields } from '../streamed-chat.js';
+import { usageFields } from '../../chat/usage-fields.js';
+import { openAiUsage, runStreamedChat } from '../streamed-chat.js';
 import { staleAfterMs } from '../../maintenance/sweeper.js';
 import { withFields } from '../../util/with-fields.js';
 

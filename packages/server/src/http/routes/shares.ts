@@ -5,7 +5,7 @@ import { shareServiceOf, type ShareOwner } from '../../shares/share-service.js';
 import { answerClaim as answer } from '../claim-answer.js';
 import { requestIdentity } from '../billed-request.js';
 import type { AppDeps } from '../deps.js';
-import type { OperatorActions } from '../../audit/operator-actions.js';
+import type { OperatorActions } from '../../operator/operator-actions.js';
 import { adminActor } from './admin-audit.js';
 import { bearerToken, principalOf, requirePersonal } from '../plugins/authenticate.js';
 import { pageQuerySchema } from '../page-query.js';

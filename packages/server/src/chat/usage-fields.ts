@@ -1,0 +1,16 @@
+import type { ChatUsage } from './chat-types.js';
+
+/**
+ * A chat's measured usage as its request record keeps it (the `usage` object of the record and
+ * of `GET /v1/requests/{id}`): written by the streamed and plain chat paths and by the
+ * reconciler's looked-up usage, so it lives below all three.
+ */
+export function usageFields(usage: ChatUsage): Record<string, number> {
+  return {
+    prompt_tokens: usage.promptTokens,
+    completion_tokens: usage.completionTokens,
+    total_tokens: usage.promptTokens + usage.completionTokens,
+    cached_tokens: usage.cachedTokens,
+    reasoning_tokens: usage.reasoningTokens,
+  };
+}
