@@ -3,20 +3,13 @@ import { DEFAULT_BUDGET_TIME_ZONE, isKnownTimeZone } from '../budgets/budget-win
 import { z } from 'zod';
 import { channelIssues } from './channel-rules.js';
 import { modelPriceIssues, zeroPriceIssues } from './price-rules.js';
-import {
-  h3PricesSchema,
-  h3ResolutionSchema,
-  modelPricesSchema,
-  qualitySchema,
-  sizeSchema,
-  taskPricesSchema,
-  tokenPricesSchema,
-} from './price-schema.js';
 import { taskEngineSchema } from './task-engine-schema.js';
 import { modelSchema, upstreamSchema } from './model-schema.js';
 
 export * from './model-schema.js';
 
+// The price objects (price-schema.ts), named here too: importers take the whole configuration's
+// schema from this one file.
 export {
   h3PricesSchema,
   h3ResolutionSchema,
@@ -25,7 +18,7 @@ export {
   sizeSchema,
   taskPricesSchema,
   tokenPricesSchema,
-};
+} from './price-schema.js';
 
 /**
  * The configuration file's schema (the price objects: price-schema.ts). Every amount is an integer number of micro-yuan; every price
