@@ -3,7 +3,8 @@ import type { H3Quote, H3Task } from '@tollgate/protocol';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { inputDigest } from '../../src/h3/h3-input.js';
 import { describeEachDialect } from '../helpers/dialects.js';
-import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import type { TestGateway } from '../helpers/gateway.js';
+import { startTaskGateway, workUntil } from '../helpers/tasks.js';
 import { countCreated, h3Quote, settledH3, submitBody, type H3Input } from '../helpers/h3.js';
 import { png } from '../helpers/media.js';
 
@@ -31,7 +32,7 @@ describeEachDialect('H3 input rules on $name', (dialect) => {
   let image: string;
 
   beforeAll(async () => {
-    gateway = await startGateway(dialect);
+    gateway = await startTaskGateway(dialect);
     ({ key, accountId } = await gateway.account(100_000_000));
     otherKey = (await gateway.account(100_000_000)).key;
     source = await settledH3(gateway, key, generate);
@@ -51,16 +52,14 @@ describeEachDialect('H3 input rules on $name', (dialect) => {
       body: { model: 'sim-image', prompt: 'an owl', size: '256x256' },
     });
     imageTask = imageCreated.json<{ id: string }>().id;
-    for (let tick = 0; tick < 100; tick += 1) {
-      await gateway.services.taskWorker.tick();
+    await workUntil(gateway, async () => {
       const states = await gateway.services.store.db
         .selectFrom('tasks')
         .select('status')
         .where('id', 'in', [failedSource, imageTask])
         .execute();
-      if (states.every((row) => row.status === 'succeeded' || row.status === 'failed')) break;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+      return states.every((row) => row.status === 'succeeded' || row.status === 'failed');
+    });
   });
   afterAll(async () => {
     await gateway.expectLedgerClean();
@@ -393,11 +392,10 @@ describeEachDialect('H3 input rules on $name', (dialect) => {
       status: string;
       billing: { actual_amount: number; price_version: string };
     }>();
-    for (let tick = 0; tick < 100 && videoTask.status !== 'succeeded'; tick += 1) {
-      await gateway.services.taskWorker.tick();
-      await new Promise((resolve) => setTimeout(resolve, 50));
+    await workUntil(gateway, async () => {
       videoTask = (await gateway.call('GET', `/v1/videos/${videoId}`, { key })).json();
-    }
+      return videoTask.status === 'succeeded';
+    });
     const settleVideo = await gateway.call('POST', `/v1/videos/${videoId}/settle`, {
       key,
       body: {

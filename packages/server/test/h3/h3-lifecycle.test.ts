@@ -2,7 +2,8 @@ import type { H3Task } from '@tollgate/protocol';
 import { afterEach, expect, it } from 'vitest';
 import { mp4Info } from '../../src/assets/mp4-duration.js';
 import { describeEachDialect } from '../helpers/dialects.js';
-import { startGateway, testConfig, type TestGateway } from '../helpers/gateway.js';
+import { testConfig, type TestGateway } from '../helpers/gateway.js';
+import { startTaskGateway } from '../helpers/tasks.js';
 import { finishedH3, h3Quote, h3QuoteAndSubmit, h3SettleBody, settledH3 } from '../helpers/h3.js';
 import { mp4, wav } from '../helpers/media.js';
 import { writeFile, mkdtemp, rm } from 'node:fs/promises';
@@ -36,7 +37,7 @@ describeEachDialect('H3 tasks end to end on $name', (dialect) => {
   });
 
   it('generate: the quote is held, the delivered seconds are billed, the video reaches the creating key only after settlement', async () => {
-    gateway = await startGateway(dialect);
+    gateway = await startTaskGateway(dialect);
     const { accountId, key } = await gateway.account(10_000_000);
     const other = await gateway.newKey(accountId);
     const input = {
@@ -124,7 +125,7 @@ describeEachDialect('H3 tasks end to end on $name', (dialect) => {
   });
 
   it('regenerate a result, then understand it: input video seconds are billed, the text is delivered after settlement', async () => {
-    gateway = await startGateway(dialect);
+    gateway = await startTaskGateway(dialect);
     const { accountId, key } = await gateway.account(10_000_000);
     const original = await settledH3(gateway, key, {
       action: 'generate',
@@ -183,7 +184,7 @@ describeEachDialect('H3 tasks end to end on $name', (dialect) => {
   it("input audio and video are billed on their own files' seconds, with the output, rounded up once", async () => {
     // The default configuration closes audio references for generate; this one opens them.
     const config = testConfig();
-    gateway = await startGateway(dialect, {
+    gateway = await startTaskGateway(dialect, {
       config: {
         ...config,
         models: config.models.map((model) =>
@@ -224,7 +225,7 @@ describeEachDialect('H3 tasks end to end on $name', (dialect) => {
   });
 
   it('understand of an uploaded video accepts duration 4 and 15', async () => {
-    gateway = await startGateway(dialect);
+    gateway = await startTaskGateway(dialect);
     const { key } = await gateway.account(10_000_000);
     const uploaded = await gateway.upload(key, mp4(6), 'video/mp4');
     expect(uploaded.statusCode, uploaded.body).toBe(201);

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { H3Task } from '@tollgate/protocol';
 import { afterEach, expect, it } from 'vitest';
 import { describeEachDialect } from '../helpers/dialects.js';
-import { ADMIN_TOKEN, startGateway, type TestGateway } from '../helpers/gateway.js';
+import { ADMIN_TOKEN, type TestGateway } from '../helpers/gateway.js';
+import { startTaskGateway } from '../helpers/tasks.js';
 import {
   countCreated,
   finishedH3,
@@ -38,7 +39,7 @@ describeEachDialect('H3 money on $name', (dialect) => {
   });
 
   it('quote, then a price change, then submit: 409 PRICE_CHANGED and nothing created', async () => {
-    gateway = await startGateway(dialect);
+    gateway = await startTaskGateway(dialect);
     const { accountId, key } = await gateway.account(10_000_000);
     const quote = await h3Quote(gateway, key, generate());
     const current = (await gateway.admin('GET', '/admin/v1/models/sim-h3/prices'))['data'] as {
@@ -77,7 +78,7 @@ describeEachDialect('H3 money on $name', (dialect) => {
   });
 
   it('402 creates nothing; after a top-up the same submit (same Idempotency-Key) is accepted', async () => {
-    gateway = await startGateway(dialect);
+    gateway = await startTaskGateway(dialect);
     const { accountId, key } = await gateway.account(100_000);
     const quote = await h3Quote(gateway, key, generate());
     expect(quote.quoted_amount).toBe(160_000);
@@ -118,7 +119,7 @@ describeEachDialect('H3 money on $name', (dialect) => {
   });
 
   it('FAILED with a billed failure settles exactly that amount; FAILED unbilled is released', async () => {
-    gateway = await startGateway(dialect);
+    gateway = await startTaskGateway(dialect);
     const { accountId, key } = await gateway.account(10_000_000);
     const billed = await h3QuoteAndSubmit(gateway, key, generate('storm [sim:task=fail_billed]'));
     const unbilled = await h3QuoteAndSubmit(gateway, key, generate('storm [sim:task=fail]'));
@@ -160,7 +161,7 @@ describeEachDialect('H3 money on $name', (dialect) => {
   });
 
   it('settle takes only settle_original_h3 and the exact body; 50 concurrent settles charge once', async () => {
-    gateway = await startGateway(dialect);
+    gateway = await startTaskGateway(dialect);
     const client = gateway;
     const { accountId, key } = await client.account(10_000_000);
     const { response } = await h3QuoteAndSubmit(client, key, generate('[sim:deliver_seconds=2]'));
@@ -206,7 +207,7 @@ describeEachDialect('H3 money on $name', (dialect) => {
   });
 
   it('refresh asks the upstream for an accepted task but never submits again, and is throttled per task', async () => {
-    gateway = await startGateway(dialect);
+    const { clock } = (gateway = await startTaskGateway(dialect));
     const { key } = await gateway.account(10_000_000);
     const { response } = await h3QuoteAndSubmit(gateway, key, generate('[sim:task_seconds=2]'));
     const id = response.json<H3Task>().id;
@@ -227,7 +228,8 @@ describeEachDialect('H3 money on $name', (dialect) => {
     let task = running.json<H3Task>();
     const deadline = Date.now() + 15_000;
     while (task.status === 'running' && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 2_100));
+      // Past the refresh interval (judged by the gateway's clock, which the job's progress shares).
+      clock.advance(2_100);
       const refreshed = await gateway.call('GET', `/v1/h3/tasks/${id}?refresh=true`, { key });
       expect(refreshed.statusCode, refreshed.body).toBe(200);
       task = refreshed.json<H3Task>();

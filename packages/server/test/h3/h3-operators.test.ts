@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { H3Task } from '@tollgate/protocol';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { shortTimeoutsConfig, startGateway, type TestGateway } from '../helpers/gateway.js';
+import { shortTimeoutsConfig, type TestGateway } from '../helpers/gateway.js';
 import { finishedH3, h3QuoteAndSubmit } from '../helpers/h3.js';
 import { cliIn } from '../helpers/processes.js';
-import { workUntil } from '../helpers/tasks.js';
+import { startTaskGateway, workUntil } from '../helpers/tasks.js';
 
 /**
  * Risk: an H3 task whose submission was never answered keeps the caller's money held forever, or
@@ -29,7 +29,7 @@ describe('H3 tasks for operators (CLI)', () => {
 
   it('lists, shows and releases a submission_unknown H3 task; the hold goes back once', async () => {
     const file = path.join(dataDir, 'tollgate.sqlite');
-    gateway = await startGateway(
+    gateway = await startTaskGateway(
       { name: 'sqlite', fresh: () => ({ databaseUrl: file }) },
       { config: shortTimeoutsConfig() },
     );

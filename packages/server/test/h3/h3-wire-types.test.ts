@@ -1,7 +1,8 @@
 import type { H3Quote, H3Task, TaskSettlement } from '@tollgate/protocol';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeEachDialect } from '../helpers/dialects.js';
-import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import type { TestGateway } from '../helpers/gateway.js';
+import { startTaskGateway } from '../helpers/tasks.js';
 import {
   expectExactKeys,
   lineItemKeys,
@@ -69,7 +70,7 @@ describeEachDialect('H3 bodies match their wire types on $name', (dialect) => {
   let gateway: TestGateway;
   let key: string;
   beforeAll(async () => {
-    gateway = await startGateway(dialect);
+    gateway = await startTaskGateway(dialect);
     key = (await gateway.account(10_000_000)).key;
   });
   afterAll(async () => {

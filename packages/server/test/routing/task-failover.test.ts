@@ -3,6 +3,7 @@ import { defaultConfig } from '../../src/config/default-config.js';
 import type { ConfigFile } from '../../src/config/schema.js';
 import { seededRandom } from '../../src/routing/channel-selection.js';
 import { startSimulator, type Simulator } from '../../src/simulator/server.js';
+import { skippingClock } from '../helpers/clock.js';
 import { describeEachDialect } from '../helpers/dialects.js';
 import { refusedUrl, startFaultFront, type FaultFront } from '../helpers/fault-front.js';
 import { startGateway, testConfig, type TestGateway } from '../helpers/gateway.js';
@@ -33,7 +34,10 @@ describeEachDialect('task submissions fail over only when certain ($name)', (dia
   let gateway: TestGateway;
 
   beforeAll(async () => {
-    simulator = await startSimulator();
+    // The gateway and the simulator share one clock: `workUntil` skips poll back-offs and the
+    // simulated jobs' progress instead of waiting for them (helpers/clock.ts).
+    const clock = skippingClock();
+    simulator = await startSimulator({ now: () => clock.now() });
     healthy = await startFaultFront(simulator.url);
     hanging = await startFaultFront(simulator.url);
     hanging.mode = 'hang';
@@ -68,6 +72,7 @@ describeEachDialect('task submissions fail over only when certain ($name)', (dia
     });
     gateway = await startGateway(dialect, {
       config,
+      clock,
       services: {
         random: seededRandom(7),
         breaker: { failureThreshold: 1_000, cooldownMs: 1_000, maxCooldownMs: 1_000 },

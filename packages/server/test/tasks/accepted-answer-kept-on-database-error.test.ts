@@ -6,10 +6,11 @@ import { OpenAiVideos } from '../../src/providers/openai-compatible/videos.js';
 import type { SubmitResult } from '../../src/providers/task-provider.js';
 import { TaskStore } from '../../src/tasks/task-store.js';
 import { describeEachDialect } from '../helpers/dialects.js';
-import { startGateway, testConfig, type TestGateway } from '../helpers/gateway.js';
+import { testConfig, type TestGateway } from '../helpers/gateway.js';
 import {
   expectChargedActualOnce,
   settleBodyOf,
+  startTaskGateway,
   workUntil,
   type TaskBody,
 } from '../helpers/tasks.js';
@@ -70,7 +71,7 @@ describeEachDialect('an accepted submission its step could not record on $name',
     const sink = new Writable({
       write: (chunk: Buffer, _encoding, done) => void (lines.push(chunk.toString()), done()),
     });
-    gateway = await startGateway(dialect, {
+    gateway = await startTaskGateway(dialect, {
       config: testConfig({
         upstreams: { simulator: { kind: 'simulator', task_lookup: false } },
       }),

@@ -2,12 +2,15 @@ import { afterEach, expect, it } from 'vitest';
 import { TaskWorker } from '../../src/tasks/task-worker.js';
 import type { Clock } from '../../src/util/effects.js';
 import { describeEachDialect } from '../helpers/dialects.js';
-import { startGateway, testConfig, type TestGateway } from '../helpers/gateway.js';
-import { workUntil, type TaskBody } from '../helpers/tasks.js';
+import { testConfig, type TestGateway } from '../helpers/gateway.js';
+import { startTaskGateway, workUntil, type TaskBody } from '../helpers/tasks.js';
 
 const HOUR_MS = 3_600_000;
-/** The upstream takes this long to accept a submission (`[sim:delay]`): the claim is live meanwhile. */
-const SLOW_SUBMIT_MS = 1_500;
+/**
+ * The upstream takes this long to accept a submission (`[sim:delay]`, real time): the claim is
+ * live meanwhile, and the test reads the row and ticks another worker well within it.
+ */
+const SLOW_SUBMIT_MS = 1_000;
 /** A lease shorter than the 60 s default, set in the configuration file. */
 const CONFIGURED_LEASE_MS = 5_000;
 
@@ -61,14 +64,14 @@ describeEachDialect('claims judged by the database on $name', (dialect) => {
   }
 
   it('an instance whose clock runs an hour ahead takes no task under a live claim', async () => {
-    gateway = await startGateway(dialect);
+    gateway = await startTaskGateway(dialect);
     const client = gateway;
     const { key } = await client.account(100_000_000);
     const task = await slowVideo(client, key);
     const first = client.services.taskWorker.tick();
     while ((await client.services.taskStore.byId(task.id))?.submission !== 'sending')
       await new Promise((resolve) => setTimeout(resolve, 20));
-    const fast = workerWithClock(client, { now: () => Date.now() + HOUR_MS });
+    const fast = workerWithClock(client, { now: () => client.services.clock.now() + HOUR_MS });
     expect(await fast.tick()).toBe(0);
     expect(await first).toBe(1);
     const row = await client.services.taskStore.byId(task.id);
@@ -87,7 +90,7 @@ describeEachDialect('claims judged by the database on $name', (dialect) => {
   });
 
   it("a claim lasts the configuration's tasks.lease_ms", async () => {
-    gateway = await startGateway(dialect, {
+    gateway = await startTaskGateway(dialect, {
       config: testConfig({ tasks: { lease_ms: CONFIGURED_LEASE_MS } }),
     });
     const client = gateway;

@@ -1,9 +1,9 @@
 import { afterEach, expect, it, vi } from 'vitest';
 import { OpenAiVideos } from '../../src/providers/openai-compatible/videos.js';
 import { describeEachDialect } from '../helpers/dialects.js';
-import { ADMIN_TOKEN, startGateway, type TestGateway } from '../helpers/gateway.js';
+import { ADMIN_TOKEN, type TestGateway } from '../helpers/gateway.js';
 import { countCreated, h3Quote, settledH3, submitBody, type H3Input } from '../helpers/h3.js';
-import { finishedTask, workUntil, type TaskBody } from '../helpers/tasks.js';
+import { finishedTask, startTaskGateway, workUntil, type TaskBody } from '../helpers/tasks.js';
 
 const BALANCE = 100_000_000;
 
@@ -69,7 +69,7 @@ describeEachDialect('a corrupted task row on $name', (dialect) => {
   }
 
   it('a queued task whose input fails its schema is never submitted and waits for an operator, hold kept', async () => {
-    gateway = await startGateway(dialect);
+    gateway = await startTaskGateway(dialect);
     const client = gateway;
     const { accountId, key } = await client.account(BALANCE);
     const submissions = vi.spyOn(OpenAiVideos.prototype, 'submit');
@@ -108,7 +108,7 @@ describeEachDialect('a corrupted task row on $name', (dialect) => {
   });
 
   it('a running task whose input is corrupted stops before its outputs are downloaded or priced', async () => {
-    gateway = await startGateway(dialect);
+    gateway = await startTaskGateway(dialect);
     const client = gateway;
     const { accountId, key } = await client.account(BALANCE);
     const task = await createVideo(client, key, 'a quick fox [sim:task_seconds=1]');
@@ -134,7 +134,7 @@ describeEachDialect('a corrupted task row on $name', (dialect) => {
   });
 
   it('a finished task whose price version is gone stops for an operator without downloading its outputs', async () => {
-    gateway = await startGateway(dialect);
+    gateway = await startTaskGateway(dialect);
     const client = gateway;
     const { accountId, key } = await client.account(BALANCE);
     const task = await createVideo(client, key, 'a quick fox [sim:task_seconds=1]');
@@ -160,7 +160,7 @@ describeEachDialect('a corrupted task row on $name', (dialect) => {
   });
 
   it('a task whose stored line items fail their schema is still listed for operators, its reason shown', async () => {
-    gateway = await startGateway(dialect);
+    gateway = await startTaskGateway(dialect);
     const client = gateway;
     const { key } = await client.account(BALANCE);
     const task = await createVideo(client, key, 'a fox');
@@ -185,7 +185,7 @@ describeEachDialect('a corrupted task row on $name', (dialect) => {
     expect(released.statusCode, released.body).toBe(200);
   });
   it("a task whose stored resolution fails its schema is listed for operators, its reason shown; the caller's read is a 500, not the garbage", async () => {
-    gateway = await startGateway(dialect);
+    gateway = await startTaskGateway(dialect);
     const client = gateway;
     const { key, accountId } = await client.account(BALANCE);
     const task = await createVideo(client, key, 'a heron');
@@ -215,7 +215,7 @@ describeEachDialect('a corrupted task row on $name', (dialect) => {
   });
 
   it('an H3 source task whose stored input fails its schema is refused as a source: 500, nothing created, held or charged', async () => {
-    gateway = await startGateway(dialect);
+    gateway = await startTaskGateway(dialect);
     const client = gateway;
     const { key, accountId } = await client.account(BALANCE);
     const source = await settledH3(client, key, {

@@ -1,9 +1,9 @@
 import { afterEach, expect, it, vi } from 'vitest';
 import { OpenAiVideos } from '../../src/providers/openai-compatible/videos.js';
 import { describeEachDialect } from '../helpers/dialects.js';
-import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import type { TestGateway } from '../helpers/gateway.js';
 import { png } from '../helpers/media.js';
-import { finishedTask, type TaskBody } from '../helpers/tasks.js';
+import { finishedTask, startTaskGateway, type TaskBody } from '../helpers/tasks.js';
 
 const BALANCE = 100_000_000;
 
@@ -21,7 +21,7 @@ describeEachDialect('a task whose input cannot be read on $name', (dialect) => {
   });
 
   it('is failed and released, never submitted, when a reference asset cannot be read before sending', async () => {
-    gateway = await startGateway(dialect);
+    gateway = await startTaskGateway(dialect);
     const client = gateway;
     const { accountId, key } = await client.account(BALANCE);
     const uploaded = await client.upload(key, png(8, 8), 'image/png');

@@ -3,13 +3,14 @@ import { afterEach, expect, it, vi } from 'vitest';
 import type { GuardedFetchDeps } from '../../src/providers/guarded-fetch.js';
 import { OpenAiImages } from '../../src/providers/openai-compatible/images.js';
 import { describeEachDialect } from '../helpers/dialects.js';
-import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import type { TestGateway } from '../helpers/gateway.js';
 import { png } from '../helpers/media.js';
 import {
+  expectChargedActualOnce,
   settleBodyOf,
+  startTaskGateway,
   workUntil,
   type TaskBody,
-  expectChargedActualOnce,
 } from '../helpers/tasks.js';
 
 const BALANCE = 100_000_000;
@@ -74,7 +75,7 @@ describeEachDialect('a late synchronous answer on $name', (dialect) => {
 
   /** Creates an image, lets the stalled worker send it, and another instance mark it unknown. */
   async function stalledImage(asUrl: boolean) {
-    gateway = await startGateway(dialect, {
+    gateway = await startTaskGateway(dialect, {
       services: {
         fetchDeps: cdn(),
         worker: {

@@ -2,8 +2,8 @@ import { afterEach, expect, it, vi } from 'vitest';
 import { OpenAiVideos } from '../../src/providers/openai-compatible/videos.js';
 import { TaskWorker, type WorkerOptions } from '../../src/tasks/task-worker.js';
 import { describeEachDialect } from '../helpers/dialects.js';
-import { startGateway, type TestGateway } from '../helpers/gateway.js';
-import { settleBodyOf, workUntil, type TaskBody } from '../helpers/tasks.js';
+import type { TestGateway } from '../helpers/gateway.js';
+import { settleBodyOf, startTaskGateway, workUntil, type TaskBody } from '../helpers/tasks.js';
 
 const BALANCE = 100_000_000;
 /** A lease far shorter than the upstream's answer below. */
@@ -81,7 +81,7 @@ describeEachDialect('a worker whose upstream call outlasts its lease on $name', 
   }
 
   async function start(worker: Omit<WorkerOptions, 'owner'>) {
-    gateway = await startGateway(dialect, {
+    gateway = await startTaskGateway(dialect, {
       services: { worker: { leaseMs: LEASE_MS, ...worker } },
     });
     const client = gateway;

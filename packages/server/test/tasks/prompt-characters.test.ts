@@ -2,8 +2,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { characterCount } from '../../src/util/characters.js';
 import { describeEachDialect } from '../helpers/dialects.js';
 import { countCreated } from '../helpers/h3.js';
-import { startGateway, type TestGateway } from '../helpers/gateway.js';
-import { finishedTask, type TaskBody } from '../helpers/tasks.js';
+import type { TestGateway } from '../helpers/gateway.js';
+import { finishedTask, startTaskGateway, type TaskBody } from '../helpers/tasks.js';
 
 /**
  * Risk: the gateway and the upstream count a prompt's characters in different units — the
@@ -23,7 +23,7 @@ describeEachDialect('prompt characters counted once on $name', (dialect) => {
   });
 
   it('an emoji prompt at the limit succeeds end to end; one more emoji is 400 naming body.prompt, nothing created', async () => {
-    const client = (gateway = await startGateway(dialect));
+    const client = (gateway = await startTaskGateway(dialect));
     const { key } = await client.account(100_000_000);
     const atLimit = EMOJI.repeat(LIMIT);
     const created = await client.call('POST', '/v1/images/generations', {

@@ -5,14 +5,15 @@ import type { H3Task } from '@tollgate/protocol';
 import { ArkH3Tasks } from '../../src/providers/ark/h3-tasks.js';
 import { OpenAiImages } from '../../src/providers/openai-compatible/images.js';
 import { describeEachDialect } from '../helpers/dialects.js';
-import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import type { TestGateway } from '../helpers/gateway.js';
 import { h3QuoteAndSubmit } from '../helpers/h3.js';
 import { mp4, png } from '../helpers/media.js';
 import {
+  expectChargedActualOnce,
   settleBodyOf,
+  startTaskGateway,
   workUntil,
   type TaskBody,
-  expectChargedActualOnce,
 } from '../helpers/tasks.js';
 
 const BALANCE = 100_000_000;
@@ -85,15 +86,15 @@ describeEachDialect('a foreign result URL whose download fails on $name', (diale
     return created.json<TaskBody>().id;
   }
 
-  /** Works the task until it leaves queued/running; retries are made due at once. */
+  /**
+   * Works the task until it leaves queued/running; each retry after its back-off, which
+   * `workUntil` skips (the gateway's clock moves to it).
+   */
   async function workToEnd(client: TestGateway, id: string): Promise<void> {
-    const db = client.services.store.db;
     await workUntil(
       client,
       async () => {
         const row = await client.services.taskStore.byId(id);
-        if (row?.status === 'running')
-          await db.updateTable('tasks').set({ due_at: 0 }).where('id', '=', id).execute();
         return row?.status !== 'queued' && row?.status !== 'running';
       },
       30_000,
@@ -102,7 +103,7 @@ describeEachDialect('a foreign result URL whose download fails on $name', (diale
 
   it('a result URL that fails on the first fetch is kept and fetched again: delivered, submitted once', async () => {
     const cdn = flakyCdn(1);
-    gateway = await startGateway(dialect, { services: { fetchDeps: cdn } });
+    gateway = await startTaskGateway(dialect, { services: { fetchDeps: cdn } });
     const client = gateway;
     const submissions = upstreamAnsweringForeignUrl();
     const { accountId, key } = await client.account(BALANCE);
@@ -128,7 +129,7 @@ describeEachDialect('a foreign result URL whose download fails on $name', (diale
 
   it('a result URL that always fails ends in the operator queue after the bound, URL and hold kept', async () => {
     const cdn = flakyCdn(Number.POSITIVE_INFINITY);
-    gateway = await startGateway(dialect, { services: { fetchDeps: cdn } });
+    gateway = await startTaskGateway(dialect, { services: { fetchDeps: cdn } });
     const client = gateway;
     const submissions = upstreamAnsweringForeignUrl();
     const { accountId, key } = await client.account(BALANCE);
@@ -166,7 +167,7 @@ describeEachDialect('a foreign result URL whose download fails on $name', (diale
   it('an H3 video result URL that failed once is fetched again from the kept URL, the upstream not polled again', async () => {
     const videoUrl = 'https://cdn.example/video-1.mp4';
     const cdn = flakyCdn(1, { bytes: mp4(4), contentType: 'video/mp4' });
-    gateway = await startGateway(dialect, { services: { fetchDeps: cdn } });
+    gateway = await startTaskGateway(dialect, { services: { fetchDeps: cdn } });
     const client = gateway;
     const original = Object.getOwnPropertyDescriptor(ArkH3Tasks.prototype, 'poll')
       ?.value as ArkH3Tasks['poll'];

@@ -4,14 +4,8 @@ import { checkLedger } from '../../src/billing/ledger-check.js';
 import { parseConfig } from '../../src/config/load.js';
 import { startSweeper } from '../../src/maintenance/sweeper.js';
 import { describeEachDialect } from '../helpers/dialects.js';
-import {
-  ADMIN_TOKEN,
-  manualClock,
-  startGateway,
-  testConfig,
-  type TestGateway,
-} from '../helpers/gateway.js';
-import { settleBodyOf, workUntil, type TaskBody } from '../helpers/tasks.js';
+import { ADMIN_TOKEN, manualClock, testConfig, type TestGateway } from '../helpers/gateway.js';
+import { settleBodyOf, startTaskGateway, workUntil, type TaskBody } from '../helpers/tasks.js';
 
 const BALANCE = 100_000_000;
 const DAY_MS = 86_400_000;
@@ -79,7 +73,7 @@ describeEachDialect('the settlement window on $name', (dialect) => {
 
   it('a task never settled expires after the window: hold back, outputs deleted, nothing charged, task and record say so', async () => {
     const clock = manualClock();
-    gateway = await startGateway(dialect, { clock });
+    gateway = await startTaskGateway(dialect, { clock });
     const client = gateway;
     const { accountId, key, path, task } = await pricedImage(client, clock);
     const finishedAt = Date.parse(task.finished_at ?? '');
@@ -137,7 +131,7 @@ describeEachDialect('the settlement window on $name', (dialect) => {
 
   it('a settle after the window is 409 SETTLEMENT_EXPIRED and charges nothing, before and after the sweep', async () => {
     const clock = manualClock();
-    gateway = await startGateway(dialect, { clock });
+    gateway = await startTaskGateway(dialect, { clock });
     const client = gateway;
     const { accountId, key, path, task } = await pricedImage(client, clock);
     clock.advance(WINDOW_MS);
@@ -163,7 +157,7 @@ describeEachDialect('the settlement window on $name', (dialect) => {
 
   it('a settle just before the window closes succeeds, and the sweep then leaves the task alone', async () => {
     const clock = manualClock();
-    gateway = await startGateway(dialect, { clock });
+    gateway = await startTaskGateway(dialect, { clock });
     const client = gateway;
     const { accountId, key, path, task } = await pricedImage(client, clock);
     clock.advance(WINDOW_MS - 60_000);
@@ -190,7 +184,7 @@ describeEachDialect('the settlement window on $name', (dialect) => {
 
   it('two sweepers racing expire a task once: one release, the hold back once', async () => {
     const clock = manualClock();
-    gateway = await startGateway(dialect, { clock });
+    gateway = await startTaskGateway(dialect, { clock });
     const client = gateway;
     const { accountId, task } = await pricedImage(client, clock);
     clock.advance(WINDOW_MS);
@@ -212,7 +206,7 @@ describeEachDialect('the settlement window on $name', (dialect) => {
 
   it('a video shows its window while pending; expired, its content is 404', async () => {
     const clock = manualClock();
-    gateway = await startGateway(dialect, {
+    gateway = await startTaskGateway(dialect, {
       clock,
       config: testConfig({ tasks: { settlement_window_ms: DAY_MS } }),
     });
@@ -242,7 +236,7 @@ describeEachDialect('the settlement window on $name', (dialect) => {
 
   it('an operator releases a task nobody settles at once: hold back, outputs deleted, a settle is 409 SETTLEMENT_EXPIRED', async () => {
     const clock = manualClock();
-    gateway = await startGateway(dialect, { clock });
+    gateway = await startTaskGateway(dialect, { clock });
     const client = gateway;
     const { accountId, key, path, task } = await pricedImage(client, clock);
     const assetIds = await outputAssetIds(client, task.id);
@@ -287,7 +281,7 @@ describeEachDialect('the settlement window on $name', (dialect) => {
 
   it('the ledger check holds an expired task to a released hold (invariant 8)', async () => {
     const clock = manualClock();
-    gateway = await startGateway(dialect, { clock });
+    gateway = await startTaskGateway(dialect, { clock });
     const client = gateway;
     const { task } = await pricedImage(client, clock);
     const db = client.services.store.db;

@@ -1,14 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, expect, it } from 'vitest';
 import { describeEachDialect } from '../helpers/dialects.js';
-import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import type { TestGateway } from '../helpers/gateway.js';
 import { png } from '../helpers/media.js';
 import {
+  expectChargedActualOnce,
   finishedTask,
   settleBodyOf,
+  startTaskGateway,
   workUntil,
   type TaskBody,
-  expectChargedActualOnce,
 } from '../helpers/tasks.js';
 
 const BALANCE = 100_000_000;
@@ -46,7 +47,7 @@ describeEachDialect('assets used by a task on $name', (dialect) => {
   }
 
   it('an asset named by a queued or running task cannot be deleted (409 ASSET_IN_USE naming the task); once it finished, it can', async () => {
-    gateway = await startGateway(dialect);
+    gateway = await startTaskGateway(dialect);
     const client = gateway;
     const { accountId, key } = await client.account(BALANCE);
     const assetId = await uploadPicture(client, key);
@@ -93,7 +94,7 @@ describeEachDialect('assets used by a task on $name', (dialect) => {
   }, 30_000);
 
   it('an asset of a failed task can be deleted once the task failed', async () => {
-    gateway = await startGateway(dialect);
+    gateway = await startTaskGateway(dialect);
     const client = gateway;
     const { accountId, key } = await client.account(BALANCE);
     const assetId = await uploadPicture(client, key);
@@ -116,7 +117,7 @@ describeEachDialect('assets used by a task on $name', (dialect) => {
   }, 30_000);
 
   it("naming another account's asset is 404 naming assetIds (as for a missing id): no task, no hold, no record, and the owner may still delete it", async () => {
-    gateway = await startGateway(dialect);
+    gateway = await startTaskGateway(dialect);
     const client = gateway;
     const caller = await client.account(BALANCE);
     const owner = await client.account(BALANCE);
@@ -163,7 +164,7 @@ describeEachDialect('assets used by a task on $name', (dialect) => {
   });
 
   it('naming an undelivered output of another task of the same account is 404; once that task is settled, the output may be used', async () => {
-    gateway = await startGateway(dialect);
+    gateway = await startTaskGateway(dialect);
     const client = gateway;
     const { accountId, key } = await client.account(BALANCE);
     const image = await client.call('POST', '/v1/images/generations', {

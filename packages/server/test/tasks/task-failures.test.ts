@@ -2,13 +2,14 @@ import { afterEach, expect, it, vi } from 'vitest';
 import { OpenAiVideos } from '../../src/providers/openai-compatible/videos.js';
 import { WorkerKilled, type WorkerStep } from '../../src/tasks/task-worker.js';
 import { describeEachDialect } from '../helpers/dialects.js';
+import { ADMIN_TOKEN, shortTimeoutsConfig, type TestGateway } from '../helpers/gateway.js';
 import {
-  ADMIN_TOKEN,
-  shortTimeoutsConfig,
-  startGateway,
-  type TestGateway,
-} from '../helpers/gateway.js';
-import { finishedTask, settleBodyOf, workUntil, type TaskBody } from '../helpers/tasks.js';
+  finishedTask,
+  settleBodyOf,
+  startTaskGateway,
+  workUntil,
+  type TaskBody,
+} from '../helpers/tasks.js';
 
 const BALANCE = 100_000_000;
 
@@ -30,7 +31,7 @@ describeEachDialect('failed, unknown and interrupted tasks on $name', (dialect) 
   }
 
   it('a failed task releases its hold and charges nothing', async () => {
-    gateway = await startGateway(dialect);
+    gateway = await startTaskGateway(dialect);
     const { accountId, key } = await gateway.account(BALANCE);
     const path = await createVideo(gateway, key, 'storm [sim:task=fail]');
     const task = await finishedTask(gateway, key, path);
@@ -49,7 +50,7 @@ describeEachDialect('failed, unknown and interrupted tasks on $name', (dialect) 
   });
 
   it('a failure the upstream billed shows its amount and settles like any other', async () => {
-    gateway = await startGateway(dialect);
+    gateway = await startTaskGateway(dialect);
     const { accountId, key } = await gateway.account(BALANCE);
     const path = await createVideo(gateway, key, 'storm [sim:task=fail_billed]');
     const task = await finishedTask(gateway, key, path);
@@ -67,7 +68,7 @@ describeEachDialect('failed, unknown and interrupted tasks on $name', (dialect) 
   });
 
   it('an unanswered submission is submission_unknown with its hold, never resubmitted, then found by a read-only look-up', async () => {
-    gateway = await startGateway(dialect, { config: shortTimeoutsConfig() });
+    gateway = await startTaskGateway(dialect, { config: shortTimeoutsConfig() });
     const client = gateway;
     const { accountId, key } = await client.account(BALANCE);
     const submissions = vi.spyOn(OpenAiVideos.prototype, 'submit');
@@ -97,7 +98,7 @@ describeEachDialect('failed, unknown and interrupted tasks on $name', (dialect) 
   });
 
   it('an image whose answer never came waits for an operator, who releases it once, with a reason', async () => {
-    gateway = await startGateway(dialect, { config: shortTimeoutsConfig() });
+    gateway = await startTaskGateway(dialect, { config: shortTimeoutsConfig() });
     const client = gateway;
     const { accountId, key } = await client.account(BALANCE);
     const created = await client.call('POST', '/v1/images/generations', {
@@ -145,7 +146,7 @@ describeEachDialect('failed, unknown and interrupted tasks on $name', (dialect) 
     'a worker killed at %s leaves a task another worker finishes: one submission, one charge',
     async (step) => {
       let killed = false;
-      gateway = await startGateway(dialect, {
+      gateway = await startTaskGateway(dialect, {
         services: {
           worker: {
             leaseMs: 300,

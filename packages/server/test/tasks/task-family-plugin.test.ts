@@ -9,8 +9,8 @@ import { newTaskRow } from '../../src/tasks/task-row.js';
 import type { TaskRow } from '../../src/tasks/task-store.js';
 import { taskBillingOf, taskQuoteOf, taskSettlementOf } from '../../src/tasks/task-view.js';
 import { describeEachDialect } from '../helpers/dialects.js';
-import { startGateway, type TestGateway } from '../helpers/gateway.js';
-import { workUntil } from '../helpers/tasks.js';
+import type { TestGateway } from '../helpers/gateway.js';
+import { startTaskGateway, workUntil } from '../helpers/tasks.js';
 
 const BALANCE = 100_000_000;
 /** What the test family holds per task, and what it charges per word echoed. */
@@ -169,7 +169,7 @@ describeEachDialect('a task family registered outside the kernel on $name', (dia
   }
 
   it('is sent, polled, priced by its own rules, shown, settled and journalled with no kernel change', async () => {
-    gateway = await startGateway(dialect);
+    gateway = await startTaskGateway(dialect);
     const client = gateway;
     const { provider, sent } = echoProvider();
     client.services.taskFamilies.register(echoFamily(provider));
@@ -218,7 +218,7 @@ describeEachDialect('a task family registered outside the kernel on $name', (dia
   });
 
   it("stops a task whose stored input fails the family's schema for an operator: never sent, never charged", async () => {
-    gateway = await startGateway(dialect);
+    gateway = await startTaskGateway(dialect);
     const client = gateway;
     const { provider, sent } = echoProvider();
     client.services.taskFamilies.register(echoFamily(provider));

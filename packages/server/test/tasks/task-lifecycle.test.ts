@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, expect, it } from 'vitest';
 import { describeEachDialect } from '../helpers/dialects.js';
-import { startGateway, type TestGateway } from '../helpers/gateway.js';
-import { finishedTask, settleBodyOf, type TaskBody } from '../helpers/tasks.js';
+import type { TestGateway } from '../helpers/gateway.js';
+import { finishedTask, settleBodyOf, startTaskGateway, type TaskBody } from '../helpers/tasks.js';
 
 interface Quote {
   object: string;
@@ -27,7 +27,7 @@ describeEachDialect('image and video tasks on $name', (dialect) => {
   }
 
   it('a quote is read-only: no record, no hold, no task', async () => {
-    gateway = await startGateway(dialect);
+    gateway = await startTaskGateway(dialect);
     const { accountId, key } = await gateway.account(10_000_000);
     const idempotencyKey = randomUUID();
     const quote = await gateway.call('POST', '/v1/images/quote', {
@@ -57,7 +57,7 @@ describeEachDialect('image and video tasks on $name', (dialect) => {
   });
 
   it('a closed combination quotes 200 with closed_reasons and no amount, and cannot be created', async () => {
-    gateway = await startGateway(dialect);
+    gateway = await startTaskGateway(dialect);
     const { accountId, key } = await gateway.account(10_000_000);
     const quote = await quoteOf(key, '/v1/images/quote', {
       model: 'sim-image',
@@ -76,7 +76,7 @@ describeEachDialect('image and video tasks on $name', (dialect) => {
   });
 
   it('a price change between quote and creation is 409 PRICE_CHANGED, nothing created', async () => {
-    gateway = await startGateway(dialect);
+    gateway = await startTaskGateway(dialect);
     const { accountId, key } = await gateway.account(10_000_000);
     const body = { model: 'sim-image', prompt: 'x', size: '256x256' };
     const quote = await quoteOf(key, '/v1/images/quote', body);
@@ -103,7 +103,7 @@ describeEachDialect('image and video tasks on $name', (dialect) => {
   });
 
   it('too little money is 402: no task, no upstream call', async () => {
-    gateway = await startGateway(dialect);
+    gateway = await startTaskGateway(dialect);
     const { key } = await gateway.account(1);
     const created = await gateway.call('POST', '/v1/videos', {
       key,
@@ -130,7 +130,7 @@ describeEachDialect('image and video tasks on $name', (dialect) => {
   ] as const)(
     'full %s path: create 202 -> succeeded -> 409 before settling -> settle -> delivered, other key 404',
     async (kind, createPath, base, body) => {
-      gateway = await startGateway(dialect);
+      gateway = await startTaskGateway(dialect);
       const client = gateway;
       const { accountId, key } = await client.account(100_000_000);
       const other = await client.newKey(accountId);

@@ -1,9 +1,9 @@
 import { afterEach, expect, it, vi } from 'vitest';
 import { OpenAiVideos } from '../../src/providers/openai-compatible/videos.js';
 import { describeEachDialect } from '../helpers/dialects.js';
-import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import type { TestGateway } from '../helpers/gateway.js';
 import { png, wav } from '../helpers/media.js';
-import { finishedTask, type TaskBody } from '../helpers/tasks.js';
+import { finishedTask, startTaskGateway, type TaskBody } from '../helpers/tasks.js';
 
 describeEachDialect('reference images of a task on $name', (dialect) => {
   let gateway: TestGateway | undefined;
@@ -14,7 +14,7 @@ describeEachDialect('reference images of a task on $name', (dialect) => {
   });
 
   it('are priced as quoted, and their bytes reach the upstream with the submission', async () => {
-    gateway = await startGateway(dialect);
+    gateway = await startTaskGateway(dialect);
     const client = gateway;
     const { key } = await client.account(100_000_000);
     const picture = png(8, 8);
@@ -55,7 +55,7 @@ describeEachDialect('reference images of a task on $name', (dialect) => {
   });
 
   it('must be images of the caller: audio is 400, a service key 403, nothing created or held', async () => {
-    gateway = await startGateway(dialect);
+    gateway = await startTaskGateway(dialect);
     const client = gateway;
     const { accountId, key } = await client.account(100_000_000);
     const audio = await client.upload(key, wav(1), 'audio/wav');

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, expect, it } from 'vitest';
 import { describeEachDialect } from '../helpers/dialects.js';
-import { startGateway, type TestGateway } from '../helpers/gateway.js';
-import { finishedTask, settleBodyOf, type TaskBody } from '../helpers/tasks.js';
+import type { TestGateway } from '../helpers/gateway.js';
+import { finishedTask, settleBodyOf, startTaskGateway, type TaskBody } from '../helpers/tasks.js';
 
 /** A succeeded image task awaiting settlement, and its owner. */
 async function pricedImageTask(gateway: TestGateway, balance = 100_000_000) {
@@ -26,7 +26,7 @@ describeEachDialect('settling a task on $name', (dialect) => {
   });
 
   it('every rule of spec 4.3 broken one at a time is refused and changes nothing', async () => {
-    gateway = await startGateway(dialect);
+    gateway = await startTaskGateway(dialect);
     const client = gateway;
     const { accountId, key, path, task } = await pricedImageTask(client);
     const good = settleBodyOf(task);
@@ -146,7 +146,7 @@ describeEachDialect('settling a task on $name', (dialect) => {
   });
 
   it('the quoted amount sent instead of the actual one is refused, naming the rule', async () => {
-    gateway = await startGateway(dialect);
+    gateway = await startTaskGateway(dialect);
     const { key, path, task } = await pricedImageTask(gateway);
     // A quote of two images, one delivered: actual < quoted.
     await gateway.services.store.db
@@ -174,7 +174,7 @@ describeEachDialect('settling a task on $name', (dialect) => {
   });
 
   it('50 concurrent settles charge exactly once; a repeat with the same key replays, a new one is 409', async () => {
-    gateway = await startGateway(dialect);
+    gateway = await startTaskGateway(dialect);
     const client = gateway;
     const { accountId, key, path, task } = await pricedImageTask(client);
     const body = settleBodyOf(task);
@@ -197,7 +197,7 @@ describeEachDialect('settling a task on $name', (dialect) => {
   });
 
   it('a settle retried with its idempotency key replays the settlement without charging again', async () => {
-    gateway = await startGateway(dialect);
+    gateway = await startTaskGateway(dialect);
     const { accountId, key, path, task } = await pricedImageTask(gateway);
     const idempotencyKey = randomUUID();
     const body = settleBodyOf(task);
@@ -212,7 +212,7 @@ describeEachDialect('settling a task on $name', (dialect) => {
   });
 
   it('a bill above the hold with too little money is 402, then after a top-up the same body settles; nothing regenerated', async () => {
-    gateway = await startGateway(dialect);
+    gateway = await startTaskGateway(dialect);
     const client = gateway;
     const owner = await client.account(0);
     // Exactly the quote is available.

@@ -1,7 +1,7 @@
 import { afterEach, expect, it } from 'vitest';
 import { describeEachDialect } from '../helpers/dialects.js';
-import { ADMIN_TOKEN, startGateway, testConfig, type TestGateway } from '../helpers/gateway.js';
-import { workUntil, type TaskBody } from '../helpers/tasks.js';
+import { ADMIN_TOKEN, testConfig, type TestGateway } from '../helpers/gateway.js';
+import { startTaskGateway, workUntil, type TaskBody } from '../helpers/tasks.js';
 
 const BALANCE = 100_000_000;
 
@@ -46,7 +46,7 @@ describeEachDialect('an upstream job that vanished on $name', (dialect) => {
   }
 
   it('a job the upstream answers 404 for ends in the operator queue with its hold, and an operator releases it', async () => {
-    gateway = await startGateway(dialect, {
+    gateway = await startTaskGateway(dialect, {
       config: testConfig({ tasks: { vanished_after_ms: 1 } }),
     });
     const client = gateway;
@@ -108,7 +108,7 @@ describeEachDialect('an upstream job that vanished on $name', (dialect) => {
   });
 
   it('an operator can release a task that is still running, once; a finished task is 409', async () => {
-    gateway = await startGateway(dialect);
+    gateway = await startTaskGateway(dialect);
     const client = gateway;
     const { accountId, key } = await client.account(BALANCE);
     const task = await runningVideo(client, key);

@@ -1,7 +1,7 @@
 import { afterEach, expect, it, vi } from 'vitest';
 import { describeEachDialect } from '../helpers/dialects.js';
-import { startGateway, type TestGateway } from '../helpers/gateway.js';
-import { workUntil, type TaskBody } from '../helpers/tasks.js';
+import type { TestGateway } from '../helpers/gateway.js';
+import { startTaskGateway, workUntil, type TaskBody } from '../helpers/tasks.js';
 
 const BALANCE = 100_000_000;
 
@@ -39,7 +39,7 @@ describeEachDialect('task worker hygiene on $name', (dialect) => {
       .execute();
 
   it('a queued task whose provider cannot be made is never marked sending: it waits, certainly unsent', async () => {
-    gateway = await startGateway(dialect);
+    gateway = await startTaskGateway(dialect);
     const client = gateway;
     const { key, accountId } = await client.account(BALANCE);
     const id = await createVideo(client, key, 'a lost upstream');
@@ -57,7 +57,7 @@ describeEachDialect('task worker hygiene on $name', (dialect) => {
   });
 
   it('a running task whose provider cannot be made fails its own step only: another task of the tick finishes', async () => {
-    gateway = await startGateway(dialect);
+    gateway = await startTaskGateway(dialect);
     const client = gateway;
     const { key } = await client.account(BALANCE);
     const broken = await createVideo(client, key, 'a lost upstream');
@@ -85,7 +85,7 @@ describeEachDialect('task worker hygiene on $name', (dialect) => {
   });
 
   it('a running task without an upstream id goes to the operator queue with its hold, not retried forever', async () => {
-    gateway = await startGateway(dialect);
+    gateway = await startTaskGateway(dialect);
     const client = gateway;
     const { key, accountId } = await client.account(BALANCE);
     const id = await createVideo(client, key, 'a nameless job');
