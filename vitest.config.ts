@@ -25,6 +25,11 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // Test files share their worker process and its loaded modules: importing the server's
+    // modules cost more than the tests themselves in most files (docs/ci.md, "Where the time
+    // goes"). No test relies on a fresh module state: the app is built per test from explicit
+    // options (services.ts), and a test that changes the environment takes it back (vi.stubEnv).
+    isolate: false,
     // Every gateway and CLI process a test starts applies pending migrations itself, on
     // PostgreSQL too (where the shipped default is off: docs/deploy.md, "Migrations"): each test
     // makes its own fresh database or schema, as a developer's box would. The tests of the

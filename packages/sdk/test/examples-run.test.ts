@@ -1,6 +1,6 @@
 import { existsSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { uploadClip } from '../examples/assets.js';
 import { generateVideo } from '../examples/generate-video.js';
 import { understandVideo } from '../examples/h3-steps.js';
@@ -70,10 +70,16 @@ describe('the README examples run against a gateway', () => {
 
   it('the configured client of examples/client.ts journals to its file', async () => {
     const { key } = await gateway.account(1_000_000);
-    process.env['TOLLGATE_BASE_URL'] = baseURL;
-    process.env['TOLLGATE_API_KEY'] = key;
-    const { client } = await import('../examples/client.js');
-    expect((await embedOnce(client, 'journaled')).data).toHaveLength(1);
-    expect(existsSync('tollgate-journal.jsonl')).toBe(true);
+    // The example reads its settings from the environment. Test files share a process
+    // (vitest.config.ts, `isolate: false`): what is set here is taken back after.
+    vi.stubEnv('TOLLGATE_BASE_URL', baseURL);
+    vi.stubEnv('TOLLGATE_API_KEY', key);
+    try {
+      const { client } = await import('../examples/client.js');
+      expect((await embedOnce(client, 'journaled')).data).toHaveLength(1);
+      expect(existsSync('tollgate-journal.jsonl')).toBe(true);
+    } finally {
+      vi.unstubAllEnvs();
+    }
   });
 });

@@ -214,7 +214,12 @@ describeEachDialect('a caller that goes away mid-stream on $name', (dialect) => 
     messages: [{ role: 'user', content }],
   });
 
-  /** Streams over real HTTP, reads `chunks` data events, then goes away (the socket closes). */
+  /**
+   * Streams over real HTTP, reads `chunks` data events, then goes away: the socket is destroyed.
+   * Plain `node:http` with an agent of its own, so that the caller's leaving is this socket's
+   * closing whatever else the test process has loaded (with test files sharing a process, the
+   * global fetch may run on another file's dispatcher, which need not close the socket on abort).
+   */
   async function leaveAfter(
     key: string,
     idempotencyKey: string,
@@ -222,29 +227,36 @@ describeEachDialect('a caller that goes away mid-stream on $name', (dialect) => 
     chunks: number,
     target: { gateway: TestGateway; base: string } = { gateway, base },
   ) {
-    const abort = new AbortController();
-    const response = await fetch(`${target.base}/chat/completions`, {
+    const agent = new http.Agent({ keepAlive: false });
+    const request = http.request(`${target.base}/chat/completions`, {
       method: 'POST',
+      agent,
       headers: {
         authorization: `Bearer ${key}`,
         'idempotency-key': idempotencyKey,
         'content-type': 'application/json',
       },
-      body: JSON.stringify(payload),
-      signal: abort.signal,
     });
-    expect(response.status).toBe(200);
-    const requestId = String(response.headers.get('x-service-request-id'));
-    if (response.body === null) throw new Error('no stream');
-    const reader = response.body.getReader();
-    const decoder = new TextDecoder();
+    request.end(JSON.stringify(payload));
+    const response = await new Promise<http.IncomingMessage>((resolve, reject) => {
+      request.once('response', resolve);
+      request.once('error', reject);
+    });
+    expect(response.statusCode).toBe(200);
+    const requestId = String(response.headers['x-service-request-id']);
     let received = '';
-    while ((received.match(/^data: /gm) ?? []).length < chunks) {
-      const { value, done } = await reader.read();
-      if (done) throw new Error('the stream ended before the caller went away');
-      received += decoder.decode(value as Uint8Array, { stream: true });
-    }
-    abort.abort();
+    await new Promise<void>((resolve, reject) => {
+      const onData = (bytes: Buffer) => {
+        received += bytes.toString('utf8');
+        if ((received.match(/^data: /gm) ?? []).length < chunks) return;
+        response.off('data', onData);
+        resolve();
+      };
+      response.on('data', onData);
+      response.once('end', () => reject(new Error('the stream ended before the caller went away')));
+    });
+    request.destroy();
+    agent.destroy();
     // The gateway has seen the caller go: no connection of it is left.
     for (let waited = 0; (await connections(target.gateway)) > 0; waited += 20) {
       if (waited > 3_000) throw new Error('the caller connection never closed');
