@@ -1,22 +1,23 @@
 import { useCallback, useEffect, useState, type ReactNode } from 'react';
-import { api, ApiFailure, rememberSession, type SessionState } from './api.js';
+import { api, ApiFailure, rememberSession } from './api.js';
+import type { SessionState } from './console-types.js';
 import { LANGUAGES, useI18n, type Language, type MessageKey } from './i18n.js';
-import { navigate, usePath } from './router.js';
+import { OperatorPages } from './operator/OperatorPages.js';
 import { AssetsPage } from './pages/AssetsPage.js';
 import { AwaitingFunds } from './pages/AwaitingFunds.js';
-import { OperatorPages } from './operator/OperatorPages.js';
 import { InvitePage } from './pages/InvitePage.js';
 import { KeysPage } from './pages/KeysPage.js';
 import { OverviewPage } from './pages/OverviewPage.js';
 import { RedeemPage } from './pages/RedeemPage.js';
 import { RequestsPage } from './pages/RequestsPage.js';
-import { SharesPage } from './pages/SharesPage.js';
 import { SecurityPage } from './pages/SecurityPage.js';
-import { SignUpLink, SignUpPage } from './pages/SignUpPage.js';
+import { SharesPage } from './pages/SharesPage.js';
 import { SignInPage } from './pages/SignInPage.js';
+import { SignUpLink, SignUpPage } from './pages/SignUpPage.js';
 import { TaskDetailPage } from './pages/TaskDetailPage.js';
 import { TasksPage } from './pages/TasksPage.js';
 import { TopUpPage } from './pages/TopUpPage.js';
+import { navigate, usePath } from './router.js';
 
 const NAV: readonly { path: string; label: MessageKey }[] = [
   { path: '/', label: 'nav.overview' },

@@ -1,65 +1,37 @@
-import { call, type Page } from './api.js';
+import {
+  H3_SETTLE_CONFIRMATION,
+  SETTLE_CONFIRMATION,
+  type AccountUsage,
+  type H3SettleBody,
+  type H3Task,
+  type RequestRecord,
+  type SettleBody,
+  type Task,
+  type TaskStatus,
+} from '@tollgate/protocol';
+import { ApiFailure, queryText, request } from './api.js';
+import type { KeySpend, List, OwnerRequestList, OwnerTask } from './console-types.js';
 
 /**
  * The caller's task and settlement calls (docs/console.md, "Tasks"): the owner's view of every
- * key's tasks, the spec's exact settle body, records awaiting funds.
+ * key's tasks, the spec's exact settle body, records awaiting funds, and the spend figures.
  */
 
-/** One line of a bill (protocol `LineItem`): `amount = (quantity - free_quantity) * unit_price`. */
-export interface LineItem {
-  name: string;
-  quantity: number;
-  free_quantity?: number;
-  unit_price: number;
-  amount: number;
-  detail: string;
+/**
+ * The spec's exact settle body of a task (spec 4.3, 4.5): its actual amount and price version as
+ * read, and its family's confirmation word; `null` while it has no actual amount (not priced).
+ */
+export function settleBodyOf(task: OwnerTask): SettleBody | H3SettleBody | null {
+  const { actual_amount: amount, price_version: priceVersion } = task.billing;
+  if (amount === undefined) return null;
+  return task.object === 'h3.task'
+    ? { actual_amount: amount, price_version: priceVersion, confirmation: H3_SETTLE_CONFIRMATION }
+    : { actual_amount: amount, price_version: priceVersion, confirmation: SETTLE_CONFIRMATION };
 }
 
-export interface TaskBilling {
-  settlement_pending: boolean;
-  actual_amount?: number;
-  price_version: string;
-  reserved_amount: number;
-  settled_amount: number;
-  state: 'reserved' | 'pending' | 'settled' | 'released' | 'expired';
-  line_items?: LineItem[];
-  pricing_rule?: string;
-}
-
-export interface TaskOutput {
-  asset_id: string;
-  media_type: string;
-  bytes: number;
-  width: number | null;
-  height: number | null;
-}
-
-export interface OwnerTask {
-  object: 'image.task' | 'video.task' | 'h3.task';
-  id: string;
-  key_id: string;
-  model: string;
-  status: 'queued' | 'running' | 'succeeded' | 'failed' | 'submission_unknown';
-  created_at: string;
-  finished_at?: string;
-  billing: TaskBilling;
-  settlement?: { url: string; method: string; expires_at: string };
-  outputs?: TaskOutput[];
-  error?: { code: string; message: string };
-}
-
-export interface AwaitingRecord {
-  id: string;
-  key_id: string;
-  model: string | null;
-  status: string;
-  bill: { amount: number } | null;
-  created_at: string;
-}
-
-/** The confirmation word of the task's family (spec 4.3, 4.5). */
-export function confirmationOf(task: OwnerTask): string {
-  return task.object === 'h3.task' ? 'settle_original_h3' : 'settle_original_approved';
+/** A task's status, an H3 task's `FAILED` (the spec's spelling) read as `failed`. */
+export function statusOf(task: OwnerTask): TaskStatus {
+  return task.status === 'FAILED' ? 'failed' : task.status;
 }
 
 /**
@@ -79,13 +51,6 @@ export function assetContentUrl(assetId: string): string {
   return `/console/api/assets/${encodeURIComponent(assetId)}/content`;
 }
 
-export interface AccountUsage {
-  from: string;
-  to: string;
-  data: { date: string; model: string; requests: number; amount: number }[];
-  totals: { requests: number; amount: number };
-}
-
 const DAY_MS = 86_400_000;
 
 /** A UTC day `YYYY-MM-DD`, as the usage routes count days. */
@@ -98,41 +63,33 @@ export function last30Days(now: number): { from: string; to: string } {
   return { from: utcDay(now - 29 * DAY_MS), to: utcDay(now) };
 }
 
-/** What each key of the account was charged over a range (`GET /console/api/usage/keys`). */
-export interface KeySpend {
-  from: string;
-  to: string;
-  data: { key_id: string | null; requests: number; amount: number }[];
-}
-
 export const callerApi = {
   /** Spend per UTC day and model; `from`/`to` are `YYYY-MM-DD` (UTC), both included. */
-  usage: (from: string, to: string) => call<AccountUsage>('GET', `/usage?from=${from}&to=${to}`),
+  usage: (from: string, to: string) =>
+    request<AccountUsage>('GET', `/usage${queryText(new URLSearchParams({ from, to }))}`),
   /** Spend per key over the same kind of range. */
   keySpend: (from: string, to: string) =>
-    call<KeySpend>('GET', `/usage/keys?from=${from}&to=${to}`),
+    request<KeySpend>('GET', `/usage/keys${queryText(new URLSearchParams({ from, to }))}`),
   tasks: (filter: { billing_state?: string } = {}) =>
-    call<{ data: OwnerTask[] }>(
-      'GET',
-      `/tasks${filter.billing_state === undefined ? '' : `?billing_state=${encodeURIComponent(filter.billing_state)}`}`,
-    ),
-  task: (id: string) => call<OwnerTask>('GET', `/tasks/${encodeURIComponent(id)}`),
-  /** The spec's exact settle body; `idempotencyKey` is kept by the caller for a retry. */
-  settleTask: (task: OwnerTask, idempotencyKey: string) =>
-    call<OwnerTask>(
-      'POST',
-      `/tasks/${encodeURIComponent(task.id)}/settle`,
-      {
-        actual_amount: task.billing.actual_amount,
-        price_version: task.billing.price_version,
-        confirmation: confirmationOf(task),
-      },
-      { 'idempotency-key': idempotencyKey },
-    ),
+    request<List<OwnerTask>>('GET', `/tasks${queryText(new URLSearchParams(filter))}`),
+  task: (id: string) => request<OwnerTask>('GET', `/tasks/${encodeURIComponent(id)}`),
+  /**
+   * The spec's exact settle body (`settleBodyOf`); `idempotencyKey` is kept by the caller for a
+   * retry. Answers the creating key's view of the task (without `key_id`).
+   */
+  settleTask: (task: OwnerTask, idempotencyKey: string) => {
+    const body = settleBodyOf(task);
+    if (body === null)
+      return Promise.reject(new ApiFailure(0, 'UNKNOWN', 'the task has no amount to settle yet'));
+    return request<Task | H3Task>('POST', `/tasks/${encodeURIComponent(task.id)}/settle`, {
+      body,
+      headers: { 'idempotency-key': idempotencyKey },
+    });
+  },
   awaitingRecords: () =>
-    call<Page<AwaitingRecord>>('GET', '/requests?status=awaiting_funds&limit=100'),
+    request<OwnerRequestList>('GET', '/requests?status=awaiting_funds&limit=100'),
   settleRecord: (id: string, idempotencyKey: string) =>
-    call<AwaitingRecord>('POST', `/requests/${encodeURIComponent(id)}/settle`, undefined, {
-      'idempotency-key': idempotencyKey,
+    request<RequestRecord>('POST', `/requests/${encodeURIComponent(id)}/settle`, {
+      headers: { 'idempotency-key': idempotencyKey },
     }),
 };

@@ -11,7 +11,7 @@ import {
   Tooltip,
 } from 'chart.js';
 import { useEffect, useRef } from 'react';
-import type { AccountUsage } from '../caller-api.js';
+import type { AccountUsage } from '@tollgate/protocol';
 import { yuanText } from '../money.js';
 
 // Only the pieces drawn here, so the bundle carries no other chart type (docs/decisions/0014).

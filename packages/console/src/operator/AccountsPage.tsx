@@ -1,15 +1,16 @@
+import type { Account } from '@tollgate/protocol';
 import { useState, type FormEvent } from 'react';
-import type { Account } from '../api.js';
-import { Yuan, When } from '../money.js';
-import { navigate } from '../router.js';
 import { ConsoleLink } from '../components/ConsoleLink.js';
 import { DataTable, type Column } from '../components/DataTable.js';
 import { Field, SubmitRow } from '../components/Field.js';
+import type { ApiKey } from '../console-types.js';
+import { useI18n } from '../i18n.js';
+import { Yuan, When, parseYuan } from '../money.js';
 import { ErrorLine } from '../pages/ErrorLine.js';
+import { navigate } from '../router.js';
+import { useLoad } from '../useLoad.js';
 import { AllowedIpsForm, BudgetForm, BudgetLine } from './LimitsForms.js';
-import { operatorApi, type LimitedKey } from './operator-api.js';
-import { parseYuan, useOperatorText } from './operator-i18n.js';
-import { useLoad } from './useLoad.js';
+import { operatorApi } from './operator-api.js';
 
 type OnError = (error: unknown) => void;
 
@@ -25,7 +26,7 @@ export function AccountsPage({ path, onError }: { path: string; onError: OnError
 }
 
 function AccountList({ onError }: { onError: OnError }) {
-  const t = useOperatorText();
+  const { t } = useI18n();
   const [query, setQuery] = useState('');
   const [email, setEmail] = useState('');
   const list = useLoad(() => operatorApi.accounts(query.trim()), onError);
@@ -65,7 +66,7 @@ function AccountList({ onError }: { onError: OnError }) {
 }
 
 function AccountTable({ accounts }: { accounts: Account[] }) {
-  const t = useOperatorText();
+  const { t } = useI18n();
   const columns: Column<Account>[] = [
     {
       id: 'email',
@@ -99,7 +100,7 @@ function AccountTable({ accounts }: { accounts: Account[] }) {
 }
 
 function AccountDetail({ accountId, onError }: { accountId: string; onError: OnError }) {
-  const t = useOperatorText();
+  const { t } = useI18n();
   const account = useLoad(() => operatorApi.account(accountId), onError);
   const keys = useLoad(() => operatorApi.keys(accountId), onError);
   const members = useLoad(() => operatorApi.members(accountId), onError);
@@ -128,7 +129,7 @@ function AccountDetail({ accountId, onError }: { accountId: string; onError: OnE
     operatorApi.disableKey(keyId).then(keys.reload).catch(keys.fail);
   };
   const shown = account.value;
-  const keyColumns: Column<LimitedKey>[] = [
+  const keyColumns: Column<ApiKey>[] = [
     { id: 'name', header: t('op.email'), cell: (key) => key.name ?? '—' },
     { id: 'hint', header: t('op.id'), cell: (key) => <code>{key.hint}</code> },
     { id: 'used', header: t('op.when'), cell: (key) => <When iso={key.last_used_at} /> },
@@ -193,7 +194,7 @@ function AccountDetail({ accountId, onError }: { accountId: string; onError: OnE
           <div className="card" data-figure="owed">
             <dt>{t('op.owed')}</dt>
             <dd>
-              <Yuan micro={shown.owed ?? 0} />
+              <Yuan micro={shown.owed} />
             </dd>
           </div>
         </dl>
@@ -284,11 +285,11 @@ function KeyLimits({
   onSaved,
   onFail,
 }: {
-  apiKey: LimitedKey | undefined;
+  apiKey: ApiKey | undefined;
   onSaved: () => void;
   onFail: OnError;
 }) {
-  const t = useOperatorText();
+  const { t } = useI18n();
   if (apiKey === undefined) return null;
   return (
     <div className="card" data-key-limits={apiKey.id}>

@@ -1,15 +1,16 @@
 import { useState, type FormEvent } from 'react';
+import type { LedgerReport } from '../console-types.js';
+import { useI18n } from '../i18n.js';
 import { Yuan, When } from '../money.js';
 import { ErrorLine } from '../pages/ErrorLine.js';
-import { operatorApi, type LedgerReport } from './operator-api.js';
-import { useOperatorText } from './operator-i18n.js';
-import { useLoad } from './useLoad.js';
+import { useLoad } from '../useLoad.js';
+import { operatorApi } from './operator-api.js';
 
 type OnError = (error: unknown) => void;
 
 /** The audit log, newest first: who did what, when, to which account, how much, and why. */
 export function AuditPage({ onError }: { onError: OnError }) {
-  const t = useOperatorText();
+  const { t } = useI18n();
   const page = useLoad(() => operatorApi.audit(null), onError);
   return (
     <section>
@@ -64,7 +65,7 @@ export function AuditPage({ onError }: { onError: OnError }) {
 
 /** Runs `tollgate ledger check` on demand and shows its result. */
 export function LedgerPage({ onError }: { onError: OnError }) {
-  const t = useOperatorText();
+  const { t } = useI18n();
   const [report, setReport] = useState<LedgerReport | null>(null);
   const [error, setError] = useState<unknown>(null);
   const run = () => {
@@ -101,7 +102,7 @@ export function LedgerPage({ onError }: { onError: OnError }) {
 
 /** Invites a member of an account or an operator: a one-time link, shown once. */
 export function InvitePage({ onError }: { onError: OnError }) {
-  const t = useOperatorText();
+  const { t } = useI18n();
   const [email, setEmail] = useState('');
   const [role, setRole] = useState<'member' | 'operator'>('member');
   const [accountId, setAccountId] = useState('');

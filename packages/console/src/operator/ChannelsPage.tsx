@@ -1,10 +1,11 @@
 import { DataTable, type Column } from '../components/DataTable.js';
 import { useRowTexts } from '../components/RowTexts.js';
+import type { Channel } from '../console-types.js';
+import { useI18n } from '../i18n.js';
 import { When } from '../money.js';
 import { ErrorLine } from '../pages/ErrorLine.js';
-import { operatorApi, type Channel } from './operator-api.js';
-import { useOperatorText } from './operator-i18n.js';
-import { useLoad } from './useLoad.js';
+import { useLoad } from '../useLoad.js';
+import { operatorApi } from './operator-api.js';
 
 type OnError = (error: unknown) => void;
 
@@ -14,7 +15,7 @@ type OnError = (error: unknown) => void;
  * the audit row keeps.
  */
 export function ChannelsPage({ onError }: { onError: OnError }) {
-  const t = useOperatorText();
+  const { t } = useI18n();
   const channels = useLoad(() => operatorApi.channels(), onError);
   const reasons = useRowTexts();
   const toggle = (channel: Channel) => {

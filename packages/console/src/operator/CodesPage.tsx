@@ -1,15 +1,17 @@
 import { useState, type FormEvent } from 'react';
+import { saveFile } from '../components/DownloadLink.js';
 import { Field, SubmitRow } from '../components/Field.js';
+import { useI18n } from '../i18n.js';
+import { parseYuan } from '../money.js';
 import { ErrorLine } from '../pages/ErrorLine.js';
 import { operatorApi } from './operator-api.js';
-import { parseYuan, useOperatorText } from './operator-i18n.js';
 
 /**
  * Redemption code batches: amount (yuan, sent as exact micro-yuan), count, optional expiry; the
  * server's CSV is downloaded at once (the codes are stored hashed and never shown again).
  */
 export function CodesPage({ onError }: { onError: (error: unknown) => void }) {
-  const t = useOperatorText();
+  const { t } = useI18n();
   const [amount, setAmount] = useState('');
   const [count, setCount] = useState('10');
   const [expires, setExpires] = useState('');
@@ -30,12 +32,8 @@ export function CodesPage({ onError }: { onError: (error: unknown) => void }) {
         // The end of the chosen day in the viewer's zone.
         ...(expires === '' ? {} : { expires_at: new Date(`${expires}T23:59:59`).toISOString() }),
       })
-      .then((csv) => {
-        const link = document.createElement('a');
-        link.href = URL.createObjectURL(new Blob([csv], { type: 'text/csv' }));
-        link.download = 'redemption-codes.csv';
-        link.click();
-        URL.revokeObjectURL(link.href);
+      .then((file) => {
+        saveFile(file, 'redemption-codes.csv');
         setDone(true);
       })
       .catch((failure: unknown) => {

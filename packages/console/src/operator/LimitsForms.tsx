@@ -1,7 +1,8 @@
+import type { Budget, BudgetWindow } from '@tollgate/protocol';
 import { useState, type FormEvent } from 'react';
-import { Yuan, When, yuanText } from '../money.js';
-import { operatorApi, type Budget, type BudgetWindow } from './operator-api.js';
-import { parseYuan, useOperatorText } from './operator-i18n.js';
+import { useI18n } from '../i18n.js';
+import { Yuan, When, yuanText, parseYuan } from '../money.js';
+import { operatorApi } from './operator-api.js';
 
 type OnFail = (error: unknown) => void;
 
@@ -9,7 +10,7 @@ const WINDOWS: readonly BudgetWindow[] = ['daily', 'weekly', 'monthly', 'total']
 
 /** A budget as one line: spent of limit per window, what remains, when it resets. */
 export function BudgetLine({ budget }: { budget: Budget | null }) {
-  const t = useOperatorText();
+  const { t } = useI18n();
   if (budget === null) return <span>{t('op.noBudget')}</span>;
   return (
     <span data-budget-limit={budget.limit}>
@@ -42,7 +43,7 @@ export function BudgetForm({
   onSaved: () => void;
   onFail: OnFail;
 }) {
-  const t = useOperatorText();
+  const { t } = useI18n();
   const [limit, setLimit] = useState(budget === null ? '' : yuanText(budget.limit).slice(1));
   const [budgetWindow, setBudgetWindow] = useState<BudgetWindow>(budget?.window ?? 'monthly');
   const [invalid, setInvalid] = useState(false);
@@ -112,7 +113,7 @@ export function AllowedIpsForm({
   onSaved: () => void;
   onFail: OnFail;
 }) {
-  const t = useOperatorText();
+  const { t } = useI18n();
   const [text, setText] = useState((allowedIps ?? []).join('\n'));
   const save = (event: FormEvent) => {
     event.preventDefault();

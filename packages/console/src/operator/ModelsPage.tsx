@@ -1,9 +1,10 @@
 import { useState, type FormEvent } from 'react';
+import type { ModelPrices, OperatorModel } from '../console-types.js';
+import { useI18n } from '../i18n.js';
 import { When } from '../money.js';
 import { ErrorLine } from '../pages/ErrorLine.js';
-import { operatorApi, type ModelPrices, type OperatorModel } from './operator-api.js';
-import { useOperatorText } from './operator-i18n.js';
-import { useLoad } from './useLoad.js';
+import { useLoad } from '../useLoad.js';
+import { operatorApi } from './operator-api.js';
 
 type OnError = (error: unknown) => void;
 
@@ -12,7 +13,7 @@ type OnError = (error: unknown) => void;
  * prices edited as JSON and saved as a new version (the price book checks them), and its history.
  */
 export function ModelsPage({ onError }: { onError: OnError }) {
-  const t = useOperatorText();
+  const { t } = useI18n();
   const models = useLoad(() => operatorApi.models(), onError);
   const [open, setOpen] = useState<string | null>(null);
   return (
@@ -70,7 +71,7 @@ function PriceEditor({
   onSaved: () => void;
   onError: OnError;
 }) {
-  const t = useOperatorText();
+  const { t } = useI18n();
   const modelId = model?.id ?? '';
   const history = useLoad(() => operatorApi.priceHistory(modelId), onError);
   const [text, setText] = useState(JSON.stringify(model?.current.prices ?? {}, null, 2));

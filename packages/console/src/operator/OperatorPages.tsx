@@ -1,17 +1,17 @@
+import { useI18n } from '../i18n.js';
 import { navigate } from '../router.js';
-import './operator.css';
 import { AccountsPage } from './AccountsPage.js';
 import { AuditPage, InvitePage, LedgerPage } from './AuditPage.js';
 import { ChannelsPage } from './ChannelsPage.js';
 import { CodesPage } from './CodesPage.js';
 import { ModelsPage } from './ModelsPage.js';
 import { PaymentsPage } from './PaymentsPage.js';
-import { useOperatorText } from './operator-i18n.js';
 import { ResolvePage } from './ResolvePage.js';
 import { ShareReviewPage } from './ShareReviewPage.js';
 import { StatementsPage } from './StatementsPage.js';
 import { UsageCapPage } from './UsageCapPage.js';
 import { UsersPage } from './UsersPage.js';
+import './operator.css';
 
 const PAGES = [
   { path: '/admin/accounts', label: 'op.accounts' },
@@ -31,7 +31,7 @@ const PAGES = [
 
 /** An operator's pages: their own navigation, and the page the path names (accounts first). */
 export function OperatorPages({ path, onError }: { path: string; onError: (e: unknown) => void }) {
-  const t = useOperatorText();
+  const { t } = useI18n();
   const current = PAGES.find((page) => path.startsWith(page.path))?.path ?? '/admin/accounts';
   return (
     <>

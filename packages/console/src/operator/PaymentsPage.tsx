@@ -1,9 +1,9 @@
 import { useState } from 'react';
+import { useI18n } from '../i18n.js';
 import { Yuan, When } from '../money.js';
-import { paymentApi } from '../payment-api.js';
 import { ErrorLine } from '../pages/ErrorLine.js';
-import { useOperatorText } from './operator-i18n.js';
-import { useLoad } from './useLoad.js';
+import { paymentApi } from '../payment-api.js';
+import { useLoad } from '../useLoad.js';
 
 /**
  * Online top-up orders of every account (docs/payments.md): state, refunds, what a refund could
@@ -11,7 +11,7 @@ import { useLoad } from './useLoad.js';
  * provider reported that differs from the order; a refund of spent money).
  */
 export function PaymentsPage({ onError }: { onError: (error: unknown) => void }) {
-  const t = useOperatorText();
+  const { t } = useI18n();
   const [flaggedOnly, setFlaggedOnly] = useState(false);
   return (
     <section>
@@ -37,7 +37,7 @@ function OrdersTable({
   flaggedOnly: boolean;
   onError: (error: unknown) => void;
 }) {
-  const t = useOperatorText();
+  const { t } = useI18n();
   const page = useLoad(() => paymentApi.allOrders(flaggedOnly), onError);
   return (
     <>

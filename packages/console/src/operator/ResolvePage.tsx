@@ -1,15 +1,12 @@
+import type { OperatorRequestRecord, OperatorTask } from '@tollgate/protocol';
 import { useState, type FormEvent } from 'react';
 import { Field } from '../components/Field.js';
+import type { UnresolvedTotals } from '../console-types.js';
+import { useI18n } from '../i18n.js';
 import { When, Yuan } from '../money.js';
 import { ErrorLine } from '../pages/ErrorLine.js';
-import {
-  operatorApi,
-  type UnresolvedRecord,
-  type UnresolvedTask,
-  type UnresolvedTotals,
-} from './operator-api.js';
-import { useOperatorText } from './operator-i18n.js';
-import { useLoad } from './useLoad.js';
+import { useLoad } from '../useLoad.js';
+import { operatorApi } from './operator-api.js';
 
 type OnError = (error: unknown) => void;
 
@@ -18,7 +15,7 @@ type OnError = (error: unknown) => void;
  * captures an amount (the work was done) or releases the hold, always with a reason.
  */
 export function ResolvePage({ onError }: { onError: OnError }) {
-  const t = useOperatorText();
+  const { t } = useI18n();
   const records = useLoad(() => operatorApi.unresolvedRecords(), onError);
   const tasks = useLoad(() => operatorApi.unresolvedTasks(), onError);
   const queue = useLoad(() => operatorApi.unresolved(), onError);
@@ -59,7 +56,7 @@ export function ResolvePage({ onError }: { onError: OnError }) {
 
 /** How many, the money they hold, and since when: what grows when nothing resolves them. */
 function TotalsRow({ label, totals }: { label: string; totals: UnresolvedTotals }) {
-  const t = useOperatorText();
+  const { t } = useI18n();
   return (
     <tr>
       <th scope="row">{label}</th>
@@ -80,11 +77,11 @@ function RecordForm({
   onDone,
   onError,
 }: {
-  record: UnresolvedRecord;
+  record: OperatorRequestRecord;
   onDone: () => void;
   onError: OnError;
 }) {
-  const t = useOperatorText();
+  const { t } = useI18n();
   const [action, setAction] = useState<'capture' | 'release'>('release');
   const [amount, setAmount] = useState('');
   const [reason, setReason] = useState('');
@@ -139,11 +136,11 @@ function TaskForm({
   onDone,
   onError,
 }: {
-  task: UnresolvedTask;
+  task: OperatorTask;
   onDone: () => void;
   onError: OnError;
 }) {
-  const t = useOperatorText();
+  const { t } = useI18n();
   const [reason, setReason] = useState('');
   const submit = (event: FormEvent) => {
     event.preventDefault();
@@ -152,7 +149,8 @@ function TaskForm({
   return (
     <form className="card" data-task-id={task.id} onSubmit={submit}>
       <p>
-        <code>{task.id}</code> · {task.kind} · {task.model} · <code>{task.account_id}</code>
+        <code>{task.id}</code> · {task.object.replace('.task', '')} · {task.model} ·{' '}
+        <code>{task.account_id}</code>
       </p>
       <ReasonField name="task-reason" value={reason} onValue={setReason} />
       <button type="submit">{t('op.release')}</button>
@@ -162,6 +160,6 @@ function TaskForm({
 
 /** Why the operator resolves it, kept with the resolution: required, at most 1,000 characters. */
 function ReasonField(props: { name: string; value: string; onValue: (value: string) => void }) {
-  const t = useOperatorText();
+  const { t } = useI18n();
   return <Field {...props} label={t('op.reasonRequired')} required maxLength={1000} />;
 }

@@ -1,13 +1,14 @@
+import type { OperatorShare } from '@tollgate/protocol';
 import { useState } from 'react';
+import { useI18n } from '../i18n.js';
 import { When } from '../money.js';
 import { ErrorLine } from '../pages/ErrorLine.js';
-import { operatorApi, type ReviewShare } from './operator-api.js';
-import { useOperatorText } from './operator-i18n.js';
-import { useLoad } from './useLoad.js';
+import { useLoad } from '../useLoad.js';
+import { operatorApi } from './operator-api.js';
 
 /** The share review queue: each pending share with its preview; approve, or reject with a reason. */
 export function ShareReviewPage({ onError }: { onError: (error: unknown) => void }) {
-  const t = useOperatorText();
+  const { t } = useI18n();
   const queue = useLoad(() => operatorApi.pendingShares(), onError);
   return (
     <section>
@@ -28,11 +29,11 @@ function ShareCard({
   onDecided,
   onError,
 }: {
-  share: ReviewShare;
+  share: OperatorShare;
   onDecided: () => void;
   onError: (error: unknown) => void;
 }) {
-  const t = useOperatorText();
+  const { t } = useI18n();
   const [reason, setReason] = useState('');
   const decide = (decision: 'approve' | 'reject') => {
     operatorApi.decideShare(share.id, decision, reason.trim()).then(onDecided).catch(onError);

@@ -1,28 +1,33 @@
+import type { AccountStatement, StatementMovement } from '@tollgate/protocol';
 import { useState, type FormEvent } from 'react';
 import { DataTable, type Column } from '../components/DataTable.js';
+import { DownloadLink } from '../components/DownloadLink.js';
 import { Field, SubmitRow } from '../components/Field.js';
+import { useI18n } from '../i18n.js';
 import { When, Yuan } from '../money.js';
 import { ErrorLine } from '../pages/ErrorLine.js';
-import { operatorApi, type Period, type Statement } from './operator-api.js';
-import { useOperatorText } from './operator-i18n.js';
+import { operatorApi, type Period } from './operator-api.js';
 
 type OnError = (error: unknown) => void;
-type Movement = Statement['movements'][number];
 
 /**
  * An account's statement (the admin API's `GET .../statement`): every balance movement of a
  * period of UTC days, with its opening and closing balance; downloaded as JSON or CSV through
- * plain links (the server names the file and streams it). `?account=` preselects an account
- * (the account page links here).
+ * the console's request function (DownloadLink: the server names the CSV file). `?account=`
+ * preselects an account (the account page links here).
  */
 export function StatementsPage({ onError }: { onError: OnError }) {
-  const t = useOperatorText();
+  const { t } = useI18n();
   const [accountId, setAccountId] = useState(
     () => new URLSearchParams(window.location.search).get('account') ?? '',
   );
   const [period, setPeriod] = useState<Period>({ from: '', to: '' });
-  const [statement, setStatement] = useState<Statement | null>(null);
+  const [statement, setStatement] = useState<AccountStatement | null>(null);
   const [error, setError] = useState<unknown>(null);
+  const fail = (failure: unknown) => {
+    onError(failure);
+    setError(failure);
+  };
   const show = (event: FormEvent) => {
     event.preventDefault();
     setError(null);
@@ -30,12 +35,11 @@ export function StatementsPage({ onError }: { onError: OnError }) {
       .statement(accountId.trim(), period)
       .then(setStatement)
       .catch((failure: unknown) => {
-        onError(failure);
-        setError(failure);
+        fail(failure);
         setStatement(null);
       });
   };
-  const columns: Column<Movement>[] = [
+  const columns: Column<StatementMovement>[] = [
     { id: 'time', header: t('op.when'), cell: (movement) => <When iso={movement.time} /> },
     { id: 'kind', header: t('op.kind'), cell: (movement) => movement.kind },
     {
@@ -100,15 +104,17 @@ export function StatementsPage({ onError }: { onError: OnError }) {
             <Figure label={t('op.closing')} micro={statement.closing_balance} name="closing" />
           </dl>
           <p className="actions">
-            <a
-              href={operatorApi.statementUrl(statement.account_id, period, 'json')}
-              download={`statement-${statement.account_id}-${statement.from}-${statement.to}.json`}
-            >
-              {t('op.downloadJson')}
-            </a>{' '}
-            <a href={operatorApi.statementUrl(statement.account_id, period, 'csv')} download>
-              {t('op.downloadCsv')}
-            </a>
+            {(['json', 'csv'] as const).map((format) => (
+              <DownloadLink
+                key={format}
+                href={operatorApi.statementUrl(statement.account_id, period, format)}
+                fetchFile={() => operatorApi.statementFile(statement.account_id, period, format)}
+                fallbackName={`statement-${statement.account_id}-${statement.from}-${statement.to}.${format}`}
+                onError={fail}
+              >
+                {t(format === 'json' ? 'op.downloadJson' : 'op.downloadCsv')}
+              </DownloadLink>
+            ))}
           </p>
           <DataTable
             rows={statement.movements}

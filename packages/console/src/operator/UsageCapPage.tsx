@@ -1,11 +1,12 @@
+import type { OperatorRequestRecord } from '@tollgate/protocol';
 import type { FormEvent } from 'react';
 import { DataTable, type Column } from '../components/DataTable.js';
 import { useRowTexts } from '../components/RowTexts.js';
+import { useI18n } from '../i18n.js';
 import { When, Yuan } from '../money.js';
 import { ErrorLine } from '../pages/ErrorLine.js';
-import { operatorApi, type FlaggedRecord } from './operator-api.js';
-import { useOperatorText } from './operator-i18n.js';
-import { useLoad } from './useLoad.js';
+import { useLoad } from '../useLoad.js';
+import { operatorApi } from './operator-api.js';
 
 type OnError = (error: unknown) => void;
 
@@ -15,10 +16,10 @@ type OnError = (error: unknown) => void;
  * (`POST .../review-usage`: audited, no money moves); it then leaves the list.
  */
 export function UsageCapPage({ onError }: { onError: OnError }) {
-  const t = useOperatorText();
+  const { t } = useI18n();
   const flagged = useLoad(() => operatorApi.flaggedUsage(), onError);
   const notes = useRowTexts();
-  const review = (event: FormEvent, record: FlaggedRecord) => {
+  const review = (event: FormEvent, record: OperatorRequestRecord) => {
     event.preventDefault();
     operatorApi
       .reviewUsage(record.id, notes.text(record.id).trim())
@@ -28,7 +29,7 @@ export function UsageCapPage({ onError }: { onError: OnError }) {
       })
       .catch(flagged.fail);
   };
-  const columns: Column<FlaggedRecord>[] = [
+  const columns: Column<OperatorRequestRecord>[] = [
     { id: 'time', header: t('op.when'), cell: (record) => <When iso={record.created_at} /> },
     { id: 'id', header: t('op.request'), cell: (record) => <code>{record.id}</code> },
     { id: 'account', header: t('op.account'), cell: (record) => <code>{record.account_id}</code> },
@@ -39,7 +40,11 @@ export function UsageCapPage({ onError }: { onError: OnError }) {
       number: true,
       cell: (record) => (record.bill === null ? '—' : <Yuan micro={record.bill.amount} />),
     },
-    { id: 'detail', header: t('op.detail'), cell: (record) => record.usage_exceeded_cap.detail },
+    {
+      id: 'detail',
+      header: t('op.detail'),
+      cell: (record) => record.usage_exceeded_cap?.detail ?? '—',
+    },
     {
       id: 'review',
       header: t('op.reviewReason'),

@@ -1,11 +1,12 @@
 import { useState } from 'react';
 import { api } from '../api.js';
 import { DataTable, type Column } from '../components/DataTable.js';
+import type { ConsoleUser } from '../console-types.js';
+import { useI18n } from '../i18n.js';
 import { When } from '../money.js';
 import { ErrorLine } from '../pages/ErrorLine.js';
-import { operatorApi, type OperatorUser } from './operator-api.js';
-import { useOperatorText } from './operator-i18n.js';
-import { useLoad } from './useLoad.js';
+import { useLoad } from '../useLoad.js';
+import { operatorApi } from './operator-api.js';
 
 type OnError = (error: unknown) => void;
 
@@ -17,8 +18,8 @@ type OnError = (error: unknown) => void;
  * the second.
  */
 export function UsersPage({ onError }: { onError: OnError }) {
-  const t = useOperatorText();
-  const [rows, setRows] = useState<OperatorUser[]>([]);
+  const { t } = useI18n();
+  const [rows, setRows] = useState<ConsoleUser[]>([]);
   const [cursor, setCursor] = useState<string | null>(null);
   const self = useLoad(() => api.session(), onError);
   const first = useLoad(async () => {
@@ -37,7 +38,7 @@ export function UsersPage({ onError }: { onError: OnError }) {
       })
       .catch(first.fail);
   };
-  const toggle = (user: OperatorUser) => {
+  const toggle = (user: ConsoleUser) => {
     const disable = user.disabled_at === null;
     if (disable && !window.confirm(t('op.confirmDisable'))) return;
     first.setError(null);
@@ -49,7 +50,7 @@ export function UsersPage({ onError }: { onError: OnError }) {
       .catch(first.fail);
   };
   const ownId = self.value?.user.id;
-  const columns: Column<OperatorUser>[] = [
+  const columns: Column<ConsoleUser>[] = [
     {
       id: 'email',
       header: t('op.email'),

@@ -1,10 +1,12 @@
-import { useCallback, useEffect, useState, type DragEvent } from 'react';
+import type { Asset } from '@tollgate/protocol';
+import { useState, type DragEvent } from 'react';
 import { ApiFailure } from '../api.js';
-import { assetApi, uploadAsset, type Asset } from '../asset-api.js';
+import { assetApi, uploadAsset } from '../asset-api.js';
 import { assetContentUrl } from '../caller-api.js';
 import { CardGrid } from '../components/CardGrid.js';
 import { useI18n } from '../i18n.js';
 import { When } from '../money.js';
+import { useLoad } from '../useLoad.js';
 import { ErrorLine } from './ErrorLine.js';
 import { ShareButton } from './ShareButton.js';
 
@@ -15,27 +17,12 @@ import { ShareButton } from './ShareButton.js';
  */
 export function AssetsPage({ onError }: { onError: (error: unknown) => void }) {
   const { t } = useI18n();
-  const [assets, setAssets] = useState<Asset[] | null>(null);
-  const [error, setError] = useState<unknown>(null);
+  const assets = useLoad(() => assetApi.assets(), onError);
+  const { error, setError, fail, reload: load } = assets;
   const [inUse, setInUse] = useState<string | null>(null);
   const [progress, setProgress] = useState<number | null>(null);
   const [uploaded, setUploaded] = useState<Asset | null>(null);
   const [dragging, setDragging] = useState(false);
-  const fail = useCallback(
-    (failure: unknown) => {
-      onError(failure);
-      setError(failure);
-    },
-    [onError],
-  );
-  const load = useCallback(() => {
-    assetApi
-      .assets()
-      .then((page) => setAssets(page.data))
-      .catch(fail);
-  }, [fail]);
-  useEffect(load, [load]);
-
   const upload = (file: File | undefined) => {
     if (file === undefined) return;
     setError(null);
@@ -116,7 +103,7 @@ export function AssetsPage({ onError }: { onError: (error: unknown) => void }) {
         </p>
       )}
       <CardGrid
-        items={assets}
+        items={assets.value?.data ?? null}
         itemKey={(asset) => asset.id}
         card={(asset) => <AssetCard asset={asset} onDelete={() => remove(asset)} />}
         empty={t('assets.none')}

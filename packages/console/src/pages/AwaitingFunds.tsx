@@ -1,19 +1,41 @@
-import { useCallback, useEffect, useState } from 'react';
+import { useState } from 'react';
 import { ApiFailure } from '../api.js';
-import {
-  callerApi,
-  newIdempotencyKey,
-  type AwaitingRecord,
-  type OwnerTask,
-} from '../caller-api.js';
+import { callerApi, newIdempotencyKey } from '../caller-api.js';
 import { DataTable, type Column } from '../components/DataTable.js';
+import type { OwnerRequestSummary, OwnerTask } from '../console-types.js';
 import { useI18n } from '../i18n.js';
 import { When, Yuan } from '../money.js';
+import { useLoad } from '../useLoad.js';
 import { ErrorLine } from './ErrorLine.js';
 
 type Waiting =
-  | { kind: 'record'; id: string; amount: number; created_at: string; record: AwaitingRecord }
+  | { kind: 'record'; id: string; amount: number; created_at: string; record: OwnerRequestSummary }
   | { kind: 'task'; id: string; amount: number; created_at: string; task: OwnerTask };
+
+/** Records `awaiting_funds` and tasks awaiting settlement, as one list, newest first. */
+async function readWaiting(): Promise<Waiting[]> {
+  const [records, tasks] = await Promise.all([
+    callerApi.awaitingRecords(),
+    callerApi.tasks({ billing_state: 'pending' }),
+  ]);
+  const waiting: Waiting[] = [
+    ...records.data.map((record) => ({
+      kind: 'record' as const,
+      id: record.id,
+      amount: record.bill?.amount ?? 0,
+      created_at: record.created_at,
+      record,
+    })),
+    ...tasks.data.map((task) => ({
+      kind: 'task' as const,
+      id: task.id,
+      amount: task.billing.actual_amount ?? 0,
+      created_at: task.created_at,
+      task,
+    })),
+  ];
+  return waiting.sort((a, b) => b.created_at.localeCompare(a.created_at));
+}
 
 /**
  * What waits for funds (spec 1.4): records `awaiting_funds` and tasks awaiting settlement, each
@@ -29,41 +51,11 @@ export function AwaitingFunds({
   refresh?: number;
 }) {
   const { t } = useI18n();
-  const [rows, setRows] = useState<Waiting[] | null>(null);
+  // Read again when `refresh` changes (a top-up).
+  const waiting = useLoad(readWaiting, onError, [refresh]);
+  const { error, setError, fail } = waiting;
   const [settled, setSettled] = useState<ReadonlySet<string>>(new Set());
   const [keys] = useState(() => new Map<string, string>());
-  const [error, setError] = useState<unknown>(null);
-  const fail = useCallback(
-    (failure: unknown) => {
-      onError(failure);
-      setError(failure);
-    },
-    [onError],
-  );
-  const load = useCallback(() => {
-    Promise.all([callerApi.awaitingRecords(), callerApi.tasks({ billing_state: 'pending' })])
-      .then(([records, tasks]) => {
-        const waiting: Waiting[] = [
-          ...records.data.map((record) => ({
-            kind: 'record' as const,
-            id: record.id,
-            amount: record.bill?.amount ?? 0,
-            created_at: record.created_at,
-            record,
-          })),
-          ...tasks.data.map((task) => ({
-            kind: 'task' as const,
-            id: task.id,
-            amount: task.billing.actual_amount ?? 0,
-            created_at: task.created_at,
-            task,
-          })),
-        ];
-        setRows(waiting.sort((a, b) => b.created_at.localeCompare(a.created_at)));
-      })
-      .catch(fail);
-  }, [fail]);
-  useEffect(load, [load, refresh]);
 
   const settle = (row: Waiting) => {
     setError(null);
@@ -115,7 +107,7 @@ export function AwaitingFunds({
       <h2 id="awaiting-title">{t('awaiting.title')}</h2>
       <ErrorLine error={error} />
       <DataTable
-        rows={rows}
+        rows={waiting.value}
         columns={columns}
         rowKey={(row) => row.id}
         rowAttributes={(row) => ({ 'data-awaiting-id': row.id })}

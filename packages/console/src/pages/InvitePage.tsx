@@ -1,7 +1,13 @@
-import { useEffect, useState, type FormEvent } from 'react';
+import { useState, type FormEvent } from 'react';
+import { api } from '../api.js';
 import { NewPasswordFields } from '../components/NewPasswordFields.js';
-import { api, type SessionState } from '../api.js';
+import type { SessionState } from '../console-types.js';
 import { useI18n } from '../i18n.js';
+import { useLoad } from '../useLoad.js';
+import { failureText } from './ErrorLine.js';
+
+/** The invitation's failure is shown as "unusable" (no session to end: nothing else to do). */
+const IGNORE = () => {};
 
 /** The one-time invitation link: shows whose it is, sets the password, then signs in. */
 export function InvitePage({
@@ -12,18 +18,13 @@ export function InvitePage({
   onSignedIn: (state: SessionState) => void;
 }) {
   const { t } = useI18n();
-  const [email, setEmail] = useState<string | null>(null);
-  const [unusable, setUnusable] = useState(false);
+  const invitation = useLoad(() => api.invitation(token), IGNORE, [token]);
+  const email = invitation.value?.email ?? null;
+  const unusable = invitation.error !== null;
   const [password, setPassword] = useState('');
   const [confirm, setConfirm] = useState('');
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
-  useEffect(() => {
-    api
-      .invitation(token)
-      .then((invitation) => setEmail(invitation.email))
-      .catch(() => setUnusable(true));
-  }, [token]);
   const submit = (event: FormEvent) => {
     event.preventDefault();
     if (password !== confirm) {
@@ -37,7 +38,7 @@ export function InvitePage({
       .acceptInvitation(token, password)
       .then(() => api.signIn(email, password))
       .then(onSignedIn)
-      .catch((failure: unknown) => setError(`${t('common.error')}${String(failure)}`))
+      .catch((failure: unknown) => setError(`${t('common.error')}${failureText(failure, t)}`))
       .finally(() => setBusy(false));
   };
   if (unusable)

@@ -1,7 +1,7 @@
-import type { ApiKey } from '../api.js';
+import type { ApiKey, KeyOptions } from '../console-types.js';
 import { useI18n } from '../i18n.js';
-import { useLoad } from '../operator/useLoad.js';
-import { securityApi, type KeyOptions } from '../security-api.js';
+import { securityApi } from '../security-api.js';
+import { useLoad } from '../useLoad.js';
 import './security.css';
 
 /** The create form's options as typed: ticked models (none: every model), an expiry day or ''. */
@@ -77,8 +77,8 @@ export function KeyCreateOptions({
 /** A key's allowlist and expiry, for its row in the keys table. */
 export function KeyLimits({ apiKey }: { apiKey: ApiKey }) {
   const { t, language } = useI18n();
-  const models = apiKey.models ?? null;
-  const expires = apiKey.expires_at ?? null;
+  const models = apiKey.models;
+  const expires = apiKey.expires_at;
   return (
     <span className="key-limits">
       <span data-key-models>{models === null ? t('keyOptions.allModels') : models.join(', ')}</span>

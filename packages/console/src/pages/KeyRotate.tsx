@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import type { ApiKey } from '../api.js';
+import type { ApiKey } from '../console-types.js';
 import { useI18n } from '../i18n.js';
 import { securityApi } from '../security-api.js';
 
@@ -19,7 +19,7 @@ export function KeyRotate({
 }) {
   const { t } = useI18n();
   const [busy, setBusy] = useState(false);
-  if ((apiKey.replaced_by ?? null) !== null)
+  if (apiKey.replaced_by !== null)
     return <span className="muted key-rotate">{t('keyRotate.rotated')}</span>;
   if (apiKey.disabled_at !== null) return null;
   const rotate = () => {

@@ -1,12 +1,14 @@
-import { useCallback, useEffect, useState, type FormEvent } from 'react';
-import { api, type ApiKey } from '../api.js';
+import { useState, type FormEvent } from 'react';
+import { api } from '../api.js';
 import { callerApi, last30Days } from '../caller-api.js';
 import { DataTable, type Column } from '../components/DataTable.js';
 import { Field } from '../components/Field.js';
+import type { ApiKey } from '../console-types.js';
 import { useI18n } from '../i18n.js';
 import { When, Yuan } from '../money.js';
-import { ErrorLine } from './ErrorLine.js';
 import { securityApi } from '../security-api.js';
+import { useLoad } from '../useLoad.js';
+import { ErrorLine } from './ErrorLine.js';
 import { KeyCreateOptions, KeyLimits, keyOptionsOf, NO_KEY_OPTIONS } from './KeyCreateOptions.js';
 import { KeyRotate } from './KeyRotate.js';
 
@@ -16,36 +18,30 @@ import { KeyRotate } from './KeyRotate.js';
  */
 export function KeysPage({ onError }: { onError: (error: unknown) => void }) {
   const { t } = useI18n();
-  const [keys, setKeys] = useState<ApiKey[] | null>(null);
-  const [spend, setSpend] = useState<ReadonlyMap<string | null, number>>(new Map());
+  const keys = useLoad(() => api.keys(), onError);
+  const perKey = useLoad(() => {
+    const { from, to } = last30Days(Date.now());
+    return callerApi.keySpend(from, to);
+  }, onError);
+  const spend = new Map(perKey.value?.data.map((row) => [row.key_id, row.amount]));
   const [name, setName] = useState('');
   const [options, setOptions] = useState(NO_KEY_OPTIONS);
   const [fresh, setFresh] = useState<string | null>(null);
   const [copied, setCopied] = useState(false);
-  const [error, setError] = useState<unknown>(null);
-  const fail = useCallback(
-    (failure: unknown) => {
-      onError(failure);
-      setError(failure);
-    },
-    [onError],
-  );
-  const load = useCallback(() => {
-    api
-      .keys()
-      .then((page) => setKeys(page.data))
-      .catch(fail);
-    const { from, to } = last30Days(Date.now());
-    callerApi
-      .keySpend(from, to)
-      .then((perKey) => setSpend(new Map(perKey.data.map((row) => [row.key_id, row.amount]))))
-      .catch(fail);
-  }, [fail]);
-  useEffect(load, [load]);
+  const error = keys.error ?? perKey.error;
+  const { fail } = keys;
+  const clearError = () => {
+    keys.setError(null);
+    perKey.setError(null);
+  };
+  const load = () => {
+    keys.reload();
+    perKey.reload();
+  };
 
   const create = (event: FormEvent) => {
     event.preventDefault();
-    setError(null);
+    clearError();
     securityApi
       .createKey(name, keyOptionsOf(options))
       .then((created) => {
@@ -146,7 +142,7 @@ export function KeysPage({ onError }: { onError: (error: unknown) => void }) {
         <button type="submit">{t('keys.create')}</button>
       </form>
       <DataTable
-        rows={keys}
+        rows={keys.value?.data ?? null}
         columns={columns}
         rowKey={(key) => key.id}
         rowAttributes={(key) => ({ 'data-key-id': key.id })}

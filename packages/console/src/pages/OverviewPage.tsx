@@ -1,23 +1,13 @@
-import { useEffect, useState } from 'react';
-import { api, type Account } from '../api.js';
+import { api } from '../api.js';
 import { useI18n } from '../i18n.js';
 import { When, Yuan } from '../money.js';
+import { useLoad } from '../useLoad.js';
 import { ErrorLine } from './ErrorLine.js';
 import { OverviewSpend } from './OverviewSpend.js';
 
 export function OverviewPage({ onError }: { onError: (error: unknown) => void }) {
   const { t } = useI18n();
-  const [account, setAccount] = useState<Account | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  useEffect(() => {
-    api
-      .account()
-      .then(setAccount)
-      .catch((failure: unknown) => {
-        onError(failure);
-        setError(failure);
-      });
-  }, [onError]);
+  const { value: account, error } = useLoad(() => api.account(), onError);
   return (
     <section>
       <h1>{t('overview.title')}</h1>
@@ -33,19 +23,19 @@ export function OverviewPage({ onError }: { onError: (error: unknown) => void })
             <Figure label={t('overview.balance')} micro={account.balance} name="balance" />
             <Figure label={t('overview.held')} micro={account.held} name="held" />
             <Figure label={t('overview.available')} micro={account.available} name="available" />
-            {(account.owed ?? 0) > 0 && (
-              <Figure label={t('overview.owed')} micro={account.owed ?? 0} name="owed" />
+            {account.owed > 0 && (
+              <Figure label={t('overview.owed')} micro={account.owed} name="owed" />
             )}
-            {account.budget != null && (
+            {account.budget !== null && (
               <Figure label={t('overview.budget')} micro={account.budget.remaining} name="budget" />
             )}
           </div>
-          {(account.owed ?? 0) > 0 && (
+          {account.owed > 0 && (
             <p className="muted" data-owed-line>
               {t('overview.owedNote')}
             </p>
           )}
-          {account.budget != null && (
+          {account.budget !== null && (
             <p className="muted" data-budget-line>
               {t('overview.budgetSpent')} <Yuan micro={account.budget.spent} /> /{' '}
               <Yuan micro={account.budget.limit} /> ({t(`overview.window.${account.budget.window}`)}

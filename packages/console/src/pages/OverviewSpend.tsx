@@ -1,9 +1,11 @@
-import { lazy, Suspense, useEffect, useState } from 'react';
-import { callerApi, last30Days, utcDay, type AccountUsage } from '../caller-api.js';
+import type { UsageRow } from '@tollgate/protocol';
+import { lazy, Suspense } from 'react';
+import { callerApi, last30Days, utcDay } from '../caller-api.js';
 import { ConsoleLink } from '../components/ConsoleLink.js';
 import { DataTable, type Column } from '../components/DataTable.js';
 import { useI18n } from '../i18n.js';
 import { Yuan } from '../money.js';
+import { useLoad } from '../useLoad.js';
 import { ErrorLine } from './ErrorLine.js';
 
 // Chart.js is loaded with the overview only, as a chunk of its own: no other page pays for it.
@@ -11,7 +13,6 @@ const SpendChart = lazy(() =>
   import('../components/SpendChart.js').then((module) => ({ default: module.SpendChart })),
 );
 const OPEN_STATUSES = new Set(['queued', 'running', 'submission_unknown']);
-type UsageRow = AccountUsage['data'][number];
 
 /**
  * The overview's spend (UTC days, as `/v1/account/usage` counts them): today, this month, the
@@ -19,32 +20,21 @@ type UsageRow = AccountUsage['data'][number];
  */
 export function OverviewSpend({ onError }: { onError: (error: unknown) => void }) {
   const { t } = useI18n();
-  const [usage, setUsage] = useState<AccountUsage | null>(null);
-  const [monthTotal, setMonthTotal] = useState<number | null>(null);
-  const [openTasks, setOpenTasks] = useState<number | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  useEffect(() => {
-    const { from, to: today } = last30Days(Date.now());
-    const fail = (failure: unknown) => {
-      onError(failure);
-      setError(failure);
-    };
-    callerApi.usage(from, today).then(setUsage).catch(fail);
-    callerApi
-      .usage(`${today.slice(0, 8)}01`, today)
-      .then((month) => setMonthTotal(month.totals.amount))
-      .catch(fail);
-    callerApi
-      .tasks()
-      .then((tasks) =>
-        setOpenTasks(
-          tasks.data.filter(
-            (task) => OPEN_STATUSES.has(task.status) || task.billing.state === 'pending',
-          ).length,
-        ),
-      )
-      .catch(fail);
-  }, [onError]);
+  const { value: usage, error: usageError } = useLoad(() => {
+    const { from, to } = last30Days(Date.now());
+    return callerApi.usage(from, to);
+  }, onError);
+  const month = useLoad(() => {
+    const today = utcDay(Date.now());
+    return callerApi.usage(`${today.slice(0, 8)}01`, today);
+  }, onError);
+  const tasks = useLoad(() => callerApi.tasks(), onError);
+  const error = usageError ?? month.error ?? tasks.error;
+  const monthTotal = month.value?.totals.amount ?? null;
+  const openTasks =
+    tasks.value?.data.filter(
+      (task) => OPEN_STATUSES.has(task.status) || task.billing.state === 'pending',
+    ).length ?? null;
   const today = utcDay(Date.now());
   const todayTotal =
     usage === null

@@ -1,8 +1,10 @@
+import type { Account } from '@tollgate/protocol';
 import { useState, type FormEvent } from 'react';
-import { api, ApiFailure, type Account } from '../api.js';
+import { api, ApiFailure } from '../api.js';
 import { useI18n } from '../i18n.js';
 import { Yuan } from '../money.js';
 import { AwaitingFunds } from './AwaitingFunds.js';
+import { failureText } from './ErrorLine.js';
 
 export function RedeemPage({ onError }: { onError: (error: unknown) => void }) {
   const { t } = useI18n();
@@ -29,7 +31,7 @@ export function RedeemPage({ onError }: { onError: (error: unknown) => void }) {
         setError(
           failure instanceof ApiFailure && failure.code === 'NOT_FOUND'
             ? t('redeem.unusable')
-            : `${t('common.error')}${failure instanceof ApiFailure ? failure.message : String(failure)}`,
+            : `${t('common.error')}${failureText(failure, t)}`,
         );
       })
       .finally(() => setBusy(false));

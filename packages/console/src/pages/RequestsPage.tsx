@@ -1,7 +1,10 @@
-import { useCallback, useEffect, useState, type FormEvent } from 'react';
-import { api, type RequestSummary } from '../api.js';
+import { useState, type FormEvent } from 'react';
+import { api, queryText, requestFile } from '../api.js';
+import { DownloadLink } from '../components/DownloadLink.js';
+import type { OwnerRequestList, OwnerRequestSummary } from '../console-types.js';
 import { useI18n } from '../i18n.js';
 import { When, Yuan } from '../money.js';
+import { useLoad } from '../useLoad.js';
 import { ErrorLine } from './ErrorLine.js';
 
 const STATUSES = [
@@ -48,29 +51,35 @@ export function RequestsPage({ onError }: { onError: (error: unknown) => void })
   const { t } = useI18n();
   const [draft, setDraft] = useState<Filters>(NO_FILTERS);
   const [applied, setApplied] = useState<Filters>(NO_FILTERS);
-  const [rows, setRows] = useState<RequestSummary[] | null>(null);
-  const [cursor, setCursor] = useState<string | null>(null);
   const [open, setOpen] = useState<string | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  const load = useCallback(
-    (from: string | null) => {
-      setError(null);
-      api
-        .requests(requestQuery(applied), from)
-        .then((page) => {
-          setRows((before) => (from === null ? page.data : [...(before ?? []), ...page.data]));
-          setCursor(page.has_more ? page.next_cursor : null);
-        })
-        .catch((failure: unknown) => {
-          onError(failure);
-          setError(failure);
-        });
-    },
-    [applied, onError],
+  // The first page of the applied filters; "load more" appends the next ones to it.
+  const first = useLoad(() => api.requests(requestQuery(applied), null), onError, [applied]);
+  const [more, setMore] = useState<{ after: OwnerRequestList; pages: OwnerRequestList[] } | null>(
+    null,
   );
-  useEffect(() => load(null), [load]);
+  const pages =
+    first.value === null ? null : [first.value, ...(more?.after === first.value ? more.pages : [])];
+  const rows: OwnerRequestSummary[] | null = pages?.flatMap((page) => page.data) ?? null;
+  const last = pages?.at(-1);
+  const cursor = last?.has_more === true ? last.next_cursor : null;
+  const loadMore = (from: string) => {
+    const after = first.value;
+    if (after === null) return;
+    first.setError(null);
+    api
+      .requests(requestQuery(applied), from)
+      .then((page) =>
+        setMore((before) => ({
+          after,
+          pages: [...(before?.after === after ? before.pages : []), page],
+        })),
+      )
+      .catch(first.fail);
+  };
+  const error = first.error;
   const submit = (event: FormEvent) => {
     event.preventDefault();
+    first.setError(null);
     setApplied(draft);
   };
   const field = (name: keyof Filters) => ({
@@ -79,7 +88,7 @@ export function RequestsPage({ onError }: { onError: (error: unknown) => void })
     onChange: (event: { target: { value: string } }) =>
       setDraft((before) => ({ ...before, [name]: event.target.value })),
   });
-  const csvQuery = requestQuery(applied).toString();
+  const csvPath = `/requests.csv${queryText(requestQuery(applied))}`;
   return (
     <section>
       <h1>{t('requests.title')}</h1>
@@ -113,13 +122,15 @@ export function RequestsPage({ onError }: { onError: (error: unknown) => void })
         </label>
         <div className="actions">
           <button type="submit">{t('requests.apply')}</button>
-          <a
+          <DownloadLink
             className="button secondary"
-            href={`/console/api/requests.csv${csvQuery === '' ? '' : `?${csvQuery}`}`}
-            download
+            href={`/console/api${csvPath}`}
+            fetchFile={() => requestFile('GET', csvPath, 'text/csv')}
+            fallbackName="requests.csv"
+            onError={first.fail}
           >
             {t('requests.csv')}
-          </a>
+          </DownloadLink>
         </div>
       </form>
       <ErrorLine error={error} />
@@ -154,7 +165,7 @@ export function RequestsPage({ onError }: { onError: (error: unknown) => void })
         </div>
       )}
       {cursor !== null && (
-        <button type="button" className="secondary" onClick={() => load(cursor)}>
+        <button type="button" className="secondary" onClick={() => loadMore(cursor)}>
           {t('requests.more')}
         </button>
       )}
@@ -168,7 +179,7 @@ function RequestRow({
   open,
   onToggle,
 }: {
-  row: RequestSummary;
+  row: OwnerRequestSummary;
   open: boolean;
   onToggle: () => void;
 }) {

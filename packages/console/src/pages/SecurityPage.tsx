@@ -1,11 +1,11 @@
 import { useState, type FormEvent } from 'react';
-import { NewPasswordFields } from '../components/NewPasswordFields.js';
 import { ApiFailure } from '../api.js';
+import { NewPasswordFields } from '../components/NewPasswordFields.js';
 import { useI18n } from '../i18n.js';
 import { When } from '../money.js';
-import { useLoad } from '../operator/useLoad.js';
 import { securityApi } from '../security-api.js';
-import { ErrorLine } from './ErrorLine.js';
+import { useLoad } from '../useLoad.js';
+import { ErrorLine, failureText } from './ErrorLine.js';
 import { TotpSection } from './TotpSection.js';
 import './security.css';
 
@@ -115,7 +115,9 @@ function PasswordChange({
         const wrong = failure instanceof ApiFailure && failure.param === 'current_password';
         setMessage({
           ok: false,
-          text: wrong ? t('security.passwordWrong') : `${t('common.error')}${String(failure)}`,
+          text: wrong
+            ? t('security.passwordWrong')
+            : `${t('common.error')}${failureText(failure, t)}`,
         });
       })
       .finally(() => setBusy(false));

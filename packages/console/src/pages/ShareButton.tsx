@@ -1,5 +1,6 @@
 import { useState } from 'react';
-import { assetApi, type ConsoleShare } from '../asset-api.js';
+import { assetApi } from '../asset-api.js';
+import type { ConsoleShare } from '../console-types.js';
 import { useI18n } from '../i18n.js';
 import { navigate } from '../router.js';
 import { ErrorLine } from './ErrorLine.js';

@@ -1,11 +1,12 @@
-import { useCallback, useEffect, useState, type FormEvent } from 'react';
-import { assetApi, type ConsoleShare } from '../asset-api.js';
-import type { AssetMessageKey } from '../asset-messages.js';
+import { useState, type FormEvent } from 'react';
+import { assetApi } from '../asset-api.js';
 import { assetContentUrl } from '../caller-api.js';
 import { CardGrid } from '../components/CardGrid.js';
 import { Field } from '../components/Field.js';
+import type { ConsoleShare } from '../console-types.js';
 import { useI18n } from '../i18n.js';
 import { When } from '../money.js';
+import { useLoad } from '../useLoad.js';
 import { AssetPreview } from './AssetsPage.js';
 import { ErrorLine } from './ErrorLine.js';
 
@@ -16,22 +17,8 @@ import { ErrorLine } from './ErrorLine.js';
  */
 export function SharesPage({ onError }: { onError: (error: unknown) => void }) {
   const { t } = useI18n();
-  const [shares, setShares] = useState<ConsoleShare[] | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  const fail = useCallback(
-    (failure: unknown) => {
-      onError(failure);
-      setError(failure);
-    },
-    [onError],
-  );
-  const load = useCallback(() => {
-    assetApi
-      .shares()
-      .then((page) => setShares(page.data))
-      .catch(fail);
-  }, [fail]);
-  useEffect(load, [load]);
+  const shares = useLoad(() => assetApi.shares(), onError);
+  const { error, setError, fail, reload: load } = shares;
   const revoke = (share: ConsoleShare) => {
     if (!window.confirm(t('shares.confirmRevoke'))) return;
     setError(null);
@@ -43,7 +30,7 @@ export function SharesPage({ onError }: { onError: (error: unknown) => void }) {
       <AskForm onAsked={load} />
       <ErrorLine error={error} />
       <CardGrid
-        items={shares}
+        items={shares.value?.data ?? null}
         itemKey={(share) => share.id}
         card={(share) => <ShareCard share={share} onRevoke={() => revoke(share)} />}
         empty={t('shares.none')}
@@ -67,7 +54,7 @@ function ShareCard({ share, onRevoke }: { share: ConsoleShare; onRevoke: () => v
       />
       <dl className="facts">
         <dt>{t('shares.state')}</dt>
-        <dd>{t(`share.${share.state}` as AssetMessageKey)}</dd>
+        <dd>{t(`share.${share.state}`)}</dd>
         <dt>{t('shares.target')}</dt>
         <dd>
           <code>{share.task_id ?? share.asset_id}</code>

@@ -1,7 +1,9 @@
 import { useState, type FormEvent } from 'react';
-import { api, ApiFailure, type SessionState } from '../api.js';
+import { api, ApiFailure } from '../api.js';
 import { EmailField, Field } from '../components/Field.js';
+import type { SessionState } from '../console-types.js';
 import { useI18n } from '../i18n.js';
+import { failureText } from './ErrorLine.js';
 
 export function SignInPage({ onSignedIn }: { onSignedIn: (state: SessionState) => void }) {
   const { t } = useI18n();
@@ -31,7 +33,7 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (state: SessionState) =
               ? t('signIn.throttled')
               : failure instanceof ApiFailure && failure.status === 401
                 ? t('signIn.wrong')
-                : `${t('common.error')}${String(failure)}`,
+                : `${t('common.error')}${failureText(failure, t)}`,
         );
       })
       .finally(() => setBusy(false));

@@ -1,10 +1,13 @@
-import { useEffect, useState, type FormEvent } from 'react';
+import { useState, type FormEvent } from 'react';
+import { ApiFailure } from '../api.js';
 import { EmailField } from '../components/Field.js';
 import { NewPasswordFields } from '../components/NewPasswordFields.js';
-import { ApiFailure, type SessionState } from '../api.js';
+import type { SessionState } from '../console-types.js';
 import { useI18n } from '../i18n.js';
 import { navigate } from '../router.js';
 import { securityApi } from '../security-api.js';
+import { useLoad } from '../useLoad.js';
+import { failureText } from './ErrorLine.js';
 
 /**
  * Self sign-up (docs/console.md, "Self sign-up"): a new account with the visitor as its member,
@@ -34,7 +37,7 @@ export function SignUpPage({ onSignedIn }: { onSignedIn: (state: SessionState) =
             ? t('signUp.taken')
             : failure instanceof ApiFailure && failure.status === 429
               ? t('signUp.throttled')
-              : `${t('common.error')}${failure instanceof Error ? failure.message : String(failure)}`,
+              : `${t('common.error')}${failureText(failure, t)}`,
         ),
       )
       .finally(() => setBusy(false));
@@ -77,14 +80,12 @@ export function SignUpPage({ onSignedIn }: { onSignedIn: (state: SessionState) =
 /** Under the sign-in form: the link to sign up, when the gateway allows sign-up. */
 export function SignUpLink() {
   const { t } = useI18n();
-  const [open, setOpen] = useState(false);
-  useEffect(() => {
-    securityApi
-      .config()
-      .then((config) => setOpen(config.self_signup))
-      .catch(() => setOpen(false));
-  }, []);
-  if (!open) return null;
+  // Signed out: a failure has no session to end, and shows as no link.
+  const config = useLoad(
+    () => securityApi.config(),
+    () => {},
+  );
+  if (config.value?.self_signup !== true) return null;
   return (
     <p className="narrow">
       <PageLink path="/sign-up" label={t('signUp.link')} />

@@ -1,16 +1,12 @@
-import { useCallback, useEffect, useRef, useState } from 'react';
+import type { TaskOutput } from '@tollgate/protocol';
+import { useEffect, useRef, useState } from 'react';
 import { ApiFailure } from '../api.js';
-import {
-  assetContentUrl,
-  callerApi,
-  newIdempotencyKey,
-  type OwnerTask,
-  type TaskOutput,
-} from '../caller-api.js';
-import type { CallerMessageKey } from '../caller-messages.js';
+import { assetContentUrl, callerApi, newIdempotencyKey, statusOf } from '../caller-api.js';
+import type { OwnerTask } from '../console-types.js';
 import { useI18n } from '../i18n.js';
 import { When, Yuan } from '../money.js';
 import { navigate } from '../router.js';
+import { useLoad } from '../useLoad.js';
 import { ErrorLine } from './ErrorLine.js';
 import { ShareButton } from './ShareButton.js';
 
@@ -25,23 +21,12 @@ const UNFINISHED = new Set(['queued', 'running']);
  */
 export function TaskDetailPage({ id, onError }: { id: string; onError: (error: unknown) => void }) {
   const { t } = useI18n();
-  const [task, setTask] = useState<OwnerTask | null>(null);
-  const [error, setError] = useState<unknown>(null);
+  const loaded = useLoad(() => callerApi.task(id), onError, [id]);
+  const { value: task, setValue: setTask, error, setError, fail, reload: load } = loaded;
   const [shortOfFunds, setShortOfFunds] = useState(false);
   const [busy, setBusy] = useState(false);
   const [justSettled, setJustSettled] = useState(false);
   const settleKey = useRef(newIdempotencyKey());
-  const fail = useCallback(
-    (failure: unknown) => {
-      onError(failure);
-      setError(failure);
-    },
-    [onError],
-  );
-  const load = useCallback(() => {
-    callerApi.task(id).then(setTask).catch(fail);
-  }, [id, fail]);
-  useEffect(load, [load]);
   const running = task !== null && UNFINISHED.has(task.status);
   useEffect(() => {
     if (!running) return;
@@ -95,7 +80,7 @@ export function TaskDetailPage({ id, onError }: { id: string; onError: (error: u
         <>
           <dl className="facts">
             <dt>{t('tasks.status')}</dt>
-            <dd data-task-status={task.status}>{t(`state.${task.status}` as CallerMessageKey)}</dd>
+            <dd data-task-status={task.status}>{t(`state.${statusOf(task)}`)}</dd>
             <dt>{t('tasks.model')}</dt>
             <dd>{task.model}</dd>
             <dt>{t('tasks.key')}</dt>
@@ -139,11 +124,11 @@ export function TaskDetailPage({ id, onError }: { id: string; onError: (error: u
               {t('tasks.settledOk')}
             </p>
           )}
-          {task.outputs !== undefined && task.outputs.length > 0 && (
+          {outputsOf(task).length > 0 && (
             <div className="card">
               <h2>{t('tasks.outputs')}</h2>
               <div className="outputs">
-                {task.outputs.map((output) => (
+                {outputsOf(task).map((output) => (
                   <OutputPreview key={output.asset_id} output={output} />
                 ))}
               </div>
@@ -167,7 +152,7 @@ function BillingCard({ task }: { task: OwnerTask }) {
       <h2>{t('tasks.billing')}</h2>
       <dl className="facts">
         <dt>{t('tasks.billingState')}</dt>
-        <dd>{t(`state.${billing.state}` as CallerMessageKey)}</dd>
+        <dd>{t(`state.${billing.state}`)}</dd>
         <dt>{t('tasks.reserved')}</dt>
         <dd>
           <Yuan micro={billing.reserved_amount} />
@@ -228,6 +213,11 @@ function BillingCard({ task }: { task: OwnerTask }) {
       )}
     </div>
   );
+}
+
+/** An image or video task's delivered outputs (an H3 task's video is not shown here). */
+function outputsOf(task: OwnerTask): TaskOutput[] {
+  return task.object === 'h3.task' ? [] : (task.outputs ?? []);
 }
 
 /** An image or a video shown in the page, and a download link for any output. */

@@ -1,28 +1,23 @@
-import { useCallback, useEffect, useState } from 'react';
-import { callerApi, type OwnerTask } from '../caller-api.js';
-import type { CallerMessageKey } from '../caller-messages.js';
+import { useState } from 'react';
+import { callerApi, statusOf } from '../caller-api.js';
 import { ConsoleLink } from '../components/ConsoleLink.js';
 import { DataTable, type Column } from '../components/DataTable.js';
+import type { OwnerTask } from '../console-types.js';
 import { useI18n } from '../i18n.js';
 import { When, Yuan } from '../money.js';
+import { useLoad } from '../useLoad.js';
 import { ErrorLine } from './ErrorLine.js';
 
 /** Every key's tasks of the account, newest first; a filter for those awaiting settlement. */
 export function TasksPage({ onError }: { onError: (error: unknown) => void }) {
   const { t } = useI18n();
   const [filter, setFilter] = useState<'all' | 'pending'>('all');
-  const [rows, setRows] = useState<OwnerTask[] | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  const load = useCallback(() => {
-    callerApi
-      .tasks(filter === 'pending' ? { billing_state: 'pending' } : {})
-      .then((list) => setRows(list.data))
-      .catch((failure: unknown) => {
-        onError(failure);
-        setError(failure);
-      });
-  }, [filter, onError]);
-  useEffect(load, [load]);
+  const tasks = useLoad(
+    () => callerApi.tasks(filter === 'pending' ? { billing_state: 'pending' } : {}),
+    onError,
+    [filter],
+  );
+  const { error } = tasks;
   const columns: Column<OwnerTask>[] = [
     { id: 'time', header: t('tasks.time'), cell: (task) => <When iso={task.created_at} /> },
     {
@@ -39,12 +34,12 @@ export function TasksPage({ onError }: { onError: (error: unknown) => void }) {
     {
       id: 'status',
       header: t('tasks.status'),
-      cell: (task) => t(`state.${task.status}` as CallerMessageKey),
+      cell: (task) => t(`state.${statusOf(task)}`),
     },
     {
       id: 'billing',
       header: t('tasks.billingState'),
-      cell: (task) => t(`state.${task.billing.state}` as CallerMessageKey),
+      cell: (task) => t(`state.${task.billing.state}`),
     },
     {
       id: 'amount',
@@ -71,7 +66,7 @@ export function TasksPage({ onError }: { onError: (error: unknown) => void }) {
         </label>
       </div>
       <DataTable
-        rows={rows}
+        rows={tasks.value?.data ?? null}
         columns={columns}
         rowKey={(task) => task.id}
         rowAttributes={(task) => ({ 'data-task-id': task.id })}

@@ -1,12 +1,8 @@
-import { useCallback, useEffect, useState, type FormEvent } from 'react';
-import { useI18n, type MessageKey } from '../i18n.js';
-import { Yuan, When } from '../money.js';
-import {
-  parseYuanToFen,
-  paymentApi,
-  type PaymentOrder,
-  type PaymentStatus,
-} from '../payment-api.js';
+import { useState, type FormEvent } from 'react';
+import { useI18n } from '../i18n.js';
+import { parseYuanToFen, Yuan, When } from '../money.js';
+import { paymentApi } from '../payment-api.js';
+import { useLoad } from '../useLoad.js';
 import { AwaitingFunds } from './AwaitingFunds.js';
 import { ErrorLine } from './ErrorLine.js';
 
@@ -17,27 +13,14 @@ import { ErrorLine } from './ErrorLine.js';
  */
 export function TopUpPage({ onError }: { onError: (error: unknown) => void }) {
   const { t } = useI18n();
-  const [orders, setOrders] = useState<PaymentOrder[] | null>(null);
-  const [status, setStatus] = useState<PaymentStatus | null>(null);
+  const listed = useLoad(() => paymentApi.orders(), onError);
+  const { error, setError, fail, reload: load } = listed;
+  const orders = listed.value?.data ?? null;
+  const status = listed.value?.payments ?? null;
   const [amount, setAmount] = useState('');
-  const [error, setError] = useState<unknown>(null);
   const [invalid, setInvalid] = useState(false);
   const [busy, setBusy] = useState(false);
   const result = new URLSearchParams(window.location.search).get('result');
-  const load = useCallback(() => {
-    paymentApi
-      .orders()
-      .then((listed) => {
-        setOrders(listed.data);
-        setStatus(listed.payments);
-      })
-      .catch((failure: unknown) => {
-        onError(failure);
-        setError(failure);
-      });
-  }, [onError]);
-  useEffect(load, [load]);
-
   const submit = (event: FormEvent) => {
     event.preventDefault();
     const micro = parseYuanToFen(amount);
@@ -49,8 +32,7 @@ export function TopUpPage({ onError }: { onError: (error: unknown) => void }) {
       .start(micro)
       .then((started) => window.location.assign(started.checkout_url))
       .catch((failure: unknown) => {
-        onError(failure);
-        setError(failure);
+        fail(failure);
         setBusy(false);
         load();
       });
@@ -114,7 +96,7 @@ export function TopUpPage({ onError }: { onError: (error: unknown) => void }) {
                   <td>
                     <Yuan micro={order.amount} />
                   </td>
-                  <td>{t(`topup.state.${order.state}` as MessageKey)}</td>
+                  <td>{t(`topup.state.${order.state}`)}</td>
                   <td>
                     {order.refunded_amount > 0 ? <Yuan micro={order.refunded_amount} /> : '—'}
                   </td>

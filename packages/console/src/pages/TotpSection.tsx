@@ -1,8 +1,10 @@
 import { useState, type FormEvent } from 'react';
 import { ApiFailure } from '../api.js';
+import type { TotpSetup } from '../console-types.js';
 import { useI18n } from '../i18n.js';
-import { useLoad } from '../operator/useLoad.js';
 import { securityApi } from '../security-api.js';
+import { useLoad } from '../useLoad.js';
+import { failureText } from './ErrorLine.js';
 
 type Message = { ok: boolean; text: string } | null;
 
@@ -14,7 +16,7 @@ type Message = { ok: boolean; text: string } | null;
 export function TotpSection({ onError }: { onError: (error: unknown) => void }) {
   const { t } = useI18n();
   const user = useLoad(() => securityApi.user(), onError);
-  const [setup, setSetup] = useState<{ secret: string; otpauth_url: string } | null>(null);
+  const [setup, setSetup] = useState<TotpSetup | null>(null);
   const [message, setMessage] = useState<Message>(null);
   const failed = (failure: unknown, wrongText: string) => {
     onError(failure);
@@ -28,7 +30,7 @@ export function TotpSection({ onError }: { onError: (error: unknown) => void }) 
             ? t('security.passwordWrong')
             : refused
               ? wrongText
-              : `${t('common.error')}${String(failure)}`,
+              : `${t('common.error')}${failureText(failure, t)}`,
     });
   };
   const start = () => {
@@ -82,7 +84,7 @@ function TotpConfirm({
   onEnabled,
   onFailed,
 }: {
-  setup: { secret: string; otpauth_url: string };
+  setup: TotpSetup;
   onEnabled: () => void;
   onFailed: (failure: unknown) => void;
 }) {

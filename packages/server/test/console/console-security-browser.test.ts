@@ -248,5 +248,49 @@ describeConsoleInBrowser(
         }
       },
     );
+
+    it(
+      "a proxy's HTML 502 or an unreachable gateway on sign-in is told as such, not as a JSON parse error",
+      { timeout: 60_000 },
+      async () => {
+        const { page, close } = await openBrowser('en');
+        try {
+          await page.goto(`${served.origin}/console`);
+          await page.getByRole('heading', { name: TEXT.en.signIn }).waitFor();
+          // What nginx answers while every gateway behind it is down: HTML, status 502.
+          await page.route('**/console/api/session', (route) =>
+            route.request().method() === 'POST'
+              ? route.fulfill({
+                  status: 502,
+                  contentType: 'text/html',
+                  body: '<html><body><h1>502 Bad Gateway</h1></body></html>',
+                })
+              : route.continue(),
+          );
+          await page.locator('input[name="email"]').fill('nobody@example.test');
+          await page.locator('input[name="password"]').fill(PASSWORD);
+          await page.getByRole('button', { name: TEXT.en.signIn }).click();
+          await expect
+            .poll(() => page.getByRole('alert').textContent())
+            .toContain('HTTP 502 Bad Gateway: the answer is text/html, not an error in JSON');
+          const shown = (await page.getByRole('alert').textContent()) ?? '';
+          expect(shown).toContain("The gateway's answer could not be read");
+          expect(shown).not.toMatch(/SyntaxError|Unexpected token|JSON\.parse/);
+          // No answer at all (the connection refused or cut).
+          await page.unroute('**/console/api/session');
+          await page.route('**/console/api/session', (route) =>
+            route.request().method() === 'POST'
+              ? route.abort('connectionrefused')
+              : route.continue(),
+          );
+          await page.getByRole('button', { name: TEXT.en.signIn }).click();
+          await expect
+            .poll(() => page.getByRole('alert').textContent())
+            .toContain('The gateway could not be reached.');
+        } finally {
+          await close();
+        }
+      },
+    );
   },
 );
