@@ -1,7 +1,7 @@
 import type { ProviderTaskInput, SubmitResult, TaskProvider } from '../providers/task-provider.js';
 import { taskModelOn, type Channel } from '../routing/channels.js';
 import type { LeasedTask } from './task-store.js';
-import { LostLease, type TaskStepDeps } from './task-steps.js';
+import { LostLease, type TaskStepDeps } from './task-step-kit.js';
 
 /**
  * How a submission went. `unsent`: no channel of the model was usable (disabled, cooling down,

@@ -10,8 +10,8 @@ import {
   pollDelayMs,
   priceOf,
   type TaskStepDeps,
-} from './task-steps.js';
-import { WorkerKilled } from './task-worker.js';
+  WorkerKilled,
+} from './task-step-kit.js';
 
 /*
  * The delivery of a finished task (task-steps.ts runs the steps): its outputs stored, what was

@@ -4,8 +4,7 @@ import type { AssetTable, Database } from '../store/schema.js';
 import { deleteUndeliveredOutputs } from './task-kept-outputs.js';
 import { keptSources, storedSources, storeOutputs, type FinishedResult } from './task-outputs.js';
 import type { TaskChanges, TaskRow } from './task-store.js';
-import type { TaskStepDeps } from './task-steps.js';
-import { WorkerKilled } from './task-worker.js';
+import { WorkerKilled, type TaskStepDeps } from './task-step-kit.js';
 
 /** What became of an answer that reached this path: see `keepLateAnswer`. */
 export type LateAnswerOutcome = 'kept' | 'parked' | 'not_kept';

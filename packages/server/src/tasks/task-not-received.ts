@@ -1,7 +1,7 @@
 import { releaseHold } from '../billing/ledger.js';
 import { TaskNeedsOperator } from './task-family.js';
 import { deleteUndeliveredOutputs } from './task-kept-outputs.js';
-import { LostLease, move, type TaskStepDeps } from './task-steps.js';
+import { LostLease, move, type TaskStepDeps } from './task-step-kit.js';
 import type { LeasedTask } from './task-store.js';
 
 /**

@@ -2,7 +2,7 @@ import { storeTaskOutput } from '../assets/output-writer.js';
 import type { DeliveryReport, TaskOutputSource, TaskProvider } from '../providers/task-provider.js';
 import type { AssetTable } from '../store/schema.js';
 import { TaskNeedsOperator, type TaskFamily } from './task-family.js';
-import type { TaskStepDeps } from './task-steps.js';
+import type { TaskStepDeps } from './task-step-kit.js';
 import type { TaskRow } from './task-store.js';
 import { keptOutputsOf } from './task-kept-outputs.js';
 import { resultSourcesOf, type ResultSources, type TaskOutput } from './task-stored-json.js';

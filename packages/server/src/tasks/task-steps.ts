@@ -1,48 +1,25 @@
 import { releaseHold } from '../billing/ledger.js';
 import type { ActualAmount } from '../billing/actual-amount.js';
-import type { ProviderTaskInput, TaskProvider } from '../providers/task-provider.js';
+import type { ProviderTaskInput } from '../providers/task-provider.js';
 import { isNoSuchJob, UpstreamFailure } from '../providers/upstream-error.js';
-import type { TaskStatus, TaskSubmission } from '../store/schema.js';
 import { TaskNeedsOperator, type TaskFamily } from './task-family.js';
 import { submitOnChannels } from './task-channels.js';
 import { deleteUndeliveredOutputs } from './task-kept-outputs.js';
 import { keptResult } from './task-outputs.js';
-import type { LeasedTask, StatePair, TaskChanges, TaskRow } from './task-store.js';
-import type { TaskWorkerDeps, WorkerStep } from './task-worker.js';
+import type { LeasedTask } from './task-store.js';
+import {
+  LostLease,
+  markUnknown,
+  move,
+  pollDelayMs,
+  priceOf,
+  WorkerKilled,
+  lookupDelayMs,
+  type TaskStepDeps,
+} from './task-step-kit.js';
 import { succeed } from './task-delivery.js';
 import { keepLateAnswer } from './task-late-answer.js';
 import { lookedUpNotFound } from './task-not-received.js';
-import { WorkerKilled } from './task-worker.js';
-
-/** What a step needs: the worker's dependencies, with the task's provider instead of the registry. */
-export type TaskStepDeps = Omit<TaskWorkerDeps, 'providers'> & {
-  /** The provider of the row's upstream. */
-  readonly provider: TaskProvider;
-  /** The task's provider on another upstream (a submission that moved to another channel). */
-  readonly providerOn: (upstream: string) => TaskProvider;
-  readonly owner: string;
-  /** Aborted when the instance stops and the step outlasts the grace (task-worker.ts `stop`). */
-  readonly signal: AbortSignal;
-  /** How long polls may answer "no such job" before the task goes to the operator queue. */
-  readonly vanishedAfterMs: number;
-  /** How long an upstream's look-up may answer "no such job" before it is believed (task-not-received.ts). */
-  readonly notReceivedAfterMs: (upstream: string) => number;
-  /** How long a priced task awaits settlement before it expires (task-expiry.ts). */
-  readonly settlementWindowMs: number;
-  readonly fault: (step: WorkerStep, task: TaskRow) => void;
-};
-
-/** The worker lost the task to another (its lease ran out): drop this step, change nothing. */
-export class LostLease extends Error {
-  override readonly name = 'LostLease';
-}
-
-/** Tries in a row to store a finished task's outputs before it goes to an operator. */
-export const MAX_DOWNLOAD_TRIES = 5;
-/** Poll delays: quick at first, then at most every 30 s. */
-export const pollDelayMs = (attempts: number) => Math.min(30_000, 500 * 2 ** Math.min(attempts, 6));
-/** Look-ups of an unanswered submission: every minute at most (the upstream may still be writing it). */
-const lookupDelayMs = (attempts: number) => Math.min(60_000, 2_000 * 2 ** Math.min(attempts, 5));
 
 /**
  * One step of a leased task, by where it stands; returns when it is next due (null: nothing more
@@ -179,29 +156,6 @@ function waitForChannel(deps: TaskStepDeps, task: LeasedTask): Promise<number | 
   );
 }
 
-export async function markUnknown(
-  deps: TaskStepDeps,
-  task: LeasedTask,
-  from: 'queued' | 'running',
-  why: string,
-  extra: TaskChanges = {},
-  lookUpLater = true,
-): Promise<number | null> {
-  // The submission stays as it is: `sending` (queued), `accepted` (running: its id is kept).
-  await move(
-    deps,
-    task,
-    { from, to: 'submission_unknown' },
-    {
-      ...extra,
-      error_message: `${why}; the task keeps its hold, is never submitted again, and is looked up or resolved by an operator`,
-    },
-  );
-  return !lookUpLater || deps.provider.lookup === undefined
-    ? null
-    : deps.effects.clock.now() + lookupDelayMs(0);
-}
-
 async function lookUp(deps: TaskStepDeps, task: LeasedTask): Promise<number | null> {
   const lookup = deps.provider.lookup;
   if (lookup === undefined) return null;
@@ -336,38 +290,4 @@ async function fail(
   });
   deps.metrics.taskTransitions.inc({ to: 'failed' });
   return null;
-}
-
-/** A fenced move of this claim's task (its status, and its submission when named). */
-export async function move(
-  deps: TaskStepDeps,
-  task: LeasedTask,
-  status: StatePair<TaskStatus>,
-  changes: TaskChanges,
-  submission?: StatePair<TaskSubmission>,
-): Promise<void> {
-  const now = deps.effects.clock.now();
-  const moved = await deps.tasks.move(
-    deps.db,
-    {
-      id: task.id,
-      now,
-      claim: task.claim_token,
-      status,
-      ...(submission === undefined ? {} : { submission }),
-    },
-    changes,
-  );
-  if (!moved) throw new LostLease(task.id);
-  if (status.from !== status.to) deps.metrics.taskTransitions.inc({ to: status.to });
-}
-
-/** The task's own price version; one that is gone stops the task for an operator. */
-export async function priceOf(deps: TaskStepDeps, task: TaskRow) {
-  const price = await deps.prices.byVersion(task.price_version);
-  if (price === undefined)
-    throw new TaskNeedsOperator(
-      `task ${task.id}: its price version ${task.price_version} is not in the store; it cannot be priced`,
-    );
-  return price;
 }

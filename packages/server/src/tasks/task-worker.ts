@@ -1,25 +1,17 @@
 import { DEFAULT_SETTLEMENT_WINDOW_MS } from '../config/task-engine-schema.js';
-import type { Kysely } from 'kysely';
-import type { FastifyBaseLogger } from 'fastify';
-import type { LedgerEffects } from '../billing/ledger.js';
-import type { PriceBook } from '../billing/price-book.js';
-import type { Metrics } from '../http/metrics.js';
-import type { ProviderRegistry } from '../providers/registry.js';
 import type { TaskProvider } from '../providers/task-provider.js';
-import type { ChannelRouter } from '../routing/channel-router.js';
-import type { TaskFamilies } from './task-family.js';
-import type { AssetStorage } from '../assets/local-storage.js';
-import type { Database } from '../store/schema.js';
-import { LostLease, runTaskStep, type TaskStepDeps } from './task-steps.js';
-import type { LeasedTask, TaskRow, TaskStore } from './task-store.js';
+import {
+  LostLease,
+  WorkerKilled,
+  type TaskStepDeps,
+  type TaskWorkerDeps,
+  type WorkerStep,
+} from './task-step-kit.js';
+import { runTaskStep } from './task-steps.js';
+import type { LeasedTask, TaskRow } from './task-store.js';
 
-/** Where a test may stop a worker dead, as `kill -9` would (docs/tasks.md "Crashes"). */
-export type WorkerStep = 'before_submit' | 'after_submit' | 'mid_poll' | 'mid_download';
-
-/** Thrown by an injected fault: the worker drops the task as a dead process would, lease and all. */
-export class WorkerKilled extends Error {
-  override readonly name = 'WorkerKilled';
-}
+// Named here too, where the worker's users have always found them.
+export { WorkerKilled, type TaskWorkerDeps, type WorkerStep } from './task-step-kit.js';
 
 export interface WorkerOptions {
   /** This worker's name in leases (instance id); claims themselves are told apart by token. */
@@ -42,22 +34,6 @@ export interface WorkerOptions {
   readonly fault?: (step: WorkerStep, task: TaskRow) => void;
   /** Tests: throw to skip a renewal, as a stalled worker whose renewals never arrive. */
   readonly renewalFault?: (task: TaskRow) => void;
-}
-
-export interface TaskWorkerDeps {
-  readonly db: Kysely<Database>;
-  readonly tasks: TaskStore;
-  readonly providers: ProviderRegistry;
-  /** The task families by kind (task-family.ts): all the kernel knows of a task's kind. */
-  readonly families: TaskFamilies;
-  readonly prices: PriceBook;
-  readonly storage: AssetStorage;
-  readonly effects: LedgerEffects;
-  readonly logger: FastifyBaseLogger;
-  readonly metrics: Metrics;
-  readonly maxVideoBytes: number;
-  /** Picks the channel a task is submitted on, with failover (tasks/task-channels.ts). */
-  readonly channels: ChannelRouter;
 }
 
 interface InFlight {
