@@ -113,6 +113,8 @@ export interface ApiKey {
   budget: Budget | null;
   /** CIDR blocks the key may be used from; `null`: everywhere. */
   allowed_ips: string[] | null;
+  /** `optional`: business POSTs may leave `Idempotency-Key` to the gateway (docs/keys.md). */
+  idempotency: 'required' | 'optional';
 }
 
 /** A created or rotated key: the plaintext `key` is in this answer only. */
@@ -122,6 +124,7 @@ export type NewApiKey = ApiKey & { key: string };
 export interface KeyOptions {
   models: string[] | null;
   expires_at: string | null;
+  idempotency: 'required' | 'optional';
 }
 
 /**

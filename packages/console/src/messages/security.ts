@@ -109,6 +109,10 @@ export const securityMessages = {
     'zh-CN': '过期日期（可选，当天结束时过期）',
     en: 'Expires on (optional, at the end of that day)',
   },
+  'keyOptions.optionalIdempotency': {
+    'zh-CN': '用于无法为每个请求发送 Idempotency-Key 的工具（如编程智能体）：由网关分配',
+    en: 'For a tool that cannot send an Idempotency-Key per request (a coding agent): the gateway assigns it',
+  },
   'keyOptions.limits': { 'zh-CN': '限制', en: 'Limits' },
   'keyOptions.allModels': { 'zh-CN': '所有模型', en: 'Every model' },
   'keyOptions.expires': { 'zh-CN': '过期', en: 'Expires' },

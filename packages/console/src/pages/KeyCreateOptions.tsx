@@ -8,9 +8,15 @@ import './security.css';
 export interface KeyOptionsDraft {
   models: string[];
   expiryDay: string;
+  /** For a tool that cannot send a new Idempotency-Key per request (a coding agent). */
+  optionalIdempotency: boolean;
 }
 
-export const NO_KEY_OPTIONS: KeyOptionsDraft = { models: [], expiryDay: '' };
+export const NO_KEY_OPTIONS: KeyOptionsDraft = {
+  models: [],
+  expiryDay: '',
+  optionalIdempotency: false,
+};
 
 /**
  * What the create call sends: no ticked model means every model (`models` left out), and an
@@ -21,6 +27,7 @@ export function keyOptionsOf(draft: KeyOptionsDraft): KeyOptions {
     models: draft.models.length === 0 ? null : draft.models,
     expires_at:
       draft.expiryDay === '' ? null : new Date(`${draft.expiryDay}T23:59:59.999`).toISOString(),
+    idempotency: draft.optionalIdempotency ? 'optional' : 'required',
   };
 }
 
@@ -69,6 +76,15 @@ export function KeyCreateOptions({
           value={value.expiryDay}
           onChange={(event) => onChange({ ...value, expiryDay: event.target.value })}
         />
+      </label>
+      <label className="check">
+        <input
+          type="checkbox"
+          name="key-optional-idempotency"
+          checked={value.optionalIdempotency}
+          onChange={(event) => onChange({ ...value, optionalIdempotency: event.target.checked })}
+        />
+        {t('keyOptions.optionalIdempotency')}
       </label>
     </div>
   );

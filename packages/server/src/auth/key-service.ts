@@ -2,7 +2,7 @@ import type { Budget } from '@tollgate/protocol';
 import type { Kysely } from 'kysely';
 import { LRUCache } from 'lru-cache';
 import { ApiError, invalidInput, notFound } from '../errors/api-error.js';
-import type { ApiKeyTable, Database, KeyKind } from '../store/schema.js';
+import type { ApiKeyTable, Database, KeyIdempotency, KeyKind } from '../store/schema.js';
 import type { Clock, IdGenerator } from '../util/effects.js';
 import { parseOptionalFutureTime } from '../accounts/account-service.js';
 import { generateApiKey, hashApiKey, isWellFormedKey } from './key-format.js';
@@ -21,6 +21,8 @@ export interface Principal {
   readonly budgeted: boolean;
   /** Whether a client address may use the key; absent or null: every address. */
   readonly addressAllowed?: ((address: string) => boolean) | null;
+  /** `optional`: a business POST without `Idempotency-Key` gets one from the gateway. */
+  readonly idempotency?: KeyIdempotency;
 }
 
 export interface KeyView {
@@ -41,6 +43,8 @@ export interface KeyView {
   budget: Budget | null;
   /** CIDR blocks the key may be used from, or `null` for everywhere (docs/security.md). */
   allowed_ips: string[] | null;
+  /** Whether its business POSTs must send `Idempotency-Key` (docs/keys.md). */
+  idempotency: KeyIdempotency;
 }
 
 const iso = (time: number | null) => (time === null ? null : new Date(time).toISOString());
@@ -61,13 +65,14 @@ export function keyView(row: ApiKeyTable, now: number, budgetTimeZone: string): 
     replaced_by: row.replaced_by,
     budget: budgetView(budgetStateOf(row, row.budget_held, now, budgetTimeZone)),
     allowed_ips: row.allowed_ips === null ? null : (JSON.parse(row.allowed_ips) as string[]),
+    idempotency: row.idempotency,
   };
 }
 
 type CachedKey =
   | (Pick<
       ApiKeyTable,
-      'id' | 'account_id' | 'kind' | 'expires_at' | 'disabled_at' | 'budget_limit'
+      'id' | 'account_id' | 'kind' | 'expires_at' | 'disabled_at' | 'budget_limit' | 'idempotency'
     > & {
       models: readonly string[] | null;
       addressAllowed: ((address: string) => boolean) | null;
@@ -151,11 +156,15 @@ export class KeyService {
       expires_at?: unknown;
       name?: unknown;
       allowed_ips?: unknown;
+      idempotency?: unknown;
     },
   ): Promise<KeyView & { key: string }> {
     const kind = input.kind ?? 'personal';
     if (kind !== 'personal' && kind !== 'service')
       throw invalidInput('kind', 'must be personal or service');
+    const idempotency = input.idempotency ?? 'required';
+    if (idempotency !== 'required' && idempotency !== 'optional')
+      throw invalidInput('idempotency', 'must be required or optional');
     let models: string[] | null = null;
     if (input.models !== undefined && input.models !== null) {
       if (!Array.isArray(input.models) || input.models.some((model) => typeof model !== 'string')) {
@@ -204,6 +213,7 @@ export class KeyService {
       budget_spent: 0,
       budget_held: 0,
       allowed_ips: allowedIps,
+      idempotency,
     };
     await this.db.insertInto('api_keys').values(row).execute();
     return { ...this.view(row), key };
@@ -394,6 +404,7 @@ export class KeyService {
           'disabled_at',
           'budget_limit',
           'allowed_ips',
+          'idempotency',
         ])
         .where('key_hash', '=', hash)
         .executeTakeFirst();
@@ -426,6 +437,7 @@ export class KeyService {
       models: key.models,
       budgeted: key.budget_limit !== null,
       addressAllowed: key.addressAllowed,
+      idempotency: key.idempotency,
     };
   }
 

@@ -35,6 +35,7 @@ export const OPTIONS = {
   window: { type: 'string' },
   remove: { type: 'boolean' },
   'allowed-ips': { type: 'string' },
+  idempotency: { type: 'string' },
   'allow-any': { type: 'boolean' },
   origin: { type: 'string' },
   help: { type: 'boolean', short: 'h' },

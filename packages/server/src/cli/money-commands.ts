@@ -63,9 +63,9 @@ export const MONEY_COMMAND_GROUPS: Readonly<Record<string, CommandGroup>> = {
   keys: {
     create: {
       usage:
-        'keys create ACCOUNT_ID [--kind personal|service] [--models a,b] [--expires-at ISO] [--name N] [--allowed-ips CIDR,…]',
+        'keys create ACCOUNT_ID [--kind personal|service] [--models a,b] [--expires-at ISO] [--name N] [--allowed-ips CIDR,…] [--idempotency required|optional]',
       args: ['ACCOUNT_ID'],
-      options: ['kind', 'models', 'expires-at', 'name', 'allowed-ips'],
+      options: ['kind', 'models', 'expires-at', 'name', 'allowed-ips', 'idempotency'],
       run: async (input) => {
         const { values } = input;
         const accountId = arg(input, 0, 'ACCOUNT_ID');
@@ -80,6 +80,7 @@ export const MONEY_COMMAND_GROUPS: Readonly<Record<string, CommandGroup>> = {
             expires_at: values['expires-at'],
             name: values.name,
             allowed_ips: allowedIpsOption(values['allowed-ips']),
+            idempotency: values.idempotency,
           }),
         );
       },

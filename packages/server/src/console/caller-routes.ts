@@ -24,6 +24,7 @@ export function registerCallerRoutes(scope: FastifyInstance, deps: ConsoleDeps):
       kind: body['kind'],
       models: body['models'],
       expires_at: body['expires_at'],
+      idempotency: body['idempotency'],
     });
   });
 

@@ -95,7 +95,7 @@ export const CONSOLE_OPERATIONS: Readonly<Record<string, ConsoleOperation>> = {
   [`POST ${api}/keys`]: {
     summary: 'Create an API key (its plaintext is in this answer only)',
     access: 'member',
-    body: ['name', 'kind', 'models', 'expires_at'],
+    body: ['name', 'kind', 'models', 'expires_at', 'idempotency'],
   },
   [`POST ${api}/keys/{id}/disable`]: {
     summary: 'Disable one of the account’s keys',

@@ -151,7 +151,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     requireApiKey(v1, deps.keys, async (request, principal) => {
       request.releaseRateLimit = await limits.acquire(principal);
     });
-    guardIdempotency(v1, deps.requests.records);
+    guardIdempotency(v1, deps.requests.records, deps.ids);
     registerModels(v1, deps);
     registerChat(v1, deps);
     registerEmbeddings(v1, deps);

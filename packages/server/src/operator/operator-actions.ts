@@ -121,19 +121,20 @@ export class OperatorActions {
   }
 
   async createKey(actor: AuditActor, accountId: string, input: Input) {
-    const { kind, models, expires_at, name, allowed_ips } = input;
+    const { kind, models, expires_at, name, allowed_ips, idempotency } = input;
     const key = await this.deps.keys.create(accountId, {
       kind,
       models,
       expires_at,
       name,
       allowed_ips,
+      idempotency,
     });
     await this.deps.audit.record(actor, {
       action: 'key.create',
       targetId: key.id,
       accountId,
-      detail: { kind: key.kind, name: key.name },
+      detail: { kind: key.kind, name: key.name, idempotency: key.idempotency },
     });
     return key;
   }

@@ -9,7 +9,8 @@ export function readIdempotencyKey(headers: Record<string, string | string[] | u
   if (value === undefined)
     throw new ApiError(
       'INVALID_INPUT',
-      'Idempotency-Key header is required on every business POST (a new UUID per request)',
+      'Idempotency-Key header is required on every business POST (a new UUID per request); ' +
+        'a tool that cannot send one needs a key created with "idempotency": "optional" (docs/keys.md)',
       'Idempotency-Key',
     );
   if (typeof value !== 'string' || !UUID.test(value))

@@ -149,7 +149,15 @@ export interface ApiKeyTable {
   budget_held: number;
   /** JSON array of CIDR blocks the key may be used from, or null for everywhere. */
   allowed_ips: string | null;
+  /** Whether business POSTs must send `Idempotency-Key` (migrations/037-key-idempotency.ts). */
+  idempotency: KeyIdempotency;
 }
+
+/**
+ * `required`: every business POST sends its own `Idempotency-Key` (the spec's rule); `optional`:
+ * one without it is accepted and the gateway assigns the key (docs/keys.md).
+ */
+export type KeyIdempotency = 'required' | 'optional';
 
 export interface TopupTable {
   id: string;

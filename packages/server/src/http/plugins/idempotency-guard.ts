@@ -1,6 +1,8 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RequestStore } from '../../requests/request-store.js';
+import type { IdGenerator } from '../../util/effects.js';
 import { isJudgedAtClaim, judgeIdempotencyKey } from '../idempotency-judgement.js';
+import { principalOf } from './authenticate.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -25,12 +27,38 @@ declare module 'fastify' {
  *
  * A route made with `judgedAtClaim` (idempotency-judgement.ts) is not read here: see there.
  */
-export function guardIdempotency(scope: FastifyInstance, records: RequestStore): void {
-  scope.addHook('preHandler', async (request) => {
+export function guardIdempotency(
+  scope: FastifyInstance,
+  records: RequestStore,
+  ids: Pick<IdGenerator, 'uuid'>,
+): void {
+  scope.addHook('preHandler', async (request, reply) => {
+    assignIdempotencyKey(request, reply, ids);
     if (!isBusinessPost(request)) return;
     if (isJudgedAtClaim(request)) return;
     await judgeIdempotencyKey(request, records);
   });
+}
+
+/**
+ * A key created with `"idempotency": "optional"` (docs/keys.md, "Keys for tools that cannot send
+ * an idempotency key") may send a POST without `Idempotency-Key`: the gateway assigns a new UUID,
+ * which the route then reads as if the caller had sent it (the record, replays and conflicts are
+ * the same), and answers it in the `Idempotency-Key` header so the caller can read the record
+ * back or replay it. A key the caller sends is always the one used. A client's own request id
+ * (`x-client-request-id`) is not taken instead: Codex CLI sends its conversation's id there, the
+ * same on every request of a turn, so as a key it would replay the first answer.
+ */
+function assignIdempotencyKey(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  ids: Pick<IdGenerator, 'uuid'>,
+): void {
+  if (request.method !== 'POST' || request.headers['idempotency-key'] !== undefined) return;
+  if (principalOf(request).idempotency !== 'optional') return;
+  const assigned = ids.uuid();
+  request.headers['idempotency-key'] = assigned;
+  void reply.header('idempotency-key', assigned);
 }
 
 function isBusinessPost(request: FastifyRequest): boolean {

@@ -103,7 +103,11 @@ export function registerAdmin(scope: FastifyInstance, deps: AppDeps): void {
   );
   scope.post<{ Params: { id: string }; Body: Body }>(
     '/admin/v1/accounts/:id/keys',
-    { schema: { body: bodyWith('kind', 'models', 'expires_at', 'name', 'allowed_ips') } },
+    {
+      schema: {
+        body: bodyWith('kind', 'models', 'expires_at', 'name', 'allowed_ips', 'idempotency'),
+      },
+    },
     async (request, reply) => {
       void reply.code(201);
       return operator.createKey(adminActor(request), request.params.id, request.body);

@@ -29,6 +29,7 @@ import * as refusalFunction from './032-refusal-function.js';
 import * as deploymentSettings from './033-deployment-settings.js';
 import * as consoleEmailCanonical from './034-console-email-canonical.js';
 import * as refundOwed from './036-refund-owed.js';
+import * as keyIdempotency from './037-key-idempotency.js';
 
 /**
  * Versioned migrations, applied in name order at start. Never edit a released migration: add
@@ -65,6 +66,7 @@ const migrations: Record<string, Migration> = {
   '033-deployment-settings': deploymentSettings,
   '034-console-email-canonical': consoleEmailCanonical,
   '036-refund-owed': refundOwed,
+  '037-key-idempotency': keyIdempotency,
 };
 
 export const migrationProvider: MigrationProvider = {
