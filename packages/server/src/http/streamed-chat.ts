@@ -9,7 +9,7 @@ import { errors as undiciErrors } from 'undici';
 import type { ChatUsage } from '../chat/chat-types.js';
 import { usageFields } from '../chat/usage-fields.js';
 import { ApiError } from '../errors/api-error.js';
-import { heartbeatEveryMs } from '../maintenance/sweeper.js';
+import { heartbeatEveryMs } from '../requests/record-ages.js';
 import type { StreamEvent } from '../providers/openai-compatible/chat.js';
 import { toChatUsage } from '../providers/openai-compatible/chat.js';
 import type { UpstreamChunk } from '../providers/openai-compatible/chat-schemas.js';

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { reclaimUnusedObjects } from '../assets/asset-objects.js';
-import { upstreamCallBoundMs, type Config } from '../config/schema.js';
+import type { Config } from '../config/schema.js';
+import { staleAfterMs } from '../requests/record-ages.js';
 import { RequestReconciler, type ReconcilerOptions } from '../requests/request-reconciler.js';
 import type { Services } from '../services.js';
 import { expireUnsettledTasks } from '../tasks/task-expiry.js';
@@ -8,24 +9,8 @@ import { expireUnsettledTasks } from '../tasks/task-expiry.js';
 /** How often stale work is swept. */
 export const SWEEP_INTERVAL_MS = 60_000;
 
-/**
- * How old a `processing` record must be before its instance is presumed dead: twice the longest
- * an upstream call may take (connect, first byte and one idle gap) with the longest queue wait.
- */
-export function staleAfterMs(config: Config): number {
-  return Math.max(...Object.values(config.upstreams).map(upstreamCallBoundMs)) * 2;
-}
-
-/**
- * How often a long stream refreshes its record (requests/record-heartbeat.ts): a quarter of the
- * stale age. A live stream sends a chunk at least every `idle_ms` (else it ends as stalled), so
- * its record is never older than this plus `idle_ms`, at most three quarters of the stale age:
- * the sweeper never takes it for one left by a dead instance, with room for a late sweep and
- * some clock skew between instances.
- */
-export function heartbeatEveryMs(config: Config): number {
-  return Math.max(1, Math.floor(staleAfterMs(config) / 4));
-}
+// The ages the sweeper judges records by live below it, where the request path reads them too.
+export { heartbeatEveryMs, staleAfterMs } from '../requests/record-ages.js';
 
 export interface Sweeper {
   /** The sweep started at once, so a gateway that restarts often still sweeps. */

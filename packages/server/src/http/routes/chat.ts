@@ -18,7 +18,7 @@ import { upstreamCaller } from '../upstream-caller.js';
 import { principalOf } from '../plugins/authenticate.js';
 import { usageFields } from '../../chat/usage-fields.js';
 import { openAiUsage, runStreamedChat } from '../streamed-chat.js';
-import { staleAfterMs } from '../../maintenance/sweeper.js';
+import { staleAfterMs } from '../../requests/record-ages.js';
 import { withFields } from '../../util/with-fields.js';
 
 /**
