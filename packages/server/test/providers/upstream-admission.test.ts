@@ -17,6 +17,10 @@ describe('fair admission to an upstream pool', () => {
     for (const pending of greedy.slice(0, 2)) (await pending)();
     await tick();
     expect(admission.counts()).toEqual({ inFlight: 2, waiting: 1 });
+    // Every acquisition ends here, its queue timer cleared: test files share a process, and a
+    // waiter left behind would be refused seconds later, in another file, with no one to catch it.
+    for (const pending of greedy.slice(2)) (await pending)();
+    expect(admission.counts()).toEqual({ inFlight: 0, waiting: 0 });
   });
 
   it('freed slots go to waiting accounts in turn, not to the account that queued most', async () => {
