@@ -14,10 +14,11 @@ import { SecurityPage } from './pages/SecurityPage.js';
 import { SharesPage } from './pages/SharesPage.js';
 import { SignInPage } from './pages/SignInPage.js';
 import { SignUpLink, SignUpPage } from './pages/SignUpPage.js';
+import { StatusPage } from './pages/StatusPage.js';
 import { TaskDetailPage } from './pages/TaskDetailPage.js';
 import { TasksPage } from './pages/TasksPage.js';
 import { TopUpPage } from './pages/TopUpPage.js';
-import { navigate, usePath } from './router.js';
+import { isOperatorPath, navigate, signedInPath, usePath } from './router.js';
 
 const NAV: readonly { path: string; label: MessageKey }[] = [
   { path: '/', label: 'nav.overview' },
@@ -89,24 +90,32 @@ export function App() {
         <SignUpLink />
       </Frame>
     );
+  const route = signedInPath(path);
   return (
-    <Frame session={session} path={path} onSignOut={() => signedIn(null)}>
-      {path === '/security' ? (
+    <Frame session={session} path={route} onSignOut={() => signedIn(null)}>
+      {route === '/security' ? (
         <SecurityPage onError={onError} />
       ) : session.user.role === 'operator' ? (
-        <OperatorPages path={path} onError={onError} />
+        <OperatorPages path={route} onError={onError} />
       ) : (
-        <Page path={path} onError={onError} />
+        <Page path={route} onError={onError} />
       )}
     </Frame>
   );
 }
 
+/**
+ * A member's page for the path: the overview at `/`, 403 for an operator page, 404 for any other
+ * address (StatusPage).
+ */
 function Page({ path, onError: guard }: { path: string; onError: (error: unknown) => void }) {
+  if (isOperatorPath(path)) return <StatusPage status={403} />;
   const task = /^\/tasks\/([^/]+)$/.exec(path)?.[1];
   if (task !== undefined)
     return <TaskDetailPage key={task} id={decodeURIComponent(task)} onError={guard} />;
   switch (path) {
+    case '/':
+      return <OverviewPage onError={guard} />;
     case '/keys':
       return <KeysPage onError={guard} />;
     case '/redeem':
@@ -127,7 +136,7 @@ function Page({ path, onError: guard }: { path: string; onError: (error: unknown
         </>
       );
     default:
-      return <OverviewPage onError={guard} />;
+      return <StatusPage status={404} />;
   }
 }
 

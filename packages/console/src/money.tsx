@@ -1,54 +1,130 @@
-import { MICRO_YUAN_PER_YUAN } from '@tollgate/protocol';
-import { useI18n } from './i18n.js';
+import { useId, type FormEvent, type ReactNode } from 'react';
+import { useI18n, type MessageKey } from './i18n.js';
+import {
+  microYuanFigure,
+  parseYuan,
+  yuanInputText,
+  yuanText,
+  type AmountProblem,
+  type AmountRule,
+} from './money-text.js';
 
 /**
- * Micro-yuan as yuan, exactly: integer digits only (no floating point), at least two decimals
- * and as many more as the amount has (1 234 567 → 1.234567, 2 000 000 → 2.00).
+ * Money on the page (packages/console/README.md, "Money"): `Yuan` shows an amount, `YuanField`
+ * takes one; both through the one formatter and parser of money-text.ts.
  */
-export function yuanText(micro: number): string {
-  const negative = micro < 0;
-  const digits = String(Math.abs(micro)).padStart(7, '0');
-  const whole = digits.slice(0, -6);
-  const fraction = digits.slice(-6).replace(/0+$/, '').padEnd(2, '0');
-  return `${negative ? '-' : ''}¥${Number(whole).toLocaleString('en-US')}.${fraction}`;
-}
 
-/**
- * Yuan typed by an operator as exact micro-yuan, by string arithmetic (no floating point):
- * `12.5` → 12 500 000. `null` for anything but an amount of at least `minimum` micro-yuan (a
- * top-up: positive; a budget's limit may be 0) with at most 6 decimals.
- */
-export function parseYuan(text: string, minimum = 1): number | null {
-  const match = /^(\d{1,7})(?:\.(\d{1,6}))?$/.exec(text.trim());
-  if (match === null) return null;
-  const micro = Number(match[1]) * MICRO_YUAN_PER_YUAN + Number((match[2] ?? '').padEnd(6, '0'));
-  return micro >= minimum ? micro : null;
-}
-
-/** Micro-yuan in one fen: online payments are whole fen. */
-export const MICRO_YUAN_PER_FEN = 10_000;
-
-/**
- * Yuan typed by a member for an online top-up as exact micro-yuan, by string arithmetic: at most
- * two decimals (a fen), at least 0.01. `null` for anything else.
- */
-export function parseYuanToFen(text: string): number | null {
-  const match = /^(\d{1,8})(?:\.(\d{1,2}))?$/.exec(text.trim());
-  if (match === null) return null;
-  const micro =
-    Number(match[1]) * MICRO_YUAN_PER_YUAN +
-    Number((match[2] ?? '').padEnd(2, '0')) * MICRO_YUAN_PER_FEN;
-  return micro > 0 ? micro : null;
-}
-
-/** An amount in yuan; the exact micro-yuan on hover (title). */
-export function Yuan({ micro }: { micro: number }) {
+/** `1234567` → `1,234,567 micro-yuan` (`微元`): the exact figure, in the viewer's language. */
+export function useMicroYuanText(): (micro: number) => string {
   const { t } = useI18n();
+  return (micro) => `${microYuanFigure(micro)} ${t('common.microYuan')}`;
+}
+
+/** An amount in yuan with two decimals (`yuanText`); the exact micro-yuan on hover (title). */
+export function Yuan({ micro }: { micro: number }) {
+  const exact = useMicroYuanText();
   return (
-    <span className="amount" title={`${micro.toLocaleString('en-US')} ${t('common.microYuan')}`}>
+    <span className="amount" title={exact(micro)}>
       {yuanText(micro)}
     </span>
   );
+}
+
+const PROBLEM_MESSAGES: Record<AmountProblem, MessageKey> = {
+  empty: 'money.empty',
+  format: 'money.format',
+  negative: 'money.negative',
+  decimals: 'money.decimals',
+  tooSmall: 'money.tooSmall',
+  tooLarge: 'money.tooLarge',
+};
+
+/** Why `problem` refuses an amount under `rule`, in the viewer's language, with its bound. */
+export function useAmountProblemText(): (problem: AmountProblem, rule: AmountRule) => string {
+  const { t } = useI18n();
+  return (problem, rule) => {
+    const values: Record<string, string> = {
+      decimals: String(rule.decimals),
+      step: yuanInputText(10 ** (6 - rule.decimals)),
+      min: yuanInputText(rule.min),
+      max: yuanText(rule.max).replace('¥', ''),
+      micro: microYuanFigure(rule.max),
+    };
+    return t(PROBLEM_MESSAGES[problem]).replace(/\{(\w+)\}/g, (all, name: string) =>
+      name in values ? (values[name] ?? all) : all,
+    );
+  };
+}
+
+/**
+ * An amount input in yuan (`rule`: money-text.ts, AMOUNT_RULES): what it will send is echoed
+ * under it as it is typed (`= 100,000 micro-yuan`), or, when `parseYuan` refuses it, why (a
+ * polite live region, tied to the input by `aria-describedby`). The form reads the value with
+ * `parseYuan` on submit and sends nothing when it is refused (`refuseAmount`).
+ */
+export function YuanField({
+  label,
+  name,
+  value,
+  onValue,
+  rule,
+}: {
+  label: ReactNode;
+  name: string;
+  value: string;
+  onValue: (value: string) => void;
+  rule: AmountRule;
+}) {
+  const echoId = useId();
+  const exact = useMicroYuanText();
+  const problemText = useAmountProblemText();
+  const parsed = value === '' ? null : parseYuan(value, rule);
+  return (
+    <div className="yuan-field">
+      <label>
+        {label}
+        <input
+          name={name}
+          inputMode="decimal"
+          autoComplete="off"
+          required
+          value={value}
+          aria-invalid={parsed !== null && !parsed.ok}
+          aria-describedby={echoId}
+          onChange={(event) => onValue(event.target.value)}
+        />
+      </label>
+      <p
+        id={echoId}
+        className={parsed?.ok === false ? 'micro-echo error' : 'micro-echo muted'}
+        aria-live="polite"
+        data-micro-echo={parsed?.ok === true ? parsed.micro : undefined}
+      >
+        {parsed === null
+          ? null
+          : parsed.ok
+            ? `= ${exact(parsed.micro)}`
+            : problemText(parsed.problem, rule)}
+      </p>
+    </div>
+  );
+}
+
+/**
+ * A submitted amount: its micro-yuan, or `null` after focusing the refused input of the form
+ * (its echo already says why, YuanField).
+ */
+export function submittedAmount(
+  event: FormEvent<HTMLFormElement>,
+  name: string,
+  value: string,
+  rule: AmountRule,
+): number | null {
+  const parsed = parseYuan(value, rule);
+  if (parsed.ok) return parsed.micro;
+  const input = event.currentTarget.elements.namedItem(name);
+  if (input instanceof HTMLInputElement) input.focus();
+  return null;
 }
 
 /** A time in the viewer's zone and language. */

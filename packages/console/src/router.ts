@@ -8,9 +8,12 @@ export function navigate(path: string): void {
   window.dispatchEvent(new PopStateEvent('popstate'));
 }
 
-/** The path after /console (`/keys`, `/invite/<token>`, `/` for the overview). */
+/**
+ * The path after /console (`/keys`, `/invite/<token>`, `/` for the overview), without a
+ * trailing slash (`/console/keys/` is `/keys`).
+ */
 export function usePath(): string {
-  const read = () => window.location.pathname.slice(BASE.length) || '/';
+  const read = () => window.location.pathname.slice(BASE.length).replace(/\/+$/, '') || '/';
   const [path, setPath] = useState(read);
   useEffect(() => {
     const onChange = () => setPath(read());
@@ -18,4 +21,14 @@ export function usePath(): string {
     return () => window.removeEventListener('popstate', onChange);
   }, []);
   return path;
+}
+
+/** Signed in, the sign-in and sign-up addresses are the overview (a bookmark, the back button). */
+export function signedInPath(path: string): string {
+  return path === '/sign-in' || path === '/sign-up' ? '/' : path;
+}
+
+/** The operator pages' addresses (`/admin`, `/admin/...`): a member is refused them (403). */
+export function isOperatorPath(path: string): boolean {
+  return path === '/admin' || path.startsWith('/admin/');
 }

@@ -11,8 +11,9 @@ import {
   Tooltip,
 } from 'chart.js';
 import { useEffect, useRef } from 'react';
-import type { AccountUsage } from '@tollgate/protocol';
-import { yuanText } from '../money.js';
+import { MICRO_YUAN_PER_YUAN, type AccountUsage } from '@tollgate/protocol';
+import { useI18n } from '../i18n.js';
+import { microYuanFigure, yuanText } from '../money-text.js';
 
 // Only the pieces drawn here, so the bundle carries no other chart type (docs/decisions/0014).
 Chart.register(
@@ -38,7 +39,6 @@ const PALETTE = [
   '#F0E442',
   '#000000',
 ];
-const MICRO_PER_YUAN = 1_000_000;
 
 /** Every UTC day from `from` to `to`, both included: a day with no spend is a gap of 0. */
 function daysOf(from: string, to: string): string[] {
@@ -56,8 +56,9 @@ function daysOf(from: string, to: string): string[] {
  * Spend per day, stacked by model (bars, yuan), and the charges per day (a line, right axis),
  * drawn on a canvas by Chart.js. The canvas is an image to assistive technology (`role="img"`
  * with a label pointing at the table the page shows beside it, which has every figure). The
- * bars' heights are yuan as floating point, for drawing only: the tooltips show each amount
- * exactly (`yuanText` of the integer micro-yuan).
+ * bars' heights are yuan as floating point, for drawing only: the tooltips show each amount as
+ * every figure is shown (`yuanText` of the integer micro-yuan) followed by its exact micro-yuan,
+ * since a canvas has no hover title.
  */
 export function SpendChart({
   usage,
@@ -68,6 +69,8 @@ export function SpendChart({
   label: string;
   requestsLabel: string;
 }) {
+  const { t } = useI18n();
+  const unit = t('common.microYuan');
   const canvas = useRef<HTMLCanvasElement>(null);
   useEffect(() => {
     if (canvas.current === null) return;
@@ -84,7 +87,7 @@ export function SpendChart({
           ...models.map((model, index) => ({
             type: 'bar' as const,
             label: model,
-            data: days.map((day) => (micro.get(`${day} ${model}`) ?? 0) / MICRO_PER_YUAN),
+            data: days.map((day) => (micro.get(`${day} ${model}`) ?? 0) / MICRO_YUAN_PER_YUAN),
             backgroundColor: PALETTE[index % PALETTE.length],
             stack: 'spend',
             yAxisID: 'y',
@@ -122,7 +125,8 @@ export function SpendChart({
                 const dataset = item.dataset;
                 if (dataset.type === 'line') return `${requestsLabel}: ${String(item.raw)}`;
                 const day = days[item.dataIndex] ?? '';
-                return `${dataset.label ?? ''}: ${yuanText(micro.get(`${day} ${dataset.label ?? ''}`) ?? 0)}`;
+                const amount = micro.get(`${day} ${dataset.label ?? ''}`) ?? 0;
+                return `${dataset.label ?? ''}: ${yuanText(amount)} (${microYuanFigure(amount)} ${unit})`;
               },
             },
           },
@@ -130,7 +134,7 @@ export function SpendChart({
       },
     });
     return () => chart.destroy();
-  }, [usage, requestsLabel]);
+  }, [usage, requestsLabel, unit]);
   return (
     <div className="chart-box">
       <canvas ref={canvas} role="img" aria-label={label} data-spend-chart />

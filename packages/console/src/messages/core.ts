@@ -15,6 +15,36 @@ export const coreMessages = {
   'common.loading': { 'zh-CN': '加载中…', en: 'Loading…' },
   'common.error': { 'zh-CN': '出错了：', en: 'Something went wrong: ' },
   'common.microYuan': { 'zh-CN': '微元', en: 'micro-yuan' },
+  // Why a typed amount is refused (money-text.ts, parseYuan); {…} are filled in by money.tsx.
+  'money.empty': { 'zh-CN': '请输入金额。', en: 'Enter an amount.' },
+  'money.format': {
+    'zh-CN': '请以元为单位输入数字，最多一个小数点，例如 12.5（不要输入逗号等符号）。',
+    en: 'Enter yuan as digits with at most one decimal point, e.g. 12.5 (no commas or other signs).',
+  },
+  'money.negative': { 'zh-CN': '金额不能为负数。', en: 'The amount cannot be negative.' },
+  'money.decimals': {
+    'zh-CN': '最多 {decimals} 位小数：这里最小的单位是 {step} 元。',
+    en: 'At most {decimals} decimal places: the smallest step here is {step} yuan.',
+  },
+  'money.tooSmall': {
+    'zh-CN': '金额至少为 {min} 元。',
+    en: 'The amount must be at least {min} yuan.',
+  },
+  'money.tooLarge': {
+    'zh-CN': '金额最多为 {max} 元（{micro} 微元）。',
+    en: 'The amount must be at most {max} yuan ({micro} micro-yuan).',
+  },
+  'status.notFound': { 'zh-CN': '页面不存在', en: 'Page not found' },
+  'status.notFoundText': {
+    'zh-CN': '控制台没有这个地址的页面。',
+    en: 'The console has no page at this address.',
+  },
+  'status.forbidden': { 'zh-CN': '无权访问', en: 'Not allowed' },
+  'status.forbiddenText': {
+    'zh-CN': '此页面仅供运营人员使用。',
+    en: 'This page is for operators only.',
+  },
+  'status.back': { 'zh-CN': '返回概览', en: 'Back to the overview' },
   'common.unexpectedAnswer': {
     'zh-CN': '无法读取网关的应答：网关或其前面的代理可能暂时不可用。',
     en: "The gateway's answer could not be read: the gateway or a proxy in front of it may be unavailable.",

@@ -28,10 +28,6 @@ export const operatorMessages = {
     en: 'Reference (credited once per reference)',
   },
   'op.toppedUp': { 'zh-CN': '已入账，当前余额：', en: 'Credited; balance now ' },
-  'op.badAmount': {
-    'zh-CN': '金额须为正数，最多 6 位小数。',
-    en: 'The amount must be positive, with at most 6 decimals.',
-  },
   'op.keys': { 'zh-CN': '该账户的密钥', en: 'Keys of this account' },
   'op.disable': { 'zh-CN': '停用', en: 'Disable' },
   'op.disabled': { 'zh-CN': '已停用', en: 'Disabled' },
@@ -51,7 +47,7 @@ export const operatorMessages = {
   'op.action': { 'zh-CN': '处理方式', en: 'Resolution' },
   'op.capture': { 'zh-CN': '扣款（上游已执行）', en: 'Capture (the upstream did the work)' },
   'op.release': { 'zh-CN': '释放冻结（未执行）', en: 'Release the hold (it did not)' },
-  'op.amountMicro': { 'zh-CN': '扣款金额（微元）', en: 'Amount to capture (micro-yuan)' },
+  'op.captureYuan': { 'zh-CN': '扣款金额（元）', en: 'Amount to capture (yuan)' },
   'op.submit': { 'zh-CN': '提交', en: 'Submit' },
   'op.resolved': { 'zh-CN': '已处理。', en: 'Resolved.' },
   'op.when': { 'zh-CN': '时间', en: 'When' },
@@ -135,10 +131,6 @@ export const operatorMessages = {
   'op.resetsAt': { 'zh-CN': '重置于', en: 'Resets at' },
   'op.setBudget': { 'zh-CN': '保存预算', en: 'Save budget' },
   'op.removeBudget': { 'zh-CN': '移除预算', en: 'Remove budget' },
-  'op.badLimit': {
-    'zh-CN': '额度须为非负数，最多 6 位小数。',
-    en: 'The limit must be zero or more, with at most 6 decimals.',
-  },
   'op.allowedIps': { 'zh-CN': '允许的来源 IP', en: 'Allowed source IPs' },
   'op.allowedIpsHint': {
     'zh-CN': '每行一个地址或 CIDR 网段；留空表示不限制。',

@@ -10,10 +10,6 @@ export const paymentMessages = {
     'zh-CN': '支持银行卡、支付宝和微信支付（由 Stripe 处理）。',
     en: 'Card, Alipay and WeChat Pay (processed by Stripe).',
   },
-  'topup.badAmount': {
-    'zh-CN': '请输入大于 0 的金额，最多两位小数。',
-    en: 'Enter an amount above 0 with at most two decimals.',
-  },
   'topup.notConfigured': {
     'zh-CN': '本网关未开通在线支付，请使用兑换码充值。',
     en: 'Online payment is not set up on this gateway; redeem a code instead.',

@@ -5,7 +5,8 @@ import { DataTable, type Column } from '../components/DataTable.js';
 import { Field, SubmitRow } from '../components/Field.js';
 import type { ApiKey } from '../console-types.js';
 import { useI18n } from '../i18n.js';
-import { Yuan, When, parseYuan } from '../money.js';
+import { Yuan, When, YuanField, submittedAmount } from '../money.js';
+import { AMOUNT_RULES } from '../money-text.js';
 import { ErrorLine } from '../pages/ErrorLine.js';
 import { navigate } from '../router.js';
 import { useLoad } from '../useLoad.js';
@@ -106,14 +107,12 @@ function AccountDetail({ accountId, onError }: { accountId: string; onError: OnE
   const members = useLoad(() => operatorApi.members(accountId), onError);
   const [amount, setAmount] = useState('');
   const [reference, setReference] = useState('');
-  const [invalid, setInvalid] = useState(false);
   const [done, setDone] = useState(false);
   const [editing, setEditing] = useState<string | null>(null);
-  const topUp = (event: FormEvent) => {
+  const topUp = (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
-    const micro = parseYuan(amount);
-    setInvalid(micro === null);
     setDone(false);
+    const micro = submittedAmount(event, 'topup-amount', amount, AMOUNT_RULES.movement);
     if (micro === null) return;
     operatorApi
       .topUp(accountId, micro, reference.trim())
@@ -131,7 +130,7 @@ function AccountDetail({ accountId, onError }: { accountId: string; onError: OnE
   const shown = account.value;
   const keyColumns: Column<ApiKey>[] = [
     { id: 'name', header: t('op.email'), cell: (key) => key.name ?? '—' },
-    { id: 'hint', header: t('op.id'), cell: (key) => <code>{key.hint}</code> },
+    { id: 'hint', header: t('op.id'), cell: (key) => <code className="key-hint">{key.hint}</code> },
     { id: 'used', header: t('op.when'), cell: (key) => <When iso={key.last_used_at} /> },
     {
       id: 'state',
@@ -201,11 +200,10 @@ function AccountDetail({ accountId, onError }: { accountId: string; onError: OnE
       )}
       <form className="card narrow" onSubmit={topUp}>
         <h2>{t('op.topUp')}</h2>
-        <Field
+        <YuanField
           label={t('op.amountYuan')}
           name="topup-amount"
-          inputMode="decimal"
-          required
+          rule={AMOUNT_RULES.movement}
           value={amount}
           onValue={setAmount}
         />
@@ -219,7 +217,6 @@ function AccountDetail({ accountId, onError }: { accountId: string; onError: OnE
         />
         <SubmitRow
           label={t('op.topUp')}
-          invalid={invalid && t('op.badAmount')}
           done={
             done &&
             shown !== null && (

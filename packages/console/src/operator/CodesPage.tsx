@@ -2,7 +2,8 @@ import { useState, type FormEvent } from 'react';
 import { saveFile } from '../components/DownloadLink.js';
 import { Field, SubmitRow } from '../components/Field.js';
 import { useI18n } from '../i18n.js';
-import { parseYuan } from '../money.js';
+import { YuanField, submittedAmount } from '../money.js';
+import { AMOUNT_RULES } from '../money-text.js';
 import { ErrorLine } from '../pages/ErrorLine.js';
 import { operatorApi } from './operator-api.js';
 
@@ -15,15 +16,13 @@ export function CodesPage({ onError }: { onError: (error: unknown) => void }) {
   const [amount, setAmount] = useState('');
   const [count, setCount] = useState('10');
   const [expires, setExpires] = useState('');
-  const [invalid, setInvalid] = useState(false);
   const [done, setDone] = useState(false);
   const [error, setError] = useState<unknown>(null);
-  const submit = (event: FormEvent) => {
+  const submit = (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
-    const micro = parseYuan(amount);
-    setInvalid(micro === null);
     setDone(false);
     setError(null);
+    const micro = submittedAmount(event, 'codes-amount', amount, AMOUNT_RULES.movement);
     if (micro === null) return;
     operatorApi
       .redemptionBatchCsv({
@@ -46,11 +45,10 @@ export function CodesPage({ onError }: { onError: (error: unknown) => void }) {
       <h1>{t('op.codes')}</h1>
       <ErrorLine error={error} />
       <form className="card narrow" onSubmit={submit}>
-        <Field
+        <YuanField
           label={t('op.amountYuan')}
           name="codes-amount"
-          inputMode="decimal"
-          required
+          rule={AMOUNT_RULES.movement}
           value={amount}
           onValue={setAmount}
         />
@@ -71,11 +69,7 @@ export function CodesPage({ onError }: { onError: (error: unknown) => void }) {
           value={expires}
           onValue={setExpires}
         />
-        <SubmitRow
-          label={t('op.createCodes')}
-          invalid={invalid && t('op.badAmount')}
-          done={done && t('op.codesReady')}
-        />
+        <SubmitRow label={t('op.createCodes')} done={done && t('op.codesReady')} />
       </form>
     </section>
   );

@@ -1,7 +1,8 @@
 import type { Budget, BudgetWindow } from '@tollgate/protocol';
 import { useState, type FormEvent } from 'react';
 import { useI18n } from '../i18n.js';
-import { Yuan, When, yuanText, parseYuan } from '../money.js';
+import { Yuan, When, YuanField, submittedAmount } from '../money.js';
+import { AMOUNT_RULES, yuanInputText } from '../money-text.js';
 import { operatorApi } from './operator-api.js';
 
 type OnFail = (error: unknown) => void;
@@ -27,8 +28,9 @@ export function BudgetLine({ budget }: { budget: Budget | null }) {
 }
 
 /**
- * Sets or removes the budget of an account or a key: the limit typed in yuan is sent as exact
- * micro-yuan (0 allowed: nothing may be spent); the server checks it again.
+ * Sets or removes the budget of an account or a key: the limit typed in yuan (starting from the
+ * current one, exact) is sent as exact micro-yuan (AMOUNT_RULES.budget: 0 allowed, nothing may
+ * be spent); the server checks it again.
  */
 export function BudgetForm({
   owner,
@@ -44,13 +46,12 @@ export function BudgetForm({
   onFail: OnFail;
 }) {
   const { t } = useI18n();
-  const [limit, setLimit] = useState(budget === null ? '' : yuanText(budget.limit).slice(1));
+  const [limit, setLimit] = useState(budget === null ? '' : yuanInputText(budget.limit));
   const [budgetWindow, setBudgetWindow] = useState<BudgetWindow>(budget?.window ?? 'monthly');
-  const [invalid, setInvalid] = useState(false);
-  const save = (event: FormEvent) => {
+  const limitName = `budget-limit-${ownerId}`;
+  const save = (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
-    const micro = parseYuan(limit.replaceAll(',', ''), 0);
-    setInvalid(micro === null);
+    const micro = submittedAmount(event, limitName, limit, AMOUNT_RULES.budget);
     if (micro === null) return;
     operatorApi
       .setBudget(owner, ownerId, { limit: micro, window: budgetWindow })
@@ -61,17 +62,14 @@ export function BudgetForm({
     operatorApi.setBudget(owner, ownerId, null).then(onSaved).catch(onFail);
   };
   return (
-    <form className="inline" onSubmit={save} data-budget-form={owner}>
-      <label>
-        {t('op.limitYuan')}
-        <input
-          name={`budget-limit-${ownerId}`}
-          inputMode="decimal"
-          required
-          value={limit}
-          onChange={(e) => setLimit(e.target.value)}
-        />
-      </label>
+    <form className="inline with-amount" onSubmit={save} data-budget-form={owner}>
+      <YuanField
+        label={t('op.limitYuan')}
+        name={limitName}
+        rule={AMOUNT_RULES.budget}
+        value={limit}
+        onValue={setLimit}
+      />
       <label>
         {t('op.window')}
         <select
@@ -86,11 +84,6 @@ export function BudgetForm({
           ))}
         </select>
       </label>
-      {invalid && (
-        <p role="alert" className="error">
-          {t('op.badLimit')}
-        </p>
-      )}
       <button type="submit">{t('op.setBudget')}</button>
       {budget !== null && (
         <button type="button" className="secondary" onClick={remove}>

@@ -1,4 +1,5 @@
 import { useI18n } from '../i18n.js';
+import { StatusPage } from '../pages/StatusPage.js';
 import { navigate } from '../router.js';
 import { AccountsPage } from './AccountsPage.js';
 import { AuditPage, InvitePage, LedgerPage } from './AuditPage.js';
@@ -29,10 +30,23 @@ const PAGES = [
   { path: '/admin/users', label: 'op.users' },
 ] as const;
 
-/** An operator's pages: their own navigation, and the page the path names (accounts first). */
+/**
+ * Which operator page a path names: each page's own path, an account's (`/admin/accounts/<id>`),
+ * and the accounts page at `/` and `/admin`; `null` for any other address (404).
+ */
+function pageOf(path: string): (typeof PAGES)[number]['path'] | null {
+  if (path === '/' || path === '/admin' || /^\/admin\/accounts\/[^/]+$/.test(path))
+    return '/admin/accounts';
+  return PAGES.find((page) => page.path === path)?.path ?? null;
+}
+
+/**
+ * An operator's pages: their own navigation, and the page the path names (accounts first), or
+ * 404 for an address that names none (a member's page included).
+ */
 export function OperatorPages({ path, onError }: { path: string; onError: (e: unknown) => void }) {
   const { t } = useI18n();
-  const current = PAGES.find((page) => path.startsWith(page.path))?.path ?? '/admin/accounts';
+  const current = pageOf(path);
   return (
     <>
       <nav aria-label={t('op.nav')} className="operator-nav">
@@ -50,7 +64,9 @@ export function OperatorPages({ path, onError }: { path: string; onError: (e: un
           </a>
         ))}
       </nav>
-      {current === '/admin/models' ? (
+      {current === null ? (
+        <StatusPage status={404} />
+      ) : current === '/admin/models' ? (
         <ModelsPage onError={onError} />
       ) : current === '/admin/channels' ? (
         <ChannelsPage onError={onError} />

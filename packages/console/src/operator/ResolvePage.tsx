@@ -3,7 +3,8 @@ import { useState, type FormEvent } from 'react';
 import { Field } from '../components/Field.js';
 import type { UnresolvedTotals } from '../console-types.js';
 import { useI18n } from '../i18n.js';
-import { When, Yuan } from '../money.js';
+import { submittedAmount, When, Yuan, YuanField } from '../money.js';
+import { AMOUNT_RULES } from '../money-text.js';
 import { ErrorLine } from '../pages/ErrorLine.js';
 import { useLoad } from '../useLoad.js';
 import { operatorApi } from './operator-api.js';
@@ -32,13 +33,15 @@ export function ResolvePage({ onError }: { onError: OnError }) {
       <h1>{t('op.resolve')}</h1>
       <ErrorLine error={records.error ?? tasks.error ?? queue.error} />
       {queue.value !== null && (
-        <table className="totals" data-unresolved-totals>
-          <tbody>
-            <TotalsRow label={t('op.records')} totals={queue.value.requests} />
-            <TotalsRow label={t('op.tasks')} totals={queue.value.tasks} />
-            <TotalsRow label={t('op.total')} totals={queue.value.total} />
-          </tbody>
-        </table>
+        <div className="table-wrap totals-wrap">
+          <table className="totals" data-unresolved-totals>
+            <tbody>
+              <TotalsRow label={t('op.records')} totals={queue.value.requests} />
+              <TotalsRow label={t('op.tasks')} totals={queue.value.tasks} />
+              <TotalsRow label={t('op.total')} totals={queue.value.total} />
+            </tbody>
+          </table>
+        </div>
       )}
       <h2>{t('op.records')}</h2>
       {records.value !== null && records.value.data.length === 0 && <p>{t('op.none')}</p>}
@@ -85,19 +88,34 @@ function RecordForm({
   const [action, setAction] = useState<'capture' | 'release'>('release');
   const [amount, setAmount] = useState('');
   const [reason, setReason] = useState('');
-  const submit = (event: FormEvent) => {
+  const amountName = 'resolve-amount';
+  const submit = (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
-    const body =
-      action === 'capture'
-        ? { action, amount: Number(amount), reason: reason.trim() }
-        : { action, reason: reason.trim() };
-    operatorApi.resolveRecord(record.id, body).then(onDone).catch(onError);
+    if (action === 'release') {
+      operatorApi
+        .resolveRecord(record.id, { action, reason: reason.trim() })
+        .then(onDone)
+        .catch(onError);
+      return;
+    }
+    const micro = submittedAmount(event, amountName, amount, AMOUNT_RULES.movement);
+    if (micro === null) return;
+    operatorApi
+      .resolveRecord(record.id, { action, amount: micro, reason: reason.trim() })
+      .then(onDone)
+      .catch(onError);
   };
   return (
     <form className="card" data-record-id={record.id} onSubmit={submit}>
       <p>
         <code>{record.id}</code> · {record.model ?? '—'} · <code>{record.account_id}</code> ·{' '}
         <When iso={record.created_at} />
+        {typeof record.reserve?.amount === 'number' && (
+          <>
+            {' · '}
+            {t('op.held')} <Yuan micro={record.reserve.amount} />
+          </>
+        )}
       </p>
       <fieldset>
         <legend>{t('op.action')}</legend>
@@ -115,12 +133,10 @@ function RecordForm({
         ))}
       </fieldset>
       {action === 'capture' && (
-        <Field
-          label={t('op.amountMicro')}
-          name="resolve-amount"
-          inputMode="numeric"
-          pattern="[0-9]+"
-          required
+        <YuanField
+          label={t('op.captureYuan')}
+          name={amountName}
+          rule={AMOUNT_RULES.movement}
           value={amount}
           onValue={setAmount}
         />

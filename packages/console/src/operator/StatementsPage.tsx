@@ -58,7 +58,11 @@ export function StatementsPage({ onError }: { onError: OnError }) {
     {
       id: 'reference',
       header: t('op.movementOf'),
-      cell: (movement) => movement.reference ?? movement.task_id ?? movement.request_id ?? '—',
+      cell: (movement) => {
+        const of = movement.reference ?? movement.task_id ?? movement.request_id;
+        // An id or a reference: one long word, broken anywhere rather than widen the table.
+        return of === null ? '—' : <code>{of}</code>;
+      },
     },
   ];
   const shown = statement !== null && statement.account_id === accountId.trim();

@@ -63,7 +63,11 @@ export function KeysPage({ onError }: { onError: (error: unknown) => void }) {
   };
   const columns: Column<ApiKey>[] = [
     { id: 'name', header: t('keys.name'), cell: (key) => key.name ?? '—' },
-    { id: 'hint', header: t('keys.hint'), cell: (key) => <code>{key.hint}</code> },
+    {
+      id: 'hint',
+      header: t('keys.hint'),
+      cell: (key) => <code className="key-hint">{key.hint}</code>,
+    },
     {
       id: 'kind',
       header: t('keys.kind'),

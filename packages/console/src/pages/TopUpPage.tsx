@@ -1,6 +1,7 @@
 import { useState, type FormEvent } from 'react';
 import { useI18n } from '../i18n.js';
-import { parseYuanToFen, Yuan, When } from '../money.js';
+import { submittedAmount, Yuan, YuanField, When } from '../money.js';
+import { AMOUNT_RULES } from '../money-text.js';
 import { paymentApi } from '../payment-api.js';
 import { useLoad } from '../useLoad.js';
 import { AwaitingFunds } from './AwaitingFunds.js';
@@ -18,13 +19,12 @@ export function TopUpPage({ onError }: { onError: (error: unknown) => void }) {
   const orders = listed.value?.data ?? null;
   const status = listed.value?.payments ?? null;
   const [amount, setAmount] = useState('');
-  const [invalid, setInvalid] = useState(false);
   const [busy, setBusy] = useState(false);
   const result = new URLSearchParams(window.location.search).get('result');
-  const submit = (event: FormEvent) => {
+  const submit = (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
-    const micro = parseYuanToFen(amount);
-    setInvalid(micro === null);
+    // Whole fen: the provider charges fen (AMOUNT_RULES.onlineTopUp).
+    const micro = submittedAmount(event, 'amount', amount, AMOUNT_RULES.onlineTopUp);
     if (micro === null) return;
     setBusy(true);
     setError(null);
@@ -50,24 +50,14 @@ export function TopUpPage({ onError }: { onError: (error: unknown) => void }) {
       {status !== null && !status.enabled && <p role="note">{t('topup.notConfigured')}</p>}
       {status?.enabled === true && (
         <form className="card narrow" onSubmit={submit}>
-          <label>
-            {t('topup.amount')}
-            <input
-              name="amount"
-              inputMode="decimal"
-              required
-              autoComplete="off"
-              value={amount}
-              aria-invalid={invalid}
-              onChange={(event) => setAmount(event.target.value)}
-            />
-          </label>
+          <YuanField
+            label={t('topup.amount')}
+            name="amount"
+            rule={AMOUNT_RULES.onlineTopUp}
+            value={amount}
+            onValue={setAmount}
+          />
           <p className="hint">{t('topup.methods')}</p>
-          {invalid && (
-            <p role="alert" className="error">
-              {t('topup.badAmount')}
-            </p>
-          )}
           <button type="submit" disabled={busy}>
             {t('topup.submit')}
           </button>
@@ -85,6 +75,9 @@ export function TopUpPage({ onError }: { onError: (error: unknown) => void }) {
                 <th scope="col">{t('topup.amount')}</th>
                 <th scope="col">{t('topup.state')}</th>
                 <th scope="col">{t('topup.refunded')}</th>
+                <th scope="col">
+                  <span className="visually-hidden">{t('topup.pay')}</span>
+                </th>
               </tr>
             </thead>
             <tbody>

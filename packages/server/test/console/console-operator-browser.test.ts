@@ -105,12 +105,12 @@ describeConsoleInBrowser('operator console in Chromium', {}, (served) => {
         const share = await served.gateway.admin('GET', `/admin/v1/shares/${shareId}`);
         expect(share['state']).toBe('approved');
 
-        // Resolution: capture 3,000 of the 5,000 held, with a reason.
+        // Resolution: capture 3,000 micro-yuan (typed as 0.003 yuan) of the 5,000 held, with a reason.
         await page.getByRole('link', { name: '待处理记录' }).click();
         const form = page.locator(`form[data-record-id="${requestId}"]`);
         await form.waitFor();
         await form.getByLabel('扣款（上游已执行）').check();
-        await form.locator('input[name="resolve-amount"]').fill('3000');
+        await form.locator('input[name="resolve-amount"]').fill('0.003');
         await form.locator('input[name="resolve-reason"]').fill('upstream log shows it ran');
         await shot('resolve');
         await form.getByRole('button', { name: '提交' }).click();
