@@ -10,15 +10,7 @@ export * from './model-schema.js';
 
 // The price objects (price-schema.ts), named here too: importers take the whole configuration's
 // schema from this one file.
-export {
-  h3PricesSchema,
-  h3ResolutionSchema,
-  modelPricesSchema,
-  qualitySchema,
-  sizeSchema,
-  taskPricesSchema,
-  tokenPricesSchema,
-} from './price-schema.js';
+export * from './price-schema.js';
 
 /**
  * The configuration file's schema (the price objects: price-schema.ts). Every amount is an integer number of micro-yuan; every price
