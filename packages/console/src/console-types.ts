@@ -7,7 +7,14 @@
  * it, never redeclared here.
  */
 
-import type { Budget, H3Task, RequestList, RequestSummary, Share, Task } from '@tollgate/protocol';
+import type {
+  H3Task,
+  KeyIdempotency,
+  RequestList,
+  RequestSummary,
+  Share,
+  Task,
+} from '@tollgate/protocol';
 
 /** A list answer without paging (`{"object": "list", "data": [...]}`). */
 export interface List<Item> {
@@ -89,42 +96,14 @@ export interface TotpSetup {
   otpauth_url: string;
 }
 
-/**
- * An API key (`/console/api/keys`, `/console/api/admin/accounts/{id}/keys`, a key's disable,
- * rotation and allowlist; server: auth/key-service.ts `KeyView`): never its secret.
- */
-export interface ApiKey {
-  object: 'api_key';
-  id: string;
-  account_id: string;
-  kind: 'personal' | 'service';
-  name: string | null;
-  /** `tgk_…` and the key's last characters. */
-  hint: string;
-  /** The allowlist; `null`: every model. */
-  models: string[] | null;
-  expires_at: string | null;
-  disabled_at: string | null;
-  last_used_at: string | null;
-  created_at: string;
-  /** The key that replaced this one by rotation, or `null`. */
-  replaced_by: string | null;
-  /** The key's own spend limit (on top of its account's), or `null`. */
-  budget: Budget | null;
-  /** CIDR blocks the key may be used from; `null`: everywhere. */
-  allowed_ips: string[] | null;
-  /** `optional`: business POSTs may leave `Idempotency-Key` to the gateway (docs/keys.md). */
-  idempotency: 'required' | 'optional';
-}
-
-/** A created or rotated key: the plaintext `key` is in this answer only. */
-export type NewApiKey = ApiKey & { key: string };
+/** An API key and a created one (`/console/api/keys`, …): the wire types (packages/protocol). */
+export type { ApiKey, NewApiKey } from '@tollgate/protocol';
 
 /** What the key create form sends beside the name: `models` (`null`: every model), expiry. */
 export interface KeyOptions {
   models: string[] | null;
   expires_at: string | null;
-  idempotency: 'required' | 'optional';
+  idempotency: KeyIdempotency;
 }
 
 /**

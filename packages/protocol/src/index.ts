@@ -4,6 +4,7 @@ export * from './quotes.js';
 export * from './tasks.js';
 export * from './records.js';
 export * from './accounts.js';
+export * from './keys.js';
 export * from './assets.js';
 export * from './shares.js';
 export * from './operator.js';

@@ -1,4 +1,4 @@
-import type { Budget } from '@tollgate/protocol';
+import type { ApiKey, Budget } from '@tollgate/protocol';
 import type { Kysely } from 'kysely';
 import { LRUCache } from 'lru-cache';
 import { ApiError, invalidInput, notFound } from '../errors/api-error.js';
@@ -25,27 +25,8 @@ export interface Principal {
   readonly idempotency?: KeyIdempotency;
 }
 
-export interface KeyView {
-  object: 'api_key';
-  id: string;
-  account_id: string;
-  kind: KeyKind;
-  name: string | null;
-  hint: string;
-  models: string[] | null;
-  expires_at: string | null;
-  disabled_at: string | null;
-  last_used_at: string | null;
-  created_at: string;
-  /** The key that replaced this one by rotation, or `null`. */
-  replaced_by: string | null;
-  /** The key's own spend limit (on top of its account's), or `null`. */
-  budget: Budget | null;
-  /** CIDR blocks the key may be used from, or `null` for everywhere (docs/security.md). */
-  allowed_ips: string[] | null;
-  /** Whether its business POSTs must send `Idempotency-Key` (docs/keys.md). */
-  idempotency: KeyIdempotency;
-}
+/** A key as the admin API and the console show it: the wire type (packages/protocol). */
+export type KeyView = ApiKey;
 
 const iso = (time: number | null) => (time === null ? null : new Date(time).toISOString());
 

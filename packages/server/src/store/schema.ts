@@ -120,7 +120,8 @@ export interface AccountTable {
   budget_spent: number;
 }
 
-export type KeyKind = 'personal' | 'service';
+export type { KeyKind } from '@tollgate/protocol';
+import type { KeyIdempotency, KeyKind } from '@tollgate/protocol';
 
 export interface ApiKeyTable {
   id: string;
@@ -153,11 +154,7 @@ export interface ApiKeyTable {
   idempotency: KeyIdempotency;
 }
 
-/**
- * `required`: every business POST sends its own `Idempotency-Key` (the spec's rule); `optional`:
- * one without it is accepted and the gateway assigns the key (docs/keys.md).
- */
-export type KeyIdempotency = 'required' | 'optional';
+export type { KeyIdempotency } from '@tollgate/protocol';
 
 export interface TopupTable {
   id: string;
