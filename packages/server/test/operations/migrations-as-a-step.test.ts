@@ -67,7 +67,10 @@ async function startExpectingRefusal(
   });
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => void (stderr += chunk.toString()));
+  // A gateway that starts instead of refusing is stopped here, not left running after the test.
+  const startedInstead = setTimeout(() => child.kill('SIGKILL'), 30_000);
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  clearTimeout(startedInstead);
   return { code, lines: stderr.trim().split('\n') };
 }
 
