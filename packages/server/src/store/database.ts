@@ -7,7 +7,7 @@ import { MigrationPostgresDialect } from './migration-dialect.js';
 import { migrationProvider } from './migrations/index.js';
 import { SqliteDatabase, sqliteBindingPath } from './sqlite-binding.js';
 import { startCheckpointer } from './sqlite-checkpointer.js';
-import { refuseNewerSchema, refusePendingMigrations } from './schema-version.js';
+import { judgeSchemaVersion } from './schema-version.js';
 import { GroupCommitSqliteDialect } from './sqlite-group-commit.js';
 import { statementNameOf } from './prepared-query.js';
 import type { Database } from './schema.js';
@@ -69,10 +69,16 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     : openSqlite(options.url, options.checkpointWorker ?? true);
   try {
     const known = Object.keys(await migrationProvider.getMigrations());
-    await refuseNewerSchema(store.db, store.dialect, options.postgresSchema, known);
-    if (options.pendingMigrations === 'refuse')
-      await refusePendingMigrations(store.db, store.dialect, options.postgresSchema, known);
-    else await migrate(store.migrationDb ?? store.db, options.postgresSchema);
+    const pending = await judgeSchemaVersion(
+      store.db,
+      store.dialect,
+      options.postgresSchema,
+      known,
+      options.pendingMigrations ?? 'apply',
+    );
+    // A current schema (the usual start) needs no migrator, its lock or its reads; otherwise it
+    // applies what is pending under its lock, judging again there (another instance may have).
+    if (pending.length > 0) await migrate(store.migrationDb ?? store.db, options.postgresSchema);
   } catch (error) {
     await store.close();
     throw error;

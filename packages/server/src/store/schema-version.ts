@@ -49,35 +49,28 @@ function describePending(names: readonly string[]): string {
 const MIGRATION_TABLE = 'kysely_migration';
 
 /**
- * Throws `NewerSchemaError` when the database records a migration that `known` lacks. A fresh
- * database (no migration table yet) passes. Runs before the migrator, whose own refusal
- * ("corrupted migrations: previously executed migration … is missing") reads like damage.
+ * Reads the applied migrations once and judges them against `known`: throws `NewerSchemaError`
+ * when the database records a migration this binary lacks (a fresh database, with no migration
+ * table yet, passes), and, with `pending: 'refuse'`, `PendingMigrationsError` when `known` holds
+ * migrations not applied yet. Returns the pending ones (to apply). Reads only: nothing is created
+ * or locked. Runs before the migrator, whose own refusal of a newer schema ("corrupted
+ * migrations: previously executed migration … is missing") reads like damage.
  */
-export async function refuseNewerSchema(
+export async function judgeSchemaVersion(
   db: Kysely<Database>,
   dialect: DialectName,
   schema: string | undefined,
   known: readonly string[],
-): Promise<void> {
+  pending: 'apply' | 'refuse',
+): Promise<string[]> {
   const applied = await appliedMigrations(db, dialect, schema);
   const knownNames = new Set(known);
   const unknown = applied.filter((name) => !knownNames.has(name));
   if (unknown.length > 0) throw new NewerSchemaError(unknown, [...known].sort().at(-1) ?? 'none');
-}
-
-/**
- * Throws `PendingMigrationsError` when `known` holds migrations the database has not applied
- * (a fresh database has them all pending). Reads only: nothing is created or locked.
- */
-export async function refusePendingMigrations(
-  db: Kysely<Database>,
-  dialect: DialectName,
-  schema: string | undefined,
-  known: readonly string[],
-): Promise<void> {
-  const applied = new Set(await appliedMigrations(db, dialect, schema));
-  const pending = [...known].sort().filter((name) => !applied.has(name));
-  if (pending.length > 0) throw new PendingMigrationsError(pending);
+  const appliedNames = new Set(applied);
+  const notApplied = [...known].sort().filter((name) => !appliedNames.has(name));
+  if (pending === 'refuse' && notApplied.length > 0) throw new PendingMigrationsError(notApplied);
+  return notApplied;
 }
 
 /** The names Kysely recorded as applied, in name order; none before its table exists. */
