@@ -135,6 +135,26 @@ export async function underLoad<T>(
   return { statuses, result: await (running as Promise<T>) };
 }
 
+/**
+ * Starts `node dist/main.js` with `env` and waits for it to exit on its own, as a gateway that
+ * refuses to start does: its exit code and the lines it printed to stderr. One that starts
+ * instead is killed after 30 s (exit code `null`), so the test fails rather than leaving it.
+ */
+export async function startExpectingRefusal(
+  env: NodeJS.ProcessEnv,
+): Promise<{ code: number | null; lines: string[] }> {
+  const child = spawn(process.execPath, [main], {
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'error', ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => void (stderr += chunk.toString()));
+  const startedInstead = setTimeout(() => child.kill('SIGKILL'), 30_000);
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  clearTimeout(startedInstead);
+  return { code, lines: stderr.trim().split('\n') };
+}
+
 export interface CliRun {
   readonly code: number;
   readonly stdout: string;

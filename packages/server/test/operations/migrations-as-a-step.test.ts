@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,6 +11,7 @@ import { migrationProvider } from '../../src/store/migrations/index.js';
 import { describeOnPostgres } from '../helpers/dialects.js';
 import {
   requireBuild,
+  startExpectingRefusal,
   startGatewayProcess,
   tollgate,
   writeConfig,
@@ -19,7 +19,6 @@ import {
 } from './gateway-process.js';
 
 const pgUrl = process.env['TOLLGATE_TEST_PG_URL'] ?? '';
-const main = new URL('../../dist/main.js', import.meta.url).pathname;
 const MIGRATIONS = Object.keys(await migrationProvider.getMigrations()).sort();
 const NEWEST = MIGRATIONS.at(-1) ?? '';
 /**
@@ -55,23 +54,6 @@ async function appliedMigrations(url: string): Promise<string[]> {
   if (table?.oid === null || table?.oid === undefined) return [];
   const rows = await query<{ name: string }>(url, 'select name from kysely_migration order by 1');
   return rows.map((row) => row.name);
-}
-
-/** `node dist/main.js` until it exits on its own: its exit code and what it printed to stderr. */
-async function startExpectingRefusal(
-  env: NodeJS.ProcessEnv,
-): Promise<{ code: number | null; lines: string[] }> {
-  const child = spawn(process.execPath, [main], {
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'error', ...env },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr.on('data', (chunk: Buffer) => void (stderr += chunk.toString()));
-  // A gateway that starts instead of refusing is stopped here, not left running after the test.
-  const startedInstead = setTimeout(() => child.kill('SIGKILL'), 30_000);
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-  clearTimeout(startedInstead);
-  return { code, lines: stderr.trim().split('\n') };
 }
 
 /**

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -9,14 +8,13 @@ import { openStore, type StoreOptions } from '../../src/store/database.js';
 import { migrationProvider } from '../../src/store/migrations/index.js';
 import { SqliteDatabase } from '../../src/store/sqlite-binding.js';
 import { describeEachDialect, dropSchema } from '../helpers/dialects.js';
-import { requireBuild, tollgate } from './gateway-process.js';
+import { requireBuild, startExpectingRefusal, tollgate } from './gateway-process.js';
 
 const FUTURE = '099-from-a-newer-tollgate';
 /** This version's newest migration (the last in name order). */
 const NEWEST_KNOWN = Object.keys(await migrationProvider.getMigrations())
   .sort()
   .at(-1);
-const main = new URL('../../dist/main.js', import.meta.url).pathname;
 
 /**
  * What a newer Tollgate leaves behind after an upgrade: its migration recorded, and the schema
@@ -97,21 +95,8 @@ describe('an older gateway process on a newer SQLite schema', () => {
     requireBuild();
     dir = mkdtempSync(path.join(tmpdir(), 'tollgate-newer-process-'));
     await migrateAsANewerVersion({ url: path.join(dir, 'tollgate.sqlite') });
-    const child = spawn(process.execPath, [main], {
-      env: {
-        ...process.env,
-        TOLLGATE_DATA_DIR: dir,
-        PORT: '0',
-        HOST: '127.0.0.1',
-        LOG_LEVEL: 'error',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr.on('data', (chunk: Buffer) => void (stderr += chunk.toString()));
-    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    const { code, lines } = await startExpectingRefusal({ TOLLGATE_DATA_DIR: dir });
     expect(code).toBe(1);
-    const lines = stderr.trim().split('\n');
     expect(lines).toHaveLength(1);
     expect(lines[0]).toContain(`migration ${FUTURE} is unknown to this version`);
     expect(lines[0]).toContain('restore the backup taken before the upgrade');
