@@ -1,8 +1,31 @@
 import type { FastifyReply } from 'fastify';
 
-/** An open Server-Sent Events response: each payload is flushed as its own `data:` event. */
+/**
+ * One Server-Sent Event: its `data`, and its `event:` name when the dialect names its events
+ * (Responses, Anthropic Messages); chat completions send data alone.
+ */
+export interface SseFrame {
+  readonly event?: string;
+  readonly data: string;
+}
+
+/**
+ * A frame as a transcript keeps it (and a replay sends it again): the data alone for an unnamed
+ * frame (chat's JSON chunks and `[DONE]`, as every transcript before named frames), else the
+ * frame's own text. Data never starts with `event: `, so the two cannot be confused.
+ */
+export function transcriptEntry(frame: SseFrame): string {
+  return frame.event === undefined ? frame.data : `event: ${frame.event}\ndata: ${frame.data}`;
+}
+
+function wireText(entry: string): string {
+  return entry.startsWith('event: ') ? `${entry}\n\n` : `data: ${entry}\n\n`;
+}
+
+/** An open Server-Sent Events response: each frame is flushed as its own event. */
 export interface SseWriter {
-  send(data: string): void;
+  /** Sends a transcript entry (`transcriptEntry`): plain data, or a named frame. */
+  send(entry: string): void;
   end(): void;
   /** True once the caller went away. */
   readonly closed: boolean;
@@ -32,8 +55,8 @@ export function openSse(reply: FastifyReply, extraHeaders: Record<string, string
     closed = true;
   });
   return {
-    send(data) {
-      if (!closed) raw.write(`data: ${data}\n\n`);
+    send(entry) {
+      if (!closed) raw.write(wireText(entry));
     },
     end() {
       if (!closed) raw.end();
@@ -53,6 +76,6 @@ export function replaySse(
 ): void {
   void reply.header('x-service-request-id', requestId);
   const writer = openSse(reply, { 'idempotent-replayed': 'true' });
-  for (const data of transcript) writer.send(data);
+  for (const entry of transcript) writer.send(entry);
   writer.end();
 }

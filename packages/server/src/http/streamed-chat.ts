@@ -1,10 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import {
-  insuresAnswer,
-  insuresFault,
-  ZERO_COMPLETION_RULE,
-  type AnswerSeen,
-} from '../chat/zero-completion.js';
+import { insuresAnswer, insuresFault, ZERO_COMPLETION_RULE } from '../chat/zero-completion.js';
 import { errors as undiciErrors } from 'undici';
 import type { ChatUsage } from '../chat/chat-types.js';
 import { usageFields } from '../chat/usage-fields.js';
@@ -12,7 +7,7 @@ import { ApiError } from '../errors/api-error.js';
 import { heartbeatEveryMs } from '../requests/record-ages.js';
 import type { StreamEvent } from '../providers/openai-compatible/chat.js';
 import { toChatUsage } from '../providers/openai-compatible/chat.js';
-import type { UpstreamChunk } from '../providers/openai-compatible/chat-schemas.js';
+import type { StreamPresenter } from './dialects/chat-dialect.js';
 import type { RecordHeartbeat } from '../requests/record-heartbeat.js';
 import type { RecordedOutcome, Reserve } from '../requests/request-service.js';
 import type { RoutedCall } from '../routing/channel-router.js';
@@ -24,7 +19,7 @@ import {
   type ClaimedRequest,
 } from './billed-request.js';
 import type { AppDeps } from './deps.js';
-import { openSse, type SseWriter } from './sse.js';
+import { openSse, transcriptEntry, type SseFrame, type SseWriter } from './sse.js';
 import type { StreamCut } from './streams-in-flight.js';
 import { outcomeNotRecorded } from '../errors/database-outage.js';
 import { withFields } from '../util/with-fields.js';
@@ -34,8 +29,8 @@ export interface StreamedChat {
   readonly reserve: Reserve;
   /** Assets the request uses (kept from deletion until it is finished). */
   readonly assetIds?: readonly string[];
-  /** Whether the caller asked for the usage chunk. */
-  readonly includeUsage: boolean;
+  /** How the caller's protocol writes the stream (http/dialects/). */
+  readonly presenter: StreamPresenter;
   /**
    * The output cap sent upstream (`max_tokens` or its equivalent): once the caller is gone, an
    * upstream that sends more chunks than this allows (plus `CHUNK_SLACK`) is no longer read.
@@ -145,16 +140,15 @@ async function relayStream(
 
   const writer = openSse(reply);
   const transcript: string[] = [];
-  const relayed = (data: string) => {
-    transcript.push(data);
-    writer.send(data);
+  const relayed = (frames: readonly SseFrame[]) => {
+    for (const frame of frames) {
+      const entry = transcriptEntry(frame);
+      transcript.push(entry);
+      writer.send(entry);
+    }
   };
-  const relay = new ChunkRelay(
-    `chatcmpl-${request.id}`,
-    chat.model,
-    Math.floor(deps.clock.now() / 1000),
-    chat.includeUsage,
-  );
+  const relay = chat.presenter;
+  relayed(relay.opening());
   const ending = await relayEvents(opened.events, relay, relayed, {
     writer,
     stop,
@@ -168,14 +162,18 @@ async function relayStream(
       'stream read to its end after the caller went away',
     );
   const outcome = decide(ending, relay, chat, opened.upstreamRequestId, request.id);
-  const final =
-    outcome.kind === 'succeeded' ? '[DONE]' : JSON.stringify(outcome.error.toBody(request.id));
+  // A success is only ever decided on a completed ending, whose usage the last frames carry.
+  const final = (
+    outcome.kind === 'succeeded' && ending.kind === 'completed'
+      ? relay.completed(ending.usage)
+      : relay.failed(outcome.kind === 'succeeded' ? {} : outcome.error.toBody(request.id))
+  ).map(transcriptEntry);
   let answer: Awaited<ReturnType<typeof finishAndCount>>;
   try {
     answer = await finishAndCount(
       deps,
       claimed,
-      withTrail(withFields(outcome, { transcript: [...transcript, final] }), chat.routing),
+      withTrail(withFields(outcome, { transcript: [...transcript, ...final] }), chat.routing),
     );
   } catch (error) {
     // The stream is open: its last event says what became of it, and it ends.
@@ -186,17 +184,18 @@ async function relayStream(
         'INTERNAL_ERROR',
         `internal error: the outcome of this request could not be recorded; read GET /v1/requests/${request.id}`,
       );
-    writer.send(JSON.stringify(unrecorded.toBody(request.id)));
+    for (const frame of relay.failed(unrecorded.toBody(request.id)))
+      writer.send(transcriptEntry(frame));
     writer.end();
     return reply;
   }
   if (answer.status === 200 || outcome.kind !== 'succeeded') {
-    writer.send(final);
+    for (const entry of final) writer.send(entry);
   } else {
     // Usage above the hold and not available: the caller has the text, the record awaits funds.
-    const waiting = JSON.stringify(answer.body);
-    writer.send(waiting);
-    await deps.requests.recordAwaitingFundsTranscript(request.id, [...transcript, waiting]);
+    const waiting = relay.failed(answer.body).map(transcriptEntry);
+    for (const entry of waiting) writer.send(entry);
+    await deps.requests.recordAwaitingFundsTranscript(request.id, [...transcript, ...waiting]);
   }
   writer.end();
   return reply;
@@ -213,8 +212,8 @@ interface RelayControl {
 
 async function relayEvents(
   events: AsyncGenerator<StreamEvent>,
-  relay: ChunkRelay,
-  send: (data: string) => void,
+  relay: StreamPresenter,
+  send: (frames: readonly SseFrame[]) => void,
   control: RelayControl,
 ): Promise<Ending> {
   const { writer, stop, heartbeat, unheardBound } = control;
@@ -237,9 +236,8 @@ async function relayEvents(
         if (usage === undefined)
           return { kind: 'invalid', detail: 'usage details exceed their totals' };
       }
-      const data = relay.rebuild(event.chunk);
       // Sent while the caller listens; kept for the record (and a replay) either way.
-      if (data !== undefined) send(data);
+      send(relay.relay(event.chunk));
       read += 1;
       // Nobody listens any more: an upstream that goes on past the output cap is not read on.
       if (writer.closed && read > unheardBound) stop.abort('over_cap' satisfies StreamCut);
@@ -258,7 +256,7 @@ async function relayEvents(
 
 function decide(
   ending: Ending,
-  relay: ChunkRelay,
+  relay: StreamPresenter,
   chat: StreamedChat,
   upstreamRequestId: string | null,
   requestId: string,
@@ -356,7 +354,7 @@ function decide(
  */
 function insuredOutcome(
   ending: Ending,
-  relay: ChunkRelay,
+  relay: StreamPresenter,
   chat: StreamedChat,
   upstreamRequestId: string | null,
 ): RecordedOutcome | undefined {
@@ -385,105 +383,5 @@ function insuredOutcome(
     ),
     upstreamRequestId,
     rule: `${ZERO_COMPLETION_RULE}: stream ${ending.kind.replace('_', ' ')} after ${relay.chunks} chunk(s) with no output: hold released, nothing charged`,
-  };
-}
-
-/** Rebuilds each chunk from checked fields under our id and model, and assembles the whole reply. */
-class ChunkRelay {
-  chunks = 0;
-  private content = '';
-  private reasoning = '';
-  private finishReason: string | null = null;
-  private readonly toolCalls = new Map<
-    number,
-    { id: string; type: 'function'; function: { name: string; arguments: string } }
-  >();
-
-  constructor(
-    private readonly id: string,
-    private readonly model: string,
-    private readonly created: number,
-    private readonly includeUsage: boolean,
-  ) {}
-
-  /** What the caller was sent, for zero-completion insurance. */
-  seen(completionTokens: number | undefined): AnswerSeen {
-    return {
-      producedOutput: this.content !== '' || this.reasoning !== '' || this.toolCalls.size > 0,
-      finishReason: this.finishReason,
-      completionTokens,
-    };
-  }
-
-  rebuild(chunk: UpstreamChunk): string | undefined {
-    for (const choice of chunk.choices) {
-      this.content += choice.delta.content ?? '';
-      this.reasoning += choice.delta.reasoning_content ?? '';
-      if (choice.finish_reason !== undefined && choice.finish_reason !== null)
-        this.finishReason = choice.finish_reason;
-      for (const call of choice.delta.tool_calls ?? []) {
-        const existing = this.toolCalls.get(call.index) ?? {
-          id: '',
-          type: 'function' as const,
-          function: { name: '', arguments: '' },
-        };
-        existing.id ||= call.id ?? '';
-        existing.function.name += call.function?.name ?? '';
-        existing.function.arguments += call.function?.arguments ?? '';
-        this.toolCalls.set(call.index, existing);
-      }
-    }
-    const usage =
-      chunk.usage !== undefined && chunk.usage !== null ? toChatUsage(chunk.usage) : undefined;
-    if (chunk.choices.length === 0 && (!this.includeUsage || usage === undefined)) return undefined;
-    this.chunks += 1;
-    const rebuilt = {
-      id: this.id,
-      object: 'chat.completion.chunk',
-      created: this.created,
-      model: this.model,
-      choices: chunk.choices,
-      ...(this.includeUsage ? { usage: usage === undefined ? null : openAiUsage(usage) } : {}),
-    };
-    return JSON.stringify(rebuilt);
-  }
-
-  assembled(usage: ChatUsage) {
-    return {
-      id: this.id,
-      object: 'chat.completion',
-      created: this.created,
-      model: this.model,
-      choices: [
-        {
-          index: 0,
-          message: {
-            role: 'assistant',
-            content: this.content === '' && this.toolCalls.size > 0 ? null : this.content,
-            ...(this.reasoning === '' ? {} : { reasoning_content: this.reasoning }),
-            ...(this.toolCalls.size === 0
-              ? {}
-              : {
-                  tool_calls: [...this.toolCalls.entries()]
-                    .sort(([a], [b]) => a - b)
-                    .map(([, call]) => call),
-                }),
-          },
-          finish_reason: this.finishReason,
-        },
-      ],
-      usage: openAiUsage(usage),
-    };
-  }
-}
-
-/** OpenAI's usage object. */
-export function openAiUsage(usage: ChatUsage) {
-  return {
-    prompt_tokens: usage.promptTokens,
-    completion_tokens: usage.completionTokens,
-    total_tokens: usage.promptTokens + usage.completionTokens,
-    prompt_tokens_details: { cached_tokens: usage.cachedTokens },
-    completion_tokens_details: { reasoning_tokens: usage.reasoningTokens },
   };
 }

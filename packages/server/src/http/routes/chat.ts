@@ -1,180 +1,21 @@
 import type { FastifyInstance } from 'fastify';
-import { insuresAnswer, ZERO_COMPLETION_RULE } from '../../chat/zero-completion.js';
-import { checkCapabilities } from '../../chat/capabilities.js';
-import { credibleChatUsage, ruleWithFlag } from '../../billing/credible-usage.js';
-import { chatCost, chatReserve, worstCaseInputTokens } from '../../chat/chat-pricing.js';
-import type { ChatUsage } from '../../chat/chat-types.js';
 import { Conversations } from '../../chat/conversations.js';
-import { inlineImageUrls } from '../../chat/inline-image-urls.js';
-import { namesAssets, resolveAssets } from '../../chat/resolve-assets.js';
-import { checkOcrRules } from '../../chat/ocr.js';
-import { validateChat } from '../../chat/validate-chat.js';
-import { invalidInput } from '../../errors/api-error.js';
-import { readIdempotencyKey } from '../../requests/idempotency.js';
-import { runBilledRequest } from '../billed-request.js';
-import { judgeIdempotencyKey, judgedAtClaim } from '../idempotency-judgement.js';
+import { judgedAtClaim } from '../idempotency-judgement.js';
 import type { AppDeps } from '../deps.js';
-import { upstreamCaller } from '../upstream-caller.js';
-import { principalOf } from '../plugins/authenticate.js';
-import { usageFields } from '../../chat/usage-fields.js';
-import { openAiUsage, runStreamedChat } from '../streamed-chat.js';
 import { staleAfterMs } from '../../requests/record-ages.js';
-import { withFields } from '../../util/with-fields.js';
+import { runChatTurn } from '../chat-turn.js';
+import { chatCompletionsDialect } from '../dialects/chat-completions.js';
 
-/**
- * `POST /v1/chat/completions`, OpenAI-compatible: validation, enabled combinations, OCR rules,
- * worst-case hold, then a plain or streamed upstream call billed on reported usage. The upstream
- * receives the caller's messages untouched, with the output cap that was held.
- */
+/** `POST /v1/chat/completions`, OpenAI-compatible: the body is the internal chat request as is. */
 export function registerChat(scope: FastifyInstance, deps: AppDeps): void {
   const conversations = new Conversations(deps.store.db, deps.clock, staleAfterMs(deps.config));
-  const records = deps.requests.records;
   scope.post(
     '/v1/chat/completions',
-    judgedAtClaim(records, {}, async (request, reply) => {
-      readIdempotencyKey(request.headers);
-      const principal = principalOf(request);
-      const body = request.body as Record<string, unknown> | undefined;
-      const modelId = body?.['model'];
-      if (typeof modelId !== 'string' || modelId === '') throw invalidInput('model', 'is required');
-      const model = deps.catalog.resolve(principal, modelId, 'chat');
-      // Asset references become ordinary image/video parts before validation (docs/assets.md).
-      const withAssets =
-        body === undefined || !namesAssets(body)
-          ? { body, assetIds: [] }
-          : await resolveAssets(body, principal, model, {
-              db: deps.store.db,
-              storage: deps.assets,
-            });
-      const chat = validateChat(withAssets.body, model);
-      // OCR's own rules first: each says exactly which rule the input broke.
-      if (model.families.includes('ocr')) checkOcrRules(chat);
-      checkCapabilities(model, chat.features);
-      if (chat.dropped.length > 0)
-        void reply.header('x-tollgate-dropped-fields', chat.dropped.join(', '));
-      const url = chat.images.find((image) => image.kind === 'url');
-      if (url !== undefined && !model.image_urls)
-        throw invalidInput(
-          `${url.path}.url`,
-          `image URLs are not enabled for ${model.id}; send the image as a data URI`,
-        );
-      const price = deps.prices.cachedFor(model.id) ?? (await deps.prices.currentFor(model.id));
-      const reserve = {
-        amount: chatReserve(chat, model, price.prices),
-        priceVersion: price.priceVersion,
-      };
-      // Fetching a caller's image URLs is work for this request: its key is judged before.
-      if (url !== undefined) await judgeIdempotencyKey(request, records);
-      const upstreamBody: Record<string, unknown> = Object.assign(
-        withFields(chat.passthrough, {
-          messages:
-            url === undefined
-              ? chat.messages
-              : await inlineImageUrls(chat.messages, deps.fetchDeps),
-        }),
-        chat.upstreamTokenLimit,
-      );
-      const caller = upstreamCaller(request, reply);
-      const routing = deps.channels.route(model, caller.abandoned);
-      // Each channel is sent the body with its own upstream model name.
-      const provider = {
-        // A stream keeps its channel's concurrency slot until it ends (runStreamedChat frees it).
-        stream: (signal: AbortSignal) =>
-          routing.run(
-            (channel) =>
-              deps.providers
-                .chat(channel.upstream, caller)
-                .stream(withFields(upstreamBody, { model: channel.model }), signal),
-            { holdSlot: true },
-          ),
-        complete: () =>
-          routing.run((channel) =>
-            deps.providers
-              .chat(channel.upstream, caller)
-              .complete(withFields(upstreamBody, { model: channel.model })),
-          ),
-      };
-      // Usage beyond what the gateway allowed is billed at the bound and flagged (billing/credible-usage.ts).
-      const bounds = {
-        inputUpperEstimate: worstCaseInputTokens(chat, model),
-        outputCap: chat.maxOutputTokens,
-      };
-      const bill = (usage: ChatUsage) => {
-        const credible = credibleChatUsage(usage, bounds);
-        const cost = chatCost(credible.billed, price.prices);
-        return {
-          amount: cost.amount,
-          rule: ruleWithFlag(cost.rule, credible.flag),
-          flag: credible.flag,
-          // The operator's side: the serving channel's own prices on what its upstream reported.
-          channelCost: routing.costOf((prices) => chatCost(usage, prices).amount),
-        };
-      };
-      const conversationId = chat.conversationId;
-      if (conversationId !== undefined) {
-        // A turn taken is seen by the conversation's other requests: the key is judged before.
-        await judgeIdempotencyKey(request, records);
-        await conversations.beginTurn(conversationId, principal.keyId, request.id);
-      }
-      try {
-        if (chat.stream) {
-          return await runStreamedChat(deps, request, reply, {
-            model: model.id,
-            reserve,
-            assetIds: withAssets.assetIds,
-            includeUsage: chat.includeUsage,
-            outputCap: chat.maxOutputTokens,
-            routing,
-            open: (signal) => provider.stream(signal),
-            price: bill,
-            insured: model.zero_completion_insurance,
-          });
-        }
-        return await runBilledRequest(deps, request, reply, {
-          model: model.id,
-          reserve,
-          assetIds: withAssets.assetIds,
-          routing,
-          execute: async () => {
-            const result = await provider.complete();
-            const finishReason =
-              result.completion.choices.find((choice) => choice.finish_reason != null)
-                ?.finish_reason ?? null;
-            const insured = insuresAnswer(model.zero_completion_insurance, {
-              producedOutput: false,
-              finishReason,
-              completionTokens: result.usage.completionTokens,
-            });
-            const { amount, rule, flag, channelCost } = insured
-              ? {
-                  amount: 0,
-                  rule: `${ZERO_COMPLETION_RULE}: no output tokens and no finish reason; not charged`,
-                  flag: undefined,
-                  channelCost: null,
-                }
-              : bill(result.usage);
-            return {
-              kind: 'succeeded',
-              amount,
-              channelCost,
-              pricingRule: rule,
-              ...(flag === undefined ? {} : { usageFlag: flag }),
-              usage: usageFields(result.usage),
-              upstreamRequestId: result.upstreamRequestId,
-              body: {
-                id: `chatcmpl-${request.id}`,
-                object: 'chat.completion',
-                created: Math.floor(deps.clock.now() / 1000),
-                model: model.id,
-                choices: result.completion.choices,
-                usage: openAiUsage(result.usage),
-              },
-            };
-          },
-        });
-      } finally {
-        if (conversationId !== undefined) await conversations.endTurn(conversationId, request.id);
-      }
-    }),
+    judgedAtClaim(deps.requests.records, {}, (request, reply) =>
+      runChatTurn(deps, conversations, request, reply, {
+        body: request.body as Record<string, unknown> | undefined,
+        dialect: chatCompletionsDialect,
+      }),
+    ),
   );
 }

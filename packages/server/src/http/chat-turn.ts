@@ -1,0 +1,200 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { insuresAnswer, ZERO_COMPLETION_RULE } from '../chat/zero-completion.js';
+import { checkCapabilities } from '../chat/capabilities.js';
+import { credibleChatUsage, ruleWithFlag } from '../billing/credible-usage.js';
+import { chatCost, chatReserve, worstCaseInputTokens } from '../chat/chat-pricing.js';
+import type { ChatRequest, ChatUsage } from '../chat/chat-types.js';
+import type { Conversations } from '../chat/conversations.js';
+import { inlineImageUrls } from '../chat/inline-image-urls.js';
+import { namesAssets, resolveAssets } from '../chat/resolve-assets.js';
+import { checkOcrRules } from '../chat/ocr.js';
+import { validateChat } from '../chat/validate-chat.js';
+import { invalidInput } from '../errors/api-error.js';
+import type { ModelConfig } from '../config/schema.js';
+import { readIdempotencyKey } from '../requests/idempotency.js';
+import { runBilledRequest } from './billed-request.js';
+import { judgeIdempotencyKey } from './idempotency-judgement.js';
+import type { AppDeps } from './deps.js';
+import { upstreamCaller } from './upstream-caller.js';
+import { principalOf } from './plugins/authenticate.js';
+import { usageFields } from '../chat/usage-fields.js';
+import { runStreamedChat } from './streamed-chat.js';
+import { withFields } from '../util/with-fields.js';
+import type { ChatDialect } from './dialects/chat-dialect.js';
+
+/**
+ * What a protocol's route hands the turn: the internal request (an OpenAI chat-completions body,
+ * the one shape every inbound dialect is translated to) and how the answer reads.
+ */
+export interface ChatTurnInput {
+  /** The chat-completions body; the model id is the caller's. */
+  readonly body: Record<string, unknown> | undefined;
+  readonly dialect: ChatDialect;
+  /**
+   * Runs once the request is validated and before anything is claimed: the model it resolved
+   * to and the validated request (a dialect's own checks that need them).
+   */
+  readonly validated?: (model: ModelConfig, chat: ChatRequest) => void | Promise<void>;
+  /** Runs after the idempotency key is judged and before the upstream call (state kept for later turns). */
+  readonly beforeUpstream?: () => Promise<void>;
+}
+
+/**
+ * One chat turn, whatever protocol it came in: validation, enabled combinations, OCR rules,
+ * worst-case hold, then a plain or streamed upstream call billed on reported usage. The upstream
+ * receives the caller's messages untouched, with the output cap that was held.
+ */
+export async function runChatTurn(
+  deps: AppDeps,
+  conversations: Conversations,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  input: ChatTurnInput,
+): Promise<unknown> {
+  const records = deps.requests.records;
+  readIdempotencyKey(request.headers);
+  const principal = principalOf(request);
+  const body = input.body;
+  const modelId = body?.['model'];
+  if (typeof modelId !== 'string' || modelId === '') throw invalidInput('model', 'is required');
+  const model = deps.catalog.resolve(principal, modelId, 'chat');
+  // Asset references become ordinary image/video parts before validation (docs/assets.md).
+  const withAssets =
+    body === undefined || !namesAssets(body)
+      ? { body, assetIds: [] }
+      : await resolveAssets(body, principal, model, {
+          db: deps.store.db,
+          storage: deps.assets,
+        });
+  const chat = validateChat(withAssets.body, model);
+  // OCR's own rules first: each says exactly which rule the input broke.
+  if (model.families.includes('ocr')) checkOcrRules(chat);
+  checkCapabilities(model, chat.features);
+  await input.validated?.(model, chat);
+  if (chat.dropped.length > 0)
+    void reply.header('x-tollgate-dropped-fields', chat.dropped.join(', '));
+  const url = chat.images.find((image) => image.kind === 'url');
+  if (url !== undefined && !model.image_urls)
+    throw invalidInput(
+      `${url.path}.url`,
+      `image URLs are not enabled for ${model.id}; send the image as a data URI`,
+    );
+  const price = deps.prices.cachedFor(model.id) ?? (await deps.prices.currentFor(model.id));
+  const reserve = {
+    amount: chatReserve(chat, model, price.prices),
+    priceVersion: price.priceVersion,
+  };
+  // Fetching a caller's image URLs is work for this request: its key is judged before.
+  if (url !== undefined) await judgeIdempotencyKey(request, records);
+  const upstreamBody: Record<string, unknown> = Object.assign(
+    withFields(chat.passthrough, {
+      messages:
+        url === undefined ? chat.messages : await inlineImageUrls(chat.messages, deps.fetchDeps),
+    }),
+    chat.upstreamTokenLimit,
+  );
+  const caller = upstreamCaller(request, reply);
+  const routing = deps.channels.route(model, caller.abandoned);
+  // Each channel is sent the body with its own upstream model name.
+  const provider = {
+    // A stream keeps its channel's concurrency slot until it ends (runStreamedChat frees it).
+    stream: (signal: AbortSignal) =>
+      routing.run(
+        (channel) =>
+          deps.providers
+            .chat(channel.upstream, caller)
+            .stream(withFields(upstreamBody, { model: channel.model }), signal),
+        { holdSlot: true },
+      ),
+    complete: () =>
+      routing.run((channel) =>
+        deps.providers
+          .chat(channel.upstream, caller)
+          .complete(withFields(upstreamBody, { model: channel.model })),
+      ),
+  };
+  // Usage beyond what the gateway allowed is billed at the bound and flagged (billing/credible-usage.ts).
+  const bounds = {
+    inputUpperEstimate: worstCaseInputTokens(chat, model),
+    outputCap: chat.maxOutputTokens,
+  };
+  const bill = (usage: ChatUsage) => {
+    const credible = credibleChatUsage(usage, bounds);
+    const cost = chatCost(credible.billed, price.prices);
+    return {
+      amount: cost.amount,
+      rule: ruleWithFlag(cost.rule, credible.flag),
+      flag: credible.flag,
+      // The operator's side: the serving channel's own prices on what its upstream reported.
+      channelCost: routing.costOf((prices) => chatCost(usage, prices).amount),
+    };
+  };
+  const names = {
+    requestId: request.id,
+    model: model.id,
+    created: Math.floor(deps.clock.now() / 1000),
+  };
+  if (input.beforeUpstream !== undefined) {
+    // State for later turns is kept only for a request this key may make: judged before.
+    await judgeIdempotencyKey(request, records);
+    await input.beforeUpstream();
+  }
+  const conversationId = chat.conversationId;
+  if (conversationId !== undefined) {
+    // A turn taken is seen by the conversation's other requests: the key is judged before.
+    await judgeIdempotencyKey(request, records);
+    await conversations.beginTurn(conversationId, principal.keyId, request.id);
+  }
+  try {
+    if (chat.stream) {
+      return await runStreamedChat(deps, request, reply, {
+        model: model.id,
+        reserve,
+        assetIds: withAssets.assetIds,
+        presenter: input.dialect.presenter(names, chat),
+        outputCap: chat.maxOutputTokens,
+        routing,
+        open: (signal) => provider.stream(signal),
+        price: bill,
+        insured: model.zero_completion_insurance,
+      });
+    }
+    return await runBilledRequest(deps, request, reply, {
+      model: model.id,
+      reserve,
+      assetIds: withAssets.assetIds,
+      routing,
+      execute: async () => {
+        const result = await provider.complete();
+        const finishReason =
+          result.completion.choices.find((choice) => choice.finish_reason != null)?.finish_reason ??
+          null;
+        const insured = insuresAnswer(model.zero_completion_insurance, {
+          producedOutput: false,
+          finishReason,
+          completionTokens: result.usage.completionTokens,
+        });
+        const { amount, rule, flag, channelCost } = insured
+          ? {
+              amount: 0,
+              rule: `${ZERO_COMPLETION_RULE}: no output tokens and no finish reason; not charged`,
+              flag: undefined,
+              channelCost: null,
+            }
+          : bill(result.usage);
+        return {
+          kind: 'succeeded',
+          amount,
+          channelCost,
+          pricingRule: rule,
+          ...(flag === undefined ? {} : { usageFlag: flag }),
+          usage: usageFields(result.usage),
+          upstreamRequestId: result.upstreamRequestId,
+          body: input.dialect.answer(result.completion, result.usage, names),
+        };
+      },
+    });
+  } finally {
+    if (conversationId !== undefined) await conversations.endTurn(conversationId, request.id);
+  }
+}
