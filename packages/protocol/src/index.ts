@@ -11,3 +11,5 @@ export * from './operator.js';
 export * from './h3.js';
 export * from './usage.js';
 export * from './compat.js';
+export * from './responses.js';
+export * from './messages.js';

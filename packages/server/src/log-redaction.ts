@@ -87,6 +87,12 @@ const CREDENTIAL_AFTER_SCHEME =
 const CREDENTIAL_PARAMETER =
   /\b(api[_-]?key|access[_-]?token|refresh[_-]?token|token|key|secret|password|passwd|authorization|signature|x-amz-signature|sig)(=|%3d)[^\s"'\\&;#]+/gi;
 
+/**
+ * A credential header written as `name: value` or as a JSON member (`"x-api-key":"…"`): the
+ * value of `x-api-key` (Anthropic's clients send the key there) or of an `api-key` header.
+ */
+const CREDENTIAL_HEADER = /\b((?:x-)?api[_-]?key"?\s*:\s*"?)[^\s"'\\,;&]+/gi;
+
 /** Replaces every secret-shaped part of `text`; cheap enough to run on every log line. */
 export function redactSecrets(text: string): string {
   let redacted = text;
@@ -97,6 +103,7 @@ export function redactSecrets(text: string): string {
       (_, bearer?: string, basic?: string) => `${bearer ?? basic ?? ''}${REDACTED}`,
     )
     .replace(CREDENTIAL_PARAMETER, `$1=${REDACTED}`)
+    .replace(CREDENTIAL_HEADER, `$1${REDACTED}`)
     .replace(CREDENTIAL_ROUTE_IN_TEXT, `$1${REDACTED}`);
 }
 

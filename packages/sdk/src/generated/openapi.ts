@@ -69,6 +69,74 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/messages': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Anthropic Messages API on the chat core; `stream: true` answers Anthropic’s named events, errors read in Anthropic’s shape (docs/anthropic-messages.md) */
+    post: operations['post_v1_messages'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/messages/count_tokens': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** An estimate of the input tokens of a Messages body; nothing billed or recorded */
+    post: operations['post_v1_messages_count_tokens'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/responses': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** OpenAI Responses API on the chat core; `stream: true` answers its named events (docs/agents.md) */
+    post: operations['post_v1_responses'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/responses/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** A stored response of this key (not with `store: false`) */
+    get: operations['get_v1_responses_id'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/embeddings': {
     parameters: {
       query?: never;
@@ -1060,8 +1128,442 @@ export interface components {
       object: 'list';
       data: components['schemas']['Model'][];
     };
+    ResponseUsage: {
+      input_tokens: number;
+      input_tokens_details: {
+        cached_tokens: number;
+      };
+      output_tokens: number;
+      output_tokens_details: {
+        reasoning_tokens: number;
+      };
+      total_tokens: number;
+    };
+    ResponseOutputText: {
+      /** @constant */
+      type: 'output_text';
+      text: string;
+      annotations: unknown[];
+      logprobs: unknown[];
+    };
+    ResponseRefusal: {
+      /** @constant */
+      type: 'refusal';
+      refusal: string;
+    };
+    ResponseOutputMessage: {
+      /** @constant */
+      type: 'message';
+      id: string;
+      /** @enum {string} */
+      status: 'in_progress' | 'completed' | 'incomplete';
+      /** @constant */
+      role: 'assistant';
+      content: (
+        components['schemas']['ResponseOutputText'] | components['schemas']['ResponseRefusal']
+      )[];
+    };
+    ResponseFunctionCall: {
+      /** @constant */
+      type: 'function_call';
+      id: string;
+      call_id: string;
+      name: string;
+      arguments: string;
+      /** @enum {string} */
+      status: 'in_progress' | 'completed' | 'incomplete';
+    };
+    ResponseReasoningItem: {
+      /** @constant */
+      type: 'reasoning';
+      id: string;
+      summary: {
+        /** @constant */
+        type: 'summary_text';
+        text: string;
+      }[];
+      content?: {
+        /** @constant */
+        type: 'reasoning_text';
+        text: string;
+      }[];
+      encrypted_content?: string | null;
+    };
+    ResponseOutputItem:
+      | components['schemas']['ResponseOutputMessage']
+      | components['schemas']['ResponseFunctionCall']
+      | components['schemas']['ResponseReasoningItem'];
+    ResponseError: {
+      code: string;
+      message: string;
+    };
+    ResponseObject: {
+      id: string;
+      /** @constant */
+      object: 'response';
+      created_at: number;
+      /** @enum {string} */
+      status: 'in_progress' | 'completed' | 'incomplete' | 'failed';
+      error: components['schemas']['ResponseError'] | null;
+      incomplete_details: {
+        /** @enum {string} */
+        reason: 'max_output_tokens' | 'content_filter';
+      } | null;
+      instructions: string | null;
+      max_output_tokens: number | null;
+      model: string;
+      output: components['schemas']['ResponseOutputItem'][];
+      parallel_tool_calls: boolean;
+      previous_response_id: string | null;
+      reasoning: {
+        effort: string | null;
+        summary: string | null;
+      };
+      store: boolean;
+      temperature: number | null;
+      text: {
+        format: {
+          [key: string]: unknown;
+        };
+      };
+      tool_choice: unknown;
+      tools: {
+        [key: string]: unknown;
+      }[];
+      top_p: number | null;
+      /** @constant */
+      truncation: 'disabled';
+      usage: components['schemas']['ResponseUsage'] | null;
+      metadata: {
+        [key: string]: string;
+      };
+    };
+    ResponseStreamEvent: {
+      type: string;
+      sequence_number: number;
+      response?: components['schemas']['ResponseObject'];
+      output_index?: number;
+      item?: components['schemas']['ResponseOutputItem'];
+      item_id?: string;
+      content_index?: number;
+      part?: {
+        [key: string]: unknown;
+      };
+      delta?: string;
+      text?: string;
+      refusal?: string;
+      name?: string;
+      arguments?: string;
+      logprobs?: unknown[];
+    };
+    /** @enum {string} */
+    AnthropicStopReason: 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use' | 'refusal';
+    AnthropicUsage: {
+      input_tokens: number;
+      output_tokens: number;
+      cache_read_input_tokens: number;
+      cache_creation_input_tokens: number;
+    };
+    AnthropicTextBlock: {
+      /** @constant */
+      type: 'text';
+      text: string;
+    };
+    AnthropicThinkingBlock: {
+      /** @constant */
+      type: 'thinking';
+      thinking: string;
+      signature: string;
+    };
+    AnthropicToolUseBlock: {
+      /** @constant */
+      type: 'tool_use';
+      id: string;
+      name: string;
+      input: {
+        [key: string]: unknown;
+      };
+    };
+    AnthropicContentBlock:
+      | components['schemas']['AnthropicThinkingBlock']
+      | components['schemas']['AnthropicTextBlock']
+      | components['schemas']['AnthropicToolUseBlock'];
+    AnthropicMessage: {
+      id: string;
+      /** @constant */
+      type: 'message';
+      /** @constant */
+      role: 'assistant';
+      model: string;
+      content: components['schemas']['AnthropicContentBlock'][];
+      stop_reason: components['schemas']['AnthropicStopReason'] | null;
+      stop_sequence: string | null;
+      usage: components['schemas']['AnthropicUsage'];
+    };
+    AnthropicTokenCount: {
+      input_tokens: number;
+    };
+    /** @enum {string} */
+    AnthropicErrorType:
+      | 'invalid_request_error'
+      | 'authentication_error'
+      | 'billing_error'
+      | 'permission_error'
+      | 'not_found_error'
+      | 'request_too_large'
+      | 'rate_limit_error'
+      | 'timeout_error'
+      | 'api_error'
+      | 'overloaded_error';
+    AnthropicErrorBody: {
+      /** @constant */
+      type: 'error';
+      error: {
+        type: components['schemas']['AnthropicErrorType'];
+        message: string;
+      };
+      request_id: string;
+    };
+    AnthropicStreamError: {
+      /** @constant */
+      type: 'error';
+      error: {
+        type: components['schemas']['AnthropicErrorType'];
+        message: string;
+      };
+    };
+    AnthropicStreamEvent:
+      | {
+          /** @constant */
+          type: 'message_start';
+          message: components['schemas']['AnthropicMessage'];
+        }
+      | {
+          /** @constant */
+          type: 'ping';
+        }
+      | {
+          /** @constant */
+          type: 'content_block_start';
+          index: number;
+          content_block: components['schemas']['AnthropicContentBlock'];
+        }
+      | {
+          /** @constant */
+          type: 'content_block_delta';
+          index: number;
+          delta:
+            | {
+                /** @constant */
+                type: 'text_delta';
+                text: string;
+              }
+            | {
+                /** @constant */
+                type: 'thinking_delta';
+                thinking: string;
+              }
+            | {
+                /** @constant */
+                type: 'signature_delta';
+                signature: string;
+              }
+            | {
+                /** @constant */
+                type: 'input_json_delta';
+                partial_json: string;
+              };
+        }
+      | {
+          /** @constant */
+          type: 'content_block_stop';
+          index: number;
+        }
+      | {
+          /** @constant */
+          type: 'message_delta';
+          delta: {
+            stop_reason: components['schemas']['AnthropicStopReason'] | null;
+            stop_sequence: string | null;
+          };
+          usage: components['schemas']['AnthropicUsage'];
+        }
+      | {
+          /** @constant */
+          type: 'message_stop';
+        }
+      | components['schemas']['AnthropicStreamError'];
   };
   responses: {
+    /** @description Error in Anthropic's shape (docs/anthropic-messages.md): INVALID_INPUT, INVALID_CHAT_SETTINGS, INVALID_FUNCTION_TOOLS, UNSUPPORTED_CAPABILITY */
+    AnthropicError400: {
+      headers: {
+        /** @description Our request id (`req_…`), on every response, errors included */
+        'X-Service-Request-Id'?: string;
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['AnthropicErrorBody'];
+      };
+    };
+    /** @description Error in Anthropic's shape (docs/anthropic-messages.md): UNAUTHENTICATED, API_KEY_INVALID, INVALID_API_KEY */
+    AnthropicError401: {
+      headers: {
+        /** @description Our request id (`req_…`), on every response, errors included */
+        'X-Service-Request-Id'?: string;
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['AnthropicErrorBody'];
+      };
+    };
+    /** @description Error in Anthropic's shape (docs/anthropic-messages.md): INSUFFICIENT_FUNDS */
+    AnthropicError402: {
+      headers: {
+        /** @description Our request id (`req_…`), on every response, errors included */
+        'X-Service-Request-Id'?: string;
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['AnthropicErrorBody'];
+      };
+    };
+    /** @description Error in Anthropic's shape (docs/anthropic-messages.md): PERMISSION_DENIED, NATIVE_MODE_UNVERIFIED */
+    AnthropicError403: {
+      headers: {
+        /** @description Our request id (`req_…`), on every response, errors included */
+        'X-Service-Request-Id'?: string;
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['AnthropicErrorBody'];
+      };
+    };
+    /** @description Error in Anthropic's shape (docs/anthropic-messages.md): NOT_FOUND, MODEL_NOT_FOUND, TASK_NOT_FOUND */
+    AnthropicError404: {
+      headers: {
+        /** @description Our request id (`req_…`), on every response, errors included */
+        'X-Service-Request-Id'?: string;
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['AnthropicErrorBody'];
+      };
+    };
+    /** @description Error in Anthropic's shape (docs/anthropic-messages.md): REQUEST_TIMEOUT */
+    AnthropicError408: {
+      headers: {
+        /** @description Our request id (`req_…`), on every response, errors included */
+        'X-Service-Request-Id'?: string;
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['AnthropicErrorBody'];
+      };
+    };
+    /** @description Error in Anthropic's shape (docs/anthropic-messages.md): CONVERSATION_PENDING, CONVERSATION_KEY_MISMATCH, IDEMPOTENCY_CONFLICT, IDEMPOTENCY_IN_PROGRESS, PRICE_CHANGED, SETTLEMENT_NOT_ALLOWED, SETTLEMENT_EXPIRED, ASSET_IN_USE, KEY_NOT_ROTATABLE, USAGE_REVIEW_NOT_ALLOWED, SETTLEMENT_MISMATCH, CONTENT_NOT_DELIVERED, SHARE_DECISION_NOT_ALLOWED, INPUT_DIGEST_MISMATCH, QUOTE_MISMATCH */
+    AnthropicError409: {
+      headers: {
+        /** @description Our request id (`req_…`), on every response, errors included */
+        'X-Service-Request-Id'?: string;
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['AnthropicErrorBody'];
+      };
+    };
+    /** @description Error in Anthropic's shape (docs/anthropic-messages.md): BODY_TOO_LARGE */
+    AnthropicError413: {
+      headers: {
+        /** @description Our request id (`req_…`), on every response, errors included */
+        'X-Service-Request-Id'?: string;
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['AnthropicErrorBody'];
+      };
+    };
+    /** @description Error in Anthropic's shape (docs/anthropic-messages.md): UNSUPPORTED_MEDIA_TYPE */
+    AnthropicError415: {
+      headers: {
+        /** @description Our request id (`req_…`), on every response, errors included */
+        'X-Service-Request-Id'?: string;
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['AnthropicErrorBody'];
+      };
+    };
+    /** @description Error in Anthropic's shape (docs/anthropic-messages.md): RATE_LIMITED */
+    AnthropicError429: {
+      headers: {
+        /** @description Our request id (`req_…`), on every response, errors included */
+        'X-Service-Request-Id'?: string;
+        /** @description Seconds to wait before trying again */
+        'Retry-After': string;
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['AnthropicErrorBody'];
+      };
+    };
+    /** @description Error in Anthropic's shape (docs/anthropic-messages.md): HEADERS_TOO_LARGE */
+    AnthropicError431: {
+      headers: {
+        /** @description Our request id (`req_…`), on every response, errors included */
+        'X-Service-Request-Id'?: string;
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['AnthropicErrorBody'];
+      };
+    };
+    /** @description Error in Anthropic's shape (docs/anthropic-messages.md): INTERNAL_ERROR */
+    AnthropicError500: {
+      headers: {
+        /** @description Our request id (`req_…`), on every response, errors included */
+        'X-Service-Request-Id'?: string;
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['AnthropicErrorBody'];
+      };
+    };
+    /** @description Error in Anthropic's shape (docs/anthropic-messages.md): UPSTREAM_ERROR */
+    AnthropicError502: {
+      headers: {
+        /** @description Our request id (`req_…`), on every response, errors included */
+        'X-Service-Request-Id'?: string;
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['AnthropicErrorBody'];
+      };
+    };
+    /** @description Error in Anthropic's shape (docs/anthropic-messages.md): MODEL_UNAVAILABLE, SERVICE_UNAVAILABLE */
+    AnthropicError503: {
+      headers: {
+        /** @description Our request id (`req_…`), on every response, errors included */
+        'X-Service-Request-Id'?: string;
+        /** @description Seconds to wait before trying again */
+        'Retry-After'?: string;
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['AnthropicErrorBody'];
+      };
+    };
+    /** @description Error in Anthropic's shape (docs/anthropic-messages.md): UPSTREAM_TIMEOUT */
+    AnthropicError504: {
+      headers: {
+        /** @description Our request id (`req_…`), on every response, errors included */
+        'X-Service-Request-Id'?: string;
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['AnthropicErrorBody'];
+      };
+    };
     /** @description Error: INVALID_INPUT, INVALID_CHAT_SETTINGS, INVALID_FUNCTION_TOOLS, UNSUPPORTED_CAPABILITY */
     Error400: {
       headers: {
@@ -1566,6 +2068,848 @@ export interface operations {
       502: components['responses']['Error502'];
       503: components['responses']['Error503'];
       504: components['responses']['Error504'];
+    };
+  };
+  post_v1_messages: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description A UUID naming this request; the same key replays the original answer */
+        'Idempotency-Key': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          model: string;
+          messages: (
+            | {
+                /** @constant */
+                role: 'user';
+                content:
+                  | string
+                  | (
+                      | {
+                          /** @constant */
+                          type: 'text';
+                          text: string;
+                          cache_control?: {
+                            /** @constant */
+                            type: 'ephemeral';
+                            /** @enum {string} */
+                            ttl?: '5m' | '1h';
+                          } | null;
+                          citations?: unknown[] | null;
+                        }
+                      | {
+                          /** @constant */
+                          type: 'image';
+                          source:
+                            | {
+                                /** @constant */
+                                type: 'base64';
+                                /** @enum {string} */
+                                media_type: 'image/jpeg' | 'image/png' | 'image/gif' | 'image/webp';
+                                data: string;
+                              }
+                            | {
+                                /** @constant */
+                                type: 'url';
+                                url: string;
+                              };
+                          cache_control?: {
+                            /** @constant */
+                            type: 'ephemeral';
+                            /** @enum {string} */
+                            ttl?: '5m' | '1h';
+                          } | null;
+                        }
+                      | {
+                          /** @constant */
+                          type: 'tool_result';
+                          tool_use_id: string;
+                          content?:
+                            | string
+                            | (
+                                | {
+                                    /** @constant */
+                                    type: 'text';
+                                    text: string;
+                                    cache_control?: {
+                                      /** @constant */
+                                      type: 'ephemeral';
+                                      /** @enum {string} */
+                                      ttl?: '5m' | '1h';
+                                    } | null;
+                                    citations?: unknown[] | null;
+                                  }
+                                | {
+                                    /** @constant */
+                                    type: 'image';
+                                    source:
+                                      | {
+                                          /** @constant */
+                                          type: 'base64';
+                                          /** @enum {string} */
+                                          media_type:
+                                            'image/jpeg' | 'image/png' | 'image/gif' | 'image/webp';
+                                          data: string;
+                                        }
+                                      | {
+                                          /** @constant */
+                                          type: 'url';
+                                          url: string;
+                                        };
+                                    cache_control?: {
+                                      /** @constant */
+                                      type: 'ephemeral';
+                                      /** @enum {string} */
+                                      ttl?: '5m' | '1h';
+                                    } | null;
+                                  }
+                              )[];
+                          is_error?: boolean;
+                          cache_control?: {
+                            /** @constant */
+                            type: 'ephemeral';
+                            /** @enum {string} */
+                            ttl?: '5m' | '1h';
+                          } | null;
+                        }
+                    )[];
+              }
+            | {
+                /** @constant */
+                role: 'assistant';
+                content:
+                  | string
+                  | (
+                      | {
+                          /** @constant */
+                          type: 'text';
+                          text: string;
+                          cache_control?: {
+                            /** @constant */
+                            type: 'ephemeral';
+                            /** @enum {string} */
+                            ttl?: '5m' | '1h';
+                          } | null;
+                          citations?: unknown[] | null;
+                        }
+                      | {
+                          /** @constant */
+                          type: 'tool_use';
+                          id: string;
+                          name: string;
+                          input: {
+                            [key: string]: unknown;
+                          };
+                          cache_control?: {
+                            /** @constant */
+                            type: 'ephemeral';
+                            /** @enum {string} */
+                            ttl?: '5m' | '1h';
+                          } | null;
+                        }
+                      | {
+                          /** @constant */
+                          type: 'thinking';
+                          thinking: string;
+                          signature: string;
+                        }
+                      | {
+                          /** @constant */
+                          type: 'redacted_thinking';
+                          data: string;
+                        }
+                    )[];
+              }
+          )[];
+          system?:
+            | string
+            | {
+                /** @constant */
+                type: 'text';
+                text: string;
+                cache_control?: {
+                  /** @constant */
+                  type: 'ephemeral';
+                  /** @enum {string} */
+                  ttl?: '5m' | '1h';
+                } | null;
+                citations?: unknown[] | null;
+              }[];
+          tools?: {
+            /** @constant */
+            type?: 'custom';
+            name: string;
+            description?: string;
+            input_schema: {
+              /** @constant */
+              type: 'object';
+            } & {
+              [key: string]: unknown;
+            };
+            cache_control?: {
+              /** @constant */
+              type: 'ephemeral';
+              /** @enum {string} */
+              ttl?: '5m' | '1h';
+            } | null;
+          }[];
+          tool_choice?:
+            | {
+                /** @constant */
+                type: 'auto';
+                disable_parallel_tool_use?: boolean;
+              }
+            | {
+                /** @constant */
+                type: 'any';
+                disable_parallel_tool_use?: boolean;
+              }
+            | {
+                /** @constant */
+                type: 'tool';
+                name: string;
+                disable_parallel_tool_use?: boolean;
+              }
+            | {
+                /** @constant */
+                type: 'none';
+              };
+          thinking?:
+            | {
+                /** @constant */
+                type: 'enabled';
+                budget_tokens: number;
+                display?: 'summarized' | null;
+              }
+            | {
+                /** @constant */
+                type: 'disabled';
+              }
+            | {
+                /** @constant */
+                type: 'adaptive';
+                display?: 'summarized' | null;
+              };
+          output_config?: {
+            effort?: ('low' | 'medium' | 'high' | 'xhigh' | 'max') | null;
+            format?: {
+              /** @constant */
+              type: 'json_schema';
+              schema: {
+                [key: string]: unknown;
+              };
+            } | null;
+          };
+          cache_control?: {
+            /** @constant */
+            type: 'ephemeral';
+            /** @enum {string} */
+            ttl?: '5m' | '1h';
+          } | null;
+          top_k?: unknown;
+          container?: unknown;
+          mcp_servers?: unknown;
+          max_tokens: number;
+          stream?: boolean;
+          temperature?: number;
+          top_p?: number;
+          stop_sequences?: string[];
+          metadata?: {
+            user_id?: string | null;
+          };
+          /** @enum {string} */
+          service_tier?: 'auto' | 'standard_only';
+          context_management?: {
+            [key: string]: unknown;
+          } | null;
+        };
+      };
+    };
+    responses: {
+      /** @description AnthropicMessage */
+      200: {
+        headers: {
+          /** @description Our request id (`req_…`), on every response, errors included */
+          'X-Service-Request-Id'?: string;
+          /** @description `true` when this answer replays the original request with this Idempotency-Key */
+          'Idempotent-Replayed'?: 'true';
+          /** @description Request fields dropped because the upstream is not configured for them */
+          'X-Tollgate-Dropped-Fields'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AnthropicMessage'];
+          'text/event-stream': components['schemas']['AnthropicStreamEvent'];
+        };
+      };
+      400: components['responses']['AnthropicError400'];
+      401: components['responses']['AnthropicError401'];
+      402: components['responses']['AnthropicError402'];
+      403: components['responses']['AnthropicError403'];
+      404: components['responses']['AnthropicError404'];
+      408: components['responses']['AnthropicError408'];
+      409: components['responses']['AnthropicError409'];
+      413: components['responses']['AnthropicError413'];
+      415: components['responses']['AnthropicError415'];
+      429: components['responses']['AnthropicError429'];
+      431: components['responses']['AnthropicError431'];
+      500: components['responses']['AnthropicError500'];
+      502: components['responses']['AnthropicError502'];
+      503: components['responses']['AnthropicError503'];
+      504: components['responses']['AnthropicError504'];
+    };
+  };
+  post_v1_messages_count_tokens: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          model: string;
+          messages: (
+            | {
+                /** @constant */
+                role: 'user';
+                content:
+                  | string
+                  | (
+                      | {
+                          /** @constant */
+                          type: 'text';
+                          text: string;
+                          cache_control?: {
+                            /** @constant */
+                            type: 'ephemeral';
+                            /** @enum {string} */
+                            ttl?: '5m' | '1h';
+                          } | null;
+                          citations?: unknown[] | null;
+                        }
+                      | {
+                          /** @constant */
+                          type: 'image';
+                          source:
+                            | {
+                                /** @constant */
+                                type: 'base64';
+                                /** @enum {string} */
+                                media_type: 'image/jpeg' | 'image/png' | 'image/gif' | 'image/webp';
+                                data: string;
+                              }
+                            | {
+                                /** @constant */
+                                type: 'url';
+                                url: string;
+                              };
+                          cache_control?: {
+                            /** @constant */
+                            type: 'ephemeral';
+                            /** @enum {string} */
+                            ttl?: '5m' | '1h';
+                          } | null;
+                        }
+                      | {
+                          /** @constant */
+                          type: 'tool_result';
+                          tool_use_id: string;
+                          content?:
+                            | string
+                            | (
+                                | {
+                                    /** @constant */
+                                    type: 'text';
+                                    text: string;
+                                    cache_control?: {
+                                      /** @constant */
+                                      type: 'ephemeral';
+                                      /** @enum {string} */
+                                      ttl?: '5m' | '1h';
+                                    } | null;
+                                    citations?: unknown[] | null;
+                                  }
+                                | {
+                                    /** @constant */
+                                    type: 'image';
+                                    source:
+                                      | {
+                                          /** @constant */
+                                          type: 'base64';
+                                          /** @enum {string} */
+                                          media_type:
+                                            'image/jpeg' | 'image/png' | 'image/gif' | 'image/webp';
+                                          data: string;
+                                        }
+                                      | {
+                                          /** @constant */
+                                          type: 'url';
+                                          url: string;
+                                        };
+                                    cache_control?: {
+                                      /** @constant */
+                                      type: 'ephemeral';
+                                      /** @enum {string} */
+                                      ttl?: '5m' | '1h';
+                                    } | null;
+                                  }
+                              )[];
+                          is_error?: boolean;
+                          cache_control?: {
+                            /** @constant */
+                            type: 'ephemeral';
+                            /** @enum {string} */
+                            ttl?: '5m' | '1h';
+                          } | null;
+                        }
+                    )[];
+              }
+            | {
+                /** @constant */
+                role: 'assistant';
+                content:
+                  | string
+                  | (
+                      | {
+                          /** @constant */
+                          type: 'text';
+                          text: string;
+                          cache_control?: {
+                            /** @constant */
+                            type: 'ephemeral';
+                            /** @enum {string} */
+                            ttl?: '5m' | '1h';
+                          } | null;
+                          citations?: unknown[] | null;
+                        }
+                      | {
+                          /** @constant */
+                          type: 'tool_use';
+                          id: string;
+                          name: string;
+                          input: {
+                            [key: string]: unknown;
+                          };
+                          cache_control?: {
+                            /** @constant */
+                            type: 'ephemeral';
+                            /** @enum {string} */
+                            ttl?: '5m' | '1h';
+                          } | null;
+                        }
+                      | {
+                          /** @constant */
+                          type: 'thinking';
+                          thinking: string;
+                          signature: string;
+                        }
+                      | {
+                          /** @constant */
+                          type: 'redacted_thinking';
+                          data: string;
+                        }
+                    )[];
+              }
+          )[];
+          system?:
+            | string
+            | {
+                /** @constant */
+                type: 'text';
+                text: string;
+                cache_control?: {
+                  /** @constant */
+                  type: 'ephemeral';
+                  /** @enum {string} */
+                  ttl?: '5m' | '1h';
+                } | null;
+                citations?: unknown[] | null;
+              }[];
+          tools?: {
+            /** @constant */
+            type?: 'custom';
+            name: string;
+            description?: string;
+            input_schema: {
+              /** @constant */
+              type: 'object';
+            } & {
+              [key: string]: unknown;
+            };
+            cache_control?: {
+              /** @constant */
+              type: 'ephemeral';
+              /** @enum {string} */
+              ttl?: '5m' | '1h';
+            } | null;
+          }[];
+          tool_choice?:
+            | {
+                /** @constant */
+                type: 'auto';
+                disable_parallel_tool_use?: boolean;
+              }
+            | {
+                /** @constant */
+                type: 'any';
+                disable_parallel_tool_use?: boolean;
+              }
+            | {
+                /** @constant */
+                type: 'tool';
+                name: string;
+                disable_parallel_tool_use?: boolean;
+              }
+            | {
+                /** @constant */
+                type: 'none';
+              };
+          thinking?:
+            | {
+                /** @constant */
+                type: 'enabled';
+                budget_tokens: number;
+                display?: 'summarized' | null;
+              }
+            | {
+                /** @constant */
+                type: 'disabled';
+              }
+            | {
+                /** @constant */
+                type: 'adaptive';
+                display?: 'summarized' | null;
+              };
+          output_config?: {
+            effort?: ('low' | 'medium' | 'high' | 'xhigh' | 'max') | null;
+            format?: {
+              /** @constant */
+              type: 'json_schema';
+              schema: {
+                [key: string]: unknown;
+              };
+            } | null;
+          };
+          cache_control?: {
+            /** @constant */
+            type: 'ephemeral';
+            /** @enum {string} */
+            ttl?: '5m' | '1h';
+          } | null;
+          top_k?: unknown;
+          container?: unknown;
+          mcp_servers?: unknown;
+          context_management?: {
+            [key: string]: unknown;
+          } | null;
+        };
+      };
+    };
+    responses: {
+      /** @description AnthropicTokenCount */
+      200: {
+        headers: {
+          /** @description Our request id (`req_…`), on every response, errors included */
+          'X-Service-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AnthropicTokenCount'];
+        };
+      };
+      400: components['responses']['AnthropicError400'];
+      401: components['responses']['AnthropicError401'];
+      403: components['responses']['AnthropicError403'];
+      404: components['responses']['AnthropicError404'];
+      408: components['responses']['AnthropicError408'];
+      413: components['responses']['AnthropicError413'];
+      415: components['responses']['AnthropicError415'];
+      429: components['responses']['AnthropicError429'];
+      431: components['responses']['AnthropicError431'];
+      500: components['responses']['AnthropicError500'];
+      503: components['responses']['AnthropicError503'];
+    };
+  };
+  post_v1_responses: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description A UUID naming this request; the same key replays the original answer */
+        'Idempotency-Key': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          model: string;
+          input:
+            | string
+            | (
+                | {
+                    /** @constant */
+                    type: 'message';
+                    id?: string | null;
+                    status?: ('in_progress' | 'completed' | 'incomplete') | null;
+                    /** @enum {string} */
+                    role: 'user' | 'assistant' | 'system' | 'developer';
+                    content:
+                      | string
+                      | (
+                          | {
+                              /** @constant */
+                              type: 'input_text';
+                              text: string;
+                            }
+                          | {
+                              /** @constant */
+                              type: 'input_image';
+                              image_url?: string | null;
+                              file_id?: string | null;
+                              detail?: ('auto' | 'low' | 'high') | null;
+                            }
+                          | {
+                              /** @constant */
+                              type: 'output_text';
+                              text: string;
+                              annotations?: unknown[];
+                              logprobs?: unknown[];
+                            }
+                          | {
+                              /** @constant */
+                              type: 'refusal';
+                              refusal: string;
+                            }
+                        )[];
+                  }
+                | {
+                    /** @constant */
+                    type: 'function_call';
+                    id?: string | null;
+                    status?: ('in_progress' | 'completed' | 'incomplete') | null;
+                    call_id: string;
+                    name: string;
+                    arguments: string;
+                  }
+                | {
+                    /** @constant */
+                    type: 'function_call_output';
+                    id?: string | null;
+                    status?: ('in_progress' | 'completed' | 'incomplete') | null;
+                    call_id: string;
+                    output:
+                      | string
+                      | (
+                          | {
+                              /** @constant */
+                              type: 'input_text';
+                              text: string;
+                            }
+                          | {
+                              /** @constant */
+                              type: 'input_image';
+                              image_url?: string | null;
+                              file_id?: string | null;
+                              detail?: ('auto' | 'low' | 'high') | null;
+                            }
+                          | {
+                              /** @constant */
+                              type: 'output_text';
+                              text: string;
+                              annotations?: unknown[];
+                              logprobs?: unknown[];
+                            }
+                          | {
+                              /** @constant */
+                              type: 'refusal';
+                              refusal: string;
+                            }
+                        )[];
+                  }
+                | {
+                    /** @constant */
+                    type: 'reasoning';
+                    id?: string | null;
+                    status?: ('in_progress' | 'completed' | 'incomplete') | null;
+                    summary: {
+                      /** @constant */
+                      type: 'summary_text';
+                      text: string;
+                    }[];
+                    content?:
+                      | {
+                          /** @constant */
+                          type: 'reasoning_text';
+                          text: string;
+                        }[]
+                      | null;
+                    encrypted_content?: string | null;
+                  }
+              )[];
+          instructions?: string | null;
+          previous_response_id?: string | null;
+          tools?:
+            | {
+                /** @constant */
+                type: 'function';
+                name: string;
+                description?: string | null;
+                parameters?: {
+                  [key: string]: unknown;
+                } | null;
+                strict?: boolean | null;
+              }[]
+            | null;
+          tool_choice?:
+            | (
+                | ('none' | 'auto' | 'required')
+                | {
+                    /** @constant */
+                    type: 'function';
+                    name: string;
+                  }
+                | {
+                    /** @constant */
+                    type: 'allowed_tools';
+                    /** @enum {string} */
+                    mode: 'auto' | 'required';
+                    tools: {
+                      /** @constant */
+                      type: 'function';
+                      name: string;
+                    }[];
+                  }
+              )
+            | null;
+          parallel_tool_calls?: boolean | null;
+          text?: {
+            format?:
+              | (
+                  | {
+                      /** @constant */
+                      type: 'text';
+                    }
+                  | {
+                      /** @constant */
+                      type: 'json_object';
+                    }
+                  | {
+                      /** @constant */
+                      type: 'json_schema';
+                      name: string;
+                      schema: {
+                        [key: string]: unknown;
+                      };
+                      description?: string | null;
+                      strict?: boolean | null;
+                    }
+                )
+              | null;
+            verbosity?: ('low' | 'medium' | 'high') | null;
+          } | null;
+          reasoning?: {
+            effort?: ('none' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh') | null;
+            summary?: ('auto' | 'concise' | 'detailed') | null;
+            generate_summary?: ('auto' | 'concise' | 'detailed') | null;
+          } | null;
+          max_output_tokens?: number | null;
+          include?: 'reasoning.encrypted_content'[] | null;
+          store?: boolean | null;
+          metadata?: {
+            [key: string]: string;
+          } | null;
+          stream?: boolean | null;
+          stream_options?: {
+            include_obfuscation?: boolean | null;
+          } | null;
+          temperature?: number | null;
+          top_p?: number | null;
+          user?: string | null;
+          safety_identifier?: string | null;
+          prompt_cache_key?: string | null;
+          service_tier?: string | null;
+          truncation?: 'disabled' | null;
+          background?: false | null;
+          conversation?: unknown;
+          prompt?: unknown;
+          top_logprobs?: unknown;
+          max_tool_calls?: unknown;
+        };
+      };
+    };
+    responses: {
+      /** @description ResponseObject */
+      200: {
+        headers: {
+          /** @description Our request id (`req_…`), on every response, errors included */
+          'X-Service-Request-Id'?: string;
+          /** @description `true` when this answer replays the original request with this Idempotency-Key */
+          'Idempotent-Replayed'?: 'true';
+          /** @description Request fields dropped because the upstream is not configured for them */
+          'X-Tollgate-Dropped-Fields'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ResponseObject'];
+          'text/event-stream': components['schemas']['ResponseStreamEvent'];
+        };
+      };
+      400: components['responses']['Error400'];
+      401: components['responses']['Error401'];
+      402: components['responses']['Error402'];
+      403: components['responses']['Error403'];
+      404: components['responses']['Error404'];
+      408: components['responses']['Error408'];
+      409: components['responses']['Error409'];
+      413: components['responses']['Error413'];
+      415: components['responses']['Error415'];
+      429: components['responses']['Error429'];
+      431: components['responses']['Error431'];
+      500: components['responses']['Error500'];
+      502: components['responses']['Error502'];
+      503: components['responses']['Error503'];
+      504: components['responses']['Error504'];
+    };
+  };
+  get_v1_responses_id: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description ResponseObject */
+      200: {
+        headers: {
+          /** @description Our request id (`req_…`), on every response, errors included */
+          'X-Service-Request-Id'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ResponseObject'];
+        };
+      };
+      400: components['responses']['Error400'];
+      401: components['responses']['Error401'];
+      404: components['responses']['Error404'];
+      408: components['responses']['Error408'];
+      429: components['responses']['Error429'];
+      431: components['responses']['Error431'];
+      500: components['responses']['Error500'];
+      503: components['responses']['Error503'];
     };
   };
   post_v1_embeddings: {

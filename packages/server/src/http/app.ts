@@ -21,6 +21,8 @@ import { registerAdmin } from './routes/admin.js';
 import { registerAdminStatements } from './routes/admin-statements.js';
 import { registerAssets } from './routes/assets.js';
 import { registerChat } from './routes/chat.js';
+import { registerMessages } from './routes/messages.js';
+import { registerResponses } from './routes/responses.js';
 import { registerEmbeddings } from './routes/embeddings.js';
 import { registerModels } from './routes/models.js';
 import { registerOperations } from './routes/operations.js';
@@ -154,6 +156,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     guardIdempotency(v1, deps.requests.records, deps.ids);
     registerModels(v1, deps);
     registerChat(v1, deps);
+    registerMessages(v1, deps);
+    registerResponses(v1, deps);
     registerEmbeddings(v1, deps);
     registerRerank(v1, deps);
     registerRequests(v1, deps);

@@ -31,6 +31,11 @@ export interface ChatTurnInput {
   readonly body: Record<string, unknown> | undefined;
   readonly dialect: ChatDialect;
   /**
+   * Fields of the caller's protocol taken and not sent upstream by a documented rule, named in
+   * `X-Tollgate-Dropped-Fields` before those the chat validation drops.
+   */
+  readonly dropped?: readonly string[];
+  /**
    * Runs once the request is validated and before anything is claimed: the model it resolved
    * to and the validated request (a dialect's own checks that need them).
    */
@@ -71,8 +76,8 @@ export async function runChatTurn(
   if (model.families.includes('ocr')) checkOcrRules(chat);
   checkCapabilities(model, chat.features);
   await input.validated?.(model, chat);
-  if (chat.dropped.length > 0)
-    void reply.header('x-tollgate-dropped-fields', chat.dropped.join(', '));
+  const dropped = [...(input.dropped ?? []), ...chat.dropped];
+  if (dropped.length > 0) void reply.header('x-tollgate-dropped-fields', dropped.join(', '));
   const url = chat.images.find((image) => image.kind === 'url');
   if (url !== undefined && !model.image_urls)
     throw invalidInput(

@@ -7,7 +7,7 @@ import { ApiError } from '../errors/api-error.js';
 import { heartbeatEveryMs } from '../requests/record-ages.js';
 import type { StreamEvent } from '../providers/openai-compatible/chat.js';
 import { toChatUsage } from '../providers/openai-compatible/chat.js';
-import type { StreamPresenter } from './dialects/chat-dialect.js';
+import { UnpresentableChunk, type StreamPresenter } from './dialects/chat-dialect.js';
 import type { RecordHeartbeat } from '../requests/record-heartbeat.js';
 import type { RecordedOutcome, Reserve } from '../requests/request-service.js';
 import type { RoutedCall } from '../routing/channel-router.js';
@@ -245,6 +245,7 @@ async function relayEvents(
     }
     return { kind: 'dropped', detail: 'stream closed without [DONE]' };
   } catch (error) {
+    if (error instanceof UnpresentableChunk) return { kind: 'invalid', detail: error.detail };
     if (stop.signal.aborted) return cut();
     if (error instanceof undiciErrors.BodyTimeoutError) return { kind: 'stalled' };
     return {

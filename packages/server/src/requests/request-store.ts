@@ -267,6 +267,13 @@ export class RequestStore {
         ]),
       )
       .executeTakeFirst();
-    return Number(result.numDeletedRows);
+    const purged = Number(result.numDeletedRows);
+    // A stored Responses turn lives as long as its record (migration 038-response-turns).
+    if (purged > 0)
+      await this.db
+        .deleteFrom('response_turns')
+        .where('id', 'not in', this.db.selectFrom('requests').select('requests.id'))
+        .execute();
+    return purged;
   }
 }

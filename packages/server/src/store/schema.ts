@@ -22,6 +22,7 @@ export interface Database {
   model_prices: ModelPriceTable;
   requests: RequestTable;
   conversations: ConversationTable;
+  response_turns: ResponseTurnTable;
   assets: AssetTable;
   asset_uses: AssetUseTable;
   asset_objects: AssetObjectTable;
@@ -99,6 +100,19 @@ export interface ConversationTable {
   pending_request_id: string | null;
   created_at: number;
   updated_at: number;
+}
+
+/** A stored Responses turn's input conversation (migration 038-response-turns). */
+export interface ResponseTurnTable {
+  /** The request id of the turn (`req_…`; its response is `resp_…`). */
+  id: string;
+  /** The key that made it; no other key may read or continue it. */
+  key_id: string;
+  /** JSON: the input items of the conversation up to and including this turn's. */
+  items: string;
+  /** JSON: what the response object repeats of its request (instructions, tools, …). */
+  echo: string;
+  created_at: number;
 }
 
 export interface AccountTable {

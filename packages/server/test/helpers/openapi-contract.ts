@@ -89,26 +89,38 @@ export class ContractChecker {
       ).toBe(true);
     } else if (type === 'text/event-stream') {
       expect(Object.keys(content)).toContain('text/event-stream');
-      const chunk = this.validatorFor('/components/schemas/ChatCompletionChunk');
-      const errorEvent = this.validatorFor('/components/schemas/ErrorBody');
-      const events = response.body
-        .split('\n\n')
-        .filter((event) => event.startsWith('data: '))
-        .map((event) => event.slice('data: '.length));
-      // A stream ends with `[DONE]`, or with one error event in OpenAI's shape (docs/chat.md).
-      const last = events.pop();
-      if (last !== '[DONE]') {
-        const valid = errorEvent(JSON.parse(last ?? 'null'));
-        expect(
-          valid,
-          `${operation} error event: ${this.ajv.errorsText(errorEvent.errors)}\n${last}`,
-        ).toBe(true);
-      }
-      for (const event of events) {
-        const valid = chunk(JSON.parse(event));
-        expect(valid, `${operation} chunk: ${this.ajv.errorsText(chunk.errors)}\n${event}`).toBe(
-          true,
-        );
+      const chunk = this.validatorFor(`${base}/content/text~1event-stream/schema`);
+      const frames = response.body.split('\n\n').filter((frame) => frame.trim() !== '');
+      if (frames.every((frame) => frame.startsWith('event: '))) {
+        // Named events (Responses, Anthropic Messages): each one's data is the stream schema,
+        // its ending included (docs/agents.md).
+        for (const frame of frames) {
+          const data = /^data: (.*)$/m.exec(frame)?.[1] ?? 'null';
+          const valid = chunk(JSON.parse(data));
+          expect(valid, `${operation} event: ${this.ajv.errorsText(chunk.errors)}\n${frame}`).toBe(
+            true,
+          );
+        }
+      } else {
+        const errorEvent = this.validatorFor('/components/schemas/ErrorBody');
+        const events = frames
+          .filter((event) => event.startsWith('data: '))
+          .map((event) => event.slice('data: '.length));
+        // A chat stream ends with `[DONE]`, or with one error event in OpenAI's shape (docs/chat.md).
+        const last = events.pop();
+        if (last !== '[DONE]') {
+          const valid = errorEvent(JSON.parse(last ?? 'null'));
+          expect(
+            valid,
+            `${operation} error event: ${this.ajv.errorsText(errorEvent.errors)}\n${last}`,
+          ).toBe(true);
+        }
+        for (const event of events) {
+          const valid = chunk(JSON.parse(event));
+          expect(valid, `${operation} chunk: ${this.ajv.errorsText(chunk.errors)}\n${event}`).toBe(
+            true,
+          );
+        }
       }
     } else if (response.statusCode !== 304) {
       expect(Object.keys(content), `${operation} ${status} ${type}`).toContain('*/*');

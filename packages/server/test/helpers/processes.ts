@@ -1,17 +1,25 @@
 import net from 'node:net';
 import { runCli } from '../../src/cli/main.js';
 
-/** A free loopback port (listen on 0, read it, close). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/**
+ * A free loopback port for a process a test starts, chosen below Linux's ephemeral range
+ * (32768 and up by default): a port the kernel hands out for `listen(0)` elsewhere in the run
+ * (every in-process gateway and simulator) can then never take it between this check and the
+ * process's own listen, which is how a port from `listen(0)` raced with them.
+ */
+export async function freePort(): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt += 1) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    if (await isFree(port)) return port;
+  }
+  throw new Error('no free port between 20000 and 32000 after 50 tries');
+}
+
+function isFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        resolve(typeof address === 'object' && address !== null ? address.port : 0),
-      );
-    });
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
   });
 }
 

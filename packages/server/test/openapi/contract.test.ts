@@ -120,6 +120,50 @@ describeEachDialect('every /v1 answer matches the OpenAPI document on $name', (d
     await call('POST /v1/rerank', '/v1/rerank', { body: { model: 'sim-rerank' } });
   });
 
+  it('responses: plain, streamed, read back', async () => {
+    const made = await call('POST /v1/responses', '/v1/responses', {
+      body: { model: 'sim-chat', input: 'hello', metadata: { run: 'contract' } },
+    });
+    const streamed = await call('POST /v1/responses', '/v1/responses', {
+      body: { model: 'sim-chat', input: 'hello', stream: true },
+    });
+    expect(streamed.headers['content-type']).toContain('text/event-stream');
+    await call('POST /v1/responses', '/v1/responses', {
+      body: { model: 'sim-chat', input: 'x', tools: [{ type: 'web_search' }] },
+    });
+    const id = made.json<{ id: string }>().id;
+    await call('GET /v1/responses/{id}', `/v1/responses/${id}`);
+    await call('GET /v1/responses/{id}', '/v1/responses/resp_000000000missing');
+  });
+
+  it('anthropic messages: plain, streamed, count_tokens, in their own error shape', async () => {
+    const message = {
+      model: 'sim-chat',
+      max_tokens: 64,
+      messages: [{ role: 'user', content: 'hello' }],
+    };
+    const headers = { 'anthropic-version': '2023-06-01' };
+    await call('POST /v1/messages', '/v1/messages', { body: message, headers });
+    const streamed = await call('POST /v1/messages', '/v1/messages', {
+      body: { ...message, stream: true },
+      headers,
+    });
+    expect(streamed.headers['content-type']).toContain('text/event-stream');
+    await call('POST /v1/messages', '/v1/messages', {
+      body: { ...message, top_k: 3 },
+      headers,
+    });
+    const { max_tokens: _max, ...counted } = message;
+    await call('POST /v1/messages/count_tokens', '/v1/messages/count_tokens', {
+      body: counted,
+      headers,
+    });
+    await call('POST /v1/messages/count_tokens', '/v1/messages/count_tokens', {
+      body: { ...counted, model: 'no-such-model' },
+      headers,
+    });
+  });
+
   it('records: read, look up, list, settle', async () => {
     const idempotencyKey = randomUUID();
     const embedded = await call('POST /v1/embeddings', '/v1/embeddings', {

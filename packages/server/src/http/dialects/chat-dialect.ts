@@ -37,7 +37,10 @@ export interface StreamPresenter {
   readonly chunks: number;
   /** Frames sent as soon as the upstream stream is open, before any chunk. */
   opening(): SseFrame[];
-  /** The frames one checked upstream chunk becomes (none: nothing to send). */
+  /**
+   * The frames one checked upstream chunk becomes (none: nothing to send). Throws
+   * `UnpresentableChunk` for a chunk the protocol cannot present truthfully.
+   */
   relay(chunk: UpstreamChunk): SseFrame[];
   /** What the caller was sent, for zero-completion insurance (chat/zero-completion.ts). */
   seen(completionTokens: number | undefined): AnswerSeen;
@@ -47,4 +50,17 @@ export interface StreamPresenter {
   completed(usage: ChatUsage): SseFrame[];
   /** The frames that end a stream with this error body (the spec's error shape). */
   failed(errorBody: unknown): SseFrame[];
+}
+
+/**
+ * A checked upstream chunk that the caller's protocol cannot present truthfully (Anthropic's
+ * tool_use input must be a JSON object; a chat tool call's arguments may not be one). Thrown by
+ * `StreamPresenter.relay`: the stream ends as a chunk that fails the boundary schema does
+ * (docs/billing.md, "Stream endings": an error event, submission_unknown, hold kept).
+ */
+export class UnpresentableChunk extends Error {
+  override readonly name = 'UnpresentableChunk';
+  constructor(readonly detail: string) {
+    super(detail);
+  }
 }

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { wireSchemas } from '@tollgate/protocol/wire-schemas';
 import { FORWARDED, REBUILT, SPECIAL } from '../../chat/validate-chat.js';
 import { REQUEST_FIELDS } from '../../chat/request-fields.js';
@@ -130,7 +131,9 @@ function describe(operation: OperationObject, documented: Operation, name: strin
   for (const [status, success] of Object.entries(documented.success))
     responses[status] = successResponse(success, documented, name);
   for (const status of documented.errors)
-    responses[String(status)] = { $ref: `#/components/responses/${errorResponseName(status)}` };
+    responses[String(status)] = {
+      $ref: `#/components/responses/${errorResponseName(status, documented)}`,
+    };
   const requestBody = requestBodyOf(documented) ?? operation['requestBody'];
   const { responses: _generated, ...rest } = operation;
   return {
@@ -147,7 +150,7 @@ function successResponse(success: Success, documented: Operation, name: string):
   const headers: Json = { 'X-Service-Request-Id': HEADERS['X-Service-Request-Id'] };
   if (documented.idempotent === true)
     headers['Idempotent-Replayed'] = HEADERS['Idempotent-Replayed'];
-  if (documented.body === 'chat')
+  if (documented.dropsFields === true)
     headers['X-Tollgate-Dropped-Fields'] = HEADERS['X-Tollgate-Dropped-Fields'];
   if ('binary' in success)
     return {
@@ -161,7 +164,14 @@ function successResponse(success: Success, documented: Operation, name: string):
   const content: Json = { 'application/json': { schema: oneOf(names) } };
   // OpenAPI 3.1 has no schema for the items of a stream (3.2's `itemSchema`): the schema of a
   // `text/event-stream` answer is that of one `data:` event, as generators read it.
-  if ('stream' in success)
+  if ('stream' in success && success.named === true)
+    content['text/event-stream'] = {
+      schema: {
+        description: `Server-sent events (\`stream: true\`): every event has an \`event:\` line naming it, and its \`data:\` is one JSON ${success.stream} whose \`type\` repeats the name, the stream's ending included (docs/agents.md)`,
+        $ref: `#/components/schemas/${success.stream}`,
+      },
+    };
+  else if ('stream' in success)
     content['text/event-stream'] = {
       schema: {
         description: `Server-sent events (\`stream: true\`): each \`data:\` event is one JSON ${success.stream}; the stream ends with \`data: [DONE]\`, or instead with one error event, an ErrorBody (docs/chat.md)`,
@@ -174,24 +184,37 @@ function successResponse(success: Success, documented: Operation, name: string):
   return { description: names.join(' or '), headers, content };
 }
 
-/** One shared response per error status, listing that status's codes. */
+/**
+ * One shared response per error status and error shape: the spec's (listing that status's
+ * codes), and Anthropic's for the routes that answer in it (`anthropicErrors`).
+ */
 function errorResponses(): Json {
-  const statuses = new Set(Object.values(OPERATIONS).flatMap((operation) => operation.errors));
-  return Object.fromEntries(
-    [...statuses].sort().map((status) => [errorResponseName(status), errorResponse(status)]),
+  const entries = Object.values(OPERATIONS).flatMap((operation) =>
+    operation.errors.map(
+      (status) => [errorResponseName(status, operation), errorResponse(status, operation)] as const,
+    ),
   );
+  return Object.fromEntries(entries.sort(([a], [b]) => a.localeCompare(b)));
 }
 
-function errorResponseName(status: number): string {
-  return `Error${status}`;
+function errorResponseName(status: number, operation: Operation): string {
+  return operation.anthropicErrors === true ? `AnthropicError${status}` : `Error${status}`;
 }
 
-function errorResponse(status: number): Json {
+function errorResponse(status: number, operation: Operation): Json {
   const headers: Json = { 'X-Service-Request-Id': HEADERS['X-Service-Request-Id'] };
   if (status === 429) headers['Retry-After'] = { ...HEADERS['Retry-After'], required: true };
   // SERVICE_UNAVAILABLE (the database could not be used) carries it; MODEL_UNAVAILABLE need not.
   if (status === 503) headers['Retry-After'] = HEADERS['Retry-After'];
   const codes = codesOf(status);
+  if (operation.anthropicErrors === true)
+    return {
+      description: `Error in Anthropic's shape (docs/anthropic-messages.md): ${codes.join(', ')}`,
+      headers,
+      content: {
+        'application/json': { schema: { $ref: '#/components/schemas/AnthropicErrorBody' } },
+      },
+    };
   return {
     description: `Error: ${codes.join(', ')}`,
     headers,
@@ -222,7 +245,21 @@ function requestBodyOf(documented: Operation): Json | undefined {
     };
   if (documented.body === 'chat')
     return { required: true, content: { 'application/json': { schema: chatRequestSchema() } } };
+  if (typeof documented.body === 'object')
+    return {
+      required: true,
+      content: { 'application/json': { schema: zodBodySchema(documented.body.zod) } },
+    };
   return undefined;
+}
+
+/** A body's JSON Schema from its zod schema, as the caller sends it (before any defaults). */
+function zodBodySchema(schema: z.ZodType): Json {
+  const { $schema: _dialect, ...json } = z.toJSONSchema(schema, {
+    io: 'input',
+    unrepresentable: 'any',
+  });
+  return json;
 }
 
 /**

@@ -1,4 +1,10 @@
 import { errorStatus } from '@tollgate/protocol';
+import type { z } from 'zod';
+import { responsesBodySchema } from '../dialects/responses/responses-request.js';
+import {
+  countTokensBodySchema,
+  messagesBodySchema,
+} from '../dialects/messages/messages-request.js';
 
 /**
  * What each `/v1` operation answers, by status: the protocol type of each success body (its
@@ -9,7 +15,12 @@ import { errorStatus } from '@tollgate/protocol';
  */
 export type Success =
   | { readonly json: string | readonly string[] }
-  | { readonly stream: string; readonly json: string }
+  /**
+   * `stream: true` answers server-sent events: `data:` events of chat chunks ending in `[DONE]`
+   * or an `ErrorBody`; with `named`, every event has an `event:` line and its data is one
+   * `stream` object, the ending included (Responses, Anthropic Messages).
+   */
+  | { readonly stream: string; readonly json: string; readonly named?: true }
   | { readonly binary: true };
 
 export interface Operation {
@@ -18,8 +29,15 @@ export interface Operation {
   readonly errors: readonly number[];
   /** A business POST: requires `Idempotency-Key`; a replay carries `Idempotent-Replayed`. */
   readonly idempotent?: true;
-  /** The route reads the body itself (no Fastify body schema): what it accepts. */
-  readonly body?: 'chat' | 'upload' | 'empty';
+  /**
+   * The route reads the body itself (no Fastify body schema): what it accepts; a zod schema is
+   * the body's own (its JSON Schema is generated from it).
+   */
+  readonly body?: 'chat' | 'upload' | 'empty' | { readonly zod: z.ZodType };
+  /** Fields may be taken and not sent upstream by a documented rule (`X-Tollgate-Dropped-Fields`). */
+  readonly dropsFields?: true;
+  /** Errors read in Anthropic's shape (`AnthropicErrorBody`) instead of the spec's. */
+  readonly anthropicErrors?: true;
 }
 
 /**
@@ -58,6 +76,38 @@ export const OPERATIONS: Readonly<Record<string, Operation>> = {
     errors: BILLED,
     idempotent: true,
     body: 'chat',
+    dropsFields: true,
+  },
+  'POST /v1/responses': {
+    summary:
+      'OpenAI Responses API on the chat core; `stream: true` answers its named events (docs/agents.md)',
+    success: { 200: { json: 'ResponseObject', stream: 'ResponseStreamEvent', named: true } },
+    errors: BILLED,
+    idempotent: true,
+    body: { zod: responsesBodySchema },
+    dropsFields: true,
+  },
+  'GET /v1/responses/{id}': {
+    summary: 'A stored response of this key (not with `store: false`)',
+    success: { 200: { json: 'ResponseObject' } },
+    errors: BASE,
+  },
+  'POST /v1/messages': {
+    summary:
+      'Anthropic Messages API on the chat core; `stream: true` answers Anthropic’s named events, errors read in Anthropic’s shape (docs/anthropic-messages.md)',
+    success: { 200: { json: 'AnthropicMessage', stream: 'AnthropicStreamEvent', named: true } },
+    errors: BILLED,
+    idempotent: true,
+    body: { zod: messagesBodySchema },
+    dropsFields: true,
+    anthropicErrors: true,
+  },
+  'POST /v1/messages/count_tokens': {
+    summary: 'An estimate of the input tokens of a Messages body; nothing billed or recorded',
+    success: { 200: { json: 'AnthropicTokenCount' } },
+    errors: [...BODY, 403],
+    body: { zod: countTokensBodySchema },
+    anthropicErrors: true,
   },
   'POST /v1/embeddings': {
     summary: 'Embeddings (OpenAI-compatible)',

@@ -15,17 +15,26 @@ declare module 'fastify' {
  * `request.headers` has already dropped the duplicates.
  */
 export function soleAuthorizationHeader(request: FastifyRequest): string | undefined {
+  return soleCredentialHeader(request, 'authorization', 'Authorization');
+}
+
+function soleCredentialHeader(
+  request: FastifyRequest,
+  name: 'authorization' | 'x-api-key',
+  spelled: string,
+): string | undefined {
   const raw = request.raw.rawHeaders;
   let count = 0;
   for (let index = 0; index < raw.length; index += 2)
-    if (raw[index]?.toLowerCase() === 'authorization') count += 1;
+    if (raw[index]?.toLowerCase() === name) count += 1;
   if (count > 1)
     throw new ApiError(
       'API_KEY_INVALID',
-      `send exactly one Authorization header; this request has ${count}`,
-      'Authorization',
+      `send exactly one ${spelled} header; this request has ${count}`,
+      spelled,
     );
-  return request.headers.authorization;
+  const value = request.headers[name];
+  return typeof value === 'string' ? value : undefined;
 }
 
 /** Reads `Authorization: Bearer <key>`; anything else in that header is malformed. */
@@ -38,8 +47,39 @@ export function bearerToken(request: FastifyRequest): string | undefined {
   return match[1];
 }
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * The route speaks a protocol whose clients send the key as `x-api-key` (Anthropic's
+     * Messages routes). Elsewhere that header is not a credential, as before.
+     */
+    acceptsXApiKey?: boolean;
+  }
+}
+
 /**
- * Every route in this scope needs a valid API key, used from an address its `allowed_ips`
+ * The API key of a request: `Authorization: Bearer <key>`, or, on the routes of Anthropic's
+ * protocol (`acceptsXApiKey`), `x-api-key: <key>` as Anthropic's clients send it
+ * (docs/anthropic-messages.md, "Authentication"). Both may be sent when they name the same key;
+ * two different keys are refused (401), since which one counts would be a guess.
+ */
+export function apiKeyOf(request: FastifyRequest): string | undefined {
+  const bearer = bearerToken(request);
+  if (request.routeOptions.config.acceptsXApiKey !== true) return bearer;
+  const header = soleCredentialHeader(request, 'x-api-key', 'x-api-key');
+  const apiKey = header?.trim();
+  if (apiKey === undefined || apiKey === '') return bearer;
+  if (bearer !== undefined && bearer !== apiKey)
+    throw new ApiError(
+      'API_KEY_INVALID',
+      'Authorization and x-api-key name different keys; send one key, in one of them',
+      'x-api-key',
+    );
+  return apiKey;
+}
+
+/**
+ * Every route in this scope needs a valid API key (`apiKeyOf`), used from an address its `allowed_ips`
  * admits (the client address: `request.clientAddress`, auth/client-address.ts). The refusal names the
  * rule, never the key's list (which would tell a thief where to stand). `admit` runs next in the
  * same hook, once the key is known (the rate limits): one hook per request rather than two.
@@ -51,7 +91,7 @@ export function requireApiKey(
 ): void {
   scope.decorateRequest('principal', undefined);
   scope.addHook('onRequest', async (request) => {
-    const principal = await keys.authenticate(bearerToken(request));
+    const principal = await keys.authenticate(apiKeyOf(request));
     if (principal.addressAllowed != null && !principal.addressAllowed(request.clientAddress))
       throw new ApiError(
         'PERMISSION_DENIED',

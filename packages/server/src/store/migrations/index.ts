@@ -30,6 +30,7 @@ import * as deploymentSettings from './033-deployment-settings.js';
 import * as consoleEmailCanonical from './034-console-email-canonical.js';
 import * as refundOwed from './036-refund-owed.js';
 import * as keyIdempotency from './037-key-idempotency.js';
+import * as responseTurns from './038-response-turns.js';
 
 /**
  * Versioned migrations, applied in name order at start. Never edit a released migration: add
@@ -67,6 +68,7 @@ const migrations: Record<string, Migration> = {
   '034-console-email-canonical': consoleEmailCanonical,
   '036-refund-owed': refundOwed,
   '037-key-idempotency': keyIdempotency,
+  '038-response-turns': responseTurns,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,0 +1,51 @@
+import type { z } from 'zod';
+import { invalidInput, type ApiError } from './api-error.js';
+
+/**
+ * Parses a request body with its zod schema (the one validation style of the protocols' bodies:
+ * the TypeScript type is derived from the same schema). The first issue becomes the spec's 400
+ * `INVALID_INPUT` naming the field by its dotted path (`messages.2.content.0.source`, `input.1`),
+ * or `body` for the body itself; a field the schema does not know is named as such.
+ */
+export function parseInput<Schema extends z.ZodType>(
+  schema: Schema,
+  body: unknown,
+): z.output<Schema> {
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw invalidInput('body', 'must be a JSON object');
+  const parsed = schema.safeParse(body, { reportInput: true });
+  if (parsed.success) return parsed.data;
+  const first = parsed.error.issues[0];
+  throw first === undefined ? invalidInput('body', 'is not valid') : issueError(first, []);
+}
+
+/**
+ * One zod issue as a 400. A union reports each branch it tried; the branch that got furthest
+ * into the value is the one the caller meant (a content array, not a string).
+ */
+function issueError(issue: z.core.$ZodIssue, prefix: readonly PropertyKey[]): ApiError {
+  const path = [...prefix, ...issue.path];
+  if (issue.code === 'invalid_union' && issue.errors.length > 0) {
+    const deepest = issue.errors
+      .map((branch) => branch[0])
+      .filter((first) => first !== undefined)
+      .sort((a, b) => depth(b) - depth(a))[0];
+    if (deepest !== undefined) return issueError(deepest, path);
+  }
+  if (issue.code === 'unrecognized_keys')
+    return invalidInput(dotted([...path, issue.keys[0] ?? '']), 'is not a known field');
+  if (issue.code === 'invalid_type' && issue.input === undefined)
+    return invalidInput(dotted(path), 'is required');
+  return invalidInput(dotted(path), issue.message);
+}
+
+function depth(issue: z.core.$ZodIssue): number {
+  if (issue.code === 'invalid_union') {
+    const inner = issue.errors.map((branch) => (branch[0] === undefined ? 0 : depth(branch[0])));
+    return issue.path.length + Math.max(0, ...inner);
+  }
+  return issue.path.length;
+}
+
+const dotted = (path: readonly PropertyKey[]) =>
+  path.length === 0 ? 'body' : path.map(String).join('.');

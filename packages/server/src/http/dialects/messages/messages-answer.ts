@@ -1,0 +1,118 @@
+import type {
+  AnthropicContentBlock,
+  AnthropicMessage,
+  AnthropicStopReason,
+  AnthropicUsage,
+} from '@tollgate/protocol';
+import type { ChatUsage } from '../../../chat/chat-types.js';
+import { unverifiableBody } from '../../../providers/upstream-error.js';
+import type { UpstreamCompletion } from '../../../providers/openai-compatible/chat-schemas.js';
+import type { AnswerNames } from '../chat-dialect.js';
+import { tollgateSignature } from './thinking-signature.js';
+
+/** `msg_` and the request id without its `req_` prefix: the record is found by either. */
+export function messageId(requestId: string): string {
+  return `msg_${requestId.startsWith('req_') ? requestId.slice('req_'.length) : requestId}`;
+}
+
+/**
+ * Chat's finish reason in Anthropic's terms. A chat upstream does not say whether a stop
+ * sequence ended the answer (its `stop` covers both), so `stop` is always `end_turn`. An
+ * unknown finish reason reads as `end_turn` too; none at all is `null`.
+ */
+export function stopReason(finishReason: string | null): AnthropicStopReason | null {
+  switch (finishReason) {
+    case null:
+      return null;
+    case 'length':
+      return 'max_tokens';
+    case 'tool_calls':
+    case 'function_call':
+      return 'tool_use';
+    case 'content_filter':
+      return 'refusal';
+    default:
+      return 'end_turn';
+  }
+}
+
+/** Anthropic's usage: `input_tokens` excludes the cached input read (`cache_read_input_tokens`). */
+export function anthropicUsage(usage: ChatUsage): AnthropicUsage {
+  return {
+    input_tokens: usage.promptTokens - usage.cachedTokens,
+    output_tokens: usage.completionTokens,
+    cache_read_input_tokens: usage.cachedTokens,
+    cache_creation_input_tokens: 0,
+  };
+}
+
+/**
+ * A chat tool call's arguments as a tool_use `input`: the text parsed, and a JSON object (an
+ * empty text is `{}`, as some upstreams send for a tool without parameters). `undefined`: not an
+ * object, which the caller must never receive as one.
+ */
+export function toolInput(argumentsText: string): Record<string, unknown> | undefined {
+  if (argumentsText.trim() === '') return {};
+  try {
+    const parsed: unknown = JSON.parse(argumentsText);
+    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)
+      ? (parsed as Record<string, unknown>)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The message object around its blocks: the answer, and the record's body, of every request. */
+export function messageOf(
+  names: AnswerNames,
+  content: AnthropicContentBlock[],
+  finishReason: string | null,
+  usage: ChatUsage,
+): AnthropicMessage {
+  return {
+    id: messageId(names.requestId),
+    type: 'message',
+    role: 'assistant',
+    model: names.model,
+    content,
+    stop_reason: stopReason(finishReason),
+    stop_sequence: null,
+    usage: anthropicUsage(usage),
+  };
+}
+
+/**
+ * The plain answer: thinking (Tollgate-signed), text (content, else a refusal's text), then a
+ * tool_use per tool call. A tool call whose arguments are not a JSON object makes the answer
+ * unverifiable (an upstream error, `submission_unknown`, hold kept: the upstream did the work),
+ * exactly as an answer failing the boundary schema.
+ */
+export function plainMessage(
+  completion: UpstreamCompletion,
+  usage: ChatUsage,
+  names: AnswerNames,
+): AnthropicMessage {
+  const choice = completion.choices[0];
+  const message = choice?.message;
+  const content: AnthropicContentBlock[] = [];
+  const reasoning = message?.reasoning_content ?? '';
+  if (reasoning !== '')
+    content.push({
+      type: 'thinking',
+      thinking: reasoning,
+      signature: tollgateSignature(reasoning),
+    });
+  const text = message?.content ?? message?.refusal ?? '';
+  if (text !== '') content.push({ type: 'text', text });
+  for (const call of message?.tool_calls ?? []) {
+    const input = toolInput(call.function.arguments);
+    if (input === undefined)
+      throw unverifiableBody(
+        null,
+        `tool call ${call.id} has arguments that are not a JSON object; a tool_use input must be one`,
+      );
+    content.push({ type: 'tool_use', id: call.id, name: call.function.name, input });
+  }
+  return messageOf(names, content, choice?.finish_reason ?? null, usage);
+}

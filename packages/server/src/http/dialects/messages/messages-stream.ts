@@ -1,0 +1,242 @@
+import type {
+  AnthropicContentBlock,
+  AnthropicMessage,
+  AnthropicStreamEvent,
+} from '@tollgate/protocol';
+import type { ChatUsage } from '../../../chat/chat-types.js';
+import type { AnswerSeen } from '../../../chat/zero-completion.js';
+import type { UpstreamChunk } from '../../../providers/openai-compatible/chat-schemas.js';
+import type { SseFrame } from '../../sse.js';
+import { UnpresentableChunk, type AnswerNames, type StreamPresenter } from '../chat-dialect.js';
+import { anthropicStreamError } from './anthropic-errors.js';
+import { messageOf, toolInput } from './messages-answer.js';
+import { tollgateSignature } from './thinking-signature.js';
+
+const ZERO_USAGE: ChatUsage = {
+  promptTokens: 0,
+  completionTokens: 0,
+  cachedTokens: 0,
+  reasoningTokens: 0,
+};
+
+/** A tool call being streamed as a tool_use block. */
+interface OpenTool {
+  readonly kind: 'tool_use';
+  readonly index: number;
+  readonly chatIndex: number;
+  readonly id: string;
+  readonly name: string;
+  arguments: string;
+}
+
+type OpenBlock =
+  | { readonly kind: 'thinking'; readonly index: number; thinking: string }
+  | { readonly kind: 'text'; readonly index: number; text: string }
+  | OpenTool;
+
+/**
+ * One streamed answer as Anthropic names its events: `message_start` and a `ping` as soon as the
+ * upstream is open; then per content block `content_block_start`, its deltas
+ * (`thinking_delta` then `signature_delta`, `text_delta`, `input_json_delta`) and
+ * `content_block_stop`, indexed from 0 in order; then `message_delta` (stop reason, usage) and
+ * `message_stop`. Every frame is named: Anthropic's SDK skips a frame without an event name.
+ *
+ * A block is closed when the next kind of output begins, and at the latest at the finish reason
+ * or the usage chunk, which always pass through `relay` before the stream can complete: so every
+ * tool call's arguments are checked (a JSON object) before its block stops and before the stream
+ * may succeed. Arguments that are not one end the stream as an unverifiable chunk
+ * (`UnpresentableChunk`: submission_unknown, hold kept, an `event: error`).
+ */
+export class MessagesStream implements StreamPresenter {
+  chunks = 0;
+  private readonly blocks: AnthropicContentBlock[] = [];
+  private open: OpenBlock | undefined;
+  /** Chat tool call indexes whose block has stopped: their arguments may not continue. */
+  private readonly closedTools = new Set<number>();
+  private finishReason: string | null = null;
+
+  constructor(private readonly names: AnswerNames) {}
+
+  opening(): SseFrame[] {
+    const start: AnthropicMessage = messageOf(this.names, [], null, ZERO_USAGE);
+    return [frame({ type: 'message_start', message: start }), frame({ type: 'ping' })];
+  }
+
+  relay(chunk: UpstreamChunk): SseFrame[] {
+    const frames: SseFrame[] = [];
+    // A chat-completions answer here has one choice (`n` is 1).
+    const choice = chunk.choices[0];
+    if (choice !== undefined) {
+      this.chunks += 1;
+      const delta = choice.delta;
+      const reasoning = delta.reasoning_content ?? '';
+      if (reasoning !== '') frames.push(...this.thinkingDelta(reasoning));
+      const text = (delta.content ?? '') + (delta.refusal ?? '');
+      if (text !== '') frames.push(...this.textDelta(text));
+      for (const call of delta.tool_calls ?? []) frames.push(...this.toolDelta(call));
+      if (choice.finish_reason != null) {
+        this.finishReason = choice.finish_reason;
+        frames.push(...this.close());
+      }
+    }
+    if (chunk.usage != null) frames.push(...this.close());
+    return frames;
+  }
+
+  seen(completionTokens: number | undefined): AnswerSeen {
+    return {
+      producedOutput: this.blocks.length > 0 || this.open !== undefined,
+      finishReason: this.finishReason,
+      completionTokens,
+    };
+  }
+
+  assembled(usage: ChatUsage): AnthropicMessage {
+    return messageOf(this.names, [...this.blocks], this.finishReason, usage);
+  }
+
+  completed(usage: ChatUsage): SseFrame[] {
+    const message = this.assembled(usage);
+    return [
+      // The usage chunk closed every block already (see the class comment).
+      ...this.close(),
+      frame({
+        type: 'message_delta',
+        delta: { stop_reason: message.stop_reason, stop_sequence: message.stop_sequence },
+        usage: message.usage,
+      }),
+      frame({ type: 'message_stop' }),
+    ];
+  }
+
+  failed(errorBody: unknown): SseFrame[] {
+    return [frame(anthropicStreamError(errorBody))];
+  }
+
+  private thinkingDelta(thinking: string): SseFrame[] {
+    const frames: SseFrame[] = [];
+    let open = this.open;
+    if (open?.kind !== 'thinking') {
+      frames.push(...this.close());
+      open = { kind: 'thinking', index: this.blocks.length, thinking: '' };
+      frames.push(this.begin(open));
+    }
+    open.thinking += thinking;
+    frames.push(
+      frame({
+        type: 'content_block_delta',
+        index: open.index,
+        delta: { type: 'thinking_delta', thinking },
+      }),
+    );
+    return frames;
+  }
+
+  private textDelta(text: string): SseFrame[] {
+    const frames: SseFrame[] = [];
+    let open = this.open;
+    if (open?.kind !== 'text') {
+      frames.push(...this.close());
+      open = { kind: 'text', index: this.blocks.length, text: '' };
+      frames.push(this.begin(open));
+    }
+    open.text += text;
+    frames.push(
+      frame({
+        type: 'content_block_delta',
+        index: open.index,
+        delta: { type: 'text_delta', text },
+      }),
+    );
+    return frames;
+  }
+
+  private toolDelta(
+    call: NonNullable<UpstreamChunk['choices'][number]['delta']['tool_calls']>[number],
+  ): SseFrame[] {
+    if (this.closedTools.has(call.index))
+      throw new UnpresentableChunk(
+        `tool call ${call.index} went on after the next block began; a tool_use block cannot be reopened`,
+      );
+    const frames: SseFrame[] = [];
+    let open = this.open;
+    if (open?.kind !== 'tool_use' || open.chatIndex !== call.index) {
+      const id = call.id ?? '';
+      const name = call.function?.name ?? '';
+      if (id === '' || name === '')
+        throw new UnpresentableChunk(`tool call ${call.index} began without an id and a name`);
+      frames.push(...this.close());
+      open = {
+        kind: 'tool_use',
+        index: this.blocks.length,
+        chatIndex: call.index,
+        id,
+        name,
+        arguments: '',
+      };
+      frames.push(this.begin(open));
+    } else if ((call.function?.name ?? '') !== '') {
+      throw new UnpresentableChunk(`tool call ${call.index} changed its name after it began`);
+    }
+    const partial = call.function?.arguments ?? '';
+    if (partial !== '') {
+      open.arguments += partial;
+      frames.push(
+        frame({
+          type: 'content_block_delta',
+          index: open.index,
+          delta: { type: 'input_json_delta', partial_json: partial },
+        }),
+      );
+    }
+    return frames;
+  }
+
+  /** Opens `block` (the open one was closed first): its `content_block_start`. */
+  private begin(block: OpenBlock): SseFrame {
+    this.open = block;
+    const contentBlock: AnthropicContentBlock =
+      block.kind === 'thinking'
+        ? { type: 'thinking', thinking: '', signature: '' }
+        : block.kind === 'text'
+          ? { type: 'text', text: '' }
+          : { type: 'tool_use', id: block.id, name: block.name, input: {} };
+    return frame({ type: 'content_block_start', index: block.index, content_block: contentBlock });
+  }
+
+  /** Stops the open block, if any: a thinking block gets its signature first; a tool use is checked. */
+  private close(): SseFrame[] {
+    const open = this.open;
+    if (open === undefined) return [];
+    const frames: SseFrame[] = [];
+    if (open.kind === 'thinking') {
+      const signature = tollgateSignature(open.thinking);
+      frames.push(
+        frame({
+          type: 'content_block_delta',
+          index: open.index,
+          delta: { type: 'signature_delta', signature },
+        }),
+      );
+      this.blocks.push({ type: 'thinking', thinking: open.thinking, signature });
+    } else if (open.kind === 'text') {
+      this.blocks.push({ type: 'text', text: open.text });
+    } else {
+      const input = toolInput(open.arguments);
+      if (input === undefined)
+        throw new UnpresentableChunk(
+          `tool call ${open.id} has arguments that are not a JSON object; a tool_use input must be one`,
+        );
+      this.closedTools.add(open.chatIndex);
+      this.blocks.push({ type: 'tool_use', id: open.id, name: open.name, input });
+    }
+    this.open = undefined;
+    frames.push(frame({ type: 'content_block_stop', index: open.index }));
+    return frames;
+  }
+}
+
+/** A named frame: its event name is its `type`, as Anthropic sends them. */
+function frame(event: AnthropicStreamEvent): SseFrame {
+  return { event: event.type, data: JSON.stringify(event) };
+}
