@@ -2226,6 +2226,24 @@ export interface operations {
                         }
                     )[];
               }
+            | {
+                /** @constant */
+                role: 'system';
+                content:
+                  | string
+                  | {
+                      /** @constant */
+                      type: 'text';
+                      text: string;
+                      cache_control?: {
+                        /** @constant */
+                        type: 'ephemeral';
+                        /** @enum {string} */
+                        ttl?: '5m' | '1h';
+                      } | null;
+                      citations?: unknown[] | null;
+                    }[];
+              }
           )[];
           system?:
             | string
@@ -2258,6 +2276,7 @@ export interface operations {
               /** @enum {string} */
               ttl?: '5m' | '1h';
             } | null;
+            defer_loading?: boolean | null;
           }[];
           tool_choice?:
             | {
@@ -2285,7 +2304,7 @@ export interface operations {
                 /** @constant */
                 type: 'enabled';
                 budget_tokens: number;
-                display?: 'summarized' | null;
+                display?: ('summarized' | 'omitted') | null;
               }
             | {
                 /** @constant */
@@ -2294,7 +2313,7 @@ export interface operations {
             | {
                 /** @constant */
                 type: 'adaptive';
-                display?: 'summarized' | null;
+                display?: ('summarized' | 'omitted') | null;
               };
           output_config?: {
             effort?: ('low' | 'medium' | 'high' | 'xhigh' | 'max') | null;
@@ -2518,6 +2537,24 @@ export interface operations {
                         }
                     )[];
               }
+            | {
+                /** @constant */
+                role: 'system';
+                content:
+                  | string
+                  | {
+                      /** @constant */
+                      type: 'text';
+                      text: string;
+                      cache_control?: {
+                        /** @constant */
+                        type: 'ephemeral';
+                        /** @enum {string} */
+                        ttl?: '5m' | '1h';
+                      } | null;
+                      citations?: unknown[] | null;
+                    }[];
+              }
           )[];
           system?:
             | string
@@ -2550,6 +2587,7 @@ export interface operations {
               /** @enum {string} */
               ttl?: '5m' | '1h';
             } | null;
+            defer_loading?: boolean | null;
           }[];
           tool_choice?:
             | {
@@ -2577,7 +2615,7 @@ export interface operations {
                 /** @constant */
                 type: 'enabled';
                 budget_tokens: number;
-                display?: 'summarized' | null;
+                display?: ('summarized' | 'omitted') | null;
               }
             | {
                 /** @constant */
@@ -2586,7 +2624,7 @@ export interface operations {
             | {
                 /** @constant */
                 type: 'adaptive';
-                display?: 'summarized' | null;
+                display?: ('summarized' | 'omitted') | null;
               };
           output_config?: {
             effort?: ('low' | 'medium' | 'high' | 'xhigh' | 'max') | null;
@@ -2824,6 +2862,9 @@ export interface operations {
           max_output_tokens?: number | null;
           include?: 'reasoning.encrypted_content'[] | null;
           store?: boolean | null;
+          client_metadata?: {
+            [key: string]: string;
+          } | null;
           metadata?: {
             [key: string]: string;
           } | null;

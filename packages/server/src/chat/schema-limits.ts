@@ -13,24 +13,19 @@ export const SCHEMA_LIMITS = {
   depth: 32,
   /** JSON values in it (objects, arrays, strings, numbers, booleans, nulls), keys not counted. */
   values: 10_000,
-  /** Largest value of a size keyword (below); they must be integers from 0 up to it. */
+  /** Largest value of a lower-bound size keyword (below): integers from 0 up to it. */
   sizeKeyword: 10_000,
 } as const;
 
 /**
- * Keywords that ask for an amount of output. Checked wherever they hold a number, including
- * inside `const`/`enum` data: being strict there costs nothing real and keeps the walk simple.
+ * Size keywords. A lower bound asks for an amount of output and is held to
+ * `SCHEMA_LIMITS.sizeKeyword`; an upper bound asks for nothing (the output cap bounds the answer
+ * whatever it allows), so any non-negative integer is taken: stock agent tools declare
+ * `maxLength: 524288` for a script. Checked wherever they hold a number, including inside
+ * `const`/`enum` data: being strict there costs nothing real and keeps the walk simple.
  */
-const SIZE_KEYWORDS = new Set([
-  'minItems',
-  'maxItems',
-  'minLength',
-  'maxLength',
-  'minProperties',
-  'maxProperties',
-  'minContains',
-  'maxContains',
-]);
+const LOWER_BOUNDS = new Set(['minItems', 'minLength', 'minProperties', 'minContains']);
+const UPPER_BOUNDS = new Set(['maxItems', 'maxLength', 'maxProperties', 'maxContains']);
 
 interface Visit {
   readonly value: unknown;
@@ -72,7 +67,8 @@ export function checkSchemaLimits(schema: unknown, param: string): void {
     }
     for (const key in value) {
       const inner = (value as Record<string, unknown>)[key];
-      if (SIZE_KEYWORDS.has(key) && typeof inner === 'number') checkSize(key, inner, visit, param);
+      if ((LOWER_BOUNDS.has(key) || UPPER_BOUNDS.has(key)) && typeof inner === 'number')
+        checkSize(key, inner, visit, param);
       queue({ value: inner, depth: depth + 1, parent: visit, segment: key });
     }
   }
@@ -85,11 +81,14 @@ export function checkSchemaLimits(schema: unknown, param: string): void {
 }
 
 function checkSize(keyword: string, amount: number, at: Visit, param: string): void {
-  if (Number.isInteger(amount) && amount >= 0 && amount <= SCHEMA_LIMITS.sizeKeyword) return;
+  const most = LOWER_BOUNDS.has(keyword) ? SCHEMA_LIMITS.sizeKeyword : Number.MAX_SAFE_INTEGER;
+  if (Number.isInteger(amount) && amount >= 0 && amount <= most) return;
   const where = at.parent === undefined ? '' : ` at ${pathOf(at)}`;
   throw invalidInput(
     param,
-    `${keyword}${where} is ${amount}; it must be an integer from 0 to ${SCHEMA_LIMITS.sizeKeyword}`,
+    LOWER_BOUNDS.has(keyword)
+      ? `${keyword}${where} is ${amount}; it must be an integer from 0 to ${most}`
+      : `${keyword}${where} is ${amount}; it must be a non-negative integer`,
   );
 }
 

@@ -99,7 +99,8 @@ describeEachDialect('JSON Schema bounds through the gateway on $name', (dialect)
   });
 
   it.each([
-    ['maxLength above the limit', { type: 'string', maxLength: 10_001 }, /maxLength is 10001/],
+    ['maxLength that is not an integer', { type: 'string', maxLength: 10.5 }, /maxLength is 10.5/],
+    ['maxItems below zero', { type: 'array', maxItems: -1 }, /maxItems is -1/],
     ['minProperties above the limit', { type: 'object', minProperties: 1e9 }, /minProperties/],
     ['a negative minLength', { type: 'string', minLength: -1 }, /minLength is -1/],
     [
@@ -126,6 +127,18 @@ describeEachDialect('JSON Schema bounds through the gateway on $name', (dialect)
           code: { type: 'string', minLength: 10_000, maxLength: 10_000 },
           nested: nestedSchema(SCHEMA_LIMITS.depth - 4),
         },
+      }),
+    });
+    expect(response.statusCode).toBe(200);
+  });
+
+  it("takes a stock agent tool's large upper bound (Claude Code: maxLength 524288), which asks for nothing", async () => {
+    const response = await gateway.call('POST', '/v1/chat/completions', {
+      key,
+      body: withToolParameters({
+        type: 'object',
+        properties: { script: { type: 'string', maxLength: 524_288 } },
+        maxProperties: 1_000_000,
       }),
     });
     expect(response.statusCode).toBe(200);

@@ -34,7 +34,12 @@ export function registerMessages(scope: FastifyInstance, deps: AppDeps): void {
     try {
       return await runChatTurn(deps, conversations, request, reply, {
         body: translated.body,
-        dialect: messagesDialect,
+        dialect: messagesDialect({
+          shown:
+            body.thinking === undefined ||
+            !('display' in body.thinking) ||
+            body.thinking.display !== 'omitted',
+        }),
         dropped: [...translated.dropped, ...droppedBetas(request)],
       });
     } catch (error) {

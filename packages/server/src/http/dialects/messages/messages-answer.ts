@@ -82,6 +82,11 @@ export function messageOf(
   };
 }
 
+/** Whether the answer shows its thinking (`thinking.display` is not `omitted`). */
+export interface ThinkingShown {
+  readonly shown: boolean;
+}
+
 /**
  * The plain answer: thinking (Tollgate-signed), text (content, else a refusal's text), then a
  * tool_use per tool call. A tool call whose arguments are not a JSON object makes the answer
@@ -92,12 +97,13 @@ export function plainMessage(
   completion: UpstreamCompletion,
   usage: ChatUsage,
   names: AnswerNames,
+  thinking: ThinkingShown = { shown: true },
 ): AnthropicMessage {
   const choice = completion.choices[0];
   const message = choice?.message;
   const content: AnthropicContentBlock[] = [];
   const reasoning = message?.reasoning_content ?? '';
-  if (reasoning !== '')
+  if (reasoning !== '' && thinking.shown)
     content.push({
       type: 'thinking',
       thinking: reasoning,

@@ -86,12 +86,26 @@ const assistantMessage = z.strictObject({
   ]),
 });
 
+/**
+ * A system turn inside `messages` (Claude Code sends its environment there): a system message
+ * at that place in the conversation.
+ */
+const systemMessage = z.strictObject({
+  role: z.literal('system'),
+  content: z.union([z.string(), z.array(textBlock).min(1)]),
+});
+
 const customTool = z.strictObject({
   type: z.literal('custom', { error: REFUSED_TOOL }).optional(),
   name: z.string(),
   description: z.string().optional(),
   input_schema: z.looseObject({ type: z.literal('object') }),
   cache_control: cacheControl,
+  /**
+   * Anthropic's tool search loads such a tool on demand; a chat upstream has no tool search, so
+   * the tool is offered like any other (named in `X-Tollgate-Dropped-Fields`).
+   */
+  defer_loading: z.boolean().nullish(),
 });
 
 const parallel = { disable_parallel_tool_use: z.boolean().optional() };
@@ -102,14 +116,17 @@ const toolChoice = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('none') }),
 ]);
 
+/** `omitted`: the answer carries no thinking blocks (docs/anthropic-messages.md, "Thinking"). */
+const thinkingDisplay = z.enum(['summarized', 'omitted']).nullish();
+
 const thinking = z.discriminatedUnion('type', [
   z.strictObject({
     type: z.literal('enabled'),
     budget_tokens: z.number().int().min(1_024, 'must be at least 1024'),
-    display: z.literal('summarized').nullish(),
+    display: thinkingDisplay,
   }),
   z.strictObject({ type: z.literal('disabled') }),
-  z.strictObject({ type: z.literal('adaptive'), display: z.literal('summarized').nullish() }),
+  z.strictObject({ type: z.literal('adaptive'), display: thinkingDisplay }),
 ]);
 
 const outputConfig = z.strictObject({
@@ -125,7 +142,9 @@ const outputConfig = z.strictObject({
 /** The fields a count and a message share. */
 const messagesFields = {
   model: z.string().min(1),
-  messages: z.array(z.discriminatedUnion('role', [userMessage, assistantMessage])).min(1),
+  messages: z
+    .array(z.discriminatedUnion('role', [userMessage, assistantMessage, systemMessage]))
+    .min(1),
   system: z.union([z.string(), z.array(textBlock)]).optional(),
   tools: z.array(customTool).optional(),
   tool_choice: toolChoice.optional(),

@@ -11,6 +11,7 @@ import { UnpresentableChunk, type AnswerNames, type StreamPresenter } from '../c
 import { anthropicStreamError } from './anthropic-errors.js';
 import { messageOf, toolInput } from './messages-answer.js';
 import { tollgateSignature } from './thinking-signature.js';
+import type { ThinkingShown } from './messages-answer.js';
 
 const ZERO_USAGE: ChatUsage = {
   promptTokens: 0,
@@ -55,7 +56,10 @@ export class MessagesStream implements StreamPresenter {
   private readonly closedTools = new Set<number>();
   private finishReason: string | null = null;
 
-  constructor(private readonly names: AnswerNames) {}
+  constructor(
+    private readonly names: AnswerNames,
+    private readonly thinking: ThinkingShown = { shown: true },
+  ) {}
 
   opening(): SseFrame[] {
     const start: AnthropicMessage = messageOf(this.names, [], null, ZERO_USAGE);
@@ -70,7 +74,7 @@ export class MessagesStream implements StreamPresenter {
       this.chunks += 1;
       const delta = choice.delta;
       const reasoning = delta.reasoning_content ?? '';
-      if (reasoning !== '') frames.push(...this.thinkingDelta(reasoning));
+      if (reasoning !== '' && this.thinking.shown) frames.push(...this.thinkingDelta(reasoning));
       const text = (delta.content ?? '') + (delta.refusal ?? '');
       if (text !== '') frames.push(...this.textDelta(text));
       for (const call of delta.tool_calls ?? []) frames.push(...this.toolDelta(call));

@@ -95,6 +95,17 @@ export function toChatBody(body: TranslatedBody): ChatTranslation {
       push({ role: message.role, content: message.content }, { path, parts: [], toolCalls: [] });
       return;
     }
+    if (message.role === 'system') {
+      cacheHints ||= message.content.some((block) => block.cache_control != null);
+      push(
+        {
+          role: 'system',
+          content: message.content.map((block) => ({ type: 'text', text: block.text })),
+        },
+        { path, parts: message.content.map((_, part) => `${path}.content.${part}`), toolCalls: [] },
+      );
+      return;
+    }
     cacheHints ||= message.content.some(hasCacheHint);
     if (message.role === 'assistant') translateAssistant(message.content, path, push);
     else translateUser(message.content, path, push);
@@ -133,6 +144,9 @@ export function toChatBody(body: TranslatedBody): ChatTranslation {
     ...(cacheHints ? ['cache_control'] : []),
     ...(body.service_tier === undefined ? [] : ['service_tier']),
     ...(body.context_management == null ? [] : ['context_management']),
+    ...(body.tools ?? []).flatMap((tool, index) =>
+      tool.defer_loading === true ? [`tools.${index}.defer_loading`] : [],
+    ),
   ];
   return {
     body: chat,

@@ -73,7 +73,7 @@ const inputItem = z.preprocess(
 const functionTool = z.strictObject({
   type: z.literal('function', {
     error:
-      'only function tools are served; built-in tools (web_search, file_search, code_interpreter, computer use, …) cannot run through this gateway',
+      'only function tools are served: built-in tools (web_search, file_search, code_interpreter, computer use, tool_search, …), custom grammar tools and tool namespaces cannot run through this gateway (Codex CLI: web_search = "disabled" and features.multi_agent = false, docs/agents.md)',
   }),
   name: z.string(),
   description: nullish(z.string()),
@@ -133,6 +133,8 @@ export const responsesBodySchema = z.strictObject({
     ),
   ),
   store: nullish(z.boolean()),
+  /** Codex CLI's own session ids (not forwarded; named in `X-Tollgate-Dropped-Fields`). */
+  client_metadata: nullish(z.record(z.string().max(64), z.string().max(4_096))),
   metadata: nullish(
     z
       .record(z.string().max(64), z.string().max(512))

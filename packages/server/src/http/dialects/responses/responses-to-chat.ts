@@ -111,6 +111,7 @@ export function responsesToChat(
     }));
   set('tool_choice', toolChoice(body.tool_choice));
   const dropped = [
+    ...(body.client_metadata != null ? ['client_metadata'] : []),
     ...(body.reasoning?.summary != null ? ['reasoning.summary'] : []),
     ...(body.reasoning?.generate_summary != null ? ['reasoning.generate_summary'] : []),
   ];
