@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import type { ChatAnswer, ChatInput } from './chat.js';
 import type { Directives } from './directives.js';
+import { sendEvents, words } from './sse.js';
 
 /** The non-streamed OpenAI `chat.completion` body. */
 export function completionBody(input: ChatInput, answer: ChatAnswer) {
@@ -66,41 +67,10 @@ export async function streamChat(
       };
   }
 
-  response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-  let sent = 0;
-  for (const payload of chunks()) {
-    if (directives.cutAfter !== undefined && sent >= directives.cutAfter) {
-      response.destroy();
-      return;
-    }
-    // Stop sending but keep the connection open: the client's idle timeout must end it.
-    if (directives.stallAfter !== undefined && sent >= directives.stallAfter) return;
-    if (directives.errorAfter !== undefined && sent >= directives.errorAfter) {
-      response.end(
-        `data: ${JSON.stringify({ error: { message: 'simulated failure mid-stream', type: 'server_error' } })}\n\n`,
-      );
-      return;
-    }
-    response.write(`data: ${JSON.stringify(payload)}\n\n`);
-    sent += 1;
-    // Let each chunk leave as its own write, like a real model producing tokens.
-    await new Promise((resolve) => setImmediate(resolve));
-  }
-  if (directives.cutAfter !== undefined && sent >= directives.cutAfter) {
-    response.destroy();
-    return;
-  }
-  response.end('data: [DONE]\n\n');
-}
-
-/** Word-sized pieces (a word and the spaces after it), one at a time; all-space text is one piece. */
-function* words(text: string | null | undefined): Generator<string> {
-  if (text === null || text === undefined || text === '') return;
-  const piece = /\S+\s*/g;
-  let found = false;
-  for (let match = piece.exec(text); match !== null; match = piece.exec(text)) {
-    found = true;
-    yield match[0];
-  }
-  if (!found) yield text;
+  await sendEvents(response, chunks(), directives, {
+    format: (payload) => `data: ${JSON.stringify(payload)}\n\n`,
+    failure: () =>
+      `data: ${JSON.stringify({ error: { message: 'simulated failure mid-stream', type: 'server_error' } })}\n\n`,
+    ending: 'data: [DONE]\n\n',
+  });
 }

@@ -52,6 +52,16 @@ export const SIMULATOR_LIMITS = {
    * gateway's `X-Tollgate-Request-Id`; the oldest is forgotten first (then answered 404).
    */
   lookupRequests: 100_000,
+  /**
+   * Anthropic prompt caching: cached prefixes remembered (per organisation and prefix digest),
+   * the least recently used forgotten first, each also forgotten when its TTL (5 min or 1 h) ends.
+   */
+  promptCacheEntries: 4_096,
+  /**
+   * Responses: reasoning items answered with `store` on, remembered (per organisation) so a later
+   * input may name one by id without its `encrypted_content`; least recently used forgotten first.
+   */
+  storedReasoningItems: 10_000,
   /** Videos: longest `Idempotency-Key` accepted (Stripe's limit). */
   idempotencyKeyCharacters: 255,
   /** Videos: encoded files cached, by count and bytes (least recently read evicted). */

@@ -1,22 +1,31 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { DirectiveError, parseDirectives, type Directives } from './directives.js';
-import { answerChat, parseChatBody } from './chat.js';
-import { completionBody, streamChat } from './chat-wire.js';
-import { BadRequest, embeddingsResponse, parseEmbeddingsBody } from './embeddings.js';
+import { DirectiveError } from './directives.js';
+import { BadRequest } from './embeddings.js';
 import { delay, parseBody, readBody, send } from './http-io.js';
 import { createMediaRoutes, type MediaRoutes } from './media-routes.js';
+import { callerKeyOf } from './opaque-state.js';
 import { REQUEST_ID_HEADER } from '../providers/upstream-http.js';
-import { parseRerankBody, rerankResponse } from './rerank.js';
 import { REQUEST_LOOKUP_PATH, RequestLog } from './request-log.js';
+import { createTextState, TEXT_ROUTES, type TextState } from './text-routes.js';
+import { WireError } from './wire-error.js';
 
 export interface SimulatorOptions {
   host?: string;
   port?: number;
   logger?: { warn(object: unknown, message?: string): void };
-  /** Milliseconds since the epoch; video jobs move through their states by it. Default `Date.now`. */
+  /**
+   * Milliseconds since the epoch; video jobs move through their states by it, and prompt-cache
+   * entries expire by it. Default `Date.now`.
+   */
   now?: () => number;
+  /**
+   * The secret behind the opaque state handed to callers (Responses `encrypted_content`,
+   * Anthropic thinking signatures; opaque-state.ts). Default: 32 random bytes per start, so a
+   * restarted simulator refuses the tokens of the previous one; fix it to keep them valid.
+   */
+  secret?: string | Buffer;
 }
 
 export interface Simulator {
@@ -24,43 +33,6 @@ export interface Simulator {
   readonly url: string;
   close(): Promise<void>;
 }
-
-/**
- * What a route does with a parsed body: its directives, and the answer (computed once; its
- * `usage` is what the request look-up reports) to send as JSON or to stream.
- */
-type Handler = (body: unknown) => {
-  directives: Directives;
-  answer: () => unknown;
-  stream?: (response: ServerResponse, answered: unknown) => Promise<void>;
-};
-
-const routes: Record<string, Handler> = {
-  '/v1/embeddings': (body) => {
-    const input = parseEmbeddingsBody(body);
-    const { directives, cleaned } = parseDirectives(input.texts);
-    return { directives, answer: () => embeddingsResponse(input, cleaned, directives) };
-  },
-  '/v1/chat/completions': (body) => {
-    const input = parseChatBody(body);
-    const { directives, cleaned } = parseDirectives(input.texts);
-    const answer = () => answerChat(input, cleaned, directives);
-    if (input.stream)
-      return {
-        directives,
-        answer,
-        stream: (response, answered) =>
-          streamChat(response, input, answered as ReturnType<typeof answerChat>, directives),
-      };
-    return { directives, answer: () => completionBody(input, answer()) };
-  },
-  '/v1/rerank': (body) => {
-    const input = parseRerankBody(body);
-    const { directives, cleaned } = parseDirectives([input.query, ...input.documents]);
-    const [query = '', ...documents] = cleaned;
-    return { directives, answer: () => rerankResponse(input, query, documents, directives) };
-  },
-};
 
 /**
  * The base URL a client of the simulator uses (the upstream `base_url` in a configuration):
@@ -71,16 +43,18 @@ export function simulatorBaseUrl(simulator: Pick<Simulator, 'url'>): string {
 }
 
 /**
- * The built-in upstream: a real HTTP server on loopback that speaks the OpenAI chat (plain and
- * SSE), embeddings, Images and Videos protocols and the Cohere/Jina rerank protocol with
- * deterministic outputs, and injects faults on request (docs/simulator.md).
+ * The built-in upstream: a real HTTP server on loopback that speaks the OpenAI chat, Responses
+ * (plain and SSE), embeddings, Images and Videos protocols, the Anthropic Messages protocol and
+ * the Cohere/Jina rerank protocol with deterministic outputs, and injects faults on request
+ * (docs/simulator.md).
  */
 export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
   let url = '';
   const media = createMediaRoutes({ baseUrl: () => url, now: options.now ?? Date.now });
   const log = new RequestLog();
+  const text = createTextState(options.secret, options.now ?? Date.now);
   const server = createServer((request, response) => {
-    handle(request, response, media, log).catch((error: unknown) => {
+    handle(request, response, media, log, text).catch((error: unknown) => {
       options.logger?.warn({ err: error }, 'simulator request failed');
       if (!response.headersSent)
         send(response, 500, { error: { message: 'simulator fault', type: 'server_error' } });
@@ -111,6 +85,7 @@ async function handle(
   response: ServerResponse,
   media: MediaRoutes,
   log: RequestLog,
+  text: TextState,
 ): Promise<void> {
   response.setHeader('x-request-id', `sim-${randomUUID()}`);
   if (await media.handle(request, response)) return;
@@ -122,7 +97,7 @@ async function handle(
   }
   const header = request.headers[REQUEST_ID_HEADER];
   const recordId = typeof header === 'string' && header !== '' ? header : undefined;
-  const route = routes[path];
+  const route = TEXT_ROUTES[path];
   if (route === undefined || request.method !== 'POST') {
     send(response, 404, {
       error: { message: `no route ${request.method ?? ''} ${path}`, type: 'invalid_request_error' },
@@ -131,16 +106,24 @@ async function handle(
   }
   let handled;
   try {
-    handled = route(parseBody(await readBody(request)));
+    const body = await readBody(request);
+    route.headers?.(request.headers);
+    handled = route.handle(parseBody(body), {
+      headers: request.headers,
+      callerKey: callerKeyOf(request),
+      state: text,
+    });
   } catch (error) {
+    if (error instanceof WireError) {
+      route.errors.refuse(response, error);
+      return;
+    }
     const known =
       error instanceof BadRequest ||
       error instanceof DirectiveError ||
       error instanceof SyntaxError;
     if (!known) throw error;
-    send(response, 400, {
-      error: { message: (error as Error).message, type: 'invalid_request_error' },
-    });
+    route.errors.refuse(response, new WireError((error as Error).message));
     return;
   }
   const { directives } = handled;
@@ -156,9 +139,7 @@ async function handle(
   }
   if (directives.fail !== undefined) {
     log.failed(recordId);
-    send(response, directives.fail, {
-      error: { message: `simulated failure ${directives.fail}`, type: 'simulated_error' },
-    });
+    route.errors.fail(response, directives.fail);
     return;
   }
   // The work is done once the answer is computed: a stream cut later was still generated (and
