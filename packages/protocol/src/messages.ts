@@ -45,9 +45,21 @@ export interface AnthropicToolUseBlock {
   input: Record<string, unknown>;
 }
 
-/** In this order: thinking (at most one), text (at most one), then tool uses. */
+/**
+ * Anthropic's redacted thinking, from an Anthropic upstream: `data` is opaque (Tollgate's sealed
+ * token, docs/agents.md "Opaque reasoning"); give it back unchanged.
+ */
+export interface AnthropicRedactedThinkingBlock {
+  type: 'redacted_thinking';
+  data: string;
+}
+
+/** In this order: thinking (Tollgate's or its upstream's), text (at most one), then tool uses. */
 export type AnthropicContentBlock =
-  AnthropicThinkingBlock | AnthropicTextBlock | AnthropicToolUseBlock;
+  | AnthropicThinkingBlock
+  | AnthropicRedactedThinkingBlock
+  | AnthropicTextBlock
+  | AnthropicToolUseBlock;
 
 /** `POST /v1/messages` without `stream`; also the record's body of a streamed one. */
 export interface AnthropicMessage {

@@ -1745,9 +1745,16 @@ export const wireSchemas: Readonly<Record<string, object>> = {
     required: ['type', 'id', 'name', 'input'],
     additionalProperties: false,
   },
+  AnthropicRedactedThinkingBlock: {
+    type: 'object',
+    properties: { type: { type: 'string', const: 'redacted_thinking' }, data: { type: 'string' } },
+    required: ['type', 'data'],
+    additionalProperties: false,
+  },
   AnthropicContentBlock: {
     anyOf: [
       { $ref: '#/components/schemas/AnthropicThinkingBlock' },
+      { $ref: '#/components/schemas/AnthropicRedactedThinkingBlock' },
       { $ref: '#/components/schemas/AnthropicTextBlock' },
       { $ref: '#/components/schemas/AnthropicToolUseBlock' },
     ],

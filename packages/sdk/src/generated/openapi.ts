@@ -1284,8 +1284,14 @@ export interface components {
         [key: string]: unknown;
       };
     };
+    AnthropicRedactedThinkingBlock: {
+      /** @constant */
+      type: 'redacted_thinking';
+      data: string;
+    };
     AnthropicContentBlock:
       | components['schemas']['AnthropicThinkingBlock']
+      | components['schemas']['AnthropicRedactedThinkingBlock']
       | components['schemas']['AnthropicTextBlock']
       | components['schemas']['AnthropicToolUseBlock'];
     AnthropicMessage: {

@@ -42,8 +42,15 @@ export interface ImagePart {
 }
 
 export interface ChatUsage {
+  /** Every input token, cache reads and cache writes included. */
   promptTokens: number;
   completionTokens: number;
+  /** Input tokens read from the upstream's prompt cache (billed at the cached-input price). */
   cachedTokens: number;
   reasoningTokens: number;
+  /**
+   * Input tokens written to the upstream's prompt cache, when it says so (Anthropic's
+   * `cache_creation_input_tokens`): part of `promptTokens`, billed at the input price.
+   */
+  cacheWriteTokens?: number;
 }

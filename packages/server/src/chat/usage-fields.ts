@@ -12,5 +12,6 @@ export function usageFields(usage: ChatUsage): Record<string, number> {
     total_tokens: usage.promptTokens + usage.completionTokens,
     cached_tokens: usage.cachedTokens,
     reasoning_tokens: usage.reasoningTokens,
+    ...(usage.cacheWriteTokens === undefined ? {} : { cache_write_tokens: usage.cacheWriteTokens }),
   };
 }

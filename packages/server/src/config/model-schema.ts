@@ -38,6 +38,13 @@ export const upstreamSchema = z
      */
     kind: z.enum(['simulator', 'openai', 'cohere', 'ark']),
     base_url: z.url().optional(),
+    /**
+     * The protocol this upstream's chat models speak (docs/agents.md, "Upstream protocols"):
+     * `chat_completions` (`POST /chat/completions`, the default), `responses` (OpenAI's
+     * `POST /responses`) or `messages` (Anthropic's `POST /messages`, key sent as `x-api-key`).
+     * Every inbound protocol reaches every one through the internal chat request.
+     */
+    chat_api: z.enum(['chat_completions', 'responses', 'messages']).default('chat_completions'),
     api_key_env: z
       .string()
       .regex(/^[A-Z_][A-Z0-9_]*$/)

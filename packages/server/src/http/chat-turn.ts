@@ -21,6 +21,9 @@ import { usageFields } from '../chat/usage-fields.js';
 import { runStreamedChat } from './streamed-chat.js';
 import { withFields } from '../util/with-fields.js';
 import type { ChatDialect } from './dialects/chat-dialect.js';
+import type { PlacedOpaquePart } from '../chat/opaque-parts.js';
+import type { ChannelRouter, RoutedCall } from '../routing/channel-router.js';
+import type { Channel } from '../routing/channels.js';
 
 /**
  * What a protocol's route hands the turn: the internal request (an OpenAI chat-completions body,
@@ -40,6 +43,13 @@ export interface ChatTurnInput {
    * to and the validated request (a dialect's own checks that need them).
    */
   readonly validated?: (model: ModelConfig, chat: ChatRequest) => void | Promise<void>;
+  /**
+   * Opaque parts the caller sent back (encrypted reasoning, thinking signatures): the turn is
+   * pinned to the channel that made them and they go back to it unchanged.
+   */
+  readonly opaque?: readonly PlacedOpaquePart[];
+  /** The caller's `anthropic-beta` header, for Anthropic upstreams only. */
+  readonly anthropicBeta?: string | undefined;
   /** Runs after the idempotency key is judged and before the upstream call (state kept for later turns). */
   readonly beforeUpstream?: () => Promise<void>;
 }
@@ -99,8 +109,15 @@ export async function runChatTurn(
     chat.upstreamTokenLimit,
   );
   const caller = upstreamCaller(request, reply);
-  const routing = deps.channels.route(model, caller.abandoned);
-  // Each channel is sent the body with its own upstream model name.
+  const opaque = input.opaque ?? [];
+  const routing = routeTurn(deps.channels, model, caller.abandoned, opaque);
+  const options = (channel: Channel) => ({
+    channel: channel.id,
+    opaque,
+    maxOutputTokens: chat.maxOutputTokens,
+    anthropicBeta: input.anthropicBeta,
+  });
+  // Each channel is sent the body with its own upstream model name, in its own protocol.
   const provider = {
     // A stream keeps its channel's concurrency slot until it ends (runStreamedChat frees it).
     stream: (signal: AbortSignal) =>
@@ -108,14 +125,14 @@ export async function runChatTurn(
         (channel) =>
           deps.providers
             .chat(channel.upstream, caller)
-            .stream(withFields(upstreamBody, { model: channel.model }), signal),
+            .stream(withFields(upstreamBody, { model: channel.model }), signal, options(channel)),
         { holdSlot: true },
       ),
     complete: () =>
       routing.run((channel) =>
         deps.providers
           .chat(channel.upstream, caller)
-          .complete(withFields(upstreamBody, { model: channel.model })),
+          .complete(withFields(upstreamBody, { model: channel.model }), options(channel)),
       ),
   };
   // Usage beyond what the gateway allowed is billed at the bound and flagged (billing/credible-usage.ts).
@@ -195,11 +212,40 @@ export async function runChatTurn(
           ...(flag === undefined ? {} : { usageFlag: flag }),
           usage: usageFields(result.usage),
           upstreamRequestId: result.upstreamRequestId,
-          body: input.dialect.answer(result.completion, result.usage, names),
+          body: input.dialect.answer(result.completion, result.usage, names, result.opaque ?? []),
         };
       },
     });
   } finally {
     if (conversationId !== undefined) await conversations.endTurn(conversationId, request.id);
   }
+}
+
+/**
+ * The channels a turn may use: every channel of the model, or, when the caller sent opaque parts
+ * back, only the channel that made them (no failover can move them: docs/agents.md, "Opaque
+ * reasoning"). Parts from two channels, or from a channel that no longer serves the model, are a
+ * 400 naming the part.
+ */
+function routeTurn(
+  channels: ChannelRouter,
+  model: ModelConfig,
+  abandoned: AbortSignal | undefined,
+  opaque: readonly PlacedOpaquePart[],
+): RoutedCall {
+  const first = opaque[0];
+  if (first === undefined) return channels.route(model, abandoned);
+  const other = opaque.find((part) => part.channel !== first.channel);
+  if (other !== undefined)
+    throw invalidInput(
+      other.path,
+      `was made by channel ${other.channel}, and ${first.path} by channel ${first.channel}: one turn goes to one channel; start a new conversation`,
+    );
+  const pinned = channels.route(model, abandoned, first.channel);
+  if (pinned === undefined)
+    throw invalidInput(
+      first.path,
+      `was made by channel ${first.channel}, which no longer serves ${model.id}; only that channel's upstream can read it: start a new conversation, or leave it out`,
+    );
+  return pinned;
 }

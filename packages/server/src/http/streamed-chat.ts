@@ -5,7 +5,7 @@ import type { ChatUsage } from '../chat/chat-types.js';
 import { usageFields } from '../chat/usage-fields.js';
 import { ApiError } from '../errors/api-error.js';
 import { heartbeatEveryMs } from '../requests/record-ages.js';
-import type { StreamEvent } from '../providers/openai-compatible/chat.js';
+import type { StreamEvent } from '../providers/chat-upstream.js';
 import { toChatUsage } from '../providers/openai-compatible/chat.js';
 import { UnpresentableChunk, type StreamPresenter } from './dialects/chat-dialect.js';
 import type { RecordHeartbeat } from '../requests/record-heartbeat.js';
@@ -231,13 +231,14 @@ async function relayEvents(
         return usage === undefined ? { kind: 'no_usage' } : { kind: 'completed', usage };
       if (event.kind === 'upstream_error') return { kind: 'upstream_error' };
       if (event.kind === 'invalid') return { kind: 'invalid', detail: event.detail };
-      if (event.chunk.usage !== undefined && event.chunk.usage !== null) {
+      if (event.usage !== undefined) usage = event.usage;
+      else if (event.chunk.usage !== undefined && event.chunk.usage !== null) {
         usage = toChatUsage(event.chunk.usage);
         if (usage === undefined)
           return { kind: 'invalid', detail: 'usage details exceed their totals' };
       }
       // Sent while the caller listens; kept for the record (and a replay) either way.
-      send(relay.relay(event.chunk));
+      send(relay.relay(event.chunk, event.opaque));
       read += 1;
       // Nobody listens any more: an upstream that goes on past the output cap is not read on.
       if (writer.closed && read > unheardBound) stop.abort('over_cap' satisfies StreamCut);

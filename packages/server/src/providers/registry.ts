@@ -4,6 +4,9 @@ import type { GuardedFetchDeps } from './guarded-fetch.js';
 import { ArkH3Tasks } from './ark/h3-tasks.js';
 import { CohereRerank } from './cohere/rerank.js';
 import { OpenAiChat } from './openai-compatible/chat.js';
+import type { ChatUpstream } from './chat-upstream.js';
+import { ResponsesChat } from './openai-responses/responses-chat.js';
+import { MessagesChat } from './anthropic/messages-chat.js';
 import { OpenAiEmbeddings } from './openai-compatible/embeddings.js';
 import { OpenAiImages } from './openai-compatible/images.js';
 import { OpenAiVideos } from './openai-compatible/videos.js';
@@ -57,8 +60,17 @@ export class ProviderRegistry {
     return new OpenAiEmbeddings(this.pool(upstream).for(caller));
   }
 
-  chat(upstream: string, caller: UpstreamCaller): OpenAiChat {
-    return new OpenAiChat(this.pool(upstream).for(caller));
+  /** The chat adapter of the protocol the upstream speaks (`chat_api`; docs/agents.md). */
+  chat(upstream: string, caller: UpstreamCaller): ChatUpstream {
+    const http = this.pool(upstream).for(caller);
+    switch (this.config.upstreams[upstream]?.chat_api ?? 'chat_completions') {
+      case 'responses':
+        return new ResponsesChat(http);
+      case 'messages':
+        return new MessagesChat(http);
+      case 'chat_completions':
+        return new OpenAiChat(http);
+    }
   }
 
   rerank(upstream: string, caller: UpstreamCaller): RerankProvider {

@@ -1,4 +1,4 @@
-import { ApiError } from '../errors/api-error.js';
+import { ApiError, invalidInput } from '../errors/api-error.js';
 
 /**
  * How an upstream call failed, from the money's point of view:
@@ -89,4 +89,21 @@ export function parseUpstream<T>(
   if (!parsed.success)
     throw unverifiableBody(upstreamRequestId, `${what}: ${parsed.error.issues[0]?.message ?? ''}`);
   return parsed.data;
+}
+
+/**
+ * A field of the internal request that this upstream's protocol cannot carry (a chat `stop`
+ * list to a Responses upstream, a temperature above Anthropic's range): refused before anything
+ * is sent, naming the field. Nothing was sent, so the router may try the model's next channel;
+ * when none can carry it, the request fails with this 400 and its hold is released.
+ */
+export function notCarried(field: string, message: string): UpstreamFailure {
+  return new UpstreamFailure(
+    'failed',
+    invalidInput(field, message),
+    null,
+    `not carried: ${field}`,
+    null,
+    'gateway',
+  );
 }

@@ -56,6 +56,7 @@ export interface UpstreamClient {
     path: string,
     body: unknown,
     signal?: AbortSignal,
+    headers?: UpstreamHeaders,
   ): Promise<{ body: AsyncIterable<Buffer>; upstreamRequestId: string | null }>;
   /** A read (task status, look-ups); failures are classified as for posts, and reads may be repeated. */
   getJson(path: string, signal?: AbortSignal): Promise<UpstreamResponse>;
@@ -123,7 +124,7 @@ export class UpstreamHttp {
             headers,
           }),
         ),
-      postStream: async (path, body, signal) =>
+      postStream: async (path, body, signal, headers) =>
         readEventStream(
           await this.send(caller, {
             method: 'POST',
@@ -131,6 +132,7 @@ export class UpstreamHttp {
             body,
             accept: 'text/event-stream',
             signal,
+            headers,
           }),
         ),
       getJson: async (path, signal) =>
@@ -169,7 +171,12 @@ export class UpstreamHttp {
           ...(outgoing.body === undefined ? {} : { 'content-type': 'application/json' }),
           ...outgoing.headers,
           ...(caller.requestId === undefined ? {} : { [REQUEST_ID_HEADER]: caller.requestId }),
-          ...(this.apiKey === undefined ? {} : { authorization: `Bearer ${this.apiKey}` }),
+          ...(this.apiKey === undefined
+            ? {}
+            : // Anthropic's Messages API takes its key as `x-api-key`.
+              this.config.chat_api === 'messages'
+              ? { 'x-api-key': this.apiKey }
+              : { authorization: `Bearer ${this.apiKey}` }),
         },
         ...(outgoing.body === undefined ? {} : { body: JSON.stringify(outgoing.body) }),
         ...(signal === undefined ? {} : { signal }),

@@ -102,10 +102,35 @@ export class ChannelRouter {
     }
   }
 
-  /** A routed call for one request: `run` it once; its trail says what was tried. */
-  route(model: ModelConfig, abandoned?: AbortSignal): RoutedCall {
+  /**
+   * A routed call for one request: `run` it once; its trail says what was tried. `pinned` keeps
+   * it on one channel of the model, with no failover (a conversation carrying opaque state only
+   * that channel's upstream can read: docs/agents.md, "Opaque reasoning"); `undefined` when the
+   * model has no such channel any more.
+   */
+  route(model: ModelConfig, abandoned?: AbortSignal): RoutedCall;
+  route(
+    model: ModelConfig,
+    abandoned: AbortSignal | undefined,
+    pinned: string,
+  ): RoutedCall | undefined;
+  route(model: ModelConfig, abandoned?: AbortSignal, pinned?: string): RoutedCall | undefined {
     const channels = this.channelsByModel.get(model.id) ?? channelsOf(model);
-    return new RoutedCall(this, channels, abandoned);
+    if (pinned === undefined) return new RoutedCall(this, channels, abandoned);
+    const channel = channels.filter((candidate) => candidate.id === pinned);
+    return channel.length === 0 ? undefined : new RoutedCall(this, channel, abandoned);
+  }
+
+  /** Whether some channel of the model (by id) has an upstream speaking `api` for chat. */
+  modelSpeaks(modelId: string, api: 'chat_completions' | 'responses' | 'messages'): boolean {
+    return (this.channelsByModel.get(modelId) ?? []).some(
+      (channel) => this.chatApiOf(channel) === api,
+    );
+  }
+
+  /** The protocol a channel's upstream speaks for chat (`chat_api`). */
+  chatApiOf(channel: Channel): 'chat_completions' | 'responses' | 'messages' {
+    return this.config.upstreams[channel.upstream]?.chat_api ?? 'chat_completions';
   }
 
   /**

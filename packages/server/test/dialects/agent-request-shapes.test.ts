@@ -86,7 +86,7 @@ describeEachDialect('the requests coding agents send, on $name', (dialect) => {
       const { error } = answer.json<{ error: { param: string; message: string } }>();
       expect(error.param).toBe('tools.1.type');
       expect(error.message).toContain('web_search = "disabled"');
-      expect(error.message).toContain('features.multi_agent = false');
+      expect(error.message).toContain('[agents] enabled = false');
     }
   });
 

@@ -101,7 +101,7 @@ describeEachDialect('thinking blocks across turns of /v1/messages on $name', (di
     ]);
     expect(redacted.statusCode).toBe(400);
     expect(redacted.json<{ error: { message: string } }>().error.message).toMatch(
-      /^messages\.1\.content\.1: redacted thinking .*Anthropic channel/,
+      /^messages\.1\.content\.1: this redacted thinking .*Anthropic channel/,
     );
   });
 

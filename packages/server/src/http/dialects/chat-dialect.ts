@@ -1,4 +1,5 @@
 import type { ChatRequest, ChatUsage } from '../../chat/chat-types.js';
+import type { OpaqueOutput } from '../../chat/opaque-parts.js';
 import type { AnswerSeen } from '../../chat/zero-completion.js';
 import type {
   UpstreamChunk,
@@ -23,7 +24,12 @@ export interface AnswerNames {
  */
 export interface ChatDialect {
   /** The plain answer, which is also the record's body (a replay sends it again). */
-  answer(completion: UpstreamCompletion, usage: ChatUsage, names: AnswerNames): unknown;
+  answer(
+    completion: UpstreamCompletion,
+    usage: ChatUsage,
+    names: AnswerNames,
+    opaque: readonly OpaqueOutput[],
+  ): unknown;
   /** A presenter for one streamed answer. */
   presenter(names: AnswerNames, chat: ChatRequest): StreamPresenter;
 }
@@ -41,7 +47,7 @@ export interface StreamPresenter {
    * The frames one checked upstream chunk becomes (none: nothing to send). Throws
    * `UnpresentableChunk` for a chunk the protocol cannot present truthfully.
    */
-  relay(chunk: UpstreamChunk): SseFrame[];
+  relay(chunk: UpstreamChunk, opaque?: readonly OpaqueOutput[]): SseFrame[];
   /** What the caller was sent, for zero-completion insurance (chat/zero-completion.ts). */
   seen(completionTokens: number | undefined): AnswerSeen;
   /** The whole answer as a plain request gets it: the record's body. */

@@ -8,7 +8,7 @@ import type { AppDeps } from '../deps.js';
 import { judgedAtClaim } from '../idempotency-judgement.js';
 import { principalOf } from '../plugins/authenticate.js';
 import { anthropicErrorAnswers } from '../dialects/messages/anthropic-errors.js';
-import { droppedBetas } from '../dialects/messages/anthropic-headers.js';
+import { droppedBetaNames, requestedBetas } from '../dialects/messages/anthropic-headers.js';
 import { inMessagesTerms } from '../dialects/messages/chat-error-paths.js';
 import { countInputTokens } from '../dialects/messages/count-tokens.js';
 import { messagesDialect } from '../dialects/messages/messages-dialect.js';
@@ -31,6 +31,8 @@ export function registerMessages(scope: FastifyInstance, deps: AppDeps): void {
   const turn = judgedAtClaim(deps.requests.records, {}, async (request, reply) => {
     const body = parseInput(messagesBodySchema, request.body);
     const translated = toChatBody(body);
+    const betas = requestedBetas(request);
+    const anthropicChannel = deps.channels.modelSpeaks(body.model, 'messages');
     try {
       return await runChatTurn(deps, conversations, request, reply, {
         body: translated.body,
@@ -40,7 +42,12 @@ export function registerMessages(scope: FastifyInstance, deps: AppDeps): void {
             !('display' in body.thinking) ||
             body.thinking.display !== 'omitted',
         }),
-        dropped: [...translated.dropped, ...droppedBetas(request)],
+        dropped: [
+          ...translated.dropped,
+          ...(anthropicChannel ? [] : droppedBetaNames(betas.names)),
+        ],
+        opaque: translated.opaque,
+        anthropicBeta: betas.header,
       });
     } catch (error) {
       throw inMessagesTerms(error, translated.origins);

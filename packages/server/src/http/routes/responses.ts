@@ -59,6 +59,7 @@ export function registerResponses(scope: FastifyInstance, deps: AppDeps): void {
           body: translated.body,
           dialect: responsesDialect(echo),
           dropped: translated.dropped,
+          opaque: translated.opaque,
           ...(body.store === false
             ? {}
             : {

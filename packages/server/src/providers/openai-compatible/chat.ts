@@ -2,23 +2,11 @@ import { createParser } from 'eventsource-parser';
 import type { ChatUsage } from '../../chat/chat-types.js';
 import { parseUpstream, unverifiableBody } from '../upstream-error.js';
 import type { UpstreamClient } from '../upstream-http.js';
-import {
-  chunkSchema,
-  completionSchema,
-  type UpstreamChunk,
-  type UpstreamCompletion,
-  type UpstreamUsage,
-} from './chat-schemas.js';
+import { chunkSchema, completionSchema, type UpstreamUsage } from './chat-schemas.js';
 import { withFields } from '../../util/with-fields.js';
+import type { ChatAnswer, ChatUpstream, StreamEvent } from '../chat-upstream.js';
 
-/** One event of an upstream stream, after the boundary check. */
-export type StreamEvent =
-  | { kind: 'chunk'; chunk: UpstreamChunk }
-  | { kind: 'done' }
-  /** The upstream put an error object into the stream. */
-  | { kind: 'upstream_error' }
-  /** Not JSON, or not a chunk: the stream can no longer be trusted. */
-  | { kind: 'invalid'; detail: string };
+export type { StreamEvent } from '../chat-upstream.js';
 
 export function toChatUsage(usage: UpstreamUsage): ChatUsage | undefined {
   const cachedTokens = usage.prompt_tokens_details?.cached_tokens ?? 0;
@@ -33,18 +21,19 @@ export function toChatUsage(usage: UpstreamUsage): ChatUsage | undefined {
   };
 }
 
-/** OpenAI-compatible `POST /chat/completions`, plain and streamed. */
-export class OpenAiChat {
+/**
+ * OpenAI-compatible `POST /chat/completions`, plain and streamed: the internal request is its
+ * own body, so nothing is translated. It makes no opaque parts and takes none back (a turn
+ * carrying some is pinned to the channel that made them, which speaks another protocol).
+ */
+export class OpenAiChat implements ChatUpstream {
   constructor(private readonly http: UpstreamClient) {}
 
   async complete(
     body: Record<string, unknown>,
+    _options?: unknown,
     signal?: AbortSignal,
-  ): Promise<{
-    completion: UpstreamCompletion;
-    usage: ChatUsage;
-    upstreamRequestId: string | null;
-  }> {
+  ): Promise<ChatAnswer> {
     const response = await this.http.postJson(
       '/chat/completions',
       withFields(body, { stream: false }),

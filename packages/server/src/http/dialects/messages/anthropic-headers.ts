@@ -5,21 +5,27 @@ import { invalidInput } from '../../../errors/api-error.js';
 const BETA_NAME = /^[A-Za-z0-9._-]{1,128}$/;
 
 /**
- * The `anthropic-beta` values of a request, each named as dropped (`anthropic-beta: <value>`).
- * The rule is per channel (docs/anthropic-messages.md, "anthropic-beta"): betas are never
- * forwarded to an upstream that is not Anthropic's, and every channel today is an
- * OpenAI-compatible chat upstream, so every beta is dropped and named. `anthropic-version` is
- * accepted whatever its date: the answer is this gateway's Messages shape either way.
+ * The `anthropic-beta` header of a request, checked: its beta names, and the header as sent.
+ * The rule is per channel (docs/anthropic-messages.md, "anthropic-beta"): the header goes
+ * verbatim to an Anthropic channel (`chat_api: messages`) and never to any other; when the model
+ * has no Anthropic channel each beta is named as dropped (`anthropic-beta: <value>`).
+ * `anthropic-version` is accepted whatever its date: the answer is this gateway's Messages shape
+ * either way (an Anthropic upstream is sent the version its adapter speaks).
  */
-export function droppedBetas(request: FastifyRequest): string[] {
+export function requestedBetas(request: FastifyRequest): { names: string[]; header?: string } {
   const header = request.headers['anthropic-beta'];
-  if (header === undefined) return [];
-  const values = (Array.isArray(header) ? header : [header])
-    .flatMap((value) => value.split(','))
+  if (header === undefined) return { names: [] };
+  const sent = Array.isArray(header) ? header.join(',') : header;
+  const values = sent
+    .split(',')
     .map((value) => value.trim())
     .filter((value) => value !== '');
   const odd = values.find((value) => !BETA_NAME.test(value));
   if (odd !== undefined)
     throw invalidInput('anthropic-beta', 'must be a comma-separated list of beta names');
-  return [...new Set(values)].map((value) => `anthropic-beta: ${value}`);
+  return { names: [...new Set(values)], header: sent };
 }
+
+/** The betas as `X-Tollgate-Dropped-Fields` names them. */
+export const droppedBetaNames = (names: readonly string[]) =>
+  names.map((value) => `anthropic-beta: ${value}`);

@@ -9,6 +9,7 @@ import { unverifiableBody } from '../../../providers/upstream-error.js';
 import type { UpstreamCompletion } from '../../../providers/openai-compatible/chat-schemas.js';
 import type { AnswerNames } from '../chat-dialect.js';
 import { tollgateSignature } from './thinking-signature.js';
+import type { OpaqueOutput } from '../../../chat/opaque-parts.js';
 
 /** `msg_` and the request id without its `req_` prefix: the record is found by either. */
 export function messageId(requestId: string): string {
@@ -98,12 +99,13 @@ export function plainMessage(
   usage: ChatUsage,
   names: AnswerNames,
   thinking: ThinkingShown = { shown: true },
+  opaque: readonly OpaqueOutput[] = [],
 ): AnthropicMessage {
   const choice = completion.choices[0];
   const message = choice?.message;
-  const content: AnthropicContentBlock[] = [];
+  const content: AnthropicContentBlock[] = opaque.map((part) => sealedThinking(part, thinking));
   const reasoning = message?.reasoning_content ?? '';
-  if (reasoning !== '' && thinking.shown)
+  if (reasoning !== '' && thinking.shown && opaque.length === 0)
     content.push({
       type: 'thinking',
       thinking: reasoning,
@@ -121,4 +123,15 @@ export function plainMessage(
     content.push({ type: 'tool_use', id: call.id, name: call.function.name, input });
   }
   return messageOf(names, content, choice?.finish_reason ?? null, usage);
+}
+
+/**
+ * Thinking an upstream sealed (chat/opaque-parts.ts) as a block the caller gives back
+ * unchanged: the token is the signature (redacted thinking's `data`); with `display: "omitted"`
+ * the text is left out and the signature kept, as Anthropic does.
+ */
+function sealedThinking(part: OpaqueOutput, thinking: ThinkingShown): AnthropicContentBlock {
+  if (part.kind === 'anthropic_redacted_thinking')
+    return { type: 'redacted_thinking', data: part.token };
+  return { type: 'thinking', thinking: thinking.shown ? part.text : '', signature: part.token };
 }

@@ -10,7 +10,8 @@ import { MessagesStream } from './messages-stream.js';
  */
 export function messagesDialect(thinking: ThinkingShown = { shown: true }): ChatDialect {
   return {
-    answer: (completion, usage, names) => plainMessage(completion, usage, names, thinking),
+    answer: (completion, usage, names, opaque) =>
+      plainMessage(completion, usage, names, thinking, opaque),
     presenter: (names) => new MessagesStream(names, thinking),
   };
 }

@@ -12,6 +12,7 @@ import { anthropicStreamError } from './anthropic-errors.js';
 import { messageOf, toolInput } from './messages-answer.js';
 import { tollgateSignature } from './thinking-signature.js';
 import type { ThinkingShown } from './messages-answer.js';
+import type { OpaqueOutput } from '../../../chat/opaque-parts.js';
 
 const ZERO_USAGE: ChatUsage = {
   promptTokens: 0,
@@ -31,7 +32,13 @@ interface OpenTool {
 }
 
 type OpenBlock =
-  | { readonly kind: 'thinking'; readonly index: number; thinking: string }
+  | {
+      readonly kind: 'thinking';
+      readonly index: number;
+      thinking: string;
+      /** The upstream's sealed thinking (chat/opaque-parts.ts): its token is the signature. */
+      sealed?: OpaqueOutput;
+    }
   | { readonly kind: 'text'; readonly index: number; text: string }
   | OpenTool;
 
@@ -66,7 +73,7 @@ export class MessagesStream implements StreamPresenter {
     return [frame({ type: 'message_start', message: start }), frame({ type: 'ping' })];
   }
 
-  relay(chunk: UpstreamChunk): SseFrame[] {
+  relay(chunk: UpstreamChunk, opaque: readonly OpaqueOutput[] = []): SseFrame[] {
     const frames: SseFrame[] = [];
     // A chat-completions answer here has one choice (`n` is 1).
     const choice = chunk.choices[0];
@@ -83,7 +90,50 @@ export class MessagesStream implements StreamPresenter {
         frames.push(...this.close());
       }
     }
+    for (const part of opaque) frames.push(...this.seal(part));
     if (chunk.usage != null) frames.push(...this.close());
+    return frames;
+  }
+
+  /**
+   * An upstream's sealed thinking ends the thinking block its text went into (or is a block of
+   * its own: redacted thinking, or thinking whose text is not shown), with the token as its
+   * signature (or as redacted thinking's `data`), so the caller can give it back unchanged.
+   */
+  private seal(part: OpaqueOutput): SseFrame[] {
+    if (part.kind === 'anthropic_redacted_thinking') {
+      const frames = this.close();
+      const index = this.blocks.length;
+      const block: AnthropicContentBlock = { type: 'redacted_thinking', data: part.token };
+      frames.push(frame({ type: 'content_block_start', index, content_block: block }));
+      frames.push(frame({ type: 'content_block_stop', index }));
+      this.blocks.push(block);
+      return frames;
+    }
+    const open = this.open;
+    if (open?.kind === 'thinking' && open.sealed === undefined) {
+      open.sealed = part;
+      return this.close();
+    }
+    const frames = this.close();
+    const block: OpenBlock = {
+      kind: 'thinking',
+      index: this.blocks.length,
+      thinking: '',
+      sealed: part,
+    };
+    frames.push(this.begin(block));
+    if (this.thinking.shown && part.text !== '') {
+      block.thinking = part.text;
+      frames.push(
+        frame({
+          type: 'content_block_delta',
+          index: block.index,
+          delta: { type: 'thinking_delta', thinking: part.text },
+        }),
+      );
+    }
+    frames.push(...this.close());
     return frames;
   }
 
@@ -214,7 +264,7 @@ export class MessagesStream implements StreamPresenter {
     if (open === undefined) return [];
     const frames: SseFrame[] = [];
     if (open.kind === 'thinking') {
-      const signature = tollgateSignature(open.thinking);
+      const signature = open.sealed?.token ?? tollgateSignature(open.thinking);
       frames.push(
         frame({
           type: 'content_block_delta',

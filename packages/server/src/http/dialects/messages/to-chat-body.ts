@@ -7,6 +7,7 @@ import type {
   UserBlock,
 } from './messages-request.js';
 import { isTollgateSignature } from './thinking-signature.js';
+import { readOpaqueToken, type PlacedOpaquePart } from '../../../chat/opaque-parts.js';
 
 /**
  * A parsed Messages body translated into the internal request, an OpenAI chat-completions body
@@ -18,6 +19,8 @@ export interface ChatTranslation {
   readonly origins: ChatOrigins;
   /** Named in `X-Tollgate-Dropped-Fields`. */
   readonly dropped: readonly string[];
+  /** Thinking an upstream sealed (`tgo1.` tokens), going back to the channel that made it. */
+  readonly opaque: readonly PlacedOpaquePart[];
 }
 
 /** Where each part of the chat body came from in the Messages body. */
@@ -56,6 +59,7 @@ const EFFORT_BY_BUDGET = [
 
 export function toChatBody(body: TranslatedBody): ChatTranslation {
   const messages: ChatMessage[] = [];
+  const opaque: PlacedOpaquePart[] = [];
   const origins: MessageOrigin[] = [];
   const push = (
     message: ChatMessage,
@@ -107,7 +111,11 @@ export function toChatBody(body: TranslatedBody): ChatTranslation {
       return;
     }
     cacheHints ||= message.content.some(hasCacheHint);
-    if (message.role === 'assistant') translateAssistant(message.content, path, push);
+    if (message.role === 'assistant')
+      translateAssistant(message.content, path, push, (part) =>
+        // Before (in) the assistant message this turn becomes: the next one pushed.
+        opaque.push({ ...part, messageIndex: messages.length }),
+      );
     else translateUser(message.content, path, push);
   });
 
@@ -152,6 +160,7 @@ export function toChatBody(body: TranslatedBody): ChatTranslation {
     body: chat,
     origins: { messages: origins, effortFrom: effort?.from },
     dropped,
+    opaque,
   };
 }
 
@@ -227,7 +236,12 @@ function toolResultText(block: ToolResultBlock): string {
  * signed is not sent (chat upstreams take no reasoning back); any other, and redacted thinking,
  * was made by an Anthropic upstream and can only go back there.
  */
-function translateAssistant(blocks: readonly AssistantBlock[], path: string, push: Push): void {
+function translateAssistant(
+  blocks: readonly AssistantBlock[],
+  path: string,
+  push: Push,
+  keep: (part: Omit<PlacedOpaquePart, 'messageIndex'>) => void,
+): void {
   const parts: ChatPart[] = [];
   const partPaths: string[] = [];
   const toolCalls: ChatPart[] = [];
@@ -247,11 +261,21 @@ function translateAssistant(blocks: readonly AssistantBlock[], path: string, pus
         });
         callPaths.push(at);
         return;
-      case 'thinking':
+      case 'thinking': {
         if (isTollgateSignature(block.thinking, block.signature)) return;
-        throw foreignThinking(at, 'this thinking block is signed by an Anthropic upstream');
-      case 'redacted_thinking':
-        throw foreignThinking(at, 'redacted thinking is made by an Anthropic upstream');
+        const sealed = readOpaqueToken(block.signature);
+        if (sealed === undefined)
+          throw foreignThinking(at, 'this thinking block was not signed through this gateway');
+        keep({ ...sealed, path: `${at}.signature` });
+        return;
+      }
+      case 'redacted_thinking': {
+        const sealed = readOpaqueToken(block.data);
+        if (sealed === undefined)
+          throw foreignThinking(at, 'this redacted thinking was not made through this gateway');
+        keep({ ...sealed, path: `${at}.data` });
+        return;
+      }
     }
   });
   // A turn that held only Tollgate's thinking carries nothing a chat upstream takes.
@@ -269,7 +293,7 @@ function translateAssistant(blocks: readonly AssistantBlock[], path: string, pus
 function foreignThinking(path: string, what: string) {
   return invalidInput(
     path,
-    `${what}; it can only go back to the Anthropic channel that made it, and this model is served by a chat-completions channel. Start a new conversation, or leave the block out (docs/anthropic-messages.md, "Thinking")`,
+    `${what}; thinking can only go back to the Anthropic channel that made it, and this gateway routes back only the thinking it sealed itself. Start a new conversation, or leave the block out (docs/anthropic-messages.md, "Thinking")`,
   );
 }
 

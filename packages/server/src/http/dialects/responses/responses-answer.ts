@@ -1,4 +1,10 @@
-import type { ResponseObject, ResponseOutputItem, ResponseUsage } from '@tollgate/protocol';
+import type {
+  ResponseObject,
+  ResponseOutputItem,
+  ResponseReasoningItem,
+  ResponseUsage,
+} from '@tollgate/protocol';
+import type { OpaqueOutput } from '../../../chat/opaque-parts.js';
 import type { ChatUsage } from '../../../chat/chat-types.js';
 import type { AnswerNames } from '../chat-dialect.js';
 import type { ResponsesBody } from './responses-request.js';
@@ -109,9 +115,13 @@ export function outputItems(
   requestId: string,
   echo: ResponseEcho,
   status: 'completed' | 'incomplete',
+  opaque: readonly OpaqueOutput[] = [],
 ): ResponseOutputItem[] {
   const items: ResponseOutputItem[] = [];
-  if (answer.reasoning !== '')
+  // Reasoning an upstream sealed (chat/opaque-parts.ts): one item per part, carrying it back.
+  for (const part of opaque)
+    items.push(sealedReasoningItem(itemId('rs', requestId, items.length), part));
+  if (answer.reasoning !== '' && opaque.length === 0)
     items.push({
       type: 'reasoning',
       id: itemId('rs', requestId, items.length),
@@ -143,4 +153,18 @@ export function outputItems(
       status: 'completed',
     });
   return items;
+}
+
+/**
+ * A reasoning item holding an opaque part: its text as the summary, the sealed part as its
+ * `encrypted_content` (always present, `include` or not: without it the next turn could not
+ * give the reasoning back, and the upstream refuses a tool call without its reasoning).
+ */
+export function sealedReasoningItem(id: string, part: OpaqueOutput): ResponseReasoningItem {
+  return {
+    type: 'reasoning',
+    id,
+    summary: part.text === '' ? [] : [{ type: 'summary_text', text: part.text }],
+    encrypted_content: part.token,
+  };
 }

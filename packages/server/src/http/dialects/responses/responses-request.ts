@@ -73,7 +73,7 @@ const inputItem = z.preprocess(
 const functionTool = z.strictObject({
   type: z.literal('function', {
     error:
-      'only function tools are served: built-in tools (web_search, file_search, code_interpreter, computer use, tool_search, …), custom grammar tools and tool namespaces cannot run through this gateway (Codex CLI: web_search = "disabled" and features.multi_agent = false, docs/agents.md)',
+      'only function tools are served: built-in tools (web_search, file_search, code_interpreter, computer use, tool_search, …), custom grammar tools and tool namespaces cannot run through this gateway (Codex CLI: web_search = "disabled" and [agents] enabled = false, docs/agents.md)',
   }),
   name: z.string(),
   description: nullish(z.string()),

@@ -10,9 +10,11 @@ import type { AnswerSeen } from '../../../chat/zero-completion.js';
 import type { UpstreamChunk } from '../../../providers/openai-compatible/chat-schemas.js';
 import type { SseFrame } from '../../sse.js';
 import type { AnswerNames, StreamPresenter } from '../chat-dialect.js';
+import type { OpaqueOutput } from '../../../chat/opaque-parts.js';
 import {
   finishStatus,
   itemId,
+  sealedReasoningItem,
   responseObject,
   responseUsage,
   type ResponseEcho,
@@ -20,7 +22,14 @@ import {
 
 /** One output item being streamed: what it holds so far. */
 type OpenItem =
-  | { kind: 'reasoning'; outputIndex: number; id: string; text: string }
+  | {
+      kind: 'reasoning';
+      outputIndex: number;
+      id: string;
+      text: string;
+      /** The upstream's sealed reasoning (chat/opaque-parts.ts), once it came. */
+      sealed?: OpaqueOutput;
+    }
   | { kind: 'message'; outputIndex: number; id: string; text: string; refusal: string }
   | {
       kind: 'function_call';
@@ -67,10 +76,11 @@ export class ResponseEvents implements StreamPresenter {
     ];
   }
 
-  relay(chunk: UpstreamChunk): SseFrame[] {
-    if (chunk.choices.length === 0) return [];
-    this.chunks += 1;
+  relay(chunk: UpstreamChunk, opaque: readonly OpaqueOutput[] = []): SseFrame[] {
     const frames: SseFrame[] = [];
+    for (const part of opaque) frames.push(...this.seal(part));
+    if (chunk.choices.length === 0) return frames;
+    this.chunks += 1;
     for (const choice of chunk.choices) {
       const delta = choice.delta;
       if (delta.reasoning_content) frames.push(...this.reasoningDelta(delta.reasoning_content));
@@ -169,6 +179,18 @@ export class ResponseEvents implements StreamPresenter {
         item: this.started(item),
       }),
     );
+    return frames;
+  }
+
+  /**
+   * An upstream's sealed reasoning ends the reasoning item its text went into (or is an item of
+   * its own when no text came): the item carries it as `encrypted_content`, and closes.
+   */
+  private seal(part: OpaqueOutput): SseFrame[] {
+    const open = this.open;
+    const frames = open?.kind === 'reasoning' ? [] : this.ensure('reasoning');
+    (this.open as OpenItem & { kind: 'reasoning' }).sealed = part;
+    frames.push(...this.close());
     return frames;
   }
 
@@ -369,7 +391,7 @@ export class ResponseEvents implements StreamPresenter {
   private started(item: OpenItem): ResponseOutputItem {
     switch (item.kind) {
       case 'reasoning':
-        return this.reasoningItem(item, '');
+        return this.reasoningItem({ id: item.id }, '');
       case 'message':
         return {
           type: 'message',
@@ -409,12 +431,17 @@ export class ResponseEvents implements StreamPresenter {
     }
   }
 
-  private reasoningItem(item: { id: string }, text: string): ResponseReasoningItem {
+  private reasoningItem(
+    item: { id: string; sealed?: OpaqueOutput },
+    text: string,
+  ): ResponseReasoningItem {
+    const content = text === '' ? [] : [{ type: 'reasoning_text' as const, text }];
+    if (item.sealed !== undefined) return { ...sealedReasoningItem(item.id, item.sealed), content };
     return {
       type: 'reasoning',
       id: item.id,
       summary: [],
-      content: text === '' ? [] : [{ type: 'reasoning_text', text }],
+      content,
       ...(this.echo.includeEncrypted ? { encrypted_content: null } : {}),
     };
   }

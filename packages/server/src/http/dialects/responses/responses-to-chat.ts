@@ -1,4 +1,5 @@
 import { ApiError, invalidInput } from '../../../errors/api-error.js';
+import { readOpaqueToken, type PlacedOpaquePart } from '../../../chat/opaque-parts.js';
 import type {
   ResponsesBody,
   ResponsesContentPart,
@@ -13,6 +14,8 @@ export interface TranslatedResponses {
   readonly body: Record<string, unknown>;
   /** Fields taken and not sent upstream by a documented rule (`X-Tollgate-Dropped-Fields`). */
   readonly dropped: readonly string[];
+  /** Encrypted reasoning this gateway sealed, going back to the channel that made it. */
+  readonly opaque: readonly PlacedOpaquePart[];
   /** The caller's name for a field the chat validator named (`messages.3.content` → `input.2.content`). */
   fieldName(chatField: string): string;
 }
@@ -34,6 +37,9 @@ export function responsesToChat(
   /** Where each chat message (and each of its tool calls) came from, for error names. */
   const origins: string[] = [];
   const callOrigins = new Map<number, string[]>();
+  const opaque: PlacedOpaquePart[] = [];
+  /** A reasoning item was just read: the function call after it opens its own assistant turn. */
+  let reasoningPending = false;
   if (body.instructions !== undefined && body.instructions !== null) {
     messages.push({ role: 'system', content: body.instructions });
     origins.push('instructions');
@@ -51,7 +57,7 @@ export function responsesToChat(
           function: { name: item.name, arguments: item.arguments },
         };
         const last = messages.at(-1);
-        if (last?.['role'] === 'assistant') {
+        if (last?.['role'] === 'assistant' && !reasoningPending) {
           const calls = (last['tool_calls'] as unknown[] | undefined) ?? [];
           last['tool_calls'] = [...calls, call];
           const index = messages.length - 1;
@@ -74,14 +80,21 @@ export function responsesToChat(
         });
         origins.push(path);
         break;
-      case 'reasoning':
-        if (item.encrypted_content !== undefined && item.encrypted_content !== null)
+      case 'reasoning': {
+        const sealed = item.encrypted_content;
+        if (sealed === undefined || sealed === null) break;
+        const part = readOpaqueToken(sealed);
+        if (part === undefined)
           throw invalidInput(
             `${path}.encrypted_content`,
-            'encrypted reasoning can only go back to the Responses upstream that made it, and no such channel serves this model',
+            'was not made through this gateway: encrypted reasoning can only go back to the upstream that made it, through the channel that made it',
           );
-        break;
+        opaque.push({ ...part, messageIndex: messages.length, path: `${path}.encrypted_content` });
+        reasoningPending = true;
+        continue;
+      }
     }
+    reasoningPending = false;
   }
   const chat: Record<string, unknown> = { model: body.model, messages };
   const set = (name: string, value: unknown) => {
@@ -118,6 +131,7 @@ export function responsesToChat(
   return {
     body: chat,
     dropped,
+    opaque,
     fieldName: (field) => callerField(field, origins, callOrigins),
   };
 }
