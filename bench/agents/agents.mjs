@@ -4,7 +4,11 @@
 //
 //   node agents.mjs free-port
 //   node agents.mjs recipe DOC NAME [--port P] [--key K]   the marked block, placeholders replaced
+//   node agents.mjs recipe DOC NAME [--model M]             … and the model id the recipe names
 //   node agents.mjs codex-quiet CONFIG_FILE                 adds the quiet settings the recipe lacks
+//   node agents.mjs gateway-config OUT                      the default configuration plus models
+//                                                          served through the simulator's Responses
+//                                                          and Messages protocols
 //   node agents.mjs records BASE KEY PATH WIRE_LOG          the key's records, checked
 //   node agents.mjs wire WIRE_LOG [--failures]              the exchanges wire-log.mjs recorded
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -27,6 +31,40 @@ function option(name) {
 // The recipes' placeholders: the only things run.sh replaces in them.
 const DOC_ORIGIN = 'http://127.0.0.1:8080';
 const DOC_KEY = 'tgk_your_optional_key';
+const DOC_MODEL = 'sim-chat';
+
+/**
+ * The gateway's configuration: the embedded default, plus `sim-chat-responses` and
+ * `sim-chat-messages`, the simulator's `sim-chat` reached through an upstream speaking OpenAI's
+ * Responses API and one speaking Anthropic's Messages API (docs/agents.md, "Upstream
+ * protocols"), so each agent also runs a turn on a channel of its own protocol.
+ */
+async function gatewayConfig(out) {
+  const { defaultConfig } = await import(
+    new URL('../../packages/server/dist/config/default-config.js', import.meta.url).href
+  );
+  const chat = defaultConfig.models.find((model) => model.id === 'sim-chat');
+  const through = (id, upstream) => ({
+    ...chat,
+    id,
+    upstream: undefined,
+    channels: [{ id: `${id}~0`, upstream, model: 'sim-chat' }],
+  });
+  const config = {
+    ...defaultConfig,
+    upstreams: {
+      ...defaultConfig.upstreams,
+      'simulator-responses': { kind: 'simulator', chat_api: 'responses' },
+      'simulator-messages': { kind: 'simulator', chat_api: 'messages' },
+    },
+    models: [
+      ...defaultConfig.models,
+      through('sim-chat-responses', 'simulator-responses'),
+      through('sim-chat-messages', 'simulator-messages'),
+    ],
+  };
+  writeFileSync(out, JSON.stringify(config, null, 2));
+}
 
 /** The fenced code block right after `<!-- recipe: NAME -->` (blank lines between allowed). */
 function recipe(doc, name) {
@@ -244,9 +282,14 @@ switch (command) {
     const key = option('key');
     if (port) text = replaceRequired(text, DOC_ORIGIN, `http://127.0.0.1:${port}`, name);
     if (key) text = replaceRequired(text, DOC_KEY, key, name);
+    const model = option('model');
+    if (model) text = replaceRequired(text, DOC_MODEL, model, name);
     process.stdout.write(text);
     break;
   }
+  case 'gateway-config':
+    await gatewayConfig(args[0]);
+    break;
   case 'codex-quiet':
     console.log(codexQuiet(args[0]).join('; '));
     break;

@@ -33,7 +33,10 @@ CLAUDE_VERSION=2.1.332
 CACHE=${TOLLGATE_AGENTS_CACHE:-$HOME/.cache/tollgate-ci/agents}
 TURN_TIMEOUT=${TOLLGATE_AGENTS_TURN_TIMEOUT:-60}
 TOPUP=10000000 # 10 yuan, in micro-yuan
+# The simulator's answers: to a prompt, or after a tool loop (an agent may run a tool the
+# simulator chose to call, then answer: Claude Code does on the Messages channel).
 REPLY='Simulated reply to:'
+TOOL_REPLY='Based on the tool results:'
 
 case "${1:-}" in
   '' | --smoke) ;;
@@ -131,7 +134,11 @@ PORT=$($HELPER free-port)
 BASE=http://127.0.0.1:$PORT
 # The gateway and its CLI see only this: no TOLLGATE_* of the machine (a configuration, a
 # PostgreSQL or Redis URL, an admin token) reaches them.
-GATEWAY_ENV=(env -i PATH="$PATH" HOME="$HOME" HOST=127.0.0.1 PORT="$PORT" TOLLGATE_DATA_DIR="$DATA" LOG_FORMAT=json)
+# The embedded default plus sim-chat-responses and sim-chat-messages: sim-chat through upstreams
+# speaking OpenAI's Responses and Anthropic's Messages protocols (agents.mjs gateway-config).
+mkdir -p "$DATA"
+$HELPER gateway-config "$DATA/config.json" || die "agents.mjs gateway-config"
+GATEWAY_ENV=(env -i PATH="$PATH" HOME="$HOME" HOST=127.0.0.1 PORT="$PORT" TOLLGATE_DATA_DIR="$DATA" TOLLGATE_CONFIG="$DATA/config.json" LOG_FORMAT=json)
 tollgate() { "${GATEWAY_ENV[@]}" node "$ROOT/packages/server/bin/tollgate.mjs" "$@"; }
 started=$(date +%s.%N)
 "${GATEWAY_ENV[@]}" node packages/server/dist/main.js >"$DATA/tollgate.log" 2>&1 &
@@ -150,7 +157,9 @@ tollgate topup "$ACCOUNT" --amount "$TOPUP" --reference agents-smoke >/dev/null 
 # docs/agents.md, "Keys for agents": `keys create <account id> --name codex --idempotency optional`.
 CODEX_KEY=$(tollgate keys create "$ACCOUNT" --name codex --idempotency optional | json key) || die "tollgate keys create failed"
 CLAUDE_KEY=$(tollgate keys create "$ACCOUNT" --name claude-code --idempotency optional | json key) || die "tollgate keys create failed"
-echo "account $ACCOUNT topped up with $TOPUP micro-yuan, two optional keys, in $(since "$started") s"
+CODEX_RESPONSES_KEY=$(tollgate keys create "$ACCOUNT" --name codex-responses --idempotency optional | json key) || die "tollgate keys create failed"
+CLAUDE_MESSAGES_KEY=$(tollgate keys create "$ACCOUNT" --name claude-code-messages --idempotency optional | json key) || die "tollgate keys create failed"
+echo "account $ACCOUNT topped up with $TOPUP micro-yuan, four optional keys, in $(since "$started") s"
 
 balance() { # balance -> "BALANCE HELD"
   local account
@@ -176,7 +185,8 @@ run_agent() {
   WIRE_PID=''
   [ "$status" != 124 ] && [ "$status" != 137 ] || die "$name did not finish within $TURN_TIMEOUT s (exit $status)"
   [ "$status" = 0 ] || die "$name exited with $status"
-  grep -qF "$REPLY" "$dir/stdout" || die "$name's stdout does not hold the simulator's reply ('$REPLY')"
+  grep -qF -e "$REPLY" -e "$TOOL_REPLY" "$dir/stdout" ||
+    die "$name's stdout holds neither of the simulator's replies ('$REPLY', '$TOOL_REPLY')"
   if [ -n "$TRACE" ]; then
     # Every address beyond loopback the agent connected or sent to (a resolver included), and the
     # names it asked a resolver for.
@@ -203,7 +213,7 @@ $outside${names:+
   [ "$HELD" = 0 ] || die "after $name: $HELD micro-yuan still held"
   [ $((before - BALANCE)) = "$sum" ] ||
     die "after $name: the balance fell by $((before - BALANCE)) micro-yuan, its records' bills add up to $sum"
-  SUMMARY+=("$(printf '%-7s %d request(s) on %-13s charged %d micro-yuan, turn %s s' "$name" "$count" "$route" "$sum" "$TURN_SECONDS")")
+  SUMMARY+=("$(printf '%-15s %d request(s) on %-13s charged %d micro-yuan, turn %s s' "$name" "$count" "$route" "$sum" "$TURN_SECONDS")")
   SUMMARY+=("$(node -e 'for (const r of JSON.parse(process.argv[1]).records) console.log(`        ${r.id}: ${r.pricing_rule}`)' "$records")")
   echo "$name: passed (${count} record(s), ${sum} micro-yuan, turn ${TURN_SECONDS} s)"
   CURRENT=''
@@ -218,36 +228,47 @@ start_wire() { # start_wire NAME -> WIRE_PORT
   WIRE_PORT=$(cat "$dir/wire.port")
 }
 
-# Codex CLI: the codex-config block as $CODEX_HOME/config.toml, the codex-run block as the command.
-start_wire codex
-CURRENT=codex
-mkdir -p "$WORK/codex/home/.codex"
-$HELPER recipe "$DOC" codex-config --port "$WIRE_PORT" >"$WORK/codex/home/.codex/config.toml" || die "recipe codex-config"
-CODEX_RUN=$($HELPER recipe "$DOC" codex-run --key "$CODEX_KEY") || die "recipe codex-run"
-# Codex's own traffic: with the codex-config block alone, Codex also reaches out on its own, past
-# the gateway: its curated plugin sync (`git ls-remote` of GitHub, then api.github.com and
-# chatgpt.com), its analytics and its update check. Seen with TOLLGATE_AGENTS_TRACE=1 and
-# TOLLGATE_AGENTS_CODEX_QUIET=0: DNS look-ups of github.com, api.github.com and chatgpt.com. The
-# turn itself still passes, offline. docs/agents.md names the settings that stop it in its prose,
-# not in the block, so they are added here, each only when the block lacks it (and said so).
-if [ "${TOLLGATE_AGENTS_CODEX_QUIET:-1}" = 1 ]; then
-  added=$($HELPER codex-quiet "$WORK/codex/home/.codex/config.toml")
-  [ -z "$added" ] || echo "codex: added to the codex-config recipe (docs/agents.md prose): $added"
-fi
-TURN_STARTED=$(date +%s.%N)
-run_agent codex /v1/responses "$CODEX_KEY" \
-  bash -c 'cd "$1" && exec timeout --kill-after=5 "$2" $TRACE env -i PATH="$3" HOME="$4" CODEX_HOME="$4/.codex" bash -c "$5"' _ \
-  "$WORK/codex/work" "$TURN_TIMEOUT" "$AGENT_PATH" "$WORK/codex/home" "$CODEX_RUN"
+# codex_turn NAME KEY MODEL: Codex CLI with the codex-config block as $CODEX_HOME/config.toml
+# (the model id replaced by MODEL) and the codex-run block as the command.
+codex_turn() {
+  local name=$1 key=$2 model=$3 run
+  start_wire "$name"
+  CURRENT=$name
+  mkdir -p "$WORK/$name/home/.codex"
+  $HELPER recipe "$DOC" codex-config --port "$WIRE_PORT" --model "$model" >"$WORK/$name/home/.codex/config.toml" || die "recipe codex-config"
+  run=$($HELPER recipe "$DOC" codex-run --key "$key") || die "recipe codex-run"
+  # Codex's own traffic (plugin sync, analytics, update check) is turned off by the recipe's
+  # block; with TOLLGATE_AGENTS_CODEX_QUIET=1 (default) any setting it lacks is added and said.
+  if [ "${TOLLGATE_AGENTS_CODEX_QUIET:-1}" = 1 ]; then
+    added=$($HELPER codex-quiet "$WORK/$name/home/.codex/config.toml")
+    [ -z "$added" ] || echo "$name: added to the codex-config recipe: $added"
+  fi
+  TURN_STARTED=$(date +%s.%N)
+  run_agent "$name" /v1/responses "$key" \
+    bash -c 'cd "$1" && exec timeout --kill-after=5 "$2" $TRACE env -i PATH="$3" HOME="$4" CODEX_HOME="$4/.codex" bash -c "$5"' _ \
+    "$WORK/$name/work" "$TURN_TIMEOUT" "$AGENT_PATH" "$WORK/$name/home" "$run"
+}
 
-# Claude Code: the claude-env block sourced, then the claude-run block.
-start_wire claude
-CURRENT=claude
-$HELPER recipe "$DOC" claude-env --port "$WIRE_PORT" --key "$CLAUDE_KEY" >"$WORK/claude/env.sh" || die "recipe claude-env"
-CLAUDE_RUN=$($HELPER recipe "$DOC" claude-run) || die "recipe claude-run"
-TURN_STARTED=$(date +%s.%N)
-run_agent claude /v1/messages "$CLAUDE_KEY" \
-  bash -c 'cd "$1" && exec timeout --kill-after=5 "$2" $TRACE env -i PATH="$3" HOME="$4" bash -c ". \"\$0\"; $5" "$6"' _ \
-  "$WORK/claude/work" "$TURN_TIMEOUT" "$AGENT_PATH" "$WORK/claude/home" "$CLAUDE_RUN" "$WORK/claude/env.sh"
+# claude_turn NAME KEY MODEL: Claude Code with the claude-env block sourced (its model ids replaced
+# by MODEL), then the claude-run block.
+claude_turn() {
+  local name=$1 key=$2 model=$3 run
+  start_wire "$name"
+  CURRENT=$name
+  $HELPER recipe "$DOC" claude-env --port "$WIRE_PORT" --key "$key" --model "$model" >"$WORK/$name/env.sh" || die "recipe claude-env"
+  run=$($HELPER recipe "$DOC" claude-run) || die "recipe claude-run"
+  TURN_STARTED=$(date +%s.%N)
+  run_agent "$name" /v1/messages "$key" \
+    bash -c 'cd "$1" && exec timeout --kill-after=5 "$2" $TRACE env -i PATH="$3" HOME="$4" bash -c ". \"\$0\"; $5" "$6"' _ \
+    "$WORK/$name/work" "$TURN_TIMEOUT" "$AGENT_PATH" "$WORK/$name/home" "$run" "$WORK/$name/env.sh"
+}
+
+# Each agent on sim-chat (a chat-completions channel), then on a channel speaking its own
+# protocol: Codex on a Responses upstream, Claude Code on a Messages upstream.
+codex_turn codex "$CODEX_KEY" sim-chat
+claude_turn claude "$CLAUDE_KEY" sim-chat
+codex_turn codex-responses "$CODEX_RESPONSES_KEY" sim-chat-responses
+claude_turn claude-messages "$CLAUDE_MESSAGES_KEY" sim-chat-messages
 
 # --- 4. the ledger ----------------------------------------------------------------------------
 ledger=$(tollgate ledger check) || die "tollgate ledger check: $ledger"

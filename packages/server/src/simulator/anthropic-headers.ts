@@ -12,6 +12,10 @@ import { WireError } from './wire-error.js';
 export const KNOWN_BETAS: ReadonlySet<string> = new Set([
   // Claude Code.
   'claude-code-20250219',
+  // Claude Code 2.1.332, as recorded through the gateway (bench/agents).
+  'per-turn-control-2026-07-01',
+  'advanced-tool-use-2025-11-20',
+  'tool-search-tool-2025-10-19',
   'oauth-2025-04-20',
   'interleaved-thinking-2025-05-14',
   'fine-grained-tool-streaming-2025-05-14',
