@@ -15,3 +15,18 @@ export function usageFields(usage: ChatUsage): Record<string, number> {
     ...(usage.cacheWriteTokens === undefined ? {} : { cache_write_tokens: usage.cacheWriteTokens }),
   };
 }
+
+/**
+ * A chat's usage in OpenAI's shape (`usage` of a chat completion and of its last chunk): what the
+ * chat-completions dialect answers, and what the Responses and Anthropic adapters hand the chat
+ * turn in place of an OpenAI upstream's own usage object.
+ */
+export function openAiUsage(usage: ChatUsage) {
+  return {
+    prompt_tokens: usage.promptTokens,
+    completion_tokens: usage.completionTokens,
+    total_tokens: usage.promptTokens + usage.completionTokens,
+    prompt_tokens_details: { cached_tokens: usage.cachedTokens },
+    completion_tokens_details: { reasoning_tokens: usage.reasoningTokens },
+  };
+}

@@ -3,18 +3,8 @@ import type { AnswerSeen } from '../../chat/zero-completion.js';
 import { toChatUsage } from '../../providers/openai-compatible/chat.js';
 import type { UpstreamChunk } from '../../providers/openai-compatible/chat-schemas.js';
 import type { SseFrame } from '../sse.js';
+import { openAiUsage } from '../../chat/usage-fields.js';
 import type { AnswerNames, ChatDialect, StreamPresenter } from './chat-dialect.js';
-
-/** OpenAI's usage object. */
-export function openAiUsage(usage: ChatUsage) {
-  return {
-    prompt_tokens: usage.promptTokens,
-    completion_tokens: usage.completionTokens,
-    total_tokens: usage.promptTokens + usage.completionTokens,
-    prompt_tokens_details: { cached_tokens: usage.cachedTokens },
-    completion_tokens_details: { reasoning_tokens: usage.reasoningTokens },
-  };
-}
 
 /** `POST /v1/chat/completions`: the upstream's checked choices under our id and model. */
 export const chatCompletionsDialect: ChatDialect = {

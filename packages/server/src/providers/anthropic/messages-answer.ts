@@ -2,7 +2,8 @@ import { opaqueToken, type OpaqueOutput } from '../../chat/opaque-parts.js';
 import type { ChatAnswer } from '../chat-upstream.js';
 import { parseUpstream, unverifiableBody } from '../upstream-error.js';
 import { messageSchema } from './messages-schemas.js';
-import { chatUsageOf, chunkUsageOf, FINISH_REASONS } from './messages-usage.js';
+import { chatUsageOf, FINISH_REASONS } from './messages-usage.js';
+import { openAiUsage } from '../../chat/usage-fields.js';
 
 /**
  * A plain Anthropic answer as the internal chat completion (one choice): text blocks joined as
@@ -77,7 +78,7 @@ export function readMessagesAnswer(
           finish_reason: message.stop_reason === null ? null : FINISH_REASONS[message.stop_reason],
         },
       ],
-      usage: chunkUsageOf(usage),
+      usage: openAiUsage(usage),
     },
     usage,
     upstreamRequestId,

@@ -3,7 +3,8 @@ import { opaqueToken, type OpaqueOutput } from '../../chat/opaque-parts.js';
 import type { StreamEvent } from '../chat-upstream.js';
 import type { UpstreamChunk } from '../openai-compatible/chat-schemas.js';
 import { streamEventSchema, type MessagesStreamEvent } from './messages-schemas.js';
-import { chatUsageOf, chunkUsageOf, FINISH_REASONS } from './messages-usage.js';
+import { chatUsageOf, FINISH_REASONS } from './messages-usage.js';
+import { openAiUsage } from '../../chat/usage-fields.js';
 
 type Delta = UpstreamChunk['choices'][number]['delta'];
 
@@ -243,7 +244,7 @@ export class MessagesStreamReader {
     const usage = chatUsageOf({ ...this.input, output: this.output });
     if (usage === undefined) return [invalid('usage beyond safe integers')];
     return [
-      { kind: 'chunk', chunk: { choices: [], usage: chunkUsageOf(usage) }, usage },
+      { kind: 'chunk', chunk: { choices: [], usage: openAiUsage(usage) }, usage },
       { kind: 'done' },
     ];
   }

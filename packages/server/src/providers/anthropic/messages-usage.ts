@@ -1,5 +1,4 @@
 import type { ChatUsage } from '../../chat/chat-types.js';
-import type { UpstreamUsage } from '../openai-compatible/chat-schemas.js';
 import type { StopReason } from './messages-schemas.js';
 
 /** Anthropic's token counts of one message, as read from its answer or its stream. */
@@ -26,17 +25,6 @@ export function chatUsageOf(tokens: MessagesTokens): ChatUsage | undefined {
     cachedTokens: tokens.cacheRead,
     reasoningTokens: 0,
     cacheWriteTokens: tokens.cacheWrite,
-  };
-}
-
-/** The same usage in the chat chunk's shape (which has no place for cache writes). */
-export function chunkUsageOf(usage: ChatUsage): UpstreamUsage {
-  return {
-    prompt_tokens: usage.promptTokens,
-    completion_tokens: usage.completionTokens,
-    total_tokens: usage.promptTokens + usage.completionTokens,
-    prompt_tokens_details: { cached_tokens: usage.cachedTokens },
-    completion_tokens_details: { reasoning_tokens: usage.reasoningTokens },
   };
 }
 

@@ -6,6 +6,7 @@ import type { UpstreamChunk, UpstreamCompletion } from '../openai-compatible/cha
 import { parseUpstream, unverifiableBody } from '../upstream-error.js';
 import type { UpstreamClient } from '../upstream-http.js';
 import { withFields } from '../../util/with-fields.js';
+import { openAiUsage } from '../../chat/usage-fields.js';
 import { chatToResponses } from './chat-to-responses.js';
 import {
   functionCallItemSchema,
@@ -78,19 +79,6 @@ export function chatUsageOf(usage: ResponsesUsage): ChatUsage | undefined {
   };
 }
 
-/** The chat usage object of the stream's last chunk. */
-function usageChunk(usage: ChatUsage): UpstreamChunk {
-  return {
-    choices: [],
-    usage: {
-      prompt_tokens: usage.promptTokens,
-      completion_tokens: usage.completionTokens,
-      prompt_tokens_details: { cached_tokens: usage.cachedTokens },
-      completion_tokens_details: { reasoning_tokens: usage.reasoningTokens },
-    },
-  };
-}
-
 function finishReasonOf(answer: ResponsesAnswer): string {
   if (answer.status === 'incomplete')
     return answer.incomplete_details?.reason === 'content_filter' ? 'content_filter' : 'length';
@@ -147,9 +135,9 @@ function completionOf(answer: ResponsesAnswer): UpstreamCompletion {
         finish_reason: finishReasonOf(answer),
       },
     ],
-    usage: usageChunk(
+    usage: openAiUsage(
       usage ?? { promptTokens: 0, completionTokens: 0, cachedTokens: 0, reasoningTokens: 0 },
-    ).usage as UpstreamCompletion['usage'],
+    ),
   };
 }
 
@@ -286,7 +274,7 @@ async function* readEvents(
             kind: 'chunk',
             chunk: { choices: [{ index: 0, delta: {}, finish_reason: finishReasonOf(answer) }] },
           };
-          yield { kind: 'chunk', chunk: usageChunk(usage) };
+          yield { kind: 'chunk', chunk: { choices: [], usage: openAiUsage(usage) } };
           yield { kind: 'done' };
           return;
         }
