@@ -34,17 +34,19 @@ export const upstreamSchema = z
     /**
      * `simulator`: the built-in simulator, started in-process on loopback; `openai`: an
      * OpenAI-compatible server; `cohere`: Cohere/Jina rerank; `ark`: a content generation task
-     * API (Volcengine Ark's shape) for H3 models. The adapter follows the model's family.
+     * API (Volcengine Ark's shape) for H3 models; `anthropic`: Anthropic's API (its chat models
+     * speak Messages: `chat_api` is `messages`). The adapter follows the model's family.
      */
-    kind: z.enum(['simulator', 'openai', 'cohere', 'ark']),
+    kind: z.enum(['simulator', 'openai', 'cohere', 'ark', 'anthropic']),
     base_url: z.url().optional(),
     /**
      * The protocol this upstream's chat models speak (docs/agents.md, "Upstream protocols"):
      * `chat_completions` (`POST /chat/completions`, the default), `responses` (OpenAI's
      * `POST /responses`) or `messages` (Anthropic's `POST /messages`, key sent as `x-api-key`).
-     * Every inbound protocol reaches every one through the internal chat request.
+     * Every inbound protocol reaches every one through the internal chat request. Default
+     * `messages` for kind `anthropic`, else `chat_completions` (`chatApiOf`).
      */
-    chat_api: z.enum(['chat_completions', 'responses', 'messages']).default('chat_completions'),
+    chat_api: z.enum(['chat_completions', 'responses', 'messages']).optional(),
     api_key_env: z
       .string()
       .regex(/^[A-Z_][A-Z0-9_]*$/)
@@ -94,6 +96,12 @@ export const upstreamSchema = z
   })
   .strict()
   .superRefine((upstream, context) => {
+    if (upstream.kind === 'anthropic' && chatApiOf(upstream) !== 'messages')
+      context.addIssue({
+        code: 'custom',
+        path: ['chat_api'],
+        message: 'an anthropic upstream speaks messages',
+      });
     if (upstream.kind !== 'simulator' && upstream.base_url === undefined) {
       context.addIssue({
         code: 'custom',
@@ -300,6 +308,13 @@ export const modelSchema = z
 export type ModelConfig = z.output<typeof modelSchema>;
 export type ChannelConfig = z.output<typeof channelSchema>;
 export type UpstreamConfig = z.output<typeof upstreamSchema>;
+
+/** The protocol an upstream's chat models speak: its `chat_api`, by default by its kind. */
+export function chatApiOf(
+  upstream: Pick<UpstreamConfig, 'kind' | 'chat_api'>,
+): 'chat_completions' | 'responses' | 'messages' {
+  return upstream.chat_api ?? (upstream.kind === 'anthropic' ? 'messages' : 'chat_completions');
+}
 export type TokenPrices = z.output<typeof tokenPricesSchema>;
 export type TaskPrices = z.output<typeof taskPricesSchema>;
 export type ModelPrices = z.output<typeof modelPricesSchema>;

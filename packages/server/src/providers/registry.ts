@@ -1,4 +1,4 @@
-import { notReceivedAfterMsOf, taskLookupOf, type Config } from '../config/schema.js';
+import { chatApiOf, notReceivedAfterMsOf, taskLookupOf, type Config } from '../config/schema.js';
 import type { TaskKind } from '../store/schema.js';
 import type { GuardedFetchDeps } from './guarded-fetch.js';
 import { ArkH3Tasks } from './ark/h3-tasks.js';
@@ -63,7 +63,8 @@ export class ProviderRegistry {
   /** The chat adapter of the protocol the upstream speaks (`chat_api`; docs/agents.md). */
   chat(upstream: string, caller: UpstreamCaller): ChatUpstream {
     const http = this.pool(upstream).for(caller);
-    switch (this.config.upstreams[upstream]?.chat_api ?? 'chat_completions') {
+    const config = this.config.upstreams[upstream];
+    switch (config === undefined ? 'chat_completions' : chatApiOf(config)) {
       case 'responses':
         return new ResponsesChat(http);
       case 'messages':

@@ -1,6 +1,6 @@
 import { finished, type Readable } from 'node:stream';
 import { Pool, type Dispatcher, type buildConnector } from 'undici';
-import type { UpstreamConfig } from '../config/schema.js';
+import { chatApiOf, type UpstreamConfig } from '../config/schema.js';
 import { classifyTransportError } from './transport-errors.js';
 import { UpstreamAdmission } from './upstream-admission.js';
 import { upstreamStatusFailure, unverifiableBody } from './upstream-error.js';
@@ -174,7 +174,7 @@ export class UpstreamHttp {
           ...(this.apiKey === undefined
             ? {}
             : // Anthropic's Messages API takes its key as `x-api-key`.
-              this.config.chat_api === 'messages'
+              chatApiOf(this.config) === 'messages'
               ? { 'x-api-key': this.apiKey }
               : { authorization: `Bearer ${this.apiKey}` }),
         },

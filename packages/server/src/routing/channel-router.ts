@@ -1,4 +1,4 @@
-import type { Config, ModelConfig, ModelPrices } from '../config/schema.js';
+import { chatApiOf, type Config, type ModelConfig, type ModelPrices } from '../config/schema.js';
 import { ApiError } from '../errors/api-error.js';
 import { UpstreamFailure } from '../providers/upstream-error.js';
 import type { Clock } from '../util/effects.js';
@@ -130,7 +130,8 @@ export class ChannelRouter {
 
   /** The protocol a channel's upstream speaks for chat (`chat_api`). */
   chatApiOf(channel: Channel): 'chat_completions' | 'responses' | 'messages' {
-    return this.config.upstreams[channel.upstream]?.chat_api ?? 'chat_completions';
+    const upstream = this.config.upstreams[channel.upstream];
+    return upstream === undefined ? 'chat_completions' : chatApiOf(upstream);
   }
 
   /**

@@ -14,6 +14,8 @@ export const CERTAIN_FAILURE_STATUSES: Readonly<Record<UpstreamConfig['kind'], r
     cohere: [401, 429, 503],
     ark: [401, 429, 503],
     simulator: [401, 429, 503],
+    // Anthropic's "overloaded" is 529, answered before any work.
+    anthropic: [401, 429, 529],
   };
 
 /** Why a failed attempt may, or may not, be sent again on another channel. */

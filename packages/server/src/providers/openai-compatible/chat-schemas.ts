@@ -12,6 +12,9 @@ export const usageSchema = z.object({
   total_tokens: tokens.optional(),
   prompt_tokens_details: z.object({ cached_tokens: tokens.optional() }).nullish(),
   completion_tokens_details: z.object({ reasoning_tokens: tokens.optional() }).nullish(),
+  /** DeepSeek's cache read (and miss) counts, where OpenAI has `prompt_tokens_details`. */
+  prompt_cache_hit_tokens: tokens.nullish(),
+  prompt_cache_miss_tokens: tokens.nullish(),
 });
 
 const toolCallSchema = z.object({
@@ -66,6 +69,8 @@ export const chunkSchema = z.object({
           .nullish(),
       }),
       finish_reason: z.string().max(40).nullish(),
+      /** Moonshot Kimi puts a stream's usage here, in its last chunk's choice. */
+      usage: usageSchema.nullish(),
     }),
   ),
   usage: usageSchema.nullish(),

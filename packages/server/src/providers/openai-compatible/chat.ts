@@ -2,14 +2,26 @@ import { createParser } from 'eventsource-parser';
 import type { ChatUsage } from '../../chat/chat-types.js';
 import { parseUpstream, unverifiableBody } from '../upstream-error.js';
 import type { UpstreamClient } from '../upstream-http.js';
-import { chunkSchema, completionSchema, type UpstreamUsage } from './chat-schemas.js';
+import {
+  chunkSchema,
+  completionSchema,
+  type UpstreamChunk,
+  type UpstreamUsage,
+} from './chat-schemas.js';
 import { withFields } from '../../util/with-fields.js';
 import type { ChatAnswer, ChatUpstream, StreamEvent } from '../chat-upstream.js';
 
 export type { StreamEvent } from '../chat-upstream.js';
 
+/**
+ * An OpenAI-compatible upstream's usage, whatever the provider calls its fields: cached input is
+ * `prompt_tokens_details.cached_tokens` (OpenAI, Qwen, Kimi…) or DeepSeek's
+ * `prompt_cache_hit_tokens` (its `prompt_tokens` counts hits and misses alike). `undefined` when
+ * a detail exceeds its total.
+ */
 export function toChatUsage(usage: UpstreamUsage): ChatUsage | undefined {
-  const cachedTokens = usage.prompt_tokens_details?.cached_tokens ?? 0;
+  const cachedTokens =
+    usage.prompt_tokens_details?.cached_tokens ?? usage.prompt_cache_hit_tokens ?? 0;
   const reasoningTokens = usage.completion_tokens_details?.reasoning_tokens ?? 0;
   if (cachedTokens > usage.prompt_tokens || reasoningTokens > usage.completion_tokens)
     return undefined;
@@ -93,7 +105,22 @@ async function* parseEvents(body: AsyncIterable<Buffer>): AsyncGenerator<StreamE
         yield { kind: 'invalid', detail: `chunk: ${parsed.error.issues[0]?.message ?? ''}` };
         return;
       }
-      yield { kind: 'chunk', chunk: parsed.data };
+      yield { kind: 'chunk', chunk: withUsageLifted(parsed.data) };
     }
   }
+}
+
+/**
+ * A chunk with its usage where the chat turn reads it: a choice's own `usage` (Moonshot Kimi's
+ * last chunk) becomes the chunk's, and no choice keeps one (what reaches a caller is rebuilt from
+ * the choices' other fields).
+ */
+function withUsageLifted(chunk: UpstreamChunk): UpstreamChunk {
+  const inChoice = chunk.choices.find((choice) => choice.usage != null)?.usage;
+  if (inChoice === undefined || inChoice === null) return chunk;
+  return {
+    ...chunk,
+    choices: chunk.choices.map(({ usage: _usage, ...choice }) => choice),
+    usage: chunk.usage ?? inChoice,
+  };
 }
