@@ -7,6 +7,7 @@ import { AssetsPage } from './pages/AssetsPage.js';
 import { AwaitingFunds } from './pages/AwaitingFunds.js';
 import { InvitePage } from './pages/InvitePage.js';
 import { KeysPage } from './pages/KeysPage.js';
+import { ModelsPage } from './pages/ModelsPage.js';
 import { OverviewPage } from './pages/OverviewPage.js';
 import { RedeemPage } from './pages/RedeemPage.js';
 import { RequestsPage } from './pages/RequestsPage.js';
@@ -23,6 +24,7 @@ import { isOperatorPath, navigate, signedInPath, usePath } from './router.js';
 const NAV: readonly { path: string; label: MessageKey }[] = [
   { path: '/', label: 'nav.overview' },
   { path: '/keys', label: 'nav.keys' },
+  { path: '/models', label: 'nav.models' },
   { path: '/redeem', label: 'nav.redeem' },
   { path: '/topup', label: 'nav.topup' },
   { path: '/requests', label: 'nav.requests' },
@@ -118,6 +120,8 @@ function Page({ path, onError: guard }: { path: string; onError: (error: unknown
       return <OverviewPage onError={guard} />;
     case '/keys':
       return <KeysPage onError={guard} />;
+    case '/models':
+      return <ModelsPage onError={guard} />;
     case '/redeem':
       return <RedeemPage onError={guard} />;
     case '/topup':

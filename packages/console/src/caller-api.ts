@@ -2,6 +2,7 @@ import {
   H3_SETTLE_CONFIRMATION,
   SETTLE_CONFIRMATION,
   type AccountUsage,
+  type ConsoleModelList,
   type H3SettleBody,
   type H3Task,
   type RequestRecord,
@@ -64,6 +65,8 @@ export function last30Days(now: number): { from: string; to: string } {
 }
 
 export const callerApi = {
+  /** The models the account's usable keys may call, with their current prices (models page). */
+  callableModels: () => request<ConsoleModelList>('GET', '/models/callable'),
   /** Spend per UTC day and model; `from`/`to` are `YYYY-MM-DD` (UTC), both included. */
   usage: (from: string, to: string) =>
     request<AccountUsage>('GET', `/usage${queryText(new URLSearchParams({ from, to }))}`),

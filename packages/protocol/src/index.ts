@@ -13,3 +13,4 @@ export * from './usage.js';
 export * from './compat.js';
 export * from './responses.js';
 export * from './messages.js';
+export * from './console-models.js';

@@ -1,6 +1,7 @@
 import { assetMessages } from './assets.js';
 import { callerMessages } from './caller.js';
 import { coreMessages } from './core.js';
+import { modelMessages } from './models.js';
 import { operatorMessages } from './operator.js';
 import { operatorReviewMessages } from './operator-review.js';
 import { operatorUserMessages } from './operator-users.js';
@@ -19,6 +20,7 @@ const PARTS = [
   coreMessages,
   callerMessages,
   assetMessages,
+  modelMessages,
   securityMessages,
   paymentMessages,
   operatorMessages,

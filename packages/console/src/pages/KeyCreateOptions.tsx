@@ -86,6 +86,7 @@ export function KeyCreateOptions({
         />
         {t('keyOptions.optionalIdempotency')}
       </label>
+      <p className="muted">{t('keyOptions.optionalIdempotencyHint')}</p>
     </div>
   );
 }

@@ -8,7 +8,9 @@ import { useI18n } from '../i18n.js';
 import { When, Yuan } from '../money.js';
 import { securityApi } from '../security-api.js';
 import { useLoad } from '../useLoad.js';
+import { ConsoleLink } from '../components/ConsoleLink.js';
 import { ErrorLine } from './ErrorLine.js';
+import { CallAddresses, HowToCall, type CallingKey } from './HowToCall.js';
 import { KeyCreateOptions, KeyLimits, keyOptionsOf, NO_KEY_OPTIONS } from './KeyCreateOptions.js';
 import { KeyRotate } from './KeyRotate.js';
 
@@ -26,7 +28,9 @@ export function KeysPage({ onError }: { onError: (error: unknown) => void }) {
   const spend = new Map(perKey.value?.data.map((row) => [row.key_id, row.amount]));
   const [name, setName] = useState('');
   const [options, setOptions] = useState(NO_KEY_OPTIONS);
-  const [fresh, setFresh] = useState<string | null>(null);
+  const [fresh, setFresh] = useState<CallingKey | null>(null);
+  // The models the snippets may name (a chat model the new key may call).
+  const callable = useLoad(() => callerApi.callableModels(), onError);
   const [copied, setCopied] = useState(false);
   const error = keys.error ?? perKey.error;
   const { fail } = keys;
@@ -45,7 +49,11 @@ export function KeysPage({ onError }: { onError: (error: unknown) => void }) {
     securityApi
       .createKey(name, keyOptionsOf(options))
       .then((created) => {
-        setFresh(created.key);
+        setFresh({
+          plaintext: created.key,
+          allowed: created.models,
+          optional: created.idempotency === 'optional',
+        });
         setCopied(false);
         setName('');
         setOptions(NO_KEY_OPTIONS);
@@ -59,7 +67,7 @@ export function KeysPage({ onError }: { onError: (error: unknown) => void }) {
   };
   const copy = () => {
     if (fresh === null) return;
-    void navigator.clipboard.writeText(fresh).then(() => setCopied(true));
+    void navigator.clipboard.writeText(fresh.plaintext).then(() => setCopied(true));
   };
   const columns: Column<ApiKey>[] = [
     { id: 'name', header: t('keys.name'), cell: (key) => key.name ?? '—' },
@@ -97,7 +105,12 @@ export function KeysPage({ onError }: { onError: (error: unknown) => void }) {
           <KeyRotate
             apiKey={key}
             onRotated={(plaintext) => {
-              setFresh(plaintext);
+              // The new key keeps the old one's allowlist and idempotency choice (docs/keys.md).
+              setFresh({
+                plaintext,
+                allowed: key.models,
+                optional: key.idempotency === 'optional',
+              });
               setCopied(false);
               load();
             }}
@@ -122,7 +135,7 @@ export function KeysPage({ onError }: { onError: (error: unknown) => void }) {
           <h2>{t('keys.newKey')}</h2>
           <p className="warning">{t('keys.shownOnce')}</p>
           <p className="secret">
-            <code data-testid="new-key">{fresh}</code>
+            <code data-testid="new-key">{fresh.plaintext}</code>
           </p>
           <p className="actions">
             <button type="button" onClick={copy}>
@@ -131,6 +144,16 @@ export function KeysPage({ onError }: { onError: (error: unknown) => void }) {
             <button type="button" className="secondary" onClick={() => setFresh(null)}>
               {t('keys.dismiss')}
             </button>
+          </p>
+        </div>
+      )}
+      {fresh !== null ? (
+        <HowToCall models={callable.value?.data ?? null} apiKey={fresh} />
+      ) : (
+        <div className="card call-summary">
+          <CallAddresses />
+          <p className="muted">
+            <ConsoleLink to="/models">{t('howToCall.more')}</ConsoleLink>
           </p>
         </div>
       )}

@@ -1946,4 +1946,90 @@ export const wireSchemas: Readonly<Record<string, object>> = {
       { $ref: '#/components/schemas/AnthropicStreamError' },
     ],
   },
+  H3PriceResolution: { type: 'string', enum: ['480p', '720p', '1080p', '2K'] },
+  H3ModelPricing: {
+    type: 'object',
+    properties: {
+      h3_per_second: {
+        type: 'object',
+        properties: {
+          '480p': { $ref: '#/components/schemas/MicroYuan' },
+          '720p': { $ref: '#/components/schemas/MicroYuan' },
+          '1080p': { $ref: '#/components/schemas/MicroYuan' },
+          '2K': { $ref: '#/components/schemas/MicroYuan' },
+        },
+        additionalProperties: false,
+      },
+      h3_per_second_with_audio: {
+        type: 'object',
+        properties: {
+          '480p': { $ref: '#/components/schemas/MicroYuan' },
+          '720p': { $ref: '#/components/schemas/MicroYuan' },
+          '1080p': { $ref: '#/components/schemas/MicroYuan' },
+          '2K': { $ref: '#/components/schemas/MicroYuan' },
+        },
+        additionalProperties: false,
+      },
+      free_reference_images: { type: 'number' },
+    },
+    required: ['free_reference_images'],
+    additionalProperties: false,
+  },
+  ConsoleModel: {
+    type: 'object',
+    properties: {
+      id: { type: 'string' },
+      object: { type: 'string', const: 'model' },
+      created: { type: 'number' },
+      owned_by: { type: 'string' },
+      capabilities: {
+        type: 'object',
+        properties: {
+          families: { type: 'array', items: { $ref: '#/components/schemas/ModelFamily' } },
+          combinations: {
+            type: 'array',
+            items: { type: 'array', items: { $ref: '#/components/schemas/ChatFeature' } },
+          },
+          images: {
+            type: 'object',
+            properties: {
+              sizes: { type: 'array', items: { type: 'string' } },
+              qualities: { type: 'array', items: { type: 'string' } },
+              max_images: { type: 'number' },
+              max_reference_images: { type: 'number' },
+            },
+            required: ['sizes', 'qualities', 'max_images', 'max_reference_images'],
+            additionalProperties: false,
+          },
+          videos: {
+            type: 'object',
+            properties: {
+              sizes: { type: 'array', items: { type: 'string' } },
+              seconds: { type: 'array', items: { type: 'number' } },
+              generate_audio: { type: 'boolean' },
+              max_reference_images: { type: 'number' },
+            },
+            required: ['sizes', 'seconds', 'generate_audio', 'max_reference_images'],
+            additionalProperties: false,
+          },
+        },
+        required: ['families'],
+        additionalProperties: false,
+      },
+      pricing: { $ref: '#/components/schemas/ModelPricing' },
+      h3_pricing: { $ref: '#/components/schemas/H3ModelPricing' },
+    },
+    additionalProperties: false,
+    required: ['capabilities', 'created', 'id', 'object', 'owned_by', 'pricing'],
+  },
+  ConsoleModelList: {
+    type: 'object',
+    properties: {
+      object: { type: 'string', const: 'list' },
+      basis: { type: 'string', enum: ['keys', 'new_key'] },
+      data: { type: 'array', items: { $ref: '#/components/schemas/ConsoleModel' } },
+    },
+    required: ['object', 'basis', 'data'],
+    additionalProperties: false,
+  },
 };

@@ -19,5 +19,6 @@ export type ConsoleDeps = Pick<
   | 'consoleTotp'
   | 'consoleSignUp'
   | 'catalog'
+  | 'prices'
   | 'consoleDir'
 >;

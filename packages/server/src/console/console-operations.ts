@@ -328,6 +328,11 @@ export const CONSOLE_OPERATIONS: Readonly<Record<string, ConsoleOperation>> = {
     summary: 'The models a key of the account may be limited to',
     access: 'member',
   },
+  [`GET ${api}/models/callable`]: {
+    summary:
+      'The models the account’s usable keys may call (every model when it has none), with their current prices',
+    access: 'member',
+  },
 
   // Files and shares (docs/console.md, "Assets and shares").
   [`GET ${api}/assets`]: { summary: 'The account’s files, newest first', access: 'member' },

@@ -6,6 +6,7 @@ import { registerOperatorRoutes } from './operator-routes.js';
 import { registerCallerRequestRoutes } from './caller-request-routes.js';
 import { registerCallerTaskRoutes } from './caller-task-routes.js';
 import { registerCallerAssetRoutes } from './caller-asset-routes.js';
+import { registerCallerModelRoutes } from './model-routes.js';
 import { refuseUnknownBodyFields } from './console-bodies.js';
 import { registerConsoleOpenApi } from './console-openapi.js';
 import { BUILT_CONSOLE_DIR, registerConsoleStatic } from './console-static.js';
@@ -27,6 +28,7 @@ export async function registerConsole(app: FastifyInstance, deps: AppDeps): Prom
     registerCallerTaskRoutes(scope, deps);
     registerCallerRequestRoutes(scope, deps);
     registerCallerAssetRoutes(scope, deps);
+    registerCallerModelRoutes(scope, deps);
     registerPaymentConsoleRoutes(scope, deps);
     registerConsoleOpenApi(scope, app);
   });

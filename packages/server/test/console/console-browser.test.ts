@@ -32,6 +32,10 @@ const TEXT = {
     wrong: '邮箱或密码错误。',
     microYuan: '微元',
     setPassword: '设置密码并登录',
+    models: '模型与价格',
+    modelsTitle: '模型与价格',
+    keyNotOptional: 'Codex CLI 和 Claude Code 用不了',
+    input: '输入，每百万 tokens',
   },
   en: {
     overview: 'Overview',
@@ -49,6 +53,10 @@ const TEXT = {
     wrong: 'Wrong email or password.',
     microYuan: 'micro-yuan',
     setPassword: 'Set password and sign in',
+    models: 'Models',
+    modelsTitle: 'Models and prices',
+    keyNotOptional: 'Codex CLI and Claude Code cannot use it',
+    input: 'Input, per million tokens',
   },
 } as const;
 
@@ -100,6 +108,22 @@ describeConsoleInBrowser('console in Chromium', {}, (served) => {
           const key = (await shown.textContent()) ?? '';
           expect(key).toMatch(/^tgk_[0-9A-Za-z]{49}$/);
           await expect.poll(() => page.getByRole('status').textContent()).toContain(text.shownOnce);
+          // How to call with it: this gateway's base URL, the key in the snippets, and (a key
+          // that requires an Idempotency-Key) the warning that the coding agents need another.
+          const panel = page.locator('[data-how-to-call]');
+          await expect
+            .poll(() => panel.getByTestId('base-url').textContent())
+            .toBe(`${served.origin}/v1`);
+          expect(await panel.locator('[data-snippet="curl"] code').textContent()).toContain(
+            `Bearer ${key}`,
+          );
+          expect(await panel.locator('[data-snippet="codex-config"] code').textContent()).toContain(
+            `base_url = "${served.origin}/v1"`,
+          );
+          expect(await panel.locator('[data-snippet="claude-env"] code').textContent()).toContain(
+            `ANTHROPIC_AUTH_TOKEN=${key}`,
+          );
+          expect(await panel.locator('.warning').textContent()).toContain(text.keyNotOptional);
           await inspect(page, `${language}-keys-created`);
           await page.reload();
           await page.locator(`tr[data-key-id]`).first().waitFor();
@@ -107,6 +131,37 @@ describeConsoleInBrowser('console in Chromium', {}, (served) => {
           expect(await page.content()).not.toContain(key);
           expect(await page.locator('tbody').textContent()).toContain(key.slice(-4));
           await inspect(page, `${language}-keys`);
+          expect(await page.getByTestId('base-url').textContent()).toBe(`${served.origin}/v1`);
+
+          // Models: what the key may call (every model), each price as the price book has it,
+          // in yuan with the exact micro-yuan on hover; the snippets with the placeholder.
+          await page.getByRole('navigation').getByRole('link', { name: text.models }).click();
+          await page.getByRole('heading', { name: text.modelsTitle, level: 1 }).waitFor();
+          const chatCard = page.locator('[data-model-id="sim-chat"]');
+          await chatCard.waitFor();
+          expect(await page.locator('[data-models-basis]').getAttribute('data-models-basis')).toBe(
+            'keys',
+          );
+          expect(await page.locator('[data-model-id]').count()).toBe(
+            served.gateway.services.config.models.length,
+          );
+          const chatPrice = await served.gateway.services.prices.currentFor('sim-chat');
+          const inputRow = chatCard.locator('tr[data-price="models.price.input"]');
+          expect(await inputRow.locator('td').first().textContent()).toBe(text.input);
+          const inputMicro = chatPrice.prices.input_per_million_tokens ?? -1;
+          expect(await inputRow.locator('[data-micro]').getAttribute('data-micro')).toBe(
+            String(inputMicro),
+          );
+          expect(await inputRow.locator('.amount').getAttribute('title')).toContain(text.microYuan);
+          expect(await chatCard.locator('code').first().textContent()).toBe('sim-chat');
+          expect(await page.locator('[data-snippet="curl"] code').textContent()).toContain(
+            'Bearer tgk_…',
+          );
+          expect(await page.content()).not.toContain(key);
+          expect(
+            await page.locator('[data-model-id="sim-h3"] [data-micro]').count(),
+          ).toBeGreaterThan(4);
+          await inspect(page, `${language}-models`);
 
           // Redeem: the balance changes.
           const code = await served.gateway.services.accounts.createRedemptionCode({

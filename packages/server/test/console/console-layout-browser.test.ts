@@ -20,6 +20,7 @@ const TEXT = {
   'zh-CN': {
     overview: '账户概览',
     keys: 'API 密钥',
+    models: '模型与价格',
     tasks: '任务',
     requests: '请求记录',
     back: '返回概览',
@@ -32,6 +33,7 @@ const TEXT = {
   en: {
     overview: 'Overview',
     keys: 'API keys',
+    models: 'Models',
     tasks: 'Tasks',
     requests: 'Requests',
     back: 'Back to the overview',
@@ -224,6 +226,12 @@ describeConsoleInBrowser('console layout in Chromium', {}, (served) => {
           expect(await overflowOf(page)).toEqual([]);
           await expectAmountsShownOneWay(page, language);
           await inspect(page, `${language}-keys-1280`);
+
+          // Models: every price table inside its card, each price in two decimals.
+          await page.getByRole('navigation').getByRole('link', { name: words.models }).click();
+          await page.locator('[data-model-id="sim-h3"] tr[data-price]').first().waitFor();
+          expect(await overflowOf(page)).toEqual([]);
+          expect(await expectAmountsShownOneWay(page, language)).toBeGreaterThan(10);
 
           // Tasks: the queued image task, its amount and its key in the last column.
           await page.getByRole('navigation').getByRole('link', { name: words.tasks }).click();
