@@ -4,6 +4,7 @@ import { OperatorActions } from '../operator/operator-actions.js';
 import { checkLedger } from '../billing/ledger-check.js';
 import { modelPricesView, priceHistoryView } from '../billing/price-view.js';
 import { ApiError } from '../errors/api-error.js';
+import { parseInput } from '../errors/input-schema.js';
 import type { AppDeps } from '../http/deps.js';
 import { answerRedemptionBatch } from '../http/redemption-batch-output.js';
 import {
@@ -12,6 +13,20 @@ import {
   type StatementQuery,
 } from '../http/routes/admin-statements.js';
 import { serveContent } from '../http/serve-content.js';
+import {
+  budgetInput,
+  channelSwitchInput,
+  createAccountInput,
+  invitationInput,
+  keyUpdateInput,
+  redemptionBatchInput,
+  redemptionCodeInput,
+  resolveRequestInput,
+  resolveTaskInput,
+  reviewUsageInput,
+  shareDecisionInput,
+  topUpInput,
+} from '../operator/operator-inputs.js';
 import { unresolvedQueue } from '../requests/unresolved-queue.js';
 import { shareServiceOf } from '../shares/share-service.js';
 import { operatorActorOf as actorOf } from './operator-auth.js';
@@ -46,14 +61,18 @@ export function registerOperatorRoutes(scope: FastifyInstance, deps: AppDeps): v
   scope.post<{ Body: unknown }>(`${admin}/accounts`, async (request, reply) => {
     const actor = operatorActorOf(request);
     void reply.code(201);
-    return operator.createAccount(actor, bodyObject(request.body));
+    return operator.createAccount(actor, parseInput(createAccountInput, request.body));
   });
   scope.get<WithId>(`${admin}/accounts/:id`, async (request) => {
     read(request);
     return deps.accounts.get(request.params.id);
   });
   scope.post<WithId>(`${admin}/accounts/:id/topups`, async (request) =>
-    operator.topUp(operatorActorOf(request), request.params.id, bodyObject(request.body)),
+    operator.topUp(
+      operatorActorOf(request),
+      request.params.id,
+      parseInput(topUpInput, request.body),
+    ),
   );
   scope.get<WithId>(`${admin}/accounts/:id/keys`, async (request) => {
     read(request);
@@ -74,10 +93,18 @@ export function registerOperatorRoutes(scope: FastifyInstance, deps: AppDeps): v
     operator.disableKey(operatorActorOf(request), request.params.id),
   );
   scope.patch<WithId>(`${admin}/keys/:id`, async (request) =>
-    operator.setAllowedIps(operatorActorOf(request), request.params.id, bodyObject(request.body)),
+    operator.setAllowedIps(
+      operatorActorOf(request),
+      request.params.id,
+      parseInput(keyUpdateInput, request.body),
+    ),
   );
   scope.put<WithId>(`${admin}/keys/:id/budget`, async (request) =>
-    operator.setKeyBudget(operatorActorOf(request), request.params.id, bodyObject(request.body)),
+    operator.setKeyBudget(
+      operatorActorOf(request),
+      request.params.id,
+      parseInput(budgetInput, request.body),
+    ),
   );
   scope.delete<WithId>(`${admin}/keys/:id/budget`, async (request) =>
     operator.removeKeyBudget(operatorActorOf(request), request.params.id),
@@ -86,7 +113,7 @@ export function registerOperatorRoutes(scope: FastifyInstance, deps: AppDeps): v
     operator.setAccountBudget(
       operatorActorOf(request),
       request.params.id,
-      bodyObject(request.body),
+      parseInput(budgetInput, request.body),
     ),
   );
   scope.delete<WithId>(`${admin}/accounts/:id/budget`, async (request) =>
@@ -103,24 +130,27 @@ export function registerOperatorRoutes(scope: FastifyInstance, deps: AppDeps): v
         operatorActorOf(request),
         request.params.id,
         action === 'disable',
-        bodyObject(request.body ?? {}),
+        parseInput(channelSwitchInput, request.body ?? {}),
       ),
     );
 
   scope.post<{ Body: unknown }>(`${admin}/redemption-codes`, async (request, reply) => {
     const actor = operatorActorOf(request);
     void reply.code(201);
-    return operator.createRedemptionCode(actor, bodyObject(request.body));
+    return operator.createRedemptionCode(actor, parseInput(redemptionCodeInput, request.body));
   });
   scope.post<{ Body: unknown }>(`${admin}/redemption-codes/batches`, async (request, reply) => {
     const actor = operatorActorOf(request);
-    const codes = await operator.createRedemptionCodes(actor, bodyObject(request.body));
+    const codes = await operator.createRedemptionCodes(
+      actor,
+      parseInput(redemptionBatchInput, request.body),
+    );
     return answerRedemptionBatch(reply, request.headers.accept, codes);
   });
   scope.post<{ Body: unknown }>(`${admin}/invitations`, async (request, reply) => {
     const actor = operatorActorOf(request);
     void reply.code(201);
-    return operator.invite(actor, bodyObject(request.body));
+    return operator.invite(actor, parseInput(invitationInput, request.body));
   });
 
   // Console users (docs/console.md, "Taking access away"): an operator may not disable
@@ -157,7 +187,7 @@ export function registerOperatorRoutes(scope: FastifyInstance, deps: AppDeps): v
         operatorActorOf(request),
         request.params.id,
         decision,
-        bodyObject(request.body ?? {}),
+        parseInput(shareDecisionInput, request.body ?? {}),
       ),
     );
 
@@ -177,17 +207,29 @@ export function registerOperatorRoutes(scope: FastifyInstance, deps: AppDeps): v
     };
   });
   scope.post<WithId>(`${admin}/requests/:id/resolve`, async (request) =>
-    operator.resolveRequest(operatorActorOf(request), request.params.id, bodyObject(request.body)),
+    operator.resolveRequest(
+      operatorActorOf(request),
+      request.params.id,
+      parseInput(resolveRequestInput, request.body),
+    ),
   );
   scope.post<WithId>(`${admin}/requests/:id/review-usage`, async (request) =>
-    operator.reviewUsage(operatorActorOf(request), request.params.id, bodyObject(request.body)),
+    operator.reviewUsage(
+      operatorActorOf(request),
+      request.params.id,
+      parseInput(reviewUsageInput, request.body),
+    ),
   );
   scope.get<{ Querystring: Query }>(`${admin}/tasks`, async (request) => {
     read(request);
     return deps.taskOperations.list({ status: request.query['status'] ?? 'submission_unknown' });
   });
   scope.post<WithId>(`${admin}/tasks/:id/resolve`, async (request) =>
-    operator.resolveTask(operatorActorOf(request), request.params.id, bodyObject(request.body)),
+    operator.resolveTask(
+      operatorActorOf(request),
+      request.params.id,
+      parseInput(resolveTaskInput, request.body),
+    ),
   );
 
   scope.get(`${admin}/ledger/check`, async (request) => {

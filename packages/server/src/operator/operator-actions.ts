@@ -1,5 +1,5 @@
 import { modelPricesView } from '../billing/price-view.js';
-import { invalidInput, notFound } from '../errors/api-error.js';
+import { notFound } from '../errors/api-error.js';
 import type { AccountService } from '../accounts/account-service.js';
 import type { KeyService } from '../auth/key-service.js';
 import type { PriceBook } from '../billing/price-book.js';
@@ -14,6 +14,23 @@ import type { AuditLog } from '../audit/audit-log.js';
 import { shareServiceOf, type ShareService } from '../shares/share-service.js';
 import type { AccessChange } from '../console/console-user-access.js';
 import type { AuditActor } from '../audit/audit-log.js';
+import type {
+  BudgetInput,
+  ChannelSwitchInput,
+  CreateAccountInput,
+  CreateKeyInput,
+  InvitationInput,
+  KeyUpdateInput,
+  RedeemInput,
+  RedemptionBatchInput,
+  RedemptionCodeInput,
+  ResolveRequestInput,
+  ResolveTaskInput,
+  ReviewUsageInput,
+  RotateKeyInput,
+  ShareDecisionInput,
+  TopUpInput,
+} from './operator-inputs.js';
 
 /**
  * The services an operator action calls, and what the share service it builds needs: named here,
@@ -33,19 +50,20 @@ export type OperatorActionDeps = Parameters<typeof shareServiceOf>[0] & {
   readonly usageReviews: UsageReviewService;
 };
 
-/** An operator's request body, each field as it came. */
-type Input = Record<string, unknown>;
-
-/** A reason as given, kept for the audit row only when it is text (the service checks it). */
-const reasonOf = (input: Input): string | null =>
-  typeof input['reason'] === 'string' ? input['reason'].trim() : null;
+/**
+ * A field the service checks, as the audit row keeps it: text (a reason trimmed), else null. The
+ * row is written only after the service took the input, so it never records a refused value.
+ */
+const textOf = (value: unknown): string | null => (typeof value === 'string' ? value : null);
+const reasonOf = (value: unknown): string | null => textOf(value)?.trim() ?? null;
 
 /**
  * Every operator action that changes something, audited (docs/audit.md). The admin API and the
  * console's operator pages both call these, so an action is audited the same way whichever door
  * it came through, and the rule that does it is the service's, written once. Actions that move
  * money hand their audit row to the service, which writes it in the movement's transaction; the
- * others write it after the service succeeded (a refused action writes nothing).
+ * others write it after the service succeeded (a refused action writes nothing). Each action takes
+ * its input already parsed with its schema (operator-inputs.ts) by the door it came through.
  */
 export class OperatorActions {
   private readonly shares: ShareService;
@@ -54,8 +72,8 @@ export class OperatorActions {
     this.shares = shareServiceOf(deps);
   }
 
-  async createAccount(actor: AuditActor, input: Input) {
-    const account = await this.deps.accounts.create({ email: input['email'] });
+  async createAccount(actor: AuditActor, input: CreateAccountInput) {
+    const account = await this.deps.accounts.create({ email: input.email });
     await this.deps.audit.record(actor, {
       action: 'account.create',
       targetId: account.id,
@@ -65,11 +83,11 @@ export class OperatorActions {
     return account;
   }
 
-  topUp(actor: AuditActor, accountId: string, input: Input) {
-    const reference = typeof input['reference'] === 'string' ? input['reference'] : null;
+  topUp(actor: AuditActor, accountId: string, input: TopUpInput) {
+    const reference = textOf(input.reference);
     return this.deps.accounts.topUp(
       accountId,
-      { amount: input['amount'], reference: input['reference'] },
+      { amount: input.amount, reference: input.reference },
       this.deps.audit.within(actor, {
         action: 'account.top_up',
         targetId: accountId,
@@ -80,18 +98,18 @@ export class OperatorActions {
     );
   }
 
-  redeem(actor: AuditActor, accountId: string, input: Input) {
+  redeem(actor: AuditActor, accountId: string, input: RedeemInput) {
     return this.deps.accounts.redeem(
       accountId,
-      { code: input['code'] },
+      { code: input.code },
       this.deps.audit.within(actor, { action: 'account.redeem', targetId: accountId, accountId }),
     );
   }
 
-  async createRedemptionCode(actor: AuditActor, input: Input) {
+  async createRedemptionCode(actor: AuditActor, input: RedemptionCodeInput) {
     const code = await this.deps.accounts.createRedemptionCode({
-      amount: input['amount'],
-      expires_at: input['expires_at'],
+      amount: input.amount,
+      expires_at: input.expires_at,
     });
     // The code itself is a bearer secret: the row names it by id only.
     await this.deps.audit.record(actor, {
@@ -104,11 +122,11 @@ export class OperatorActions {
   }
 
   /** A batch: one audit row for the whole batch, its amount the batch's total value. */
-  async createRedemptionCodes(actor: AuditActor, input: Input) {
+  async createRedemptionCodes(actor: AuditActor, input: RedemptionBatchInput) {
     const codes = await this.deps.accounts.createRedemptionCodes({
-      amount: input['amount'],
-      count: input['count'],
-      expires_at: input['expires_at'],
+      amount: input.amount,
+      count: input.count,
+      expires_at: input.expires_at,
     });
     const first = codes[0];
     await this.deps.audit.record(actor, {
@@ -120,16 +138,8 @@ export class OperatorActions {
     return codes;
   }
 
-  async createKey(actor: AuditActor, accountId: string, input: Input) {
-    const { kind, models, expires_at, name, allowed_ips, idempotency } = input;
-    const key = await this.deps.keys.create(accountId, {
-      kind,
-      models,
-      expires_at,
-      name,
-      allowed_ips,
-      idempotency,
-    });
+  async createKey(actor: AuditActor, accountId: string, input: CreateKeyInput) {
+    const key = await this.deps.keys.create(accountId, input);
     await this.deps.audit.record(actor, {
       action: 'key.create',
       targetId: key.id,
@@ -145,9 +155,9 @@ export class OperatorActions {
     return key;
   }
 
-  async rotateKey(actor: AuditActor, keyId: string, input: Input) {
+  async rotateKey(actor: AuditActor, keyId: string, input: RotateKeyInput) {
     const rotated = await this.deps.keys.rotate(keyId, {
-      expire_old_in_seconds: input['expire_old_in_seconds'],
+      expire_old_in_seconds: input.expire_old_in_seconds,
     });
     await this.deps.audit.record(actor, {
       action: 'key.rotate',
@@ -158,8 +168,8 @@ export class OperatorActions {
   }
 
   /** A key's source-address allowlist set (a list) or cleared (`null`); the key service checks it. */
-  async setAllowedIps(actor: AuditActor, keyId: string, input: Input) {
-    const key = await this.deps.keys.update(keyId, { allowed_ips: input['allowed_ips'] });
+  async setAllowedIps(actor: AuditActor, keyId: string, input: KeyUpdateInput) {
+    const key = await this.deps.keys.update(keyId, { allowed_ips: input.allowed_ips });
     await this.deps.audit.record(actor, {
       action: 'key.set_allowed_ips',
       targetId: keyId,
@@ -169,13 +179,13 @@ export class OperatorActions {
     return key;
   }
 
-  async setKeyBudget(actor: AuditActor, keyId: string, input: Input) {
+  async setKeyBudget(actor: AuditActor, keyId: string, input: BudgetInput) {
     const key = await this.deps.budgets.setForKey(keyId, input);
     await this.deps.audit.record(actor, {
       action: 'key.set_budget',
       targetId: keyId,
       accountId: key.account_id,
-      detail: { limit: input['limit'], window: input['window'] },
+      detail: { limit: input.limit, window: input.window },
     });
     return key;
   }
@@ -190,13 +200,13 @@ export class OperatorActions {
     return key;
   }
 
-  async setAccountBudget(actor: AuditActor, accountId: string, input: Input) {
+  async setAccountBudget(actor: AuditActor, accountId: string, input: BudgetInput) {
     const account = await this.deps.budgets.setForAccount(accountId, input);
     await this.deps.audit.record(actor, {
       action: 'account.set_budget',
       targetId: accountId,
       accountId,
-      detail: { limit: input['limit'], window: input['window'] },
+      detail: { limit: input.limit, window: input.window },
     });
     return account;
   }
@@ -213,22 +223,29 @@ export class OperatorActions {
 
   /**
    * A channel disabled or enabled by hand (docs/routing.md), with an optional reason of at most
-   * 500 characters; every instance skips a disabled channel within the disabled list's refresh.
+   * 500 characters (`channelSwitchInput`); every instance skips a disabled channel within the
+   * disabled list's refresh.
    */
-  async setChannelDisabled(actor: AuditActor, channelId: string, disabled: boolean, input: Input) {
-    const reason = input['reason'];
-    if (reason !== undefined && (typeof reason !== 'string' || reason.length > 500))
-      throw invalidInput('reason', 'must be a string of at most 500 characters');
-    const status = await this.deps.channels.setDisabled(channelId, disabled, reason ?? null);
+  async setChannelDisabled(
+    actor: AuditActor,
+    channelId: string,
+    disabled: boolean,
+    input: ChannelSwitchInput,
+  ) {
+    const status = await this.deps.channels.setDisabled(channelId, disabled, input.reason ?? null);
     if (status === undefined) throw notFound('channel');
     await this.deps.audit.record(actor, {
       action: disabled ? 'channel.disable' : 'channel.enable',
       targetId: channelId,
-      reason: reasonOf(input),
+      reason: reasonOf(input.reason),
     });
     return status;
   }
 
+  /**
+   * The body is the price book's to parse: which price fields a model takes follows its families
+   * (config/price-rules.ts), and an unknown model is a 404 before the body is read.
+   */
   async setPrices(actor: AuditActor, model: string, body: unknown) {
     const entry = await this.deps.prices.set(model, body);
     await this.deps.audit.record(actor, {
@@ -239,48 +256,47 @@ export class OperatorActions {
     return modelPricesView(entry);
   }
 
-  async resolveRequest(actor: AuditActor, requestId: string, input: Input) {
+  async resolveRequest(actor: AuditActor, requestId: string, input: ResolveRequestInput) {
     const row = await this.deps.requests.records.byId(requestId);
     return this.deps.settlements.resolve(
       requestId,
-      { action: input['action'], amount: input['amount'], reason: input['reason'] },
+      { action: input.action, amount: input.amount, reason: input.reason },
       this.deps.audit.within(actor, {
-        action: `request.resolve_${String(input['action'])}`,
+        action: `request.resolve_${String(input.action)}`,
         targetId: requestId,
         accountId: row?.account_id ?? null,
-        reason: reasonOf(input),
+        reason: reasonOf(input.reason),
       }),
     );
   }
 
-  async reviewUsage(actor: AuditActor, requestId: string, input: Input) {
-    const reviewed = await this.deps.usageReviews.review(requestId, { reason: input['reason'] });
+  async reviewUsage(actor: AuditActor, requestId: string, input: ReviewUsageInput) {
+    const reviewed = await this.deps.usageReviews.review(requestId, { reason: input.reason });
     await this.deps.audit.record(actor, {
       action: 'request.review_usage',
       targetId: requestId,
       accountId: reviewed.account_id,
-      reason: reasonOf(input),
+      reason: reasonOf(input.reason),
     });
     return reviewed;
   }
 
-  async resolveTask(actor: AuditActor, taskId: string, input: Input) {
+  async resolveTask(actor: AuditActor, taskId: string, input: ResolveTaskInput) {
     const task = await this.deps.taskOperations.show(taskId);
+    const upstreamTaskId = textOf(input.upstream_task_id);
     return this.deps.taskOperations.resolve(
       taskId,
       {
-        action: input['action'],
-        upstream_task_id: input['upstream_task_id'],
-        reason: input['reason'],
+        action: input.action,
+        upstream_task_id: input.upstream_task_id,
+        reason: input.reason,
       },
       this.deps.audit.within(actor, {
-        action: `task.resolve_${String(input['action'])}`,
+        action: `task.resolve_${String(input.action)}`,
         targetId: taskId,
         accountId: task.account_id,
-        reason: reasonOf(input),
-        ...(typeof input['upstream_task_id'] === 'string'
-          ? { detail: { upstream_task_id: input['upstream_task_id'] } }
-          : {}),
+        reason: reasonOf(input.reason),
+        ...(upstreamTaskId === null ? {} : { detail: { upstream_task_id: upstreamTaskId } }),
       }),
     );
   }
@@ -289,23 +305,23 @@ export class OperatorActions {
     actor: AuditActor,
     shareId: string,
     decision: 'approve' | 'reject' | 'revoke',
-    input: Input,
+    input: ShareDecisionInput,
   ) {
-    const share = await this.shares[decision](shareId, { reason: input['reason'] });
+    const share = await this.shares[decision](shareId, { reason: input.reason });
     await this.deps.audit.record(actor, {
       action: `share.${decision}`,
       targetId: shareId,
       accountId: share.account_id,
-      reason: reasonOf(input),
+      reason: reasonOf(input.reason),
     });
     return share;
   }
 
-  async invite(actor: AuditActor, input: Input) {
+  async invite(actor: AuditActor, input: InvitationInput) {
     const invitation = await this.deps.consoleUsers.invite({
-      email: input['email'],
-      role: input['role'],
-      account_id: input['account_id'],
+      email: input.email,
+      role: input.role,
+      account_id: input.account_id,
     });
     // The link is a bearer secret: the row names the user, never the token.
     await this.deps.audit.record(actor, {

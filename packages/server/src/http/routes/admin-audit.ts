@@ -1,7 +1,10 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AuditActor } from '../../audit/audit-log.js';
+import { parseInput } from '../../errors/input-schema.js';
 import type { OperatorActions } from '../../operator/operator-actions.js';
+import { invitationInput } from '../../operator/operator-inputs.js';
 import type { AppDeps } from '../deps.js';
+import { adminBodyOf } from './admin-bodies.js';
 
 /** The admin token names no person: the audit row keeps the address it was used from. */
 export function adminActor(request: FastifyRequest): AuditActor {
@@ -30,20 +33,12 @@ export function registerAdminAudit(
     },
     async (request) => deps.audit.list(request.query),
   );
-  scope.post<{ Body: Record<string, unknown> }>(
+  scope.post<{ Body: unknown }>(
     '/admin/v1/invitations',
-    {
-      schema: {
-        body: {
-          type: 'object',
-          additionalProperties: false,
-          properties: { email: {}, role: {}, account_id: {} },
-        },
-      },
-    },
+    { schema: { body: adminBodyOf(invitationInput) } },
     async (request, reply) => {
       void reply.code(201);
-      return operator.invite(adminActor(request), request.body);
+      return operator.invite(adminActor(request), parseInput(invitationInput, request.body));
     },
   );
 }

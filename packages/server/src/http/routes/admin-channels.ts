@@ -1,13 +1,12 @@
 import type { FastifyInstance } from 'fastify';
+import { parseInput } from '../../errors/input-schema.js';
 import type { OperatorActions } from '../../operator/operator-actions.js';
+import { channelSwitchInput } from '../../operator/operator-inputs.js';
 import type { AppDeps } from '../deps.js';
 import { adminActor } from './admin-audit.js';
+import { adminBodyOf } from './admin-bodies.js';
 
-const switchBody = {
-  type: ['object', 'null'],
-  additionalProperties: false,
-  properties: { reason: {} },
-} as const;
+const switchBody = adminBodyOf(channelSwitchInput, { absent: true });
 
 /**
  * Operators' channel routes under `/admin/v1` (docs/routing.md): every channel with its state
@@ -25,7 +24,7 @@ export function registerAdminChannels(
     data: await deps.channels.list(),
   }));
   for (const action of ['disable', 'enable'] as const) {
-    scope.post<{ Params: { id: string }; Body: { reason?: unknown } | null | undefined }>(
+    scope.post<{ Params: { id: string }; Body: unknown }>(
       `/admin/v1/channels/:id/${action}`,
       { schema: { body: switchBody } },
       async (request) =>
@@ -33,7 +32,7 @@ export function registerAdminChannels(
           adminActor(request),
           request.params.id,
           action === 'disable',
-          request.body ?? {},
+          parseInput(channelSwitchInput, request.body ?? {}),
         ),
     );
   }

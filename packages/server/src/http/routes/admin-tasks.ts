@@ -1,13 +1,10 @@
 import type { FastifyInstance } from 'fastify';
+import { parseInput } from '../../errors/input-schema.js';
 import type { OperatorActions } from '../../operator/operator-actions.js';
+import { resolveTaskInput } from '../../operator/operator-inputs.js';
 import type { AppDeps } from '../deps.js';
 import { adminActor } from './admin-audit.js';
-
-const resolveBody = {
-  type: 'object',
-  additionalProperties: false,
-  properties: { action: {}, upstream_task_id: {}, reason: {} },
-} as const;
+import { adminBodyOf } from './admin-bodies.js';
 
 /**
  * Operators' task routes under `/admin/v1` (docs/admin.md): list and show any account's tasks,
@@ -43,10 +40,14 @@ export function registerAdminTasks(
   scope.get<{ Params: { id: string } }>('/admin/v1/tasks/:id', async (request) =>
     deps.taskOperations.show(request.params.id),
   );
-  scope.post<{
-    Params: { id: string };
-    Body: { action?: unknown; upstream_task_id?: unknown; reason?: unknown };
-  }>('/admin/v1/tasks/:id/resolve', { schema: { body: resolveBody } }, async (request) =>
-    operator.resolveTask(adminActor(request), request.params.id, request.body),
+  scope.post<{ Params: { id: string }; Body: unknown }>(
+    '/admin/v1/tasks/:id/resolve',
+    { schema: { body: adminBodyOf(resolveTaskInput) } },
+    async (request) =>
+      operator.resolveTask(
+        adminActor(request),
+        request.params.id,
+        parseInput(resolveTaskInput, request.body),
+      ),
   );
 }

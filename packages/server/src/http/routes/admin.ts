@@ -5,34 +5,36 @@ import { OperatorActions } from '../../operator/operator-actions.js';
 import { checkLedger } from '../../billing/ledger-check.js';
 import { priceHistoryView } from '../../billing/price-view.js';
 import { ApiError } from '../../errors/api-error.js';
+import { parseInput } from '../../errors/input-schema.js';
+import {
+  createAccountInput,
+  createKeyInput,
+  keyUpdateInput,
+  redeemInput,
+  redemptionBatchInput,
+  redemptionCodeInput,
+  resolveRequestInput,
+  reviewUsageInput,
+  rotateKeyInput,
+  topUpInput,
+} from '../../operator/operator-inputs.js';
 import { operatorRecordView } from '../../requests/record-view.js';
 import { unresolvedQueue } from '../../requests/unresolved-queue.js';
 import { bearerTokenOrNothing } from '../plugins/admin-token.js';
 import { answerRedemptionBatch } from '../redemption-batch-output.js';
 import type { AppDeps } from '../deps.js';
 import { adminActor, registerAdminAudit } from './admin-audit.js';
+import { adminBodyOf } from './admin-bodies.js';
 import { registerAdminChannels } from './admin-channels.js';
 import { registerAdminBudgets } from './admin-budgets.js';
 import { registerAdminTasks } from './admin-tasks.js';
 import { registerAdminUsers } from './admin-users.js';
 import { registerShareReview } from './shares.js';
 
-type Body = Record<string, unknown> & { amount?: unknown; reference?: unknown; code?: unknown };
+/** A body as it came: each operator route parses it with its action's input schema. */
+type Body = unknown;
 
 const digest = (text: string) => createHash('sha256').update(text).digest();
-
-/**
- * A JSON-object body that may carry these fields and no other: an unknown field (a typo such as
- * `ammount`) is a 400 naming it, as on `/v1`, instead of being ignored. What each field must be
- * is the services' rule (the CLI goes through them too), so the schema says nothing about it.
- */
-function bodyWith(...fields: string[]) {
-  return {
-    type: 'object',
-    additionalProperties: false,
-    properties: Object.fromEntries(fields.map((field) => [field, {}])),
-  } as const;
-}
 
 /**
  * The admin HTTP API under `/admin/v1` (docs/admin.md). Bearer `TOLLGATE_ADMIN_TOKEN`; when the
@@ -60,10 +62,13 @@ export function registerAdmin(scope: FastifyInstance, deps: AppDeps): void {
 
   scope.post<{ Body: Body }>(
     '/admin/v1/accounts',
-    { schema: { body: bodyWith('email') } },
+    { schema: { body: adminBodyOf(createAccountInput) } },
     async (request, reply) => {
       void reply.code(201);
-      return operator.createAccount(adminActor(request), request.body);
+      return operator.createAccount(
+        adminActor(request),
+        parseInput(createAccountInput, request.body),
+      );
     },
   );
   const accountListing = new AccountListing(deps.store.db, {
@@ -89,34 +94,48 @@ export function registerAdmin(scope: FastifyInstance, deps: AppDeps): void {
   );
   scope.post<{ Params: { id: string }; Body: Body }>(
     '/admin/v1/accounts/:id/topups',
-    { schema: { body: bodyWith('amount', 'reference') } },
+    { schema: { body: adminBodyOf(topUpInput) } },
     async (request, reply) => {
-      const result = await operator.topUp(adminActor(request), request.params.id, request.body);
+      const result = await operator.topUp(
+        adminActor(request),
+        request.params.id,
+        parseInput(topUpInput, request.body),
+      );
       if (result.replayed) void reply.header('idempotent-replayed', 'true');
       return result;
     },
   );
   scope.post<{ Params: { id: string }; Body: Body }>(
     '/admin/v1/accounts/:id/redemptions',
-    { schema: { body: bodyWith('code') } },
-    async (request) => operator.redeem(adminActor(request), request.params.id, request.body),
+    { schema: { body: adminBodyOf(redeemInput) } },
+    async (request) =>
+      operator.redeem(
+        adminActor(request),
+        request.params.id,
+        parseInput(redeemInput, request.body),
+      ),
   );
   scope.post<{ Params: { id: string }; Body: Body }>(
     '/admin/v1/accounts/:id/keys',
-    {
-      schema: {
-        body: bodyWith('kind', 'models', 'expires_at', 'name', 'allowed_ips', 'idempotency'),
-      },
-    },
+    { schema: { body: adminBodyOf(createKeyInput) } },
     async (request, reply) => {
       void reply.code(201);
-      return operator.createKey(adminActor(request), request.params.id, request.body);
+      return operator.createKey(
+        adminActor(request),
+        request.params.id,
+        parseInput(createKeyInput, request.body),
+      );
     },
   );
   scope.patch<{ Params: { id: string }; Body: Body }>(
     '/admin/v1/keys/:id',
-    { schema: { body: bodyWith('allowed_ips') } },
-    async (request) => operator.setAllowedIps(adminActor(request), request.params.id, request.body),
+    { schema: { body: adminBodyOf(keyUpdateInput) } },
+    async (request) =>
+      operator.setAllowedIps(
+        adminActor(request),
+        request.params.id,
+        parseInput(keyUpdateInput, request.body),
+      ),
   );
   scope.get<{ Params: { id: string } }>('/admin/v1/accounts/:id/keys', async (request) => ({
     object: 'list',
@@ -125,21 +144,17 @@ export function registerAdmin(scope: FastifyInstance, deps: AppDeps): void {
   scope.post<{ Params: { id: string } }>('/admin/v1/keys/:id/disable', async (request) =>
     operator.disableKey(adminActor(request), request.params.id),
   );
-  scope.post<{ Params: { id: string }; Body: Body | undefined }>(
+  scope.post<{ Params: { id: string }; Body: Body }>(
     '/admin/v1/keys/:id/rotate',
     // The body may be absent (Fastify validates it as null): every field is optional.
-    {
-      schema: {
-        body: {
-          type: ['object', 'null'],
-          additionalProperties: false,
-          properties: { expire_old_in_seconds: {} },
-        },
-      },
-    },
+    { schema: { body: adminBodyOf(rotateKeyInput, { absent: true }) } },
     async (request, reply) => {
       void reply.code(201);
-      return operator.rotateKey(adminActor(request), request.params.id, request.body ?? {});
+      return operator.rotateKey(
+        adminActor(request),
+        request.params.id,
+        parseInput(rotateKeyInput, request.body ?? {}),
+      );
     },
   );
 
@@ -155,20 +170,26 @@ export function registerAdmin(scope: FastifyInstance, deps: AppDeps): void {
 
   scope.post<{ Body: Body }>(
     '/admin/v1/redemption-codes/batches',
-    { schema: { body: bodyWith('amount', 'count', 'expires_at') } },
+    { schema: { body: adminBodyOf(redemptionBatchInput) } },
     async (request, reply) =>
       answerRedemptionBatch(
         reply,
         request.headers.accept,
-        await operator.createRedemptionCodes(adminActor(request), request.body),
+        await operator.createRedemptionCodes(
+          adminActor(request),
+          parseInput(redemptionBatchInput, request.body),
+        ),
       ),
   );
   scope.post<{ Body: Body }>(
     '/admin/v1/redemption-codes',
-    { schema: { body: bodyWith('amount', 'expires_at') } },
+    { schema: { body: adminBodyOf(redemptionCodeInput) } },
     async (request, reply) => {
       void reply.code(201);
-      return operator.createRedemptionCode(adminActor(request), request.body);
+      return operator.createRedemptionCode(
+        adminActor(request),
+        parseInput(redemptionCodeInput, request.body),
+      );
     },
   );
 
@@ -207,14 +228,23 @@ export function registerAdmin(scope: FastifyInstance, deps: AppDeps): void {
   );
   scope.post<{ Params: { id: string }; Body: Body }>(
     '/admin/v1/requests/:id/review-usage',
-    { schema: { body: bodyWith('reason') } },
-    async (request) => operator.reviewUsage(adminActor(request), request.params.id, request.body),
+    { schema: { body: adminBodyOf(reviewUsageInput) } },
+    async (request) =>
+      operator.reviewUsage(
+        adminActor(request),
+        request.params.id,
+        parseInput(reviewUsageInput, request.body),
+      ),
   );
   scope.post<{ Params: { id: string }; Body: Body }>(
     '/admin/v1/requests/:id/resolve',
-    { schema: { body: bodyWith('action', 'amount', 'reason') } },
+    { schema: { body: adminBodyOf(resolveRequestInput) } },
     async (request) =>
-      operator.resolveRequest(adminActor(request), request.params.id, request.body),
+      operator.resolveRequest(
+        adminActor(request),
+        request.params.id,
+        parseInput(resolveRequestInput, request.body),
+      ),
   );
   // The one queue of money held by outcomes never confirmed: records and tasks, with totals.
   scope.get('/admin/v1/unresolved', async () => unresolvedQueue(deps));

@@ -1,12 +1,15 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../errors/api-error.js';
+import { parseInput } from '../../errors/input-schema.js';
 import { parseShareBody, shareBodySchema, type ShareBody } from '../../shares/share-input.js';
 import { shareServiceOf, type ShareOwner } from '../../shares/share-service.js';
 import { answerClaim as answer } from '../claim-answer.js';
 import { requestIdentity } from '../billed-request.js';
 import type { AppDeps } from '../deps.js';
 import type { OperatorActions } from '../../operator/operator-actions.js';
+import { shareDecisionInput } from '../../operator/operator-inputs.js';
 import { adminActor } from './admin-audit.js';
+import { adminBodyOf } from './admin-bodies.js';
 import { bearerToken, principalOf, requirePersonal } from '../plugins/authenticate.js';
 import { pageQuerySchema } from '../page-query.js';
 import { serveContent } from '../serve-content.js';
@@ -93,17 +96,19 @@ export function registerShareReview(
   operator: OperatorActions,
 ): void {
   const shares = shareServiceOf(deps);
+  // Approval may come without a body at all; reject and revoke need one with a reason.
   const reasonBody = (required: boolean) => ({
-    schema: {
-      body: {
-        // Approval may come without a body at all; reject and revoke need one with a reason.
-        type: required ? 'object' : ['object', 'null'],
-        additionalProperties: false,
-        properties: { reason: {} },
-      },
-    },
+    schema: { body: adminBodyOf(shareDecisionInput, { absent: !required }) },
   });
-  type Decide = { Params: { id: string }; Body: { reason?: unknown } | null };
+  type Decide = { Params: { id: string }; Body: unknown };
+  const decide =
+    (decision: 'approve' | 'reject' | 'revoke') => async (request: FastifyRequest<Decide>) =>
+      operator.decideShare(
+        adminActor(request),
+        request.params.id,
+        decision,
+        parseInput(shareDecisionInput, request.body ?? {}),
+      );
 
   admin.get<{ Querystring: { state?: string; limit?: string; after?: string } }>(
     '/admin/v1/shares',
@@ -127,15 +132,9 @@ export function registerShareReview(
     content,
   );
   admin.head<{ Params: { id: string } }>('/admin/v1/shares/:id/content', content);
-  admin.post<Decide>('/admin/v1/shares/:id/approve', reasonBody(false), async (request) =>
-    operator.decideShare(adminActor(request), request.params.id, 'approve', request.body ?? {}),
-  );
-  admin.post<Decide>('/admin/v1/shares/:id/reject', reasonBody(true), async (request) =>
-    operator.decideShare(adminActor(request), request.params.id, 'reject', request.body ?? {}),
-  );
-  admin.post<Decide>('/admin/v1/shares/:id/revoke', reasonBody(true), async (request) =>
-    operator.decideShare(adminActor(request), request.params.id, 'revoke', request.body ?? {}),
-  );
+  admin.post<Decide>('/admin/v1/shares/:id/approve', reasonBody(false), decide('approve'));
+  admin.post<Decide>('/admin/v1/shares/:id/reject', reasonBody(true), decide('reject'));
+  admin.post<Decide>('/admin/v1/shares/:id/revoke', reasonBody(true), decide('revoke'));
 }
 
 /** The calling key and its plaintext, which only computes this key's share tokens. */
