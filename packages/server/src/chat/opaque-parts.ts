@@ -41,7 +41,7 @@ export function opaqueToken(part: OpaquePart): string {
 }
 
 /** Whether a caller's string is one of this gateway's tokens (it may still be malformed). */
-export const isOpaqueToken = (value: string) => value.startsWith(PREFIX);
+const isOpaqueToken = (value: string) => value.startsWith(PREFIX);
 
 const KINDS = new Set<string>([
   'responses_reasoning',

@@ -3,7 +3,7 @@ import { insuresAnswer, ZERO_COMPLETION_RULE } from '../chat/zero-completion.js'
 import { checkCapabilities } from '../chat/capabilities.js';
 import { credibleChatUsage, ruleWithFlag } from '../billing/credible-usage.js';
 import { chatCost, chatReserve, worstCaseInputTokens } from '../chat/chat-pricing.js';
-import type { ChatRequest, ChatUsage } from '../chat/chat-types.js';
+import type { ChatUsage } from '../chat/chat-types.js';
 import type { Conversations } from '../chat/conversations.js';
 import { inlineImageUrls } from '../chat/inline-image-urls.js';
 import { namesAssets, resolveAssets } from '../chat/resolve-assets.js';
@@ -38,11 +38,6 @@ export interface ChatTurnInput {
    * `X-Tollgate-Dropped-Fields` before those the chat validation drops.
    */
   readonly dropped?: readonly string[];
-  /**
-   * Runs once the request is validated and before anything is claimed: the model it resolved
-   * to and the validated request (a dialect's own checks that need them).
-   */
-  readonly validated?: (model: ModelConfig, chat: ChatRequest) => void | Promise<void>;
   /**
    * Opaque parts the caller sent back (encrypted reasoning, thinking signatures): the turn is
    * pinned to the channel that made them and they go back to it unchanged.
@@ -85,7 +80,6 @@ export async function runChatTurn(
   // OCR's own rules first: each says exactly which rule the input broke.
   if (model.families.includes('ocr')) checkOcrRules(chat);
   checkCapabilities(model, chat.features);
-  await input.validated?.(model, chat);
   const dropped = [...(input.dropped ?? []), ...chat.dropped];
   if (dropped.length > 0) void reply.header('x-tollgate-dropped-fields', dropped.join(', '));
   const url = chat.images.find((image) => image.kind === 'url');

@@ -162,12 +162,7 @@ async function relayStream(
       'stream read to its end after the caller went away',
     );
   const outcome = decide(ending, relay, chat, opened.upstreamRequestId, request.id);
-  // A success is only ever decided on a completed ending, whose usage the last frames carry.
-  const final = (
-    outcome.kind === 'succeeded' && ending.kind === 'completed'
-      ? relay.completed(ending.usage)
-      : relay.failed(outcome.kind === 'succeeded' ? {} : outcome.error.toBody(request.id))
-  ).map(transcriptEntry);
+  const final = endingFrames(relay, outcome, ending, request.id).map(transcriptEntry);
   let answer: Awaited<ReturnType<typeof finishAndCount>>;
   try {
     answer = await finishAndCount(
@@ -199,6 +194,19 @@ async function relayStream(
   }
   writer.end();
   return reply;
+}
+
+/** The frames that end the stream: the protocol's completion with its usage, or the error. */
+function endingFrames(
+  relay: StreamPresenter,
+  outcome: RecordedOutcome,
+  ending: Ending,
+  requestId: string,
+): SseFrame[] {
+  if (outcome.kind !== 'succeeded') return relay.failed(outcome.error.toBody(requestId));
+  // `decide` makes a success of a completed ending only: its usage is what the frames carry.
+  if (ending.kind !== 'completed') throw new Error(`a stream ${ending.kind} was decided a success`);
+  return relay.completed(ending.usage);
 }
 
 interface RelayControl {

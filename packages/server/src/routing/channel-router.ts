@@ -129,7 +129,7 @@ export class ChannelRouter {
   }
 
   /** The protocol a channel's upstream speaks for chat (`chat_api`). */
-  chatApiOf(channel: Channel): 'chat_completions' | 'responses' | 'messages' {
+  private chatApiOf(channel: Channel): 'chat_completions' | 'responses' | 'messages' {
     const upstream = this.config.upstreams[channel.upstream];
     return upstream === undefined ? 'chat_completions' : chatApiOf(upstream);
   }

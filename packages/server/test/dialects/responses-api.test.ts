@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { namedFrames } from '../helpers/sse-frames.js';
 import { dialects } from '../helpers/dialects.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 
@@ -24,18 +25,6 @@ function answered(response: object): unknown {
   return JSON.parse(JSON.stringify(sent), (name, value: unknown) =>
     name === 'parsed' && value === null ? undefined : value,
   ) as unknown;
-}
-
-/** Reads an SSE body into its named frames. */
-function frames(text: string): { event: string; data: Record<string, unknown> }[] {
-  return text
-    .split('\n\n')
-    .filter((frame) => frame.trim() !== '')
-    .map((frame) => {
-      const event = /^event: (.*)$/m.exec(frame)?.[1] ?? '';
-      const data = /^data: (.*)$/m.exec(frame)?.[1] ?? 'null';
-      return { event, data: JSON.parse(data) as Record<string, unknown> };
-    });
 }
 
 /**
@@ -160,7 +149,7 @@ describe('the Responses API through the official openai SDK', () => {
     });
     expect(response.headers.get('content-type')).toContain('text/event-stream');
     const text = await response.text();
-    const read = frames(text);
+    const read = namedFrames(text);
     for (const frame of read) expect(frame.event).toBe(frame.data['type']);
     expect(read.map((frame) => frame.data['sequence_number'])).toEqual(
       read.map((_, index) => index),
@@ -314,7 +303,7 @@ describe('the Responses API through the official openai SDK', () => {
     });
     expect(two.headers['idempotent-replayed']).toBe('true');
     expect(two.body).toBe(one.body);
-    expect(frames(two.body).at(-1)?.event).toBe('response.completed');
+    expect(namedFrames(two.body).at(-1)?.event).toBe('response.completed');
     await charged(String(one.headers['x-service-request-id']));
   });
 
@@ -348,7 +337,7 @@ describe('the Responses API through the official openai SDK', () => {
         stream: true,
       },
     });
-    const read = frames(response.body);
+    const read = namedFrames(response.body);
     const last = read.at(-1);
     expect(last?.event).toBe('response.failed');
     const failed = last?.data['response'] as { status: string; error: { code: string } };

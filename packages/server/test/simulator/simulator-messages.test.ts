@@ -1,5 +1,6 @@
 import { Ajv } from 'ajv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { namedFrames } from '../helpers/sse-frames.js';
 import { startSimulator, type Simulator } from '../../src/simulator/server.js';
 
 /**
@@ -20,11 +21,6 @@ afterAll(async () => {
 });
 
 type Json = Record<string, unknown>;
-interface SseEvent {
-  event: string;
-  data: Json;
-}
-
 const WEATHER_SCHEMA = {
   type: 'object',
   properties: {
@@ -54,20 +50,10 @@ async function message(body: unknown, key?: string, headers?: Record<string, str
   return { status: response.status, body: (await response.json()) as Json };
 }
 
-function parseSse(text: string): SseEvent[] {
-  return text
-    .split('\n\n')
-    .filter((frame) => frame.trim() !== '')
-    .map((frame) => ({
-      event: /^event: (.*)$/m.exec(frame)?.[1] ?? '',
-      data: JSON.parse(/^data: (.*)$/m.exec(frame)?.[1] ?? 'null') as Json,
-    }));
-}
-
 async function stream(body: Json) {
   const response = await post('/v1/messages', { ...body, stream: true });
   expect(response.status).toBe(200);
-  return parseSse(await response.text());
+  return namedFrames(await response.text());
 }
 
 const refusal = (text: string) => ({

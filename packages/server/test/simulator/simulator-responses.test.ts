@@ -1,5 +1,6 @@
 import { Ajv } from 'ajv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { namedFrames } from '../helpers/sse-frames.js';
 import { startSimulator, type Simulator } from '../../src/simulator/server.js';
 
 /**
@@ -19,11 +20,6 @@ afterAll(async () => {
 });
 
 type Json = Record<string, unknown>;
-interface SseEvent {
-  event: string;
-  data: Json;
-}
-
 const WEATHER = {
   type: 'function',
   name: 'get_weather',
@@ -53,22 +49,11 @@ async function json(body: unknown, key?: string) {
   return { status: response.status, body: (await response.json()) as Json };
 }
 
-function parseSse(text: string): SseEvent[] {
-  return text
-    .split('\n\n')
-    .filter((frame) => frame.trim() !== '')
-    .map((frame) => {
-      const event = /^event: (.*)$/m.exec(frame)?.[1] ?? '';
-      const data = /^data: (.*)$/m.exec(frame)?.[1] ?? 'null';
-      return { event, data: JSON.parse(data) as Json };
-    });
-}
-
 async function stream(body: Json, key?: string) {
   const response = await post({ ...body, stream: true }, key);
   expect(response.status).toBe(200);
   expect(response.headers.get('content-type')).toBe('text/event-stream');
-  return parseSse(await response.text());
+  return namedFrames(await response.text());
 }
 
 const outputOf = (body: Json) => body['output'] as Json[];

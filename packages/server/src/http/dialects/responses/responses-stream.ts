@@ -83,8 +83,9 @@ export class ResponseEvents implements StreamPresenter {
     this.chunks += 1;
     for (const choice of chunk.choices) {
       const delta = choice.delta;
-      if (delta.reasoning_content) frames.push(...this.reasoningDelta(delta.reasoning_content));
-      if (delta.content) frames.push(...this.textDelta(delta.content));
+      if (delta.reasoning_content)
+        frames.push(...this.partDelta('reasoning', delta.reasoning_content));
+      if (delta.content) frames.push(...this.partDelta('message', delta.content));
       if (delta.refusal) frames.push(...this.refusalDelta(delta.refusal));
       for (const call of delta.tool_calls ?? []) frames.push(...this.callDelta(call));
       if (choice.finish_reason !== undefined && choice.finish_reason !== null)
@@ -187,58 +188,35 @@ export class ResponseEvents implements StreamPresenter {
    * its own when no text came): the item carries it as `encrypted_content`, and closes.
    */
   private seal(part: OpaqueOutput): SseFrame[] {
-    const open = this.open;
-    const frames = open?.kind === 'reasoning' ? [] : this.ensure('reasoning');
+    const frames = this.ensure('reasoning');
     (this.open as OpenItem & { kind: 'reasoning' }).sealed = part;
     frames.push(...this.close());
     return frames;
   }
 
-  private reasoningDelta(delta: string): SseFrame[] {
-    const frames = this.ensure('reasoning');
-    const item = this.open as OpenItem & { kind: 'reasoning' };
+  /**
+   * A delta of the text of the open reasoning item or message (its one part, index 0), opening
+   * the item and the part as needed.
+   */
+  private partDelta(kind: 'reasoning' | 'message', delta: string): SseFrame[] {
+    const frames = this.ensure(kind);
+    const item = this.open as OpenItem & { kind: 'reasoning' | 'message' };
+    const at = { item_id: item.id, output_index: item.outputIndex, content_index: 0 };
     if (item.text === '')
       frames.push(
         this.event('response.content_part.added', {
-          item_id: item.id,
-          output_index: item.outputIndex,
-          content_index: 0,
-          part: { type: 'reasoning_text', text: '' },
+          ...at,
+          part:
+            kind === 'reasoning'
+              ? { type: 'reasoning_text', text: '' }
+              : { type: 'output_text', text: '', annotations: [], logprobs: [] },
         }),
       );
     item.text += delta;
     frames.push(
-      this.event('response.reasoning_text.delta', {
-        item_id: item.id,
-        output_index: item.outputIndex,
-        content_index: 0,
-        delta,
-      }),
-    );
-    return frames;
-  }
-
-  private textDelta(delta: string): SseFrame[] {
-    const frames = this.ensure('message');
-    const item = this.open as OpenItem & { kind: 'message' };
-    if (item.text === '')
-      frames.push(
-        this.event('response.content_part.added', {
-          item_id: item.id,
-          output_index: item.outputIndex,
-          content_index: 0,
-          part: { type: 'output_text', text: '', annotations: [], logprobs: [] },
-        }),
-      );
-    item.text += delta;
-    frames.push(
-      this.event('response.output_text.delta', {
-        item_id: item.id,
-        output_index: item.outputIndex,
-        content_index: 0,
-        delta,
-        logprobs: [],
-      }),
+      kind === 'reasoning'
+        ? this.event('response.reasoning_text.delta', { ...at, delta })
+        : this.event('response.output_text.delta', { ...at, delta, logprobs: [] }),
     );
     return frames;
   }
