@@ -6,6 +6,7 @@
 //   node agents.mjs recipe DOC NAME [--port P] [--key K]   the marked block, placeholders replaced
 //   node agents.mjs recipe DOC NAME [--model M]             … and the model id the recipe names
 //   node agents.mjs codex-quiet CONFIG_FILE                 adds the quiet settings the recipe lacks
+//   node agents.mjs compaction WIRE_LOG                     what is missing of a compaction, if anything
 //   node agents.mjs gateway-config OUT                      the default configuration plus models
 //                                                          served through the simulator's Responses
 //                                                          and Messages protocols
@@ -220,6 +221,37 @@ function wire(file, failures) {
   return lines.join('\n');
 }
 
+/**
+ * Codex compacted in the stream and went on from it (docs/agents.md, "Compaction"): a request
+ * whose input ends with a compaction_trigger, answered with a compaction item, and a later
+ * request carrying that item. The problems, none when it did.
+ */
+function compaction(file) {
+  const posts = exchanges(file).filter((exchange) => exchange.method === 'POST');
+  const input = (exchange) => {
+    const body =
+      typeof exchange.request_body === 'string'
+        ? JSON.parse(exchange.request_body)
+        : exchange.request_body;
+    return Array.isArray(body?.input) ? body.input : [];
+  };
+  const at = posts.findIndex((exchange) => input(exchange).at(-1)?.type === 'compaction_trigger');
+  if (at === -1)
+    return ['no request ended its input with a compaction_trigger: Codex did not compact'];
+  const problems = [];
+  if (!/"type":"compaction"/.test(posts[at].response_body ?? ''))
+    problems.push(
+      `the compaction request was not answered with a compaction item: ${oneLine(posts[at])}`,
+    );
+  if (
+    !posts
+      .slice(at + 1)
+      .some((exchange) => input(exchange).some((item) => item.type === 'compaction'))
+  )
+    problems.push('no later request went on from the compaction item');
+  return problems;
+}
+
 /** Every record of the key (GET /v1/requests, all pages), checked against one route and the wire. */
 async function records(base, key, path, wireLog) {
   const all = [];
@@ -295,6 +327,9 @@ switch (command) {
     break;
   case 'records':
     console.log(JSON.stringify(await records(...args)));
+    break;
+  case 'compaction':
+    console.log(compaction(args[0]).join('\n'));
     break;
   case 'wire':
     console.log(wire(args[0], args.includes('--failures')));

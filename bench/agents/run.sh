@@ -159,7 +159,8 @@ CODEX_KEY=$(tollgate keys create "$ACCOUNT" --name codex --idempotency optional 
 CLAUDE_KEY=$(tollgate keys create "$ACCOUNT" --name claude-code --idempotency optional | json key) || die "tollgate keys create failed"
 CODEX_RESPONSES_KEY=$(tollgate keys create "$ACCOUNT" --name codex-responses --idempotency optional | json key) || die "tollgate keys create failed"
 CLAUDE_MESSAGES_KEY=$(tollgate keys create "$ACCOUNT" --name claude-code-messages --idempotency optional | json key) || die "tollgate keys create failed"
-echo "account $ACCOUNT topped up with $TOPUP micro-yuan, four optional keys, in $(since "$started") s"
+CODEX_COMPACTION_KEY=$(tollgate keys create "$ACCOUNT" --name codex-compaction --idempotency optional | json key) || die "tollgate keys create failed"
+echo "account $ACCOUNT topped up with $TOPUP micro-yuan, five optional keys, in $(since "$started") s"
 
 balance() { # balance -> "BALANCE HELD"
   local account
@@ -249,6 +250,37 @@ codex_turn() {
     "$WORK/$name/work" "$TURN_TIMEOUT" "$AGENT_PATH" "$WORK/$name/home" "$run"
 }
 
+# codex_compaction NAME KEY MODEL: Codex CLI on its built-in OpenAI provider (the
+# codex-openai-config and codex-openai-run blocks), its automatic compaction limit set below what
+# one turn uses, two turns: `exec`, then `exec resume --last`, which compacts first (in the
+# stream: docs/agents.md, "Compaction") and goes on from the compaction item.
+codex_compaction() {
+  local name=$1 key=$2 model=$3 run resume problems
+  start_wire "$name"
+  CURRENT=$name
+  mkdir -p "$WORK/$name/home/.codex"
+  {
+    echo 'model_auto_compact_token_limit = 1000'
+    $HELPER recipe "$DOC" codex-openai-config --port "$WIRE_PORT" --model "$model" || die "recipe codex-openai-config"
+  } >"$WORK/$name/home/.codex/config.toml"
+  if [ "${TOLLGATE_AGENTS_CODEX_QUIET:-1}" = 1 ]; then
+    added=$($HELPER codex-quiet "$WORK/$name/home/.codex/config.toml")
+    [ -z "$added" ] || echo "$name: added to the codex-openai-config recipe: $added"
+  fi
+  run=$($HELPER recipe "$DOC" codex-openai-run --key "$key") || die "recipe codex-openai-run"
+  resume=${run/exec --skip-git-repo-check/exec --skip-git-repo-check resume --last}
+  [ "$resume" != "$run" ] || die "recipe codex-openai-run: no 'exec --skip-git-repo-check' to resume"
+  TURN_STARTED=$(date +%s.%N)
+  run_agent "$name" /v1/responses "$key" \
+    bash -c 'cd "$1" && exec timeout --kill-after=5 "$2" $TRACE env -i PATH="$3" HOME="$4" CODEX_HOME="$4/.codex" bash -c "$5 && $6"' _ \
+    "$WORK/$name/work" "$TURN_TIMEOUT" "$AGENT_PATH" "$WORK/$name/home" "$run" "$resume"
+  problems=$($HELPER compaction "$WORK/$name/wire.jsonl") || die "agents.mjs compaction"
+  CURRENT=$name
+  [ -z "$problems" ] || die "$name: $problems"
+  CURRENT=''
+  echo "$name: compacted in the stream, then went on from the compaction item"
+}
+
 # claude_turn NAME KEY MODEL: Claude Code with the claude-env block sourced (its model ids replaced
 # by MODEL), then the claude-run block.
 claude_turn() {
@@ -269,6 +301,8 @@ codex_turn codex "$CODEX_KEY" sim-chat
 claude_turn claude "$CLAUDE_KEY" sim-chat
 codex_turn codex-responses "$CODEX_RESPONSES_KEY" sim-chat-responses
 claude_turn claude-messages "$CLAUDE_MESSAGES_KEY" sim-chat-messages
+# Codex compacting a long session, on its built-in provider (docs/agents.md, "Compaction").
+codex_compaction codex-compaction "$CODEX_COMPACTION_KEY" sim-chat
 
 # --- 4. the ledger ----------------------------------------------------------------------------
 ledger=$(tollgate ledger check) || die "tollgate ledger check: $ledger"

@@ -59,8 +59,20 @@ export interface ResponseReasoningItem {
   encrypted_content?: string | null;
 }
 
+/**
+ * A compacted history's summary: the one output item of a compaction turn (an input ending in
+ * `{"type": "compaction_trigger"}`), and the last item of `POST /v1/responses/compact`. It goes
+ * back unchanged in later input, where it stands for the history it summarised.
+ */
+export interface ResponseCompactionItem {
+  type: 'compaction';
+  id: string;
+  /** A `tgs1.` (the gateway's summary) or `tgo1.` (an upstream's, sealed) token. */
+  encrypted_content: string;
+}
+
 export type ResponseOutputItem =
-  ResponseOutputMessage | ResponseFunctionCall | ResponseReasoningItem;
+  ResponseOutputMessage | ResponseFunctionCall | ResponseReasoningItem | ResponseCompactionItem;
 
 export interface ResponseError {
   /** One of the spec's error codes. */
@@ -124,4 +136,36 @@ export interface ResponseStreamEvent {
   name?: string;
   arguments?: string;
   logprobs?: never[];
+}
+
+/** One item of a compacted history: a kept message, or an upstream's sealed summary. */
+export type CompactedItem =
+  | {
+      type: 'message';
+      role: 'user' | 'assistant' | 'developer' | 'system';
+      content: { type: 'input_text' | 'output_text'; text: string }[];
+    }
+  | {
+      type: 'compaction';
+      /** The item's id (an upstream's may have none). */
+      id?: string;
+      /**
+       * A `tgs1.` token (a summary the gateway made: any channel reads it) or a `tgo1.` token (an
+       * upstream's encrypted summary: it goes back only to the channel that made it).
+       */
+      encrypted_content: string;
+    };
+
+/**
+ * The answer of `POST /v1/responses/compact`: the items that replace the history sent
+ * (docs/agents.md, "Compaction").
+ */
+export interface ResponseCompaction {
+  /** `resp_…`, as a response's id. */
+  id: string;
+  object: 'response.compaction';
+  /** Unix seconds. */
+  created_at: number;
+  output: CompactedItem[];
+  usage: ResponseUsage;
 }

@@ -1590,11 +1590,22 @@ export const wireSchemas: Readonly<Record<string, object>> = {
     required: ['type', 'id', 'summary'],
     additionalProperties: false,
   },
+  ResponseCompactionItem: {
+    type: 'object',
+    properties: {
+      type: { type: 'string', const: 'compaction' },
+      id: { type: 'string' },
+      encrypted_content: { type: 'string' },
+    },
+    required: ['type', 'id', 'encrypted_content'],
+    additionalProperties: false,
+  },
   ResponseOutputItem: {
     anyOf: [
       { $ref: '#/components/schemas/ResponseOutputMessage' },
       { $ref: '#/components/schemas/ResponseFunctionCall' },
       { $ref: '#/components/schemas/ResponseReasoningItem' },
+      { $ref: '#/components/schemas/ResponseCompactionItem' },
     ],
   },
   ResponseError: {
@@ -1696,6 +1707,53 @@ export const wireSchemas: Readonly<Record<string, object>> = {
       logprobs: { type: 'array', items: { not: {} } },
     },
     required: ['type', 'sequence_number'],
+    additionalProperties: false,
+  },
+  CompactedItem: {
+    anyOf: [
+      {
+        type: 'object',
+        properties: {
+          type: { type: 'string', const: 'message' },
+          role: { type: 'string', enum: ['user', 'assistant', 'developer', 'system'] },
+          content: {
+            type: 'array',
+            items: {
+              type: 'object',
+              properties: {
+                type: { type: 'string', enum: ['input_text', 'output_text'] },
+                text: { type: 'string' },
+              },
+              required: ['type', 'text'],
+              additionalProperties: false,
+            },
+          },
+        },
+        required: ['type', 'role', 'content'],
+        additionalProperties: false,
+      },
+      {
+        type: 'object',
+        properties: {
+          type: { type: 'string', const: 'compaction' },
+          id: { type: 'string' },
+          encrypted_content: { type: 'string' },
+        },
+        required: ['type', 'encrypted_content'],
+        additionalProperties: false,
+      },
+    ],
+  },
+  ResponseCompaction: {
+    type: 'object',
+    properties: {
+      id: { type: 'string' },
+      object: { type: 'string', const: 'response.compaction' },
+      created_at: { type: 'number' },
+      output: { type: 'array', items: { $ref: '#/components/schemas/CompactedItem' } },
+      usage: { $ref: '#/components/schemas/ResponseUsage' },
+    },
+    required: ['id', 'object', 'created_at', 'output', 'usage'],
     additionalProperties: false,
   },
   AnthropicStopReason: {

@@ -120,6 +120,23 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/responses/compact': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Compacts a Responses conversation for Codex CLI: a Responses channel compacts it itself, any other is asked for a summary (docs/agents.md, "Compaction"); never streamed */
+    post: operations['post_v1_responses_compact'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/responses/{id}': {
     parameters: {
       query?: never;
@@ -1189,10 +1206,17 @@ export interface components {
       }[];
       encrypted_content?: string | null;
     };
+    ResponseCompactionItem: {
+      /** @constant */
+      type: 'compaction';
+      id: string;
+      encrypted_content: string;
+    };
     ResponseOutputItem:
       | components['schemas']['ResponseOutputMessage']
       | components['schemas']['ResponseFunctionCall']
-      | components['schemas']['ResponseReasoningItem'];
+      | components['schemas']['ResponseReasoningItem']
+      | components['schemas']['ResponseCompactionItem'];
     ResponseError: {
       code: string;
       message: string;
@@ -1255,6 +1279,32 @@ export interface components {
       name?: string;
       arguments?: string;
       logprobs?: unknown[];
+    };
+    CompactedItem:
+      | {
+          /** @constant */
+          type: 'message';
+          /** @enum {string} */
+          role: 'user' | 'assistant' | 'developer' | 'system';
+          content: {
+            /** @enum {string} */
+            type: 'input_text' | 'output_text';
+            text: string;
+          }[];
+        }
+      | {
+          /** @constant */
+          type: 'compaction';
+          id?: string;
+          encrypted_content: string;
+        };
+    ResponseCompaction: {
+      id: string;
+      /** @constant */
+      object: 'response.compaction';
+      created_at: number;
+      output: components['schemas']['CompactedItem'][];
+      usage: components['schemas']['ResponseUsage'];
     };
     /** @enum {string} */
     AnthropicStopReason: 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use' | 'refusal';
@@ -2734,6 +2784,9 @@ export interface operations {
                               refusal: string;
                             }
                         )[];
+                    internal_chat_message_metadata_passthrough?: {
+                      [key: string]: unknown;
+                    } | null;
                   }
                 | {
                     /** @constant */
@@ -2797,6 +2850,16 @@ export interface operations {
                         }[]
                       | null;
                     encrypted_content?: string | null;
+                  }
+                | {
+                    /** @constant */
+                    type: 'compaction';
+                    id?: string | null;
+                    encrypted_content: string;
+                  }
+                | {
+                    /** @constant */
+                    type: 'compaction_trigger';
                   }
               )[];
           instructions?: string | null;
@@ -2908,6 +2971,263 @@ export interface operations {
         content: {
           'application/json': components['schemas']['ResponseObject'];
           'text/event-stream': components['schemas']['ResponseStreamEvent'];
+        };
+      };
+      400: components['responses']['Error400'];
+      401: components['responses']['Error401'];
+      402: components['responses']['Error402'];
+      403: components['responses']['Error403'];
+      404: components['responses']['Error404'];
+      408: components['responses']['Error408'];
+      409: components['responses']['Error409'];
+      413: components['responses']['Error413'];
+      415: components['responses']['Error415'];
+      429: components['responses']['Error429'];
+      431: components['responses']['Error431'];
+      500: components['responses']['Error500'];
+      502: components['responses']['Error502'];
+      503: components['responses']['Error503'];
+      504: components['responses']['Error504'];
+    };
+  };
+  post_v1_responses_compact: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description A UUID naming this request; the same key replays the original answer */
+        'Idempotency-Key': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          model: string;
+          input:
+            | string
+            | (
+                | {
+                    /** @constant */
+                    type: 'message';
+                    id?: string | null;
+                    status?: ('in_progress' | 'completed' | 'incomplete') | null;
+                    /** @enum {string} */
+                    role: 'user' | 'assistant' | 'system' | 'developer';
+                    content:
+                      | string
+                      | (
+                          | {
+                              /** @constant */
+                              type: 'input_text';
+                              text: string;
+                            }
+                          | {
+                              /** @constant */
+                              type: 'input_image';
+                              image_url?: string | null;
+                              file_id?: string | null;
+                              detail?: ('auto' | 'low' | 'high') | null;
+                            }
+                          | {
+                              /** @constant */
+                              type: 'output_text';
+                              text: string;
+                              annotations?: unknown[];
+                              logprobs?: unknown[];
+                            }
+                          | {
+                              /** @constant */
+                              type: 'refusal';
+                              refusal: string;
+                            }
+                        )[];
+                    internal_chat_message_metadata_passthrough?: {
+                      [key: string]: unknown;
+                    } | null;
+                  }
+                | {
+                    /** @constant */
+                    type: 'function_call';
+                    id?: string | null;
+                    status?: ('in_progress' | 'completed' | 'incomplete') | null;
+                    call_id: string;
+                    name: string;
+                    arguments: string;
+                  }
+                | {
+                    /** @constant */
+                    type: 'function_call_output';
+                    id?: string | null;
+                    status?: ('in_progress' | 'completed' | 'incomplete') | null;
+                    call_id: string;
+                    output:
+                      | string
+                      | (
+                          | {
+                              /** @constant */
+                              type: 'input_text';
+                              text: string;
+                            }
+                          | {
+                              /** @constant */
+                              type: 'input_image';
+                              image_url?: string | null;
+                              file_id?: string | null;
+                              detail?: ('auto' | 'low' | 'high') | null;
+                            }
+                          | {
+                              /** @constant */
+                              type: 'output_text';
+                              text: string;
+                              annotations?: unknown[];
+                              logprobs?: unknown[];
+                            }
+                          | {
+                              /** @constant */
+                              type: 'refusal';
+                              refusal: string;
+                            }
+                        )[];
+                  }
+                | {
+                    /** @constant */
+                    type: 'reasoning';
+                    id?: string | null;
+                    status?: ('in_progress' | 'completed' | 'incomplete') | null;
+                    summary: {
+                      /** @constant */
+                      type: 'summary_text';
+                      text: string;
+                    }[];
+                    content?:
+                      | {
+                          /** @constant */
+                          type: 'reasoning_text';
+                          text: string;
+                        }[]
+                      | null;
+                    encrypted_content?: string | null;
+                  }
+                | {
+                    /** @constant */
+                    type: 'compaction';
+                    id?: string | null;
+                    encrypted_content: string;
+                  }
+                | {
+                    /** @constant */
+                    type: 'compaction_trigger';
+                  }
+              )[];
+          instructions?: string | null;
+          previous_response_id?: string | null;
+          tools?:
+            | {
+                /** @constant */
+                type: 'function';
+                name: string;
+                description?: string | null;
+                parameters?: {
+                  [key: string]: unknown;
+                } | null;
+                strict?: boolean | null;
+              }[]
+            | null;
+          tool_choice?:
+            | (
+                | ('none' | 'auto' | 'required')
+                | {
+                    /** @constant */
+                    type: 'function';
+                    name: string;
+                  }
+                | {
+                    /** @constant */
+                    type: 'allowed_tools';
+                    /** @enum {string} */
+                    mode: 'auto' | 'required';
+                    tools: {
+                      /** @constant */
+                      type: 'function';
+                      name: string;
+                    }[];
+                  }
+              )
+            | null;
+          parallel_tool_calls?: boolean | null;
+          text?: {
+            format?:
+              | (
+                  | {
+                      /** @constant */
+                      type: 'text';
+                    }
+                  | {
+                      /** @constant */
+                      type: 'json_object';
+                    }
+                  | {
+                      /** @constant */
+                      type: 'json_schema';
+                      name: string;
+                      schema: {
+                        [key: string]: unknown;
+                      };
+                      description?: string | null;
+                      strict?: boolean | null;
+                    }
+                )
+              | null;
+            verbosity?: ('low' | 'medium' | 'high') | null;
+          } | null;
+          reasoning?: {
+            effort?: ('none' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh') | null;
+            summary?: ('auto' | 'concise' | 'detailed') | null;
+            generate_summary?: ('auto' | 'concise' | 'detailed') | null;
+          } | null;
+          max_output_tokens?: number | null;
+          include?: 'reasoning.encrypted_content'[] | null;
+          store?: boolean | null;
+          client_metadata?: {
+            [key: string]: string;
+          } | null;
+          metadata?: {
+            [key: string]: string;
+          } | null;
+          stream?: boolean | null;
+          stream_options?: {
+            include_obfuscation?: boolean | null;
+          } | null;
+          temperature?: number | null;
+          top_p?: number | null;
+          user?: string | null;
+          safety_identifier?: string | null;
+          prompt_cache_key?: string | null;
+          service_tier?: string | null;
+          truncation?: 'disabled' | null;
+          background?: false | null;
+          conversation?: unknown;
+          prompt?: unknown;
+          top_logprobs?: unknown;
+          max_tool_calls?: unknown;
+        };
+      };
+    };
+    responses: {
+      /** @description ResponseCompaction */
+      200: {
+        headers: {
+          /** @description Our request id (`req_…`), on every response, errors included */
+          'X-Service-Request-Id'?: string;
+          /** @description `true` when this answer replays the original request with this Idempotency-Key */
+          'Idempotent-Replayed'?: 'true';
+          /** @description Request fields dropped because the upstream is not configured for them */
+          'X-Tollgate-Dropped-Fields'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ResponseCompaction'];
         };
       };
       400: components['responses']['Error400'];

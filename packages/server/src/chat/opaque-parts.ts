@@ -1,12 +1,16 @@
 /**
- * State an upstream makes that only it can read back: OpenAI's encrypted reasoning items,
- * Anthropic's thinking signatures and redacted thinking (docs/agents.md, "Opaque reasoning").
+ * State an upstream makes that only it can read back: OpenAI's encrypted reasoning and compaction
+ * items, Anthropic's thinking signatures and redacted thinking (docs/agents.md, "Opaque reasoning").
  * It must go back unchanged, to the channel that made it, and to no other: a caller gets it
  * sealed in a token naming that channel (`tgo1.…`), and a turn that sends a token back is pinned
  * to its channel (no failover moves it).
  */
 export type OpaqueKind =
-  'responses_reasoning' | 'anthropic_thinking' | 'anthropic_redacted_thinking';
+  | 'responses_reasoning'
+  /** A Responses upstream's compaction item (`POST /v1/responses/compact`): the summary of a history. */
+  | 'responses_compaction'
+  | 'anthropic_thinking'
+  | 'anthropic_redacted_thinking';
 
 export interface OpaquePart {
   /** The channel whose upstream made it. */
@@ -45,6 +49,7 @@ const isOpaqueToken = (value: string) => value.startsWith(PREFIX);
 
 const KINDS = new Set<string>([
   'responses_reasoning',
+  'responses_compaction',
   'anthropic_thinking',
   'anthropic_redacted_thinking',
 ]);

@@ -24,6 +24,7 @@ import type { ChatDialect } from './dialects/chat-dialect.js';
 import type { PlacedOpaquePart } from '../chat/opaque-parts.js';
 import type { ChannelRouter, RoutedCall } from '../routing/channel-router.js';
 import type { Channel } from '../routing/channels.js';
+import type { ChatAnswer, ChatCallOptions, ChatUpstream } from '../providers/chat-upstream.js';
 
 /**
  * What a protocol's route hands the turn: the internal request (an OpenAI chat-completions body,
@@ -45,6 +46,15 @@ export interface ChatTurnInput {
   readonly opaque?: readonly PlacedOpaquePart[];
   /** The caller's `anthropic-beta` header, for Anthropic upstreams only. */
   readonly anthropicBeta?: string | undefined;
+  /**
+   * How a plain turn calls the serving channel's upstream (default: `complete`): a compaction
+   * calls its upstream's compaction endpoint where it has one (responses-compact.ts).
+   */
+  readonly call?: (
+    upstream: ChatUpstream,
+    body: Record<string, unknown>,
+    options: ChatCallOptions,
+  ) => Promise<ChatAnswer>;
   /** Runs after the idempotency key is judged and before the upstream call (state kept for later turns). */
   readonly beforeUpstream?: () => Promise<void>;
 }
@@ -123,11 +133,13 @@ export async function runChatTurn(
         { holdSlot: true },
       ),
     complete: () =>
-      routing.run((channel) =>
-        deps.providers
-          .chat(channel.upstream, caller)
-          .complete(withFields(upstreamBody, { model: channel.model }), options(channel)),
-      ),
+      routing.run((channel) => {
+        const upstream = deps.providers.chat(channel.upstream, caller);
+        const sent = withFields(upstreamBody, { model: channel.model });
+        return input.call === undefined
+          ? upstream.complete(sent, options(channel))
+          : input.call(upstream, sent, options(channel));
+      }),
   };
   // Usage beyond what the gateway allowed is billed at the bound and flagged (billing/credible-usage.ts).
   const bounds = {
@@ -206,7 +218,7 @@ export async function runChatTurn(
           ...(flag === undefined ? {} : { usageFlag: flag }),
           usage: usageFields(result.usage),
           upstreamRequestId: result.upstreamRequestId,
-          body: input.dialect.answer(result.completion, result.usage, names, result.opaque ?? []),
+          body: input.dialect.answer(result, names),
         };
       },
     });

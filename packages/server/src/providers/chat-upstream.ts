@@ -16,6 +16,12 @@ export interface ChatUpstream {
     signal: AbortSignal,
     options: ChatCallOptions,
   ): Promise<{ events: AsyncGenerator<StreamEvent>; upstreamRequestId: string | null }>;
+  /**
+   * Compacts the conversation of `body` by the upstream's own compaction endpoint (OpenAI's
+   * `POST /v1/responses/compact`): the answer's `items` replace the history. Only protocols that
+   * have one implement it (http/dialects/responses/responses-compact.ts summarises otherwise).
+   */
+  compact?(body: Record<string, unknown>, options: ChatCallOptions): Promise<ChatAnswer>;
 }
 
 export interface ChatCallOptions {
@@ -35,6 +41,11 @@ export interface ChatAnswer {
   readonly upstreamRequestId: string | null;
   /** Opaque parts of the answer, sealed for the caller, in the order they came. */
   readonly opaque?: readonly OpaqueOutput[];
+  /**
+   * A compaction's answer (`compact`): the items that replace the history, in the Responses
+   * shape, checked, their opaque content already sealed for the caller.
+   */
+  readonly items?: readonly Readonly<Record<string, unknown>>[];
 }
 
 /** One event of an upstream stream, after the boundary check. */

@@ -134,6 +134,12 @@ describeEachDialect('every /v1 answer matches the OpenAPI document on $name', (d
     const id = made.json<{ id: string }>().id;
     await call('GET /v1/responses/{id}', `/v1/responses/${id}`);
     await call('GET /v1/responses/{id}', '/v1/responses/resp_000000000missing');
+    await call('POST /v1/responses/compact', '/v1/responses/compact', {
+      body: { model: 'sim-chat', input: [{ role: 'user', content: 'hello' }] },
+    });
+    await call('POST /v1/responses/compact', '/v1/responses/compact', {
+      body: { model: 'sim-chat', input: 'hello', stream: true },
+    });
   });
 
   it('anthropic messages: plain, streamed, count_tokens, in their own error shape', async () => {

@@ -8,7 +8,7 @@ import type { AnswerNames, ChatDialect, StreamPresenter } from './chat-dialect.j
 
 /** `POST /v1/chat/completions`: the upstream's checked choices under our id and model. */
 export const chatCompletionsDialect: ChatDialect = {
-  answer: (completion, usage, names) => ({
+  answer: ({ completion, usage }, names) => ({
     id: `chatcmpl-${names.requestId}`,
     object: 'chat.completion',
     created: names.created,

@@ -1,5 +1,6 @@
 import type { ChatRequest, ChatUsage } from '../../chat/chat-types.js';
 import type { OpaqueOutput } from '../../chat/opaque-parts.js';
+import type { ChatAnswer } from '../../providers/chat-upstream.js';
 import type { AnswerSeen } from '../../chat/zero-completion.js';
 import type {
   UpstreamChunk,
@@ -24,12 +25,7 @@ export interface AnswerNames {
  */
 export interface ChatDialect {
   /** The plain answer, which is also the record's body (a replay sends it again). */
-  answer(
-    completion: UpstreamCompletion,
-    usage: ChatUsage,
-    names: AnswerNames,
-    opaque: readonly OpaqueOutput[],
-  ): unknown;
+  answer(answer: ChatAnswer, names: AnswerNames): unknown;
   /** A presenter for one streamed answer. */
   presenter(names: AnswerNames, chat: ChatRequest): StreamPresenter;
 }

@@ -87,6 +87,15 @@ export const OPERATIONS: Readonly<Record<string, Operation>> = {
     body: { zod: responsesBodySchema },
     dropsFields: true,
   },
+  'POST /v1/responses/compact': {
+    summary:
+      'Compacts a Responses conversation for Codex CLI: a Responses channel compacts it itself, any other is asked for a summary (docs/agents.md, "Compaction"); never streamed',
+    success: { 200: { json: 'ResponseCompaction' } },
+    errors: BILLED,
+    idempotent: true,
+    body: { zod: responsesBodySchema },
+    dropsFields: true,
+  },
   'GET /v1/responses/{id}': {
     summary: 'A stored response of this key (not with `store: false`)',
     success: { 200: { json: 'ResponseObject' } },

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ResponseObject } from '@tollgate/protocol';
 import { Conversations } from '../../chat/conversations.js';
 import { ResponseTurns } from '../../chat/response-turns.js';
@@ -17,8 +17,19 @@ import {
   type ResponseEcho,
 } from '../dialects/responses/responses-answer.js';
 import { responsesDialect } from '../dialects/responses/responses-dialect.js';
-import { inputItems, parseResponsesBody } from '../dialects/responses/responses-request.js';
+import { compactionTurnDialect } from '../dialects/responses/compaction-events.js';
+import {
+  inputItems,
+  parseResponsesBody,
+  type ResponsesBody,
+} from '../dialects/responses/responses-request.js';
 import { renamedField, responsesToChat } from '../dialects/responses/responses-to-chat.js';
+import {
+  compactionCall,
+  compactionDialect,
+  compactionRequest,
+} from '../dialects/responses/responses-compact.js';
+import { invalidInput } from '../../errors/api-error.js';
 
 /**
  * The OpenAI Responses API (docs/agents.md): `POST /v1/responses` is a chat turn like any other
@@ -34,38 +45,75 @@ export function registerResponses(scope: FastifyInstance, deps: AppDeps): void {
     judgedAtClaim(deps.requests.records, {}, async (request, reply) => {
       const body = parseResponsesBody(request.body);
       const principal = principalOf(request);
-      const history =
-        body.previous_response_id === undefined || body.previous_response_id === null
-          ? []
-          : continuedConversation(
-              await readStoredResponse(
-                body.previous_response_id,
-                principal.keyId,
-                { turns, record: (id) => deps.requests.read(principal, id) },
-                'previous_response_id',
-              ),
-            );
-      const own = inputItems(body);
-      const translated = responsesToChat(body, [
-        ...history.map((item) => ({ item, path: 'previous_response_id' })),
-        ...own.map((item, index) => ({
-          item,
-          path: typeof body.input === 'string' ? 'input' : `input.${index}`,
-        })),
-      ]);
+      const { history, own, translated, compacting } = await conversationOf(request, body);
       const echo = responseEcho(body);
       try {
         return await runChatTurn(deps, conversations, request, reply, {
-          body: translated.body,
-          dialect: responsesDialect(echo),
+          // Codex's in-stream compaction: a summary turn answered as one compaction item.
+          body: compacting ? compactionRequest(translated.body) : translated.body,
+          dialect: compacting ? compactionTurnDialect(echo) : responsesDialect(echo),
           dropped: translated.dropped,
           opaque: translated.opaque,
-          ...(body.store === false
+          // A compaction turn is not a response to continue from: nothing is kept for it.
+          ...(body.store === false || compacting
             ? {}
             : {
                 beforeUpstream: () =>
                   turns.keep(request.id, principal.keyId, { items: [...history, ...own], echo }),
               }),
+        });
+      } catch (error) {
+        throw renamedField(error, (field) => translated.fieldName(field));
+      }
+    }),
+  );
+
+  /**
+   * The stored turns a body continues, its own items, and both as the internal chat body; a
+   * `compaction_trigger` ending the input is taken off it and says the turn is a compaction.
+   */
+  async function conversationOf(request: FastifyRequest, body: ResponsesBody) {
+    const principal = principalOf(request);
+    const history =
+      body.previous_response_id === undefined || body.previous_response_id === null
+        ? []
+        : continuedConversation(
+            await readStoredResponse(
+              body.previous_response_id,
+              principal.keyId,
+              { turns, record: (id) => deps.requests.read(principal, id) },
+              'previous_response_id',
+            ),
+          );
+    const items = inputItems(body);
+    const compacting = items.at(-1)?.type === 'compaction_trigger';
+    const own = compacting ? items.slice(0, -1) : items;
+    const translated = responsesToChat(body, [
+      ...history.map((item) => ({ item, path: 'previous_response_id' })),
+      ...own.map((item, index) => ({
+        item,
+        path: typeof body.input === 'string' ? 'input' : `input.${index}`,
+      })),
+    ]);
+    return { history, own, translated, compacting };
+  }
+
+  // Codex CLI's compaction of a long session (responses-compact.ts): one billed turn, never
+  // streamed, nothing stored for previous_response_id (the caller keeps the compacted items).
+  scope.post(
+    '/v1/responses/compact',
+    judgedAtClaim(deps.requests.records, {}, async (request, reply) => {
+      const body = parseResponsesBody(request.body);
+      if (body.stream === true)
+        throw invalidInput('stream', 'a compaction is answered whole: leave stream out');
+      const { history, own, translated } = await conversationOf(request, body);
+      try {
+        return await runChatTurn(deps, conversations, request, reply, {
+          body: compactionRequest(translated.body),
+          dialect: compactionDialect,
+          dropped: translated.dropped,
+          opaque: translated.opaque,
+          call: compactionCall(request.id, [...history, ...own]),
         });
       } catch (error) {
         throw renamedField(error, (field) => translated.fieldName(field));

@@ -20,7 +20,7 @@ export function chatToResponses(
   for (const [field, value] of Object.entries(body)) refuseUncarried(field, value);
   const messages = (body['messages'] ?? []) as Json[];
   for (const part of opaque)
-    if (part.kind !== 'responses_reasoning')
+    if (part.kind !== 'responses_reasoning' && part.kind !== 'responses_compaction')
       throw notCarried(
         part.path,
         'was made by an Anthropic upstream; it cannot go to a Responses upstream',

@@ -9,6 +9,7 @@ import { withFields } from '../../util/with-fields.js';
 import { openAiUsage } from '../../chat/usage-fields.js';
 import { chatToResponses } from './chat-to-responses.js';
 import {
+  compactionAnswerSchema,
   functionCallItemSchema,
   reasoningItemSchema,
   responseSchema,
@@ -45,6 +46,52 @@ export class ResponsesChat implements ChatUpstream {
       upstreamRequestId: response.upstreamRequestId,
       opaque: answer.output.flatMap((item) =>
         item.type === 'reasoning' ? [sealedReasoning(item, options.channel)] : [],
+      ),
+    };
+  }
+
+  /**
+   * `POST /v1/responses/compact` upstream: the conversation only (model, input, and the prompt
+   * cache key: what the endpoint takes); the summary item it answers is sealed for the caller
+   * like encrypted reasoning, so it can only ever come back to this channel.
+   */
+  async compact(body: Record<string, unknown>, options: ChatCallOptions): Promise<ChatAnswer> {
+    const request = chatToResponses(body, options.opaque, options.maxOutputTokens);
+    const response = await this.http.postJson('/responses/compact', {
+      model: request['model'],
+      input: request['input'],
+      ...(request['prompt_cache_key'] === undefined
+        ? {}
+        : { prompt_cache_key: request['prompt_cache_key'] }),
+    });
+    const answer = parseUpstream(
+      compactionAnswerSchema,
+      response.json,
+      response.upstreamRequestId,
+      'responses compaction body',
+    );
+    const usage = chatUsageOf(answer.usage);
+    if (usage === undefined)
+      throw unverifiableBody(response.upstreamRequestId, 'usage details exceed their totals');
+    return {
+      completion: {
+        choices: [{ index: 0, message: { role: 'assistant', content: '' }, finish_reason: 'stop' }],
+        usage: openAiUsage(usage),
+      },
+      usage,
+      upstreamRequestId: response.upstreamRequestId,
+      items: answer.output.map((item) =>
+        item.type === 'message'
+          ? { type: 'message', role: item.role, content: item.content }
+          : {
+              type: 'compaction',
+              ...(item.id == null ? {} : { id: item.id }),
+              encrypted_content: opaqueToken({
+                channel: options.channel,
+                kind: 'responses_compaction',
+                payload: item,
+              }),
+            },
       ),
     };
   }

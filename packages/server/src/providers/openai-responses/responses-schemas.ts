@@ -56,6 +56,28 @@ export const responseSchema = z.object({
   usage: responsesUsageSchema,
 });
 
+/**
+ * The answer of `POST /v1/responses/compact`: the items that replace the history (the caller's
+ * messages, kept, and the upstream's encrypted summary of the rest) and the usage of the call.
+ */
+export const compactionAnswerSchema = z.object({
+  output: z.array(
+    z.discriminatedUnion('type', [
+      z.object({
+        type: z.literal('message'),
+        role: z.enum(['user', 'assistant', 'developer', 'system']),
+        content: z.array(z.object({ type: z.enum(['input_text', 'output_text']), text })),
+      }),
+      z.object({
+        type: z.literal('compaction'),
+        id: z.string().max(400).nullish(),
+        encrypted_content: z.string(),
+      }),
+    ]),
+  ),
+  usage: responsesUsageSchema,
+});
+
 /** The stream events this adapter reads; others (`*.done` of parts, `in_progress`) carry nothing new. */
 export const streamEventSchemas = {
   'response.output_item.added': z.object({

@@ -10,7 +10,7 @@ import { MessagesStream } from './messages-stream.js';
  */
 export function messagesDialect(thinking: ThinkingShown = { shown: true }): ChatDialect {
   return {
-    answer: (completion, usage, names, opaque) =>
+    answer: ({ completion, usage, opaque = [] }, names) =>
       plainMessage(completion, usage, names, thinking, opaque),
     presenter: (names) => new MessagesStream(names, thinking),
   };

@@ -71,5 +71,7 @@ function asInputItem(item: ResponseOutputItem): ResponsesInputItem {
         content: item.content ?? null,
         encrypted_content: item.encrypted_content ?? null,
       };
+    case 'compaction':
+      return { type: 'compaction', id: item.id, encrypted_content: item.encrypted_content };
   }
 }

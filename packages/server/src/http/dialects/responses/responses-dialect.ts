@@ -11,7 +11,7 @@ import { ResponseEvents } from './responses-stream.js';
 /** `POST /v1/responses`: the chat turn's answer as a response object, or as its event stream. */
 export function responsesDialect(echo: ResponseEcho): ChatDialect {
   return {
-    answer: (completion, usage, names, opaque) => {
+    answer: ({ completion, usage, opaque = [] }, names) => {
       const choice = completion.choices[0];
       const { status, incomplete_details } = finishStatus(choice?.finish_reason ?? null);
       const message = choice?.message;

@@ -34,6 +34,11 @@ const message = z.strictObject({
   status: itemStatus,
   role: z.enum(['user', 'assistant', 'system', 'developer']),
   content: z.union([text, z.array(contentPart)]),
+  /**
+   * Codex CLI's own bookkeeping on its messages (a turn id) when it talks to its built-in OpenAI
+   * provider: not forwarded, named once in `X-Tollgate-Dropped-Fields`.
+   */
+  internal_chat_message_metadata_passthrough: nullish(z.record(z.string().max(64), z.unknown())),
 });
 const functionCall = z.strictObject({
   type: z.literal('function_call'),
@@ -58,16 +63,31 @@ const reasoning = z.strictObject({
   content: nullish(z.array(z.strictObject({ type: z.literal('reasoning_text'), text }))),
   encrypted_content: nullish(z.string()),
 });
+/** A compaction item `POST /v1/responses/compact` answered: it stands for the history it summarised. */
+const compaction = z.strictObject({
+  type: z.literal('compaction'),
+  id: nullish(z.string()),
+  encrypted_content: z.string(),
+});
+/**
+ * Codex CLI's in-stream compaction (its `remote_compaction_v2`): the last input item asks for the
+ * history before it as one compaction item (compaction-events.ts).
+ */
+const compactionTrigger = z.strictObject({ type: z.literal('compaction_trigger') });
 /** An input item; a bare `{role, content}` is a message (OpenAI's "easy input message"). */
 const inputItem = z.preprocess(
   (item) =>
     typeof item === 'object' && item !== null && !('type' in item) && 'role' in item
       ? { ...item, type: 'message' }
       : item,
-  z.discriminatedUnion('type', [message, functionCall, functionCallOutput, reasoning], {
-    error:
-      'must be a message, function_call, function_call_output or reasoning item (item_reference needs stored items: use previous_response_id)',
-  }),
+  z.discriminatedUnion(
+    'type',
+    [message, functionCall, functionCallOutput, reasoning, compaction, compactionTrigger],
+    {
+      error:
+        'must be a message, function_call, function_call_output, reasoning, compaction or compaction_trigger item (item_reference needs stored items: use previous_response_id)',
+    },
+  ),
 );
 
 const functionTool = z.strictObject({

@@ -1,5 +1,10 @@
 import { ApiError, invalidInput } from '../../../errors/api-error.js';
-import { readOpaqueToken, type PlacedOpaquePart } from '../../../chat/opaque-parts.js';
+import { readSummaryToken, summaryMessage } from '../../../chat/compaction-summary.js';
+import {
+  readOpaqueToken,
+  type OpaqueKind,
+  type PlacedOpaquePart,
+} from '../../../chat/opaque-parts.js';
 import type {
   ResponsesBody,
   ResponsesContentPart,
@@ -83,15 +88,34 @@ export function responsesToChat(
       case 'reasoning': {
         const sealed = item.encrypted_content;
         if (sealed === undefined || sealed === null) break;
-        const part = readOpaqueToken(sealed);
-        if (part === undefined)
-          throw invalidInput(
-            `${path}.encrypted_content`,
-            'was not made through this gateway: encrypted reasoning can only go back to the upstream that made it, through the channel that made it',
-          );
-        opaque.push({ ...part, messageIndex: messages.length, path: `${path}.encrypted_content` });
+        // Any upstream's reasoning (a Messages upstream's thinking is shown as a reasoning item).
+        opaque.push(
+          placedPart(sealed, (kind) => kind !== 'responses_compaction', messages.length, path),
+        );
         reasoningPending = true;
         continue;
+      }
+      case 'compaction_trigger':
+        // The route takes a trigger off the end of the input (compaction-events.ts).
+        throw invalidInput(path, 'a compaction_trigger item must be the last input item');
+      case 'compaction': {
+        // A summary the gateway made reads as a user message on any channel; an upstream's
+        // encrypted one goes back to that upstream (responses-compact.ts).
+        const summary = readSummaryToken(item.encrypted_content);
+        if (summary !== undefined) {
+          messages.push(summaryMessage(summary));
+          origins.push(path);
+          break;
+        }
+        opaque.push(
+          placedPart(
+            item.encrypted_content,
+            (kind) => kind === 'responses_compaction',
+            messages.length,
+            path,
+          ),
+        );
+        break;
       }
     }
     reasoningPending = false;
@@ -125,6 +149,12 @@ export function responsesToChat(
   set('tool_choice', toolChoice(body.tool_choice));
   const dropped = [
     ...(body.client_metadata != null ? ['client_metadata'] : []),
+    ...(items.some(
+      ({ item }) =>
+        item.type === 'message' && item.internal_chat_message_metadata_passthrough != null,
+    )
+      ? ['input.internal_chat_message_metadata_passthrough']
+      : []),
     ...(body.reasoning?.summary != null ? ['reasoning.summary'] : []),
     ...(body.reasoning?.generate_summary != null ? ['reasoning.generate_summary'] : []),
   ];
@@ -134,6 +164,25 @@ export function responsesToChat(
     opaque,
     fieldName: (field) => callerField(field, origins, callOrigins),
   };
+}
+
+/**
+ * A sealed part the caller sent back, placed before the chat message at `messageIndex`: 400 when
+ * this gateway did not make it, or made it as a kind of part this item cannot carry.
+ */
+function placedPart(
+  sealed: string,
+  carries: (kind: OpaqueKind) => boolean,
+  messageIndex: number,
+  path: string,
+): PlacedOpaquePart {
+  const part = readOpaqueToken(sealed);
+  if (part === undefined || !carries(part.kind))
+    throw invalidInput(
+      `${path}.encrypted_content`,
+      'was not made through this gateway: encrypted content can only go back to the upstream that made it, through the channel that made it',
+    );
+  return { ...part, messageIndex, path: `${path}.encrypted_content` };
 }
 
 function chatMessage(
