@@ -100,16 +100,49 @@ export type ModelFamily = 'chat' | 'ocr' | 'embeddings' | 'rerank' | 'images' | 
 export type ChatFeature =
   'image_input' | 'video_input' | 'tools' | 'thinking' | 'structured_output' | 'streaming';
 
+/**
+ * Token prices per 1 000 000 tokens, micro-yuan. In a tier or a service tier a field left out
+ * takes the base's value; where none gives it, cache reads and writes cost the input price and
+ * reasoning the output price.
+ */
+export interface TokenPriceFields {
+  input_per_million_tokens?: MicroYuan;
+  /** Cache reads. */
+  cached_input_per_million_tokens?: MicroYuan;
+  /** Writes to the 5-minute prompt cache. */
+  cache_write_per_million_tokens?: MicroYuan;
+  /** Writes to the 1-hour prompt cache. */
+  cache_write_1h_per_million_tokens?: MicroYuan;
+  output_per_million_tokens?: MicroYuan;
+  reasoning_per_million_tokens?: MicroYuan;
+}
+
+/** A length tier: the whole request at `prices` when its input tokens are above `above_input_tokens`. */
+export interface PriceTier {
+  above_input_tokens: number;
+  prices: TokenPriceFields;
+}
+
+/** A service tier's prices: its fields over the base ones, and its own length tiers. */
+export interface ServiceTierPricing extends TokenPriceFields {
+  tiers?: PriceTier[];
+}
+
 /** A model's current prices (`docs/billing.md`); amounts are integer micro-yuan. */
-export interface ModelPricing {
+export interface ModelPricing extends TokenPriceFields {
   currency: Currency;
   /** Present on token-billed models: the token fields are per million tokens. */
   unit?: 'per_million_tokens';
   price_version: string;
-  input_per_million_tokens?: MicroYuan;
-  cached_input_per_million_tokens?: MicroYuan;
-  output_per_million_tokens?: MicroYuan;
-  reasoning_per_million_tokens?: MicroYuan;
+  /**
+   * Chat: whole-request tiers by input length, ascending; a request whose input tokens are above
+   * a tier's `above_input_tokens` is priced entirely at the highest such tier's prices.
+   */
+  tiers?: PriceTier[];
+  /** Chat: a fee added to every request, micro-yuan. */
+  per_request?: MicroYuan;
+  /** Chat: the prices of a request the upstream served on that `service_tier`. */
+  service_tiers?: Record<string, ServiceTierPricing>;
   /** The unit of each task price field present. */
   units?: Record<string, 'per_image' | 'per_second' | 'count'>;
   per_image?: Record<string, Record<string, MicroYuan>>;

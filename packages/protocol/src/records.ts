@@ -36,6 +36,39 @@ export interface RecordReserve {
   currency: Currency;
 }
 
+/** What a token line item counts (docs/billing.md, "Line items"). */
+export type TokenLineItemName =
+  'input' | 'cache_read' | 'cache_write' | 'cache_write_1h' | 'output' | 'reasoning';
+
+/**
+ * One line of a token bill: `amount = ceil(units × price_per_million / 1 000 000)`, rounded up
+ * once, for the whole request.
+ */
+export interface TokenLineItem {
+  /**
+   * `input`: input tokens neither read from nor written to the prompt cache; `cache_read`;
+   * `cache_write` (5-minute cache); `cache_write_1h`; `output`: visible output; `reasoning`.
+   */
+  item: TokenLineItemName;
+  /** Tokens. */
+  units: number;
+  /** Micro-yuan per 1 000 000 tokens, as the request's price version, tier and service tier say. */
+  price_per_million: MicroYuan;
+  amount: MicroYuan;
+}
+
+/** The fee of a chat request (`per_request`): `amount = units × unit_price`, `units` 1. */
+export interface RequestFeeLineItem {
+  item: 'request';
+  units: number;
+  /** Micro-yuan per request. */
+  unit_price: MicroYuan;
+  amount: MicroYuan;
+}
+
+/** One line of a request's bill (docs/billing.md, "Line items"). */
+export type BillLineItem = TokenLineItem | RequestFeeLineItem;
+
 /** The bill of a request: what its usage costs, whether or not it was captured yet. */
 export interface RecordBill {
   /** Micro-yuan, a safe integer (0 for a free request such as a share). */
@@ -45,6 +78,14 @@ export interface RecordBill {
   price_version: string | null;
   /** The computation with its numbers, for people. */
   pricing_rule: string | null;
+  /**
+   * What `amount` is made of, when it was priced by token line items (chat, embeddings, rerank):
+   * their `amount`s sum to it, and each can be recomputed from its units and price alone.
+   * `null` when the bill has no line items: records priced before line items were kept, free
+   * requests, an operator's resolution, an answer not charged (zero-completion insurance), or a
+   * look-up whose price was capped at the hold.
+   */
+  line_items: BillLineItem[] | null;
   /** Whether the amount was taken from the balance (false while `awaiting_funds`). */
   captured: boolean;
 }

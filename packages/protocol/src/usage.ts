@@ -62,8 +62,12 @@ export interface AccountUsage {
   };
 }
 
-/** A journal entry that moved the balance; holds and releases move only `held`, never listed. */
-export type StatementMovementKind = 'topup' | 'redemption' | 'capture';
+/**
+ * A journal entry that moved the balance: credits (`topup`, `redemption`), charges (`capture`)
+ * and a payment provider's refunds taken back (`refund`, docs/payments.md "Refunds"); holds and
+ * releases move only `held`, never listed.
+ */
+export type StatementMovementKind = 'topup' | 'redemption' | 'capture' | 'refund';
 
 /** One movement of an account statement. */
 export interface StatementMovement {
@@ -78,15 +82,15 @@ export interface StatementMovement {
   balance: MicroYuan;
   /** The journal's reason (`top-up REF`, `usage of req_…`, `settle image task …`, `operator: …`). */
   description: string;
-  /** The top-up reference (`redemption:rdm_…` for a code); `null` for a capture. */
+  /** The top-up reference (`redemption:rdm_…` for a code); `null` for a capture or a refund. */
   reference: string | null;
   /** The request whose hold was captured (a task's creation request for a task); else `null`. */
   request_id: string | null;
   /** The task whose hold was captured; else `null`. */
   task_id: string | null;
-  /** The model of the price version the capture used; `null` for a credit. */
+  /** The model of the price version the capture used; `null` for a credit or a refund. */
   model: string | null;
-  /** `<model>@<version>` the capture's hold was priced at; `null` for a credit. */
+  /** `<model>@<version>` the capture's hold was priced at; `null` for a credit or a refund. */
   price_version: string | null;
 }
 

@@ -728,11 +728,30 @@ export interface components {
       state: components['schemas']['HoldState'] | null;
       currency: components['schemas']['Currency'];
     };
+    /** @enum {string} */
+    TokenLineItemName:
+      'input' | 'cache_read' | 'cache_write' | 'cache_write_1h' | 'output' | 'reasoning';
+    TokenLineItem: {
+      item: components['schemas']['TokenLineItemName'];
+      units: number;
+      price_per_million: components['schemas']['MicroYuan'];
+      amount: components['schemas']['MicroYuan'];
+    };
+    RequestFeeLineItem: {
+      /** @constant */
+      item: 'request';
+      units: number;
+      unit_price: components['schemas']['MicroYuan'];
+      amount: components['schemas']['MicroYuan'];
+    };
+    BillLineItem:
+      components['schemas']['TokenLineItem'] | components['schemas']['RequestFeeLineItem'];
     RecordBill: {
       amount: components['schemas']['MicroYuan'];
       currency: components['schemas']['Currency'];
       price_version: string | null;
       pricing_rule: string | null;
+      line_items: components['schemas']['BillLineItem'][] | null;
       captured: boolean;
     };
     UsageExceededCap: {
@@ -1090,15 +1109,43 @@ export interface components {
     /** @enum {string} */
     ChatFeature:
       'image_input' | 'video_input' | 'tools' | 'thinking' | 'structured_output' | 'streaming';
+    TokenPriceFields: {
+      input_per_million_tokens?: components['schemas']['MicroYuan'];
+      cached_input_per_million_tokens?: components['schemas']['MicroYuan'];
+      cache_write_per_million_tokens?: components['schemas']['MicroYuan'];
+      cache_write_1h_per_million_tokens?: components['schemas']['MicroYuan'];
+      output_per_million_tokens?: components['schemas']['MicroYuan'];
+      reasoning_per_million_tokens?: components['schemas']['MicroYuan'];
+    };
+    PriceTier: {
+      above_input_tokens: number;
+      prices: components['schemas']['TokenPriceFields'];
+    };
+    ServiceTierPricing: {
+      input_per_million_tokens?: components['schemas']['MicroYuan'];
+      cached_input_per_million_tokens?: components['schemas']['MicroYuan'];
+      cache_write_per_million_tokens?: components['schemas']['MicroYuan'];
+      cache_write_1h_per_million_tokens?: components['schemas']['MicroYuan'];
+      output_per_million_tokens?: components['schemas']['MicroYuan'];
+      reasoning_per_million_tokens?: components['schemas']['MicroYuan'];
+      tiers?: components['schemas']['PriceTier'][];
+    };
     ModelPricing: {
+      input_per_million_tokens?: components['schemas']['MicroYuan'];
+      cached_input_per_million_tokens?: components['schemas']['MicroYuan'];
+      cache_write_per_million_tokens?: components['schemas']['MicroYuan'];
+      cache_write_1h_per_million_tokens?: components['schemas']['MicroYuan'];
+      output_per_million_tokens?: components['schemas']['MicroYuan'];
+      reasoning_per_million_tokens?: components['schemas']['MicroYuan'];
       currency: components['schemas']['Currency'];
       /** @constant */
       unit?: 'per_million_tokens';
       price_version: string;
-      input_per_million_tokens?: components['schemas']['MicroYuan'];
-      cached_input_per_million_tokens?: components['schemas']['MicroYuan'];
-      output_per_million_tokens?: components['schemas']['MicroYuan'];
-      reasoning_per_million_tokens?: components['schemas']['MicroYuan'];
+      tiers?: components['schemas']['PriceTier'][];
+      per_request?: components['schemas']['MicroYuan'];
+      service_tiers?: {
+        [key: string]: components['schemas']['ServiceTierPricing'];
+      };
       units?: {
         [key: string]: 'per_image' | 'per_second' | 'count';
       };

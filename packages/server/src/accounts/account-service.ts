@@ -213,32 +213,63 @@ export class AccountService {
     count: unknown;
     expires_at?: unknown;
   }): Promise<RedemptionCodeView[]> {
+    return (await this.createRedemptionBatch(input)).codes;
+  }
+
+  /**
+   * The same, with the batch the codes belong to (`redemption_batches`, migrations/040): the
+   * batch row and its codes are written in one transaction, so a batch's count is its codes'.
+   */
+  async createRedemptionBatch(input: {
+    amount: unknown;
+    count: unknown;
+    expires_at?: unknown;
+  }): Promise<{ batch_id: string; codes: RedemptionCodeView[] }> {
     const amount = parseMovementAmount(input.amount, 'amount');
     const expiresAt = parseOptionalFutureTime(input.expires_at, 'expires_at', this.effects.clock);
     const count = input.count;
     if (typeof count !== 'number' || !Number.isInteger(count) || count < 1 || count > MAX_BATCH)
       throw invalidInput('count', `must be an integer from 1 to ${MAX_BATCH}`);
     const now = this.effects.clock.now();
+    const batchId = this.effects.ids.next('rdb');
     const codes = Array.from({ length: count }, () => ({
       id: this.effects.ids.next('rdm'),
       code: `TGR-${base62(randomBytes(20))}`,
     }));
-    await this.db
-      .insertInto('redemption_codes')
-      .values(
-        codes.map(({ id, code }) => ({
-          id,
-          code_hash: hashCode(code),
+    await this.db.transaction().execute(async (trx) => {
+      await trx
+        .insertInto('redemption_batches')
+        .values({
+          id: batchId,
           amount,
-          created_at: now,
+          count,
           expires_at: expiresAt,
-          redeemed_by: null,
-          redeemed_at: null,
-        })),
-      )
-      .execute();
+          created_at: now,
+          voided_at: null,
+        })
+        .execute();
+      await trx
+        .insertInto('redemption_codes')
+        .values(
+          codes.map(({ id, code }) => ({
+            id,
+            code_hash: hashCode(code),
+            amount,
+            created_at: now,
+            expires_at: expiresAt,
+            redeemed_by: null,
+            redeemed_at: null,
+            batch_id: batchId,
+            voided_at: null,
+          })),
+        )
+        .execute();
+    });
     const expires = expiresAt === null ? null : new Date(expiresAt).toISOString();
-    return codes.map(({ id, code }) => ({ id, code, amount, expires_at: expires }));
+    return {
+      batch_id: batchId,
+      codes: codes.map(({ id, code }) => ({ id, code, amount, expires_at: expires })),
+    };
   }
 
   /**
@@ -262,13 +293,15 @@ export class AccountService {
         .set({ redeemed_by: accountId, redeemed_at: now })
         .where('code_hash', '=', codeHash)
         .where('redeemed_at', 'is', null)
+        // A code of a batch an operator voided is refused like a used one (migrations/040).
+        .where('voided_at', 'is', null)
         .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
         .returning(['id', 'amount'])
         .executeTakeFirst();
       if (claimed === undefined)
         throw new ApiError(
           'NOT_FOUND',
-          'no such redemption code, or it was used or has expired',
+          'no such redemption code, or it was used, voided or has expired',
           'code',
         );
       const topupId = this.effects.ids.next('top');

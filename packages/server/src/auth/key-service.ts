@@ -30,6 +30,11 @@ export type KeyView = ApiKey;
 
 const iso = (time: number | null) => (time === null ? null : new Date(time).toISOString());
 
+/** How a key is told apart where its plaintext is not shown: `tgk_…` and its last four characters. */
+export function keyHint(lastFour: string): string {
+  return `tgk_…${lastFour}`;
+}
+
 export function keyView(row: ApiKeyTable, now: number, budgetTimeZone: string): KeyView {
   return {
     object: 'api_key',
@@ -37,7 +42,7 @@ export function keyView(row: ApiKeyTable, now: number, budgetTimeZone: string): 
     account_id: row.account_id,
     kind: row.kind,
     name: row.name,
-    hint: `tgk_…${row.key_hint}`,
+    hint: keyHint(row.key_hint),
     models: row.models === null ? null : (JSON.parse(row.models) as string[]),
     expires_at: iso(row.expires_at),
     disabled_at: iso(row.disabled_at),

@@ -56,7 +56,12 @@ function flagOf(notes: readonly (string | undefined)[]): string | undefined {
   return present.length === 0 ? undefined : `usage_exceeded_cap: ${present.join('; ')}`;
 }
 
-/** Chat usage cut to the caps: input to its bound, output to the `max_tokens` the gateway sent. */
+/**
+ * Chat usage cut to the caps: input to its bound, output to the `max_tokens` the gateway sent.
+ * The parts of each total stay within it: cache reads, then 5-minute, then 1-hour cache writes
+ * within the (cut) input — a report whose parts exceed its own `prompt_tokens` (an input-side
+ * inconsistency) is cut the same way and flagged — and reasoning within the (cut) output.
+ */
 export function credibleChatUsage(
   usage: ChatUsage,
   bounds: { readonly inputUpperEstimate: number; readonly outputCap: number },
@@ -67,13 +72,37 @@ export function credibleChatUsage(
     inputTokenBound(bounds.inputUpperEstimate),
   );
   const output = capTokens('completion_tokens', usage.completionTokens, bounds.outputCap);
+  const [cachedTokens = 0, cacheWrite = 0, cacheWrite1h = 0] = withinTotal(input.tokens, [
+    usage.cachedTokens,
+    usage.cacheWriteTokens ?? 0,
+    usage.cacheWrite1hTokens ?? 0,
+  ]);
+  const parts =
+    usage.cachedTokens + (usage.cacheWriteTokens ?? 0) + (usage.cacheWrite1hTokens ?? 0);
+  const inconsistent =
+    parts > usage.promptTokens
+      ? `cache reads and writes: upstream reported ${parts}, above its prompt_tokens ${usage.promptTokens} (input-side inconsistency), billed within prompt_tokens`
+      : undefined;
   return {
     billed: {
       promptTokens: input.tokens,
-      cachedTokens: Math.min(usage.cachedTokens, input.tokens),
+      cachedTokens,
       completionTokens: output.tokens,
       reasoningTokens: Math.min(usage.reasoningTokens, output.tokens),
+      ...(usage.cacheWriteTokens === undefined ? {} : { cacheWriteTokens: cacheWrite }),
+      ...(usage.cacheWrite1hTokens === undefined ? {} : { cacheWrite1hTokens: cacheWrite1h }),
+      ...(usage.serviceTier === undefined ? {} : { serviceTier: usage.serviceTier }),
     },
-    flag: flagOf([input.note, output.note]),
+    flag: flagOf([input.note, inconsistent, output.note]),
   };
+}
+
+/** `parts` in order, each cut to what the earlier ones left of `total`. */
+function withinTotal(total: number, parts: readonly number[]): number[] {
+  let left = total;
+  return parts.map((part) => {
+    const kept = Math.min(part, left);
+    left -= kept;
+    return kept;
+  });
 }

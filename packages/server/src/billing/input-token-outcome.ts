@@ -1,3 +1,4 @@
+import type { BillLineItem } from '@tollgate/protocol';
 import type { Outcome } from '../requests/request-service.js';
 import type { RoutedCall } from '../routing/channel-router.js';
 import { credibleInputTokens, ruleWithFlag } from './credible-usage.js';
@@ -29,6 +30,7 @@ export function inputTokenOutcome(billing: {
   return {
     kind: 'succeeded',
     amount,
+    lineItems: inputLineItems(billed.tokens, perMillion),
     channelCost: billing.routing.costOf((prices) =>
       costPerMillion(reportedTokens, prices.input_per_million_tokens ?? 0),
     ),
@@ -41,4 +43,14 @@ export function inputTokenOutcome(billing: {
     upstreamRequestId: billing.upstreamRequestId,
     body: billing.body,
   };
+}
+
+/**
+ * The bill of `tokens` input tokens at `perMillion` as line items (embeddings, rerank): one
+ * `input` item, none for 0 tokens (as chat leaves out an item of 0 units).
+ */
+export function inputLineItems(tokens: number, perMillion: number): BillLineItem[] {
+  if (tokens === 0) return [];
+  const amount = costPerMillion(tokens, perMillion);
+  return [{ item: 'input', units: tokens, price_per_million: perMillion, amount }];
 }

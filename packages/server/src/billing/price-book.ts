@@ -1,5 +1,5 @@
 import type { Kysely, Transaction } from 'kysely';
-import { modelPriceIssues, TOKEN_PRICE_FIELDS, zeroPriceIssues } from '../config/price-rules.js';
+import { modelPriceIssues, TOKEN_PRICING_FIELDS, zeroPriceIssues } from '../config/price-rules.js';
 import {
   modelPricesSchema,
   type Family,
@@ -364,7 +364,9 @@ export class PriceBook {
   }
 }
 
-const NOT_INPUT_FIELDS = TOKEN_PRICE_FIELDS.filter((field) => field !== 'input_per_million_tokens');
+const NOT_INPUT_FIELDS = TOKEN_PRICING_FIELDS.filter(
+  (field) => field !== 'input_per_million_tokens',
+);
 /** Families billed on input tokens alone (docs/billing.md, "Text family"). */
 const INPUT_ONLY_FAMILIES: ReadonlySet<Family> = new Set<Family>(['embeddings', 'rerank']);
 

@@ -1,10 +1,17 @@
+import type { BillLineItem, TokenLineItemName } from '@tollgate/protocol';
 import type { ModelConfig, TokenPrices } from '../config/schema.js';
 import { costPerMillion } from '../billing/money.js';
+import { chatPricesFor, reachableChatPrices } from './chat-prices.js';
 import type { ChatRequest, ChatUsage } from './chat-types.js';
 
 const TOKENS_PER_MESSAGE = 8;
-/** One micro-yuan per extra line item: actual usage splits into up to four rounded items. */
-const ROUNDING_MARGIN = 2;
+/**
+ * What the hold adds for rounding. Each line item rounds up once, and k items rounded apart are
+ * at most k − 1 micro-yuan above their total rounded once: the capture's four input items
+ * (uncached, cache read, 5-minute and 1-hour cache writes) against the hold's one input item,
+ * and its two output items (visible, reasoning) against the hold's one output item: 3 + 1.
+ */
+const ROUNDING_MARGIN = 4;
 
 /** The worst-case input tokens: text bytes, per-message overhead, configured image/video tokens. */
 export function worstCaseInputTokens(request: ChatRequest, model: ModelConfig): number {
@@ -16,41 +23,109 @@ export function worstCaseInputTokens(request: ChatRequest, model: ModelConfig): 
   );
 }
 
-/** Hold: every input token at the dearest input price, the whole output cap at the dearest output price. */
+/**
+ * Hold: every worst-case input token at the dearest input-side price (input, cache read, either
+ * cache write) and the whole output cap at the dearest output-side price (output, reasoning),
+ * each the dearest over every price set the request could be billed at — the base prices, each
+ * length tier its worst-case input could be above, each service tier — plus the per-request
+ * fee and the rounding margin. So no usage within the request's caps captures more.
+ */
 export function chatReserve(request: ChatRequest, model: ModelConfig, prices: TokenPrices): number {
-  const input = prices.input_per_million_tokens ?? 0;
-  const output = prices.output_per_million_tokens ?? 0;
-  const inputPrice = Math.max(input, prices.cached_input_per_million_tokens ?? input);
-  const outputPrice = Math.max(output, prices.reasoning_per_million_tokens ?? output);
+  const inputTokens = worstCaseInputTokens(request, model);
+  const reachable = reachableChatPrices(prices, inputTokens);
+  const inputPrice = Math.max(
+    ...reachable.map((price) =>
+      Math.max(price.input, price.cacheRead, price.cacheWrite, price.cacheWrite1h),
+    ),
+  );
+  const outputPrice = Math.max(
+    ...reachable.map((price) => Math.max(price.output, price.reasoning)),
+  );
   return (
-    costPerMillion(worstCaseInputTokens(request, model), inputPrice) +
+    costPerMillion(inputTokens, inputPrice) +
     costPerMillion(request.maxOutputTokens, outputPrice) +
+    (prices.per_request ?? 0) +
     ROUNDING_MARGIN
   );
 }
 
+/** A chat request's bill: its line items, their sum, and the computation for people. */
+export interface ChatBill {
+  readonly amount: number;
+  readonly rule: string;
+  /** Every item with units (an item of 0 units is left out); their amounts sum to `amount`. */
+  readonly lineItems: BillLineItem[];
+}
+
 /**
- * Actual cost: uncached input, cached input, visible output and reasoning output, each a line
- * item rounded up. Cached input defaults to the input price, reasoning to the output price.
+ * Actual cost: one line item per usage field — uncached input, cache reads, 5-minute and 1-hour
+ * cache writes, visible output, reasoning — each `ceil(units × price / 1e6)`, rounded once for
+ * the whole request, at the prices of the request's service tier and length tier
+ * (chat-prices.ts); then the per-request fee.
  */
-export function chatCost(usage: ChatUsage, prices: TokenPrices): { amount: number; rule: string } {
-  const input = prices.input_per_million_tokens ?? 0;
-  const output = prices.output_per_million_tokens ?? 0;
-  const cachedPrice = prices.cached_input_per_million_tokens ?? input;
-  const reasoningPrice = prices.reasoning_per_million_tokens ?? output;
-  const items = [
-    ['input', usage.promptTokens - usage.cachedTokens, input],
-    ['cached_input', usage.cachedTokens, cachedPrice],
-    ['output', usage.completionTokens - usage.reasoningTokens, output],
-    ['reasoning', usage.reasoningTokens, reasoningPrice],
-  ] as const;
-  let amount = 0;
-  const parts: string[] = [];
-  for (const [name, tokens, price] of items) {
-    if (tokens === 0) continue;
-    const cost = costPerMillion(tokens, price);
-    amount += cost;
-    parts.push(`${name} ceil(${tokens} x ${price} / 1e6) = ${cost}`);
-  }
-  return { amount, rule: `chat: ${parts.join(' + ') || 'no tokens'} = ${amount} micro-yuan` };
+export function chatCost(usage: ChatUsage, prices: TokenPrices): ChatBill {
+  const { prices: price, basis } = chatPricesFor(prices, usage.promptTokens, usage.serviceTier);
+  const counts = uncachedAndVisible(usage);
+  const tokens: readonly (readonly [TokenLineItemName, number, number])[] = [
+    ['input', counts.input, price.input],
+    ['cache_read', usage.cachedTokens, price.cacheRead],
+    ['cache_write', usage.cacheWriteTokens ?? 0, price.cacheWrite],
+    ['cache_write_1h', usage.cacheWrite1hTokens ?? 0, price.cacheWrite1h],
+    ['output', counts.output, price.output],
+    ['reasoning', usage.reasoningTokens, price.reasoning],
+  ];
+  const lineItems: BillLineItem[] = tokens
+    .filter(([, units]) => units > 0)
+    .map(([item, units, perMillion]) => ({
+      item,
+      units,
+      price_per_million: perMillion,
+      amount: costPerMillion(units, perMillion),
+    }));
+  const fee = prices.per_request;
+  if (fee !== undefined)
+    lineItems.push({ item: 'request', units: 1, unit_price: fee, amount: fee });
+  const amount = lineItems.reduce((sum, item) => sum + item.amount, 0);
+  const parts = lineItems.map((item) =>
+    'price_per_million' in item
+      ? `${item.item} ceil(${item.units} x ${item.price_per_million} / 1e6) = ${item.amount}`
+      : `${item.item} ${item.units} x ${item.unit_price} = ${item.amount}`,
+  );
+  const head = basis.length === 0 ? 'chat' : `chat (${basis.join(', ')})`;
+  const notes = counts.notes.length === 0 ? '' : ` (${counts.notes.join('; ')})`;
+  return {
+    amount,
+    rule: `${head}: ${parts.join(' + ') || 'no tokens'} = ${amount} micro-yuan${notes}`,
+    lineItems,
+  };
+}
+
+/**
+ * Uncached input (`promptTokens` less cache reads and writes) and visible output
+ * (`completionTokens` less reasoning), never negative. Parts above their total are an
+ * inconsistency of the upstream's report, named in the rule: the rest is billed as 0 and the
+ * parts as reported. (The caller's bill never gets here with one: credible-usage.ts cuts the
+ * parts to their total first and flags the record.)
+ */
+function uncachedAndVisible(usage: ChatUsage): {
+  input: number;
+  output: number;
+  notes: string[];
+} {
+  const cacheParts =
+    usage.cachedTokens + (usage.cacheWriteTokens ?? 0) + (usage.cacheWrite1hTokens ?? 0);
+  const notes: string[] = [];
+  if (cacheParts > usage.promptTokens)
+    notes.push(
+      `input-side inconsistency: cache reads and writes ${cacheParts} above prompt_tokens ${usage.promptTokens}, uncached input billed as 0`,
+    );
+  if (usage.reasoningTokens > usage.completionTokens)
+    notes.push(
+      `output-side inconsistency: reasoning_tokens ${usage.reasoningTokens} above completion_tokens ${usage.completionTokens}, visible output billed as 0`,
+    );
+  return {
+    input: Math.max(0, usage.promptTokens - cacheParts),
+    output: Math.max(0, usage.completionTokens - usage.reasoningTokens),
+    notes,
+  };
 }

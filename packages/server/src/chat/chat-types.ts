@@ -49,8 +49,20 @@ export interface ChatUsage {
   cachedTokens: number;
   reasoningTokens: number;
   /**
-   * Input tokens written to the upstream's prompt cache, when it says so (Anthropic's
-   * `cache_creation_input_tokens`): part of `promptTokens`, billed at the input price.
+   * Input tokens written to the upstream's 5-minute prompt cache, when it says so (Anthropic's
+   * `cache_creation_input_tokens` less its 1-hour writes): part of `promptTokens`, billed at
+   * `cache_write_per_million_tokens`.
    */
   cacheWriteTokens?: number;
+  /**
+   * Input tokens written to the upstream's 1-hour prompt cache (Anthropic's
+   * `cache_creation.ephemeral_1h_input_tokens`): part of `promptTokens`, billed at
+   * `cache_write_1h_per_million_tokens`. Absent when the upstream did not split its writes.
+   */
+  cacheWrite1hTokens?: number;
+  /**
+   * The `service_tier` the upstream reports it served the request on (`flex`, `priority`): the
+   * model's `service_tiers` table of that name prices it, else the base prices.
+   */
+  serviceTier?: string;
 }

@@ -13,6 +13,9 @@ export function usageFields(usage: ChatUsage): Record<string, number> {
     cached_tokens: usage.cachedTokens,
     reasoning_tokens: usage.reasoningTokens,
     ...(usage.cacheWriteTokens === undefined ? {} : { cache_write_tokens: usage.cacheWriteTokens }),
+    ...(usage.cacheWrite1hTokens === undefined
+      ? {}
+      : { cache_write_1h_tokens: usage.cacheWrite1hTokens }),
   };
 }
 

@@ -47,6 +47,13 @@ export const upstreamSchema = z
      * `messages` for kind `anthropic`, else `chat_completions` (`chatApiOf`).
      */
     chat_api: z.enum(['chat_completions', 'responses', 'messages']).optional(),
+    /**
+     * Which provider's OpenAI-compatible API this is (docs/providers.md): where it reports usage
+     * (DeepSeek's cache counts, Kimi's streamed usage, Qwen's cache writes), which request fields
+     * it takes (`stream_options`, the output cap's name). Kinds `openai` and `simulator` (whose
+     * answers then take that provider's shape); default `openai`.
+     */
+    dialect: z.enum(['openai', 'deepseek', 'qwen', 'glm', 'kimi', 'gemini']).optional(),
     api_key_env: z
       .string()
       .regex(/^[A-Z_][A-Z0-9_]*$/)
@@ -101,6 +108,22 @@ export const upstreamSchema = z
         code: 'custom',
         path: ['chat_api'],
         message: 'an anthropic upstream speaks messages',
+      });
+    if (
+      upstream.dialect !== undefined &&
+      upstream.kind !== 'openai' &&
+      upstream.kind !== 'simulator'
+    )
+      context.addIssue({
+        code: 'custom',
+        path: ['dialect'],
+        message: 'only an openai (or simulator) upstream has a dialect',
+      });
+    if (upstream.dialect !== undefined && chatApiOf(upstream) !== 'chat_completions')
+      context.addIssue({
+        code: 'custom',
+        path: ['dialect'],
+        message: 'a dialect is of the chat_completions protocol: leave chat_api out',
       });
     if (upstream.kind !== 'simulator' && upstream.base_url === undefined) {
       context.addIssue({
@@ -308,6 +331,11 @@ export const modelSchema = z
 export type ModelConfig = z.output<typeof modelSchema>;
 export type ChannelConfig = z.output<typeof channelSchema>;
 export type UpstreamConfig = z.output<typeof upstreamSchema>;
+
+/** The provider an OpenAI-compatible upstream is (`dialect`, default `openai`). */
+export type ProviderDialectName = NonNullable<UpstreamConfig['dialect']>;
+export const dialectOf = (upstream: Pick<UpstreamConfig, 'dialect'>): ProviderDialectName =>
+  upstream.dialect ?? 'openai';
 
 /** The protocol an upstream's chat models speak: its `chat_api`, by default by its kind. */
 export function chatApiOf(

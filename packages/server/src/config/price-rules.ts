@@ -25,12 +25,28 @@ export type PricedModel = Pick<
   | 'max_reference_images'
 >;
 
+/** The per-million-token prices of a price table (the base, a length tier, a service tier). */
 export const TOKEN_PRICE_FIELDS = [
   'input_per_million_tokens',
   'output_per_million_tokens',
   'reasoning_per_million_tokens',
   'cached_input_per_million_tokens',
+  'cache_write_per_million_tokens',
+  'cache_write_1h_per_million_tokens',
 ] as const satisfies readonly (keyof ModelPrices)[];
+
+/** What only a chat request is billed by: length tiers, a fee per request, service tiers. */
+export const CHAT_PRICE_FIELDS = [
+  'tiers',
+  'per_request',
+  'service_tiers',
+] as const satisfies readonly (keyof ModelPrices)[];
+
+/** Every token price field of a model's prices. */
+export const TOKEN_PRICING_FIELDS = [...TOKEN_PRICE_FIELDS, ...CHAT_PRICE_FIELDS] as const;
+
+/** Families priced per chat request (chat/chat-pricing.ts), the only ones CHAT_PRICE_FIELDS apply to. */
+const CHAT_PRICED_FAMILIES: ReadonlySet<Family> = new Set<Family>(['chat', 'ocr']);
 
 /** Families billed on tokens; images and videos are billed per image and per second. */
 export function billsTokens(family: Family): boolean {
@@ -63,11 +79,21 @@ export function modelPriceIssues(
     if (prices.input_per_million_tokens === undefined)
       add(['prices', 'input_per_million_tokens'], 'required');
   } else {
-    const tokenField = TOKEN_PRICE_FIELDS.find((field) => prices[field] !== undefined);
+    const tokenField = TOKEN_PRICING_FIELDS.find((field) => prices[field] !== undefined);
     if (tokenField !== undefined)
       add(
         ['prices', tokenField],
         `is a token price; ${model.id} (${familyList}) is billed per image or per second, not per token`,
+      );
+  }
+
+  if (!families.some((family) => CHAT_PRICED_FAMILIES.has(family))) {
+    const chatField = CHAT_PRICE_FIELDS.find((field) => prices[field] !== undefined);
+    if (chatField !== undefined && families.some(billsTokens))
+      // Anything else would be taken and never applied: only chat requests read these.
+      add(
+        ['prices', chatField],
+        `only for models of family chat or ocr; ${model.id} is ${familyList}`,
       );
   }
 
@@ -150,12 +176,13 @@ export function zeroPriceIssues(
 
 /**
  * The paths of every amount that is 0 (`['per_image', '1024x1024', 'hd']`), token and task
- * prices alike. `free_reference_images` is a count, not an amount: 0 there charges nothing extra.
+ * prices alike, in length tiers and service tiers too. `free_reference_images` is a count, not an
+ * amount: 0 there charges nothing extra.
  */
-function zeroAmounts(prices: ModelPrices): string[][] {
-  const zeros: string[][] = TOKEN_PRICE_FIELDS.filter((field) => prices[field] === 0).map(
-    (field) => [field],
-  );
+function zeroAmounts(prices: ModelPrices): (string | number)[][] {
+  const zeros = tableZeros(prices, []);
+  for (const [name, table] of Object.entries(prices.service_tiers ?? {}))
+    zeros.push(...tableZeros(table, ['service_tiers', name]));
   for (const [size, qualities] of Object.entries(prices.per_image ?? {}))
     for (const [quality, amount] of Object.entries(qualities))
       if (amount === 0) zeros.push(['per_image', size, quality]);
@@ -168,6 +195,22 @@ function zeroAmounts(prices: ModelPrices): string[][] {
     for (const [size, amount] of Object.entries(prices[field] ?? {}))
       if (amount === 0) zeros.push([field, size]);
   if (prices.per_reference_image === 0) zeros.push(['per_reference_image']);
+  return zeros;
+}
+
+/** The zero token prices of one price table and of its length tiers, under `path`. */
+function tableZeros(
+  table: Pick<ModelPrices, (typeof TOKEN_PRICE_FIELDS)[number] | 'tiers'>,
+  path: readonly (string | number)[],
+): (string | number)[][] {
+  const zeros = TOKEN_PRICE_FIELDS.filter((field) => table[field] === 0).map((field) => [
+    ...path,
+    field,
+  ]);
+  table.tiers?.forEach((tier, index) => {
+    for (const field of TOKEN_PRICE_FIELDS)
+      if (tier.prices[field] === 0) zeros.push([...path, 'tiers', index, 'prices', field]);
+  });
   return zeros;
 }
 

@@ -9,19 +9,10 @@ import { z } from 'zod';
 
 const microYuan = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
 
-/** Prices per 1 000 000 tokens, in micro-yuan. Which fields a family needs is checked below. */
-export const tokenPricesSchema = z
-  .object({
-    input_per_million_tokens: microYuan.optional(),
-    output_per_million_tokens: microYuan.optional(),
-    reasoning_per_million_tokens: microYuan.optional(),
-    cached_input_per_million_tokens: microYuan.optional(),
-  })
-  .strict();
-
 /**
- * One task price (per image, per second, per reference image), in micro-yuan. At most the
- * largest single movement: a price above it could never be charged even once.
+ * One price per unit (an image, a second of video, a reference image, a chat request), in
+ * micro-yuan. At most the largest single movement: a price above it could never be charged even
+ * once.
  */
 const taskAmount = z
   .number()
@@ -31,6 +22,90 @@ const taskAmount = z
     MAX_MOVEMENT_MICRO_YUAN,
     `must be at most ${MAX_MOVEMENT_MICRO_YUAN} micro-yuan (the largest single charge)`,
   );
+const nonEmpty = (value: object) => Object.keys(value).length > 0;
+/** A record whose bad key is reported with its key schema's message, not "Invalid key in record". */
+const keyMessage = {
+  error: (issue: { code?: string; issues?: readonly { message: string }[] }) =>
+    issue.code === 'invalid_key' ? issue.issues?.[0]?.message : undefined,
+};
+
+/**
+ * The token prices of one price table, per 1 000 000 tokens, in micro-yuan, one per usage field
+ * (docs/billing.md, "Chat prices"). Absent: cached input (cache reads) and both cache writes
+ * cost the input price, reasoning the output price.
+ */
+const tokenPriceFields = {
+  input_per_million_tokens: microYuan.optional(),
+  output_per_million_tokens: microYuan.optional(),
+  reasoning_per_million_tokens: microYuan.optional(),
+  /** Cache reads. */
+  cached_input_per_million_tokens: microYuan.optional(),
+  /** Cache writes of the 5-minute cache (Anthropic's default TTL). */
+  cache_write_per_million_tokens: microYuan.optional(),
+  /** Cache writes of the 1-hour cache. */
+  cache_write_1h_per_million_tokens: microYuan.optional(),
+};
+
+/** More length tiers than this is a table nobody priced on purpose. */
+export const MAX_PRICE_TIERS = 8;
+
+/**
+ * Whole-request tiers by input length: a request whose input tokens (cache reads and writes
+ * included) are above a tier's `above_input_tokens` is priced entirely at that tier's prices
+ * (the highest such tier); a field a tier leaves out takes its table's value. Thresholds
+ * strictly ascending, so "the highest tier reached" has one meaning.
+ */
+const tiersSchema = z
+  .array(
+    z
+      .object({
+        above_input_tokens: z.number().int().positive().max(Number.MAX_SAFE_INTEGER),
+        prices: z.object(tokenPriceFields).strict(),
+      })
+      .strict(),
+  )
+  .min(1, 'give at least one tier, or leave tiers out')
+  .max(MAX_PRICE_TIERS, `at most ${MAX_PRICE_TIERS} tiers`)
+  .superRefine((tiers, context) => {
+    tiers.forEach((tier, index) => {
+      const previous = tiers[index - 1];
+      if (previous !== undefined && tier.above_input_tokens <= previous.above_input_tokens)
+        context.addIssue({
+          code: 'custom',
+          path: [index, 'above_input_tokens'],
+          message: `must be above the previous tier's ${previous.above_input_tokens}: tiers ascend strictly`,
+        });
+    });
+  });
+
+/** One price table: token prices and, optionally, its length tiers. */
+const priceTableShape = { ...tokenPriceFields, tiers: tiersSchema.optional() };
+
+/** A served `service_tier` as the upstreams name it (`flex`, `priority`, `standard`). */
+const serviceTierName = z
+  .string()
+  .regex(/^[a-z0-9][a-z0-9_-]{0,31}$/, 'service tiers are 1-32 of a-z 0-9 _ -, e.g. flex');
+
+/**
+ * Token prices (chat, OCR, embeddings, rerank, H3 `understand`). Besides the base table:
+ * `per_request`, a fee per chat request, and `service_tiers`, a table per `service_tier` the
+ * upstream reports as served, whose absent fields take the base table's values (its length
+ * tiers are its own). Which fields a family needs is checked by price-rules.ts.
+ */
+export const tokenPricesSchema = z
+  .object({
+    ...priceTableShape,
+    /** Added to every chat request's bill; 0 would be no fee, so it is left out instead. */
+    per_request: taskAmount
+      .min(1, 'must be at least 1; leave per_request out for no fee')
+      .optional(),
+    service_tiers: z
+      .record(serviceTierName, z.object(priceTableShape).strict(), keyMessage)
+      .refine(nonEmpty, 'give at least one service tier')
+      .optional(),
+  })
+  .strict();
+
 /** An output size, `<width>x<height>` in pixels, as OpenAI's Images and Videos APIs spell it. */
 export const sizeSchema = z
   .string()
@@ -38,12 +113,6 @@ export const sizeSchema = z
 export const qualitySchema = z
   .string()
   .regex(/^[a-z0-9][a-z0-9_-]{0,31}$/, 'qualities are 1-32 of a-z 0-9 _ -, e.g. standard');
-const nonEmpty = (value: object) => Object.keys(value).length > 0;
-/** A record whose bad key is reported with its key schema's message, not "Invalid key in record". */
-const keyMessage = {
-  error: (issue: { code?: string; issues?: readonly { message: string }[] }) =>
-    issue.code === 'invalid_key' ? issue.issues?.[0]?.message : undefined,
-};
 
 /**
  * Prices of images and videos (docs/billing.md, "Images and videos"). Which of them a model

@@ -370,6 +370,20 @@ export const CONSOLE_OPERATIONS: Readonly<Record<string, ConsoleOperation>> = {
     status: 201,
     body: ['amount'],
   },
+  // The member's wallet (docs/console.md, "Wallet").
+  [`GET ${api}/wallet`]: {
+    summary: 'The account’s balance, held and available, with each open hold explained',
+    access: 'member',
+  },
+  [`GET ${api}/wallet/movements`]: {
+    summary: 'A period’s journal entries, a page at a time, each with the running balance',
+    access: 'member',
+  },
+  [`GET ${api}/wallet/statement.csv`]: {
+    summary: 'A period’s journal entries as CSV (micro-yuan), opening and closing included',
+    access: 'member',
+    answer: 'csv',
+  },
   [`GET ${admin}/payment-orders`]: {
     summary: 'Online top-up orders, refunds and flags',
     access: 'operator',
@@ -378,6 +392,26 @@ export const CONSOLE_OPERATIONS: Readonly<Record<string, ConsoleOperation>> = {
   // The operator queue of unknown outcomes (docs/requests.md, "Reconciled by look-up").
   [`GET ${admin}/unresolved`]: {
     summary: 'submission_unknown records and tasks with open holds: counts, held totals, oldest',
+    access: 'operator',
+  },
+
+  // The operator's dashboard, request log and code batches (docs/console.md, "Dashboard").
+  [`GET ${admin}/dashboard`]: {
+    summary:
+      'Revenue (captures), channel cost and margin per day, model, channel and top account over UTC days (at most 366); money held now; the resolution queue',
+    access: 'operator',
+  },
+  [`GET ${admin}/requests`]: {
+    summary:
+      'Every account’s request records, newest first (filters: account, key, model, status, from/to; cursor pages)',
+    access: 'operator',
+  },
+  [`GET ${admin}/code-batches`]: {
+    summary: 'Redemption code batches, newest first, with their redeemed and voided counts',
+    access: 'operator',
+  },
+  [`POST ${admin}/code-batches/{id}/void`]: {
+    summary: 'Void a batch’s unredeemed codes (idempotent; redeemed codes stay redeemed)',
     access: 'operator',
   },
 };

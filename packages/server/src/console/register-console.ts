@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { registerCallerRoutes } from './caller-routes.js';
 import type { AppDeps } from '../http/deps.js';
 import { registerOperatorRoutes } from './operator-routes.js';
+import { registerOperatorDashboardRoutes } from './operator-dashboard-routes.js';
 import { registerCallerRequestRoutes } from './caller-request-routes.js';
 import { registerCallerTaskRoutes } from './caller-task-routes.js';
 import { registerCallerAssetRoutes } from './caller-asset-routes.js';
@@ -12,6 +13,7 @@ import { registerConsoleOpenApi } from './console-openapi.js';
 import { BUILT_CONSOLE_DIR, registerConsoleStatic } from './console-static.js';
 import { registerSessionRoutes } from './session-routes.js';
 import { registerPaymentConsoleRoutes } from './payment-routes.js';
+import { registerCallerWalletRoutes } from './caller-wallet-routes.js';
 
 /**
  * The web console (docs/console.md): its API under `/console/api` in a scope of its own (the
@@ -25,11 +27,13 @@ export async function registerConsole(app: FastifyInstance, deps: AppDeps): Prom
     registerSessionRoutes(scope, deps);
     registerCallerRoutes(scope, deps);
     registerOperatorRoutes(scope, deps);
+    registerOperatorDashboardRoutes(scope, deps);
     registerCallerTaskRoutes(scope, deps);
     registerCallerRequestRoutes(scope, deps);
     registerCallerAssetRoutes(scope, deps);
     registerCallerModelRoutes(scope, deps);
     registerPaymentConsoleRoutes(scope, deps);
+    registerCallerWalletRoutes(scope, deps);
     registerConsoleOpenApi(scope, app);
   });
   await app.register(async (scope) =>

@@ -152,6 +152,7 @@ export async function runChatTurn(
     return {
       amount: cost.amount,
       rule: ruleWithFlag(cost.rule, credible.flag),
+      lineItems: cost.lineItems,
       flag: credible.flag,
       // The operator's side: the serving channel's own prices on what its upstream reported.
       channelCost: routing.costOf((prices) => chatCost(usage, prices).amount),
@@ -202,12 +203,13 @@ export async function runChatTurn(
           finishReason,
           completionTokens: result.usage.completionTokens,
         });
-        const { amount, rule, flag, channelCost } = insured
+        const { amount, rule, flag, channelCost, lineItems } = insured
           ? {
               amount: 0,
               rule: `${ZERO_COMPLETION_RULE}: no output tokens and no finish reason; not charged`,
               flag: undefined,
               channelCost: null,
+              lineItems: undefined,
             }
           : bill(result.usage);
         return {
@@ -215,6 +217,7 @@ export async function runChatTurn(
           amount,
           channelCost,
           pricingRule: rule,
+          ...(lineItems === undefined ? {} : { lineItems }),
           ...(flag === undefined ? {} : { usageFlag: flag }),
           usage: usageFields(result.usage),
           upstreamRequestId: result.upstreamRequestId,

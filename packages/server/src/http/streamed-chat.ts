@@ -1,3 +1,4 @@
+import type { BillLineItem } from '@tollgate/protocol';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { insuresAnswer, insuresFault, ZERO_COMPLETION_RULE } from '../chat/zero-completion.js';
 import { errors as undiciErrors } from 'undici';
@@ -53,6 +54,8 @@ export interface StreamedChat {
     flag: string | undefined;
     /** What the serving channel charges the operator (its `cost` prices); null: none. */
     channelCost: number | null;
+    /** What `amount` is made of (`bill.line_items`). */
+    lineItems: readonly BillLineItem[];
   };
 }
 
@@ -289,13 +292,14 @@ function decide(
   });
   switch (ending.kind) {
     case 'completed': {
-      const { amount, rule, flag, channelCost } = chat.price(ending.usage);
+      const { amount, rule, flag, channelCost, lineItems } = chat.price(ending.usage);
       return {
         kind: 'succeeded',
         body: relay.assembled(ending.usage),
         usage: usageFields(ending.usage),
         amount,
         channelCost,
+        lineItems,
         pricingRule: `stream completed with usage; ${rule}`,
         upstreamRequestId,
         ...(flag === undefined ? {} : { usageFlag: flag }),

@@ -1,7 +1,8 @@
+import type { ModelPricing } from '@tollgate/protocol';
 import type { Principal } from '../auth/key-service.js';
 import type { PriceBook, PriceEntry } from '../billing/price-book.js';
 import { offeredImageSizes, offeredVideoSizes } from '../billing/task-pricing.js';
-import { billsTokens, TOKEN_PRICE_FIELDS } from '../config/price-rules.js';
+import { billsTokens, TOKEN_PRICING_FIELDS } from '../config/price-rules.js';
 import type { Family, ModelConfig, ModelPrices, TaskPrices } from '../config/schema.js';
 import { ApiError } from '../errors/api-error.js';
 
@@ -93,16 +94,18 @@ const TASK_PRICE_UNITS = {
 
 /**
  * A model's `pricing`. Token models keep the entry they always had (`unit:
- * 'per_million_tokens'` and the token fields), so existing clients read it unchanged. Task
- * prices come with `units`, naming the unit of each task field present (per image, per second
- * of output video, a count of free reference images).
+ * 'per_million_tokens'` and the token fields), so existing clients read it unchanged; the chat
+ * price fields (cache writes, length tiers, a per-request fee, service tiers) appear only on a
+ * model that has them. Task prices come with `units`, naming the unit of each task field present
+ * (per image, per second of output video, a count of free reference images).
  */
 function pricingEntry(model: ModelConfig, price: PriceEntry) {
-  const tokens: Partial<Record<(typeof TOKEN_PRICE_FIELDS)[number], number>> = {};
-  for (const field of TOKEN_PRICE_FIELDS) {
-    const amount = price.prices[field];
-    if (amount !== undefined) tokens[field] = amount;
-  }
+  // Parsed prices leave an absent field out (never an explicit undefined): the wire type's shape.
+  const tokens = Object.fromEntries(
+    TOKEN_PRICING_FIELDS.flatMap((field) =>
+      price.prices[field] === undefined ? [] : [[field, price.prices[field]]],
+    ),
+  ) as Pick<ModelPricing, (typeof TOKEN_PRICING_FIELDS)[number]>;
   const taskFields = (Object.keys(TASK_PRICE_UNITS) as (keyof TaskPrices)[]).filter(
     (field) => price.prices[field] !== undefined,
   );

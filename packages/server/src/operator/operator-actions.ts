@@ -1,6 +1,7 @@
 import { modelPricesView } from '../billing/price-view.js';
 import { notFound } from '../errors/api-error.js';
 import type { AccountService } from '../accounts/account-service.js';
+import { RedemptionBatches } from '../accounts/redemption-batches.js';
 import type { KeyService } from '../auth/key-service.js';
 import type { PriceBook } from '../billing/price-book.js';
 import type { BudgetService } from '../budgets/budget-service.js';
@@ -67,9 +68,11 @@ const reasonOf = (value: unknown): string | null => textOf(value)?.trim() ?? nul
  */
 export class OperatorActions {
   private readonly shares: ShareService;
+  private readonly batches: RedemptionBatches;
 
   constructor(private readonly deps: OperatorActionDeps) {
     this.shares = shareServiceOf(deps);
+    this.batches = new RedemptionBatches(deps.store.db, deps.clock);
   }
 
   async createAccount(actor: AuditActor, input: CreateAccountInput) {
@@ -123,7 +126,7 @@ export class OperatorActions {
 
   /** A batch: one audit row for the whole batch, its amount the batch's total value. */
   async createRedemptionCodes(actor: AuditActor, input: RedemptionBatchInput) {
-    const codes = await this.deps.accounts.createRedemptionCodes({
+    const { batch_id: batchId, codes } = await this.deps.accounts.createRedemptionBatch({
       amount: input.amount,
       count: input.count,
       expires_at: input.expires_at,
@@ -133,9 +136,32 @@ export class OperatorActions {
       action: 'redemption_code.create_batch',
       targetId: first?.id ?? null,
       amount: codes.reduce((total, code) => total + code.amount, 0),
-      detail: { count: codes.length, each: first?.amount, expires_at: first?.expires_at ?? null },
+      detail: {
+        count: codes.length,
+        each: first?.amount,
+        expires_at: first?.expires_at ?? null,
+        batch_id: batchId,
+      },
     });
     return codes;
+  }
+
+  /**
+   * Voids a batch's unredeemed codes (docs/console.md, "Redemption codes"); redeemed ones stay
+   * redeemed. Idempotent: a call that voided nothing (done before, or every code redeemed)
+   * writes no audit row; one that did writes it in the void's transaction, its amount the value
+   * of the codes voided (no money moves: they were never credited).
+   */
+  voidRedemptionBatch(actor: AuditActor, batchId: string) {
+    return this.batches.void(batchId, async (trx, voided) => {
+      if (voided.count === 0) return;
+      await this.deps.audit.within(actor, {
+        action: 'redemption_code.void_batch',
+        targetId: batchId,
+        amount: voided.amount,
+        detail: { voided: voided.count },
+      })(trx);
+    });
   }
 
   async createKey(actor: AuditActor, accountId: string, input: CreateKeyInput) {

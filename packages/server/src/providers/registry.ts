@@ -1,4 +1,11 @@
-import { chatApiOf, notReceivedAfterMsOf, taskLookupOf, type Config } from '../config/schema.js';
+import {
+  chatApiOf,
+  dialectOf,
+  notReceivedAfterMsOf,
+  taskLookupOf,
+  type Config,
+} from '../config/schema.js';
+import { PROVIDER_DIALECTS } from './openai-compatible/provider-dialects.js';
 import type { TaskKind } from '../store/schema.js';
 import type { GuardedFetchDeps } from './guarded-fetch.js';
 import { ArkH3Tasks } from './ark/h3-tasks.js';
@@ -40,7 +47,10 @@ export class ProviderRegistry {
         upstream.kind === 'simulator'
           ? simulatorUrl === null
             ? undefined
-            : `${simulatorUrl}/v1`
+            : // The simulator answers as the dialect's provider under its own prefix.
+              upstream.dialect === undefined
+              ? `${simulatorUrl}/v1`
+              : `${simulatorUrl}/dialect/${upstream.dialect}/v1`
           : upstream.base_url;
       if (baseUrl === undefined)
         throw new Error(`upstream ${name} has no base URL (is the simulator running?)`);
@@ -70,7 +80,7 @@ export class ProviderRegistry {
       case 'messages':
         return new MessagesChat(http);
       case 'chat_completions':
-        return new OpenAiChat(http);
+        return new OpenAiChat(http, PROVIDER_DIALECTS[dialectOf(config ?? {})]);
     }
   }
 

@@ -1,4 +1,6 @@
+import type { BillLineItem } from '@tollgate/protocol';
 import { z } from 'zod';
+import { inputLineItems } from '../billing/input-token-outcome.js';
 import { costPerMillion } from '../billing/money.js';
 import { chatCost } from '../chat/chat-pricing.js';
 import type { TokenPrices } from '../config/schema.js';
@@ -12,6 +14,8 @@ export interface UsagePrice {
   readonly rule: string;
   /** The usage as the record keeps it (the caller-facing shape of its family). */
   readonly usage: Record<string, number>;
+  /** What `amount` is made of (`bill.line_items`). */
+  readonly lineItems: readonly BillLineItem[];
 }
 
 const tokens = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
@@ -39,6 +43,7 @@ export function priceLookedUpUsage(
       amount,
       rule: `embeddings: ceil(prompt_tokens ${counted} x ${perMillion} / 1e6) = ${amount} micro-yuan`,
       usage: { prompt_tokens: counted, total_tokens: counted },
+      lineItems: inputLineItems(counted, perMillion),
     };
   }
   if (path === '/v1/rerank') {
@@ -50,6 +55,7 @@ export function priceLookedUpUsage(
       amount,
       rule: `rerank: ceil(total_tokens ${counted} x ${perMillion} / 1e6) = ${amount} micro-yuan`,
       usage: { total_tokens: counted },
+      lineItems: inputLineItems(counted, perMillion),
     };
   }
   if (path === '/v1/chat/completions') {
@@ -62,6 +68,7 @@ export function priceLookedUpUsage(
       amount: cost.amount,
       rule: cost.rule,
       usage: usageFields(chat),
+      lineItems: cost.lineItems,
     };
   }
   return undefined;

@@ -26,6 +26,7 @@ export const OUTCOME_COLUMNS = {
   channel: 'text',
   channel_attempts: 'text',
   channel_cost: 'bigint',
+  line_items: 'text',
 } as const satisfies { readonly [Column in keyof RequestTable]?: SqlType };
 
 export type OutcomeColumn = keyof typeof OUTCOME_COLUMNS;

@@ -53,6 +53,7 @@ export async function writeOutcome(
           amount: null,
           pricing_rule: outcome.rule ?? null,
           usage_flag: null,
+          line_items: null,
         });
         if (!moved) throw new OutcomeRefused();
       });
@@ -156,6 +157,7 @@ function succeededColumns(
     amount: outcome.amount,
     pricing_rule: outcome.pricingRule,
     usage_flag: outcome.usageFlag ?? null,
+    line_items: outcome.lineItems === undefined ? null : JSON.stringify(outcome.lineItems),
     ...upstream,
   };
 }

@@ -1,4 +1,5 @@
 import type {
+  BillLineItem,
   ChannelAttempt,
   ErrorBody,
   OperatorRequestRecord,
@@ -47,6 +48,9 @@ export function recordView(row: RecordRow): RequestRecord {
             currency: 'CNY_MICRO' as const,
             price_version: row.price_version,
             pricing_rule: row.pricing_rule,
+            // Null for a bill without line items, records priced before them included.
+            line_items:
+              row.line_items === null ? null : (JSON.parse(row.line_items) as BillLineItem[]),
             captured: row.hold_state === 'captured',
           },
     /**

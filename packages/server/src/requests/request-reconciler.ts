@@ -243,6 +243,8 @@ export class RequestReconciler {
         usage_flag: capped
           ? `usage_exceeded_cap: priced ${price.amount} above the hold ${held}`
           : null,
+        // Capped, the amount is not their sum: the rule says how it was reached instead.
+        line_items: capped ? null : JSON.stringify(price.lineItems),
         resolution: resolutionOf('capture', amount, reason, now),
         updated_at: now,
       });

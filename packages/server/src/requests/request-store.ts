@@ -38,6 +38,7 @@ export type NewRecord = Omit<
   | 'channel'
   | 'channel_attempts'
   | 'channel_cost'
+  | 'line_items'
 >;
 
 // The two writes every request makes to its record, compiled once (store/prepared-query.ts).

@@ -1,3 +1,4 @@
+import type { BillLineItem } from '@tollgate/protocol';
 import type { Kysely } from 'kysely';
 import type { Principal } from '../auth/key-service.js';
 import type { ApiError } from '../errors/api-error.js';
@@ -42,6 +43,8 @@ export type Outcome =
       usageFlag?: string;
       /** What the serving channel charges the operator (its `cost` prices); null or absent: none. */
       channelCost?: number | null;
+      /** What `amount` is made of (`bill.line_items`); absent: a bill without line items. */
+      lineItems?: readonly BillLineItem[];
     }
   /** Confirmed failure: nothing was delivered, nothing is charged; the hold is released. */
   | { kind: 'failed'; error: ApiError; upstreamRequestId: string | null; rule?: string }

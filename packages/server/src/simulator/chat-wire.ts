@@ -3,9 +3,14 @@ import type { ServerResponse } from 'node:http';
 import type { ChatAnswer, ChatInput } from './chat.js';
 import type { Directives } from './directives.js';
 import { sendEvents, words } from './sse.js';
+import { dialectUsage, STREAM_USAGE, type SimulatorDialect } from './chat-dialects.js';
 
 /** The non-streamed OpenAI `chat.completion` body. */
-export function completionBody(input: ChatInput, answer: ChatAnswer) {
+export function completionBody(
+  input: ChatInput,
+  answer: ChatAnswer,
+  dialect: SimulatorDialect = 'openai',
+) {
   return {
     id: `chatcmpl-sim-${randomUUID()}`,
     object: 'chat.completion',
@@ -23,7 +28,7 @@ export function completionBody(input: ChatInput, answer: ChatAnswer) {
         finish_reason: answer.finishReason,
       },
     ],
-    ...(answer.usage === undefined ? {} : { usage: answer.usage }),
+    ...(answer.usage === undefined ? {} : { usage: dialectUsage(dialect, answer.usage) }),
   };
 }
 
@@ -38,7 +43,10 @@ export async function streamChat(
   input: ChatInput,
   answer: ChatAnswer,
   directives: Directives,
+  dialect: SimulatorDialect = 'openai',
 ): Promise<void> {
+  const usage = answer.usage === undefined ? undefined : dialectUsage(dialect, answer.usage);
+  const place = STREAM_USAGE[dialect];
   const id = `chatcmpl-sim-${randomUUID()}`;
   const created = Math.floor(Date.now() / 1000);
   const chunk = (delta: Record<string, unknown>, finishReason: string | null = null) => ({
@@ -55,15 +63,18 @@ export async function streamChat(
     for (const word of words(answer.content)) yield chunk({ content: word });
     for (const [index, call] of answer.toolCalls.entries())
       yield chunk({ tool_calls: [{ index, ...call }] });
-    yield chunk({}, answer.finishReason);
-    if (input.includeUsage && answer.usage !== undefined)
+    const finish = chunk({}, answer.finishReason);
+    if (usage === undefined || place === 'usage_chunk') yield finish;
+    else if (place === 'finish_chunk') yield { ...finish, usage };
+    else yield { ...finish, choices: finish.choices.map((choice) => ({ ...choice, usage })) };
+    if (place === 'usage_chunk' && input.includeUsage && usage !== undefined)
       yield {
         id,
         object: 'chat.completion.chunk',
         created,
         model: input.model,
         choices: [],
-        usage: answer.usage,
+        usage,
       };
   }
 

@@ -108,7 +108,7 @@ export interface ChatAnswer {
         prompt_tokens: number;
         completion_tokens: number;
         total_tokens: number;
-        prompt_tokens_details: { cached_tokens: number };
+        prompt_tokens_details: { cached_tokens: number; cache_creation_input_tokens?: number };
         completion_tokens_details: { reasoning_tokens: number };
       }
     | undefined;
@@ -144,7 +144,18 @@ export function answerChat(
             prompt_tokens: usage.input,
             completion_tokens: usage.output,
             total_tokens: usage.input + usage.output,
-            prompt_tokens_details: { cached_tokens: 0 },
+            // Cache reads and writes are parts of the input, as providers count them.
+            prompt_tokens_details: {
+              cached_tokens: Math.min(directives.cachedTokens ?? 0, usage.input),
+              ...(directives.cacheWriteTokens === undefined
+                ? {}
+                : {
+                    cache_creation_input_tokens: Math.min(
+                      directives.cacheWriteTokens,
+                      usage.input - Math.min(directives.cachedTokens ?? 0, usage.input),
+                    ),
+                  }),
+            },
             completion_tokens_details: { reasoning_tokens: usage.reasoning },
           },
   };

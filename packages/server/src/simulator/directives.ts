@@ -4,6 +4,7 @@ import { SIMULATOR_LIMITS } from './limits.js';
  * Fault directives the simulator reads anywhere in the prompt (or the embedding input, or the
  * rerank query and documents): `[sim:fail=503]`, `[sim:delay=200]`, `[sim:cut_after=3]`,
  * `[sim:no_usage]`, `[sim:hang]`, `[sim:extra_tokens=50]`, `[sim:extra_prompt_tokens=50]`,
+ * `[sim:cached_tokens=N]`, `[sim:cache_write_tokens=N]`,
  * `[sim:task=fail]`, `[sim:task=fail_billed]`, `[sim:task=unknown]`, `[sim:task_seconds=8]`,
  * `[sim:deliver_seconds=4]`, `[sim:deliver_images=1]`. Real adapters never read them.
  */
@@ -18,6 +19,10 @@ export interface Directives {
   extraTokens?: number;
   /** Chat: prompt tokens reported beyond those read (input above the hold, within the credible bound). */
   extraPromptTokens?: number;
+  /** Chat: prompt tokens reported as read from the provider's prompt cache (at most the input). */
+  cachedTokens?: number;
+  /** Chat: prompt tokens reported as written to the provider's prompt cache (Qwen's explicit cache). */
+  cacheWriteTokens?: number;
   /** Images and videos: the generation fails (billed or not), or the answer never comes. */
   task?: 'fail' | 'fail_billed' | 'unknown';
   /** Videos: seconds from creation to a finished job. */
@@ -70,6 +75,12 @@ function apply(directives: Directives, name: string, value: string | undefined):
       return;
     case 'extra_prompt_tokens':
       directives.extraPromptTokens = integer(name, value, 0, 1_000_000_000);
+      return;
+    case 'cached_tokens':
+      directives.cachedTokens = integer(name, value, 0, 1_000_000_000);
+      return;
+    case 'cache_write_tokens':
+      directives.cacheWriteTokens = integer(name, value, 0, 1_000_000_000);
       return;
     case 'task':
       if (value !== 'fail' && value !== 'fail_billed' && value !== 'unknown')

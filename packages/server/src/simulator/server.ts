@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { dialectOfPath } from './chat-dialects.js';
 import { DirectiveError } from './directives.js';
 import { BadRequest } from './embeddings.js';
 import { delay, parseBody, readBody, send } from './http-io.js';
@@ -89,7 +90,12 @@ async function handle(
 ): Promise<void> {
   response.setHeader('x-request-id', `sim-${randomUUID()}`);
   if (await media.handle(request, response)) return;
-  const path = (request.url ?? '/').split('?')[0] ?? '/';
+  const named = dialectOfPath((request.url ?? '/').split('?')[0] ?? '/');
+  if (named === null) {
+    send(response, 404, { error: { message: 'no such dialect', type: 'invalid_request_error' } });
+    return;
+  }
+  const { dialect, path } = named;
   const lookup = REQUEST_LOOKUP_PATH.exec(path);
   if (lookup !== null && request.method === 'GET') {
     log.answer(response, decodeURIComponent(lookup[1] ?? ''));
@@ -112,6 +118,7 @@ async function handle(
       headers: request.headers,
       callerKey: callerKeyOf(request),
       state: text,
+      dialect,
     });
   } catch (error) {
     if (error instanceof WireError) {

@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import { answerChat, parseChatBody } from './chat.js';
+import { refuseDialectFields, type SimulatorDialect } from './chat-dialects.js';
 import { completionBody, streamChat } from './chat-wire.js';
 import { checkAnthropicHeaders, refuseAnthropicBeta } from './anthropic-headers.js';
 import { parseDirectives, type Directives } from './directives.js';
@@ -46,6 +47,8 @@ export interface RouteContext {
   /** The caller's API key (opaque-state.ts `callerKeyOf`): its organisation. */
   callerKey: string;
   state: TextState;
+  /** The provider the chat route answers as (`/dialect/<name>/v1`: chat-dialects.ts). */
+  dialect: SimulatorDialect;
 }
 
 /**
@@ -102,7 +105,8 @@ export const TEXT_ROUTES: Record<string, TextRoute> = {
   '/v1/chat/completions': {
     errors: CHAT_ERRORS,
     headers: refuseAnthropicBeta,
-    handle: (body) => {
+    handle: (body, { dialect }) => {
+      refuseDialectFields(dialect, body);
       const input = parseChatBody(body);
       const { directives, cleaned } = parseDirectives(input.texts);
       const answer = () => answerChat(input, cleaned, directives);
@@ -111,9 +115,15 @@ export const TEXT_ROUTES: Record<string, TextRoute> = {
           directives,
           answer,
           stream: (response, answered) =>
-            streamChat(response, input, answered as ReturnType<typeof answerChat>, directives),
+            streamChat(
+              response,
+              input,
+              answered as ReturnType<typeof answerChat>,
+              directives,
+              dialect,
+            ),
         };
-      return { directives, answer: () => completionBody(input, answer()) };
+      return { directives, answer: () => completionBody(input, answer(), dialect) };
     },
   },
   '/v1/rerank': {

@@ -1,3 +1,4 @@
+import type { ColumnType } from 'kysely';
 import type {
   HoldState,
   RequestStatus,
@@ -17,6 +18,7 @@ export interface Database {
   api_keys: ApiKeyTable;
   topups: TopupTable;
   redemption_codes: RedemptionCodeTable;
+  redemption_batches: RedemptionBatchTable;
   holds: HoldTable;
   journal: JournalTable;
   model_prices: ModelPriceTable;
@@ -189,6 +191,25 @@ export interface RedemptionCodeTable {
   expires_at: number | null;
   redeemed_by: string | null;
   redeemed_at: number | null;
+  /**
+   * The creation call that made it (migrations/040); null only for a row written without one.
+   * Optional on insert (null), as the column was added after the table.
+   */
+  batch_id: ColumnType<string | null, string | null | undefined, string | null>;
+  /** When an operator voided its batch while it was unredeemed: never redeemed after. */
+  voided_at: ColumnType<number | null, number | null | undefined, number | null>;
+}
+
+/** One creation call of redemption codes (a batch of one for a single code); migrations/040. */
+export interface RedemptionBatchTable {
+  id: string;
+  /** Each code's value, micro-yuan. */
+  amount: number;
+  count: number;
+  expires_at: number | null;
+  created_at: number;
+  /** The first time an operator voided the batch's unredeemed codes; null: never voided. */
+  voided_at: number | null;
 }
 
 export interface HoldTable {
@@ -287,6 +308,8 @@ export interface RequestTable {
   channel_attempts: string | null;
   /** What the serving channel charges the operator (its `cost` prices), micro-yuan; migrations/025. */
   channel_cost: number | null;
+  /** The bill's line items, JSON (`BillLineItem[]`); null for a bill without any. migrations/039. */
+  line_items: string | null;
   created_at: number;
   updated_at: number;
   expires_at: number;

@@ -29,9 +29,9 @@ export function parseUsageRange(
 
 // Literal SQL (no parameters): PostgreSQL matches a grouped expression to the selected one by
 // its text, and two parameter slots would be two different expressions.
-const DAY_NUMBER = sql<number>`journal.created_at / 86400000`;
+export const DAY_NUMBER = sql<number>`journal.created_at / 86400000`;
 /** The model of the capture's price version; the version itself if it was never in the book. */
-const MODEL = sql<string>`coalesce(model_prices.model, holds.price_version)`;
+export const MODEL = sql<string>`coalesce(model_prices.model, holds.price_version)`;
 /** How many captures a group holds (a capture of 0 included) and what they charged, exactly. */
 const CHARGED = [
   sql<string>`cast(count(*) as text)`.as('requests'),

@@ -93,7 +93,7 @@ export function parseRequestsQuery(query: RequestsQueryString): RequestsQuery {
   };
 }
 
-function parseLimit(value: string | undefined): number {
+export function parseLimit(value: string | undefined): number {
   if (value === undefined) return DEFAULT_LIST_LIMIT;
   const limit = /^[0-9]{1,3}$/.test(value) ? Number(value) : Number.NaN;
   if (!(limit >= 1 && limit <= MAX_LIST_LIMIT))
@@ -101,7 +101,7 @@ function parseLimit(value: string | undefined): number {
   return limit;
 }
 
-function parseStatus(value: string | undefined): RequestStatus | null {
+export function parseStatus(value: string | undefined): RequestStatus | null {
   if (value === undefined) return null;
   const status = STATUSES.find((candidate) => candidate === value);
   if (status === undefined) throw invalidInput('status', `must be one of ${STATUSES.join(', ')}`);
@@ -113,7 +113,7 @@ const ISO_TIME =
   /^[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\.[0-9]{1,3})?)?(Z|[+-][0-9]{2}:[0-9]{2}))?$/;
 
 /** ISO 8601 with an explicit zone (a time without one would depend on the server's zone). */
-function parseTime(value: string | undefined, field: string): number | null {
+export function parseTime(value: string | undefined, field: string): number | null {
   if (value === undefined) return null;
   // Date.parse rolls a day that does not exist (2026-02-30) over into the next month: refuse it.
   const time =

@@ -35,12 +35,33 @@ export class RequestListing {
     return this.listWhere('requests.account_id', accountId, filter, ownerSummaryView, search);
   }
 
+  /**
+   * Every account's records (the operator's request log, docs/console.md): the same summaries,
+   * filters and cursor, narrowed to one account and/or one key when given — index
+   * `requests_key_created` with a key, `requests_account_created` with an account, else
+   * `requests_created` (migrations/040). Only an operator's route reaches it.
+   */
+  async listForOperator(
+    filter: RequestListFilter,
+    owner: { readonly accountId?: string; readonly keyId?: string } = {},
+  ): Promise<ListOf<RequestSummary & { key_id: string; account_id: string }>> {
+    return this.listWhere(
+      owner.keyId !== undefined ? 'requests.key_id' : 'requests.account_id',
+      owner.keyId ?? owner.accountId ?? null,
+      filter,
+      (row) => ({ ...ownerSummaryView(row), account_id: row.account_id }),
+      owner.keyId !== undefined && owner.accountId !== undefined
+        ? { accountId: owner.accountId }
+        : {},
+    );
+  }
+
   private async listWhere<Summary>(
     owner: 'requests.key_id' | 'requests.account_id',
-    ownerId: string,
+    ownerId: string | null,
     filter: RequestListFilter,
     view: (row: RecordRow) => Summary,
-    search: OwnerSearch = {},
+    search: OwnerSearch & { readonly accountId?: string } = {},
   ): Promise<ListOf<Summary>> {
     let query = this.db
       .selectFrom('requests')
@@ -54,8 +75,11 @@ export class RequestListing {
         >`case when requests.http_status >= 400 then requests.response_body else null end`.as(
           'response_body',
         ),
-      )
-      .where(owner, '=', ownerId);
+      );
+    // `null`: no owner (the operator's log): every record.
+    if (ownerId !== null) query = query.where(owner, '=', ownerId);
+    if (search.accountId !== undefined)
+      query = query.where('requests.account_id', '=', search.accountId);
     if (filter.model !== null) query = query.where('requests.model', '=', filter.model);
     if (search.requestId !== undefined) query = query.where('requests.id', '=', search.requestId);
     if (search.idempotencyKey !== undefined)
@@ -146,6 +170,7 @@ const SUMMARY_COLUMNS = [
   'requests.amount',
   'requests.price_version',
   'requests.pricing_rule',
+  'requests.line_items',
   'requests.upstream_request_id',
   'requests.resolution',
   'requests.usage_flag',

@@ -1,5 +1,5 @@
-import { csvRecord, inertText } from './csv.js';
-import type { PreparedStatement, StatementEvent } from './statement.js';
+import { csvRecord, inertText, type CsvCell } from './csv.js';
+import { statementMovementOf, type PreparedStatement, type StatementEvent } from './statement.js';
 
 export type StatementFormat = 'json' | 'csv';
 
@@ -17,10 +17,13 @@ export const STATEMENT_CONTENT_TYPES: Readonly<Record<StatementFormat, string>> 
   csv: 'text/csv; charset=utf-8; header=present',
 };
 
-/** `statement-<account>-<from>-<to>.<format>`: every part is ours (an id, two days). */
+/**
+ * `statement-<account>-<from>-<to>.<format>` (a wallet's: `wallet-…`): every part is ours (an
+ * id, two days).
+ */
 export function statementFileName(statement: PreparedStatement, format: StatementFormat): string {
   const { account_id: account, from, to } = statement.header;
-  return `statement-${account}-${from}-${to}.${format}`;
+  return `${statement.scope}-${account}-${from}-${to}.${format}`;
 }
 
 /** The statement as text chunks of about `CHUNK_CHARS`, written as it is read. */
@@ -42,7 +45,7 @@ async function* jsonParts(statement: PreparedStatement): AsyncGenerator<string> 
   let separator = '';
   for await (const event of statement.events()) {
     if (event.kind === 'movement') {
-      yield `${separator}${JSON.stringify(event.movement)}`;
+      yield `${separator}${JSON.stringify(statementMovementOf(event.movement))}`;
       separator = ',';
     } else {
       yield `],"totals":${JSON.stringify(event.totals)},"closing_balance":${event.closingBalance}}\n`;
@@ -64,6 +67,12 @@ export const CSV_HEADER = [
   'journal_id',
 ] as const;
 
+/**
+ * A wallet's export (docs/console.md, "Wallet") adds these columns after the statement's: what
+ * the entry did to `held`, the held amount after it, and the key of its request or task.
+ */
+export const WALLET_CSV_COLUMNS = ['held_change', 'held', 'key_name', 'key_hint'] as const;
+
 /** The columns after `description` that the opening and closing records leave empty. */
 const NO_DETAILS = [null, null, null, null, null, null] as const;
 
@@ -71,11 +80,13 @@ const NO_DETAILS = [null, null, null, null, null, null] as const;
  * CSV (RFC 4180, header row): an `opening` record at `period_start` with the opening balance,
  * one record per movement, and a `closing` record at `period_end` with the closing balance (its
  * absence marks a truncated file). Amounts are signed integers of micro-yuan; the opening and
- * closing records leave `amount` empty.
+ * closing records leave `amount` empty (and, in a wallet's, `held_change`, their `held` being
+ * the held amount then).
  */
 async function* csvLines(statement: PreparedStatement): AsyncGenerator<string> {
   const { header } = statement;
-  yield csvRecord(CSV_HEADER);
+  const wallet = statement.scope === 'wallet';
+  yield csvRecord(wallet ? [...CSV_HEADER, ...WALLET_CSV_COLUMNS] : CSV_HEADER);
   yield csvRecord([
     header.period_start,
     'opening',
@@ -83,11 +94,12 @@ async function* csvLines(statement: PreparedStatement): AsyncGenerator<string> {
     header.opening_balance,
     'opening balance',
     ...NO_DETAILS,
+    ...(wallet ? [null, statement.openingHeld, null, null] : []),
   ]);
-  for await (const event of statement.events()) yield csvLine(event, header.period_end);
+  for await (const event of statement.events()) yield csvLine(event, header.period_end, wallet);
 }
 
-function csvLine(event: StatementEvent, periodEnd: string): string {
+function csvLine(event: StatementEvent, periodEnd: string, wallet: boolean): string {
   if (event.kind === 'end')
     return csvRecord([
       periodEnd,
@@ -96,8 +108,17 @@ function csvLine(event: StatementEvent, periodEnd: string): string {
       event.closingBalance,
       'closing balance',
       ...NO_DETAILS,
+      ...(wallet ? [null, event.closingHeld, null, null] : []),
     ]);
   const movement = event.movement;
+  const walletCells: CsvCell[] = wallet
+    ? [
+        movement.held_change,
+        movement.held,
+        inertText(movement.key?.name ?? null),
+        movement.key?.hint ?? null,
+      ]
+    : [];
   return csvRecord([
     movement.time,
     movement.kind,
@@ -110,6 +131,7 @@ function csvLine(event: StatementEvent, periodEnd: string): string {
     movement.model,
     movement.price_version,
     movement.id,
+    ...walletCells,
   ]);
 }
 

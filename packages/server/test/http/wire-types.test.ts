@@ -183,6 +183,7 @@ const billKeys = {
   currency: 'always',
   price_version: 'always',
   pricing_rule: 'always',
+  line_items: 'always',
   captured: 'always',
 } as const satisfies Presence<RecordBill>;
 const usageExceededCapKeys = {

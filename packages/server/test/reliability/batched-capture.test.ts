@@ -71,6 +71,7 @@ describeEachDialect('batched capture on $name', (dialect) => {
       status: 201,
       usageFlag: 'usage_above_cap',
       channelCost: 2,
+      lineItems: [{ item: 'input', units: 4, price_per_million: 1_000_000, amount: 4 }],
       transcript: ['data: {}'],
       routing: {
         channel: 'second',

@@ -208,5 +208,6 @@ function succeededColumns(id: string): RecordedOutcomeColumns {
     channel: null,
     channel_attempts: null,
     channel_cost: null,
+    line_items: null,
   };
 }

@@ -184,6 +184,7 @@ describeEachDialect('request record transitions on $name', (dialect) => {
       channel: null,
       channel_attempts: null,
       channel_cost: null,
+      line_items: null,
     };
     await expect(
       store.recordOutcome(db, 'failed', { ...outcome, status: 'succeeded' }),

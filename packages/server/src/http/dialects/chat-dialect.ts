@@ -2,10 +2,7 @@ import type { ChatRequest, ChatUsage } from '../../chat/chat-types.js';
 import type { OpaqueOutput } from '../../chat/opaque-parts.js';
 import type { ChatAnswer } from '../../providers/chat-upstream.js';
 import type { AnswerSeen } from '../../chat/zero-completion.js';
-import type {
-  UpstreamChunk,
-  UpstreamCompletion,
-} from '../../providers/openai-compatible/chat-schemas.js';
+import type { UpstreamChunk } from '../../providers/openai-compatible/chat-schemas.js';
 import type { SseFrame } from '../sse.js';
 
 /** What every answer of one request is named by. */

@@ -2,7 +2,7 @@ import { opaqueToken, type OpaqueOutput } from '../../chat/opaque-parts.js';
 import type { ChatAnswer } from '../chat-upstream.js';
 import { parseUpstream, unverifiableBody } from '../upstream-error.js';
 import { messageSchema } from './messages-schemas.js';
-import { chatUsageOf, FINISH_REASONS } from './messages-usage.js';
+import { cacheWritesOf, chatUsageOf, FINISH_REASONS } from './messages-usage.js';
 import { openAiUsage } from '../../chat/usage-fields.js';
 
 /**
@@ -58,7 +58,7 @@ export function readMessagesAnswer(
   const usage = chatUsageOf({
     input: message.usage.input_tokens,
     cacheRead: message.usage.cache_read_input_tokens ?? 0,
-    cacheWrite: message.usage.cache_creation_input_tokens ?? 0,
+    ...cacheWritesOf(message.usage),
     output: message.usage.output_tokens,
   });
   if (usage === undefined) throw unverifiableBody(upstreamRequestId, 'usage beyond safe integers');

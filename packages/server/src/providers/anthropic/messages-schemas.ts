@@ -11,12 +11,19 @@ const id = z.string().min(1).max(200);
 /** Tool names as Anthropic allows them (and the chat side's tool names are within this). */
 const toolName = z.string().min(1).max(200);
 
+/** Cache writes split by TTL (`cache_creation_input_tokens` is their total). */
+const cacheCreationSchema = z.object({
+  ephemeral_5m_input_tokens: tokens.nullish(),
+  ephemeral_1h_input_tokens: tokens.nullish(),
+});
+
 /** The usage of a whole message (plain answers, `message_start`). */
 export const messageUsageSchema = z.object({
   input_tokens: tokens,
   output_tokens: tokens,
   cache_creation_input_tokens: tokens.nullish(),
   cache_read_input_tokens: tokens.nullish(),
+  cache_creation: cacheCreationSchema.nullish(),
 });
 
 /** `message_delta`'s usage: the output so far, and (lately) the input figures again. */
@@ -25,6 +32,7 @@ export const deltaUsageSchema = z.object({
   input_tokens: tokens.nullish(),
   cache_creation_input_tokens: tokens.nullish(),
   cache_read_input_tokens: tokens.nullish(),
+  cache_creation: cacheCreationSchema.nullish(),
 });
 
 export const thinkingBlockSchema = z.object({

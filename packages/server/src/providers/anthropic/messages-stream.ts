@@ -3,7 +3,12 @@ import { opaqueToken, type OpaqueOutput } from '../../chat/opaque-parts.js';
 import type { StreamEvent } from '../chat-upstream.js';
 import type { UpstreamChunk } from '../openai-compatible/chat-schemas.js';
 import { streamEventSchema, type MessagesStreamEvent } from './messages-schemas.js';
-import { chatUsageOf, FINISH_REASONS } from './messages-usage.js';
+import {
+  cacheWritesOf,
+  chatUsageOf,
+  FINISH_REASONS,
+  type MessagesTokens,
+} from './messages-usage.js';
 import { openAiUsage } from '../../chat/usage-fields.js';
 
 type Delta = UpstreamChunk['choices'][number]['delta'];
@@ -77,7 +82,7 @@ export class MessagesStreamReader {
   private tools = 0;
   private reasoned = false;
   private roleSent = false;
-  private input: { input: number; cacheRead: number; cacheWrite: number } | undefined;
+  private input: Omit<MessagesTokens, 'output'> | undefined;
   private output: number | undefined;
 
   constructor(private readonly channel: string) {}
@@ -90,7 +95,7 @@ export class MessagesStreamReader {
           this.input = {
             input: usage.input_tokens,
             cacheRead: usage.cache_read_input_tokens ?? 0,
-            cacheWrite: usage.cache_creation_input_tokens ?? 0,
+            ...cacheWritesOf(usage),
           };
         return [];
       }
@@ -105,10 +110,17 @@ export class MessagesStreamReader {
         if (usage !== undefined) {
           this.output = usage.output_tokens;
           const input = this.input ?? { input: 0, cacheRead: 0, cacheWrite: 0 };
+          // A figure the delta leaves out stays as `message_start` gave it (the 1-hour split
+          // too: Anthropic's deltas repeat the total of the writes, not always their split).
+          const writes =
+            usage.cache_creation_input_tokens == null && usage.cache_creation == null
+              ? input
+              : cacheWritesOf(usage);
           this.input = {
             input: usage.input_tokens ?? input.input,
             cacheRead: usage.cache_read_input_tokens ?? input.cacheRead,
-            cacheWrite: usage.cache_creation_input_tokens ?? input.cacheWrite,
+            cacheWrite: writes.cacheWrite,
+            cacheWrite1h: writes.cacheWrite1h ?? input.cacheWrite1h,
           };
         }
         const reason = event.delta.stop_reason;

@@ -10,11 +10,19 @@ export const usageSchema = z.object({
   prompt_tokens: tokens,
   completion_tokens: tokens,
   total_tokens: tokens.optional(),
-  prompt_tokens_details: z.object({ cached_tokens: tokens.optional() }).nullish(),
-  completion_tokens_details: z.object({ reasoning_tokens: tokens.optional() }).nullish(),
+  prompt_tokens_details: z
+    .object({
+      cached_tokens: tokens.nullish(),
+      /** Qwen's explicit-cache writes. */
+      cache_creation_input_tokens: tokens.nullish(),
+    })
+    .nullish(),
+  completion_tokens_details: z.object({ reasoning_tokens: tokens.nullish() }).nullish(),
   /** DeepSeek's cache read (and miss) counts, where OpenAI has `prompt_tokens_details`. */
   prompt_cache_hit_tokens: tokens.nullish(),
   prompt_cache_miss_tokens: tokens.nullish(),
+  /** Moonshot Kimi's cache reads. */
+  cached_tokens: tokens.nullish(),
 });
 
 const toolCallSchema = z.object({

@@ -9,37 +9,41 @@ import {
   type UpstreamUsage,
 } from './chat-schemas.js';
 import { withFields } from '../../util/with-fields.js';
+import { openAiUsage } from '../../chat/usage-fields.js';
+import { PROVIDER_DIALECTS, type ProviderDialect } from './provider-dialects.js';
 import type { ChatAnswer, ChatUpstream, StreamEvent } from '../chat-upstream.js';
 
 export type { StreamEvent } from '../chat-upstream.js';
 
 /**
- * An OpenAI-compatible upstream's usage, whatever the provider calls its fields: cached input is
- * `prompt_tokens_details.cached_tokens` (OpenAI, Qwen, Kimi…) or DeepSeek's
- * `prompt_cache_hit_tokens` (its `prompt_tokens` counts hits and misses alike). `undefined` when
- * a detail exceeds its total.
+ * An OpenAI-compatible usage object read the OpenAI way (every known placement of cache reads
+ * included): for callers that know no provider (the request look-up, the chat-completions
+ * presenter of an already-normalised usage). `undefined` when a detail exceeds its total.
  */
 export function toChatUsage(usage: UpstreamUsage): ChatUsage | undefined {
-  const cachedTokens =
-    usage.prompt_tokens_details?.cached_tokens ?? usage.prompt_cache_hit_tokens ?? 0;
-  const reasoningTokens = usage.completion_tokens_details?.reasoning_tokens ?? 0;
-  if (cachedTokens > usage.prompt_tokens || reasoningTokens > usage.completion_tokens)
-    return undefined;
-  return {
-    promptTokens: usage.prompt_tokens,
-    completionTokens: usage.completion_tokens,
-    cachedTokens,
-    reasoningTokens,
-  };
+  return PROVIDER_DIALECTS.openai.usage(usage);
 }
 
 /**
  * OpenAI-compatible `POST /chat/completions`, plain and streamed: the internal request is its
- * own body, so nothing is translated. It makes no opaque parts and takes none back (a turn
- * carrying some is pinned to the channel that made them, which speaks another protocol).
+ * own body, with the provider's request rules applied (`dialect`: provider-dialects.ts), and the
+ * answer's usage read the provider's way — handed on as the internal record and shown to the
+ * caller in OpenAI's shape. It makes no opaque parts and takes none back (a turn carrying some is
+ * pinned to the channel that made them, which speaks another protocol).
  */
 export class OpenAiChat implements ChatUpstream {
-  constructor(private readonly http: UpstreamClient) {}
+  constructor(
+    private readonly http: UpstreamClient,
+    private readonly dialect: ProviderDialect = PROVIDER_DIALECTS.openai,
+  ) {}
+
+  /** The body as this provider takes it: its output cap's name. */
+  private requestBody(body: Record<string, unknown>): Record<string, unknown> {
+    if (this.dialect.tokenLimitField !== 'max_tokens' || body['max_completion_tokens'] == null)
+      return body;
+    const { max_completion_tokens: cap, ...rest } = body;
+    return { ...rest, max_tokens: cap };
+  }
 
   async complete(
     body: Record<string, unknown>,
@@ -48,7 +52,7 @@ export class OpenAiChat implements ChatUpstream {
   ): Promise<ChatAnswer> {
     const response = await this.http.postJson(
       '/chat/completions',
-      withFields(body, { stream: false }),
+      withFields(this.requestBody(body), { stream: false }),
       signal,
     );
     const data = parseUpstream(
@@ -57,27 +61,43 @@ export class OpenAiChat implements ChatUpstream {
       response.upstreamRequestId,
       'chat body',
     );
-    const usage = toChatUsage(data.usage);
+    const usage = this.dialect.usage(data.usage);
     if (usage === undefined)
-      throw unverifiableBody(response.upstreamRequestId, 'usage details exceed their totals');
-    return { completion: data, usage, upstreamRequestId: response.upstreamRequestId };
+      throw unverifiableBody(response.upstreamRequestId, 'usage details contradict each other');
+    return {
+      completion: { ...data, usage: openAiUsage(usage) },
+      usage,
+      upstreamRequestId: response.upstreamRequestId,
+    };
   }
 
-  /** Opens the stream (usage always requested) and yields checked events as they arrive. */
+  /**
+   * Opens the stream (usage asked for where the provider takes `stream_options`; the others send
+   * it unasked) and yields checked events as they arrive.
+   */
   async stream(
     body: Record<string, unknown>,
     signal: AbortSignal,
   ): Promise<{ events: AsyncGenerator<StreamEvent>; upstreamRequestId: string | null }> {
     const opened = await this.http.postStream(
       '/chat/completions',
-      withFields(body, { stream: true, stream_options: { include_usage: true } }),
+      withFields(this.requestBody(body), {
+        stream: true,
+        ...(this.dialect.streamOptions ? { stream_options: { include_usage: true } } : {}),
+      }),
       signal,
     );
-    return { events: parseEvents(opened.body), upstreamRequestId: opened.upstreamRequestId };
+    return {
+      events: parseEvents(opened.body, this.dialect),
+      upstreamRequestId: opened.upstreamRequestId,
+    };
   }
 }
 
-async function* parseEvents(body: AsyncIterable<Buffer>): AsyncGenerator<StreamEvent> {
+async function* parseEvents(
+  body: AsyncIterable<Buffer>,
+  dialect: ProviderDialect,
+): AsyncGenerator<StreamEvent> {
   const pending: string[] = [];
   const parser = createParser({ onEvent: (event) => void pending.push(event.data) });
   const decoder = new TextDecoder();
@@ -105,7 +125,17 @@ async function* parseEvents(body: AsyncIterable<Buffer>): AsyncGenerator<StreamE
         yield { kind: 'invalid', detail: `chunk: ${parsed.error.issues[0]?.message ?? ''}` };
         return;
       }
-      yield { kind: 'chunk', chunk: withUsageLifted(parsed.data) };
+      const chunk = withUsageLifted(parsed.data);
+      if (chunk.usage == null) {
+        yield { kind: 'chunk', chunk };
+        continue;
+      }
+      const usage = dialect.usage(chunk.usage);
+      if (usage === undefined) {
+        yield { kind: 'invalid', detail: 'usage details contradict each other' };
+        return;
+      }
+      yield { kind: 'chunk', chunk: { ...chunk, usage: openAiUsage(usage) }, usage };
     }
   }
 }

@@ -31,6 +31,8 @@ import * as consoleEmailCanonical from './034-console-email-canonical.js';
 import * as refundOwed from './036-refund-owed.js';
 import * as keyIdempotency from './037-key-idempotency.js';
 import * as responseTurns from './038-response-turns.js';
+import * as billLineItems from './039-bill-line-items.js';
+import * as operatorDashboard from './040-operator-dashboard.js';
 
 /**
  * Versioned migrations, applied in name order at start. Never edit a released migration: add
@@ -69,6 +71,8 @@ const migrations: Record<string, Migration> = {
   '036-refund-owed': refundOwed,
   '037-key-idempotency': keyIdempotency,
   '038-response-turns': responseTurns,
+  '039-bill-line-items': billLineItems,
+  '040-operator-dashboard': operatorDashboard,
 };
 
 export const migrationProvider: MigrationProvider = {

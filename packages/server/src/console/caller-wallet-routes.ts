@@ -1,0 +1,100 @@
+import { Readable } from 'node:stream';
+import type { FastifyInstance } from 'fastify';
+import type { AppDeps } from '../http/deps.js';
+import { parseLimit } from '../shares/share-input.js';
+import { decodeJournalPosition, parseStatementPeriod } from '../usage/statement.js';
+import {
+  renderStatement,
+  STATEMENT_CONTENT_TYPES,
+  statementFileName,
+} from '../usage/statement-output.js';
+import { Wallets } from '../usage/wallet.js';
+import { memberAccountOf } from './console-auth.js';
+
+/** A period of UTC days (`YYYY-MM-DD`, both included), as the statements take it. */
+const periodProperties = {
+  from: { type: 'string', maxLength: 10 },
+  to: { type: 'string', maxLength: 10 },
+} as const;
+
+/** The movements' query: a period, and a page of it (each parameter once, no other: 400 naming it). */
+const movementsQuerySchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    ...periodProperties,
+    cursor: { type: 'string', maxLength: 200 },
+    limit: { type: 'string' },
+  },
+} as const;
+
+const statementCsvQuerySchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: periodProperties,
+} as const;
+
+type PeriodQuery = { from?: string; to?: string };
+type MovementsQuery = PeriodQuery & { cursor?: string; limit?: string };
+
+/**
+ * The member's wallet (docs/console.md, "Wallet"): the account's money and its open holds
+ * explained, the journal of a period with the running balance, and that period as CSV — the
+ * account statement's own reader (usage/statement.ts, scope `wallet`) and writer
+ * (usage/statement-output.ts), bounded to the member's account. The role is checked before the
+ * query is validated, so an operator is 403 whatever the query.
+ */
+export function registerCallerWalletRoutes(
+  scope: FastifyInstance,
+  deps: Pick<AppDeps, 'store' | 'accounts' | 'statements' | 'clock'>,
+): void {
+  const wallets = new Wallets(deps.store.db, deps.accounts);
+  const memberFirst = {
+    preValidation: async (request: Parameters<typeof memberAccountOf>[0]) =>
+      void memberAccountOf(request),
+  };
+
+  scope.get('/console/api/wallet', async (request) => wallets.read(memberAccountOf(request)));
+
+  scope.get<{ Querystring: MovementsQuery }>(
+    '/console/api/wallet/movements',
+    { schema: { querystring: movementsQuerySchema }, ...memberFirst },
+    async (request) => {
+      const accountId = memberAccountOf(request);
+      const period = parseStatementPeriod(request.query, deps.clock.now());
+      const { cursor, limit } = request.query;
+      return deps.statements.walletPage(
+        accountId,
+        period,
+        cursor === undefined ? null : decodeJournalPosition(cursor),
+        parseLimit(limit, 50),
+      );
+    },
+  );
+
+  scope.get<{ Querystring: PeriodQuery }>(
+    '/console/api/wallet/statement.csv',
+    {
+      schema: { querystring: statementCsvQuerySchema },
+      // No automatic HEAD: it would read the whole period only to send no body.
+      exposeHeadRoute: false,
+      ...memberFirst,
+    },
+    async (request, reply) => {
+      const accountId = memberAccountOf(request);
+      const statement = await deps.statements.prepare(
+        accountId,
+        parseStatementPeriod(request.query, deps.clock.now()),
+        'wallet',
+      );
+      return reply
+        .type(STATEMENT_CONTENT_TYPES.csv)
+        .header(
+          'content-disposition',
+          `attachment; filename="${statementFileName(statement, 'csv')}"`,
+        )
+        .header('cache-control', 'private, no-store')
+        .send(Readable.from(renderStatement(statement, 'csv'), { objectMode: false }));
+    },
+  );
+}

@@ -1,0 +1,89 @@
+import type { ChatAnswer } from './chat.js';
+import { WireError } from './wire-error.js';
+
+/**
+ * The providers whose OpenAI-compatible chat the simulator can answer as (an upstream's
+ * `dialect`, reached under `/dialect/<name>/v1`: docs/simulator.md): the same answers, with each
+ * provider's usage fields, where its stream puts its usage, and what it refuses. Written from the
+ * providers' documentation; Tollgate's adapters read them through
+ * providers/openai-compatible/provider-dialects.ts.
+ */
+export type SimulatorDialect = 'openai' | 'deepseek' | 'qwen' | 'glm' | 'kimi' | 'gemini';
+
+const DIALECTS = new Set<string>(['openai', 'deepseek', 'qwen', 'glm', 'kimi', 'gemini']);
+const PREFIX = /^\/dialect\/([a-z]+)(\/.*)$/;
+
+/** The dialect a request path names, and the path without it (`openai` without a prefix). */
+export function dialectOfPath(path: string): { dialect: SimulatorDialect; path: string } | null {
+  const match = PREFIX.exec(path);
+  if (match === null) return { dialect: 'openai', path };
+  const [, name = '', rest = '/'] = match;
+  return DIALECTS.has(name) ? { dialect: name as SimulatorDialect, path: rest } : null;
+}
+
+/** Where a provider's stream carries its usage. */
+export type StreamUsagePlace =
+  /** A last chunk with no choices, only when `stream_options.include_usage` asks (OpenAI). */
+  | 'usage_chunk'
+  /** On the chunk with the finish reason, unasked (GLM, Gemini). */
+  | 'finish_chunk'
+  /** In the finish chunk's `choices[0].usage`, unasked (Moonshot Kimi). */
+  | 'finish_choice';
+
+export const STREAM_USAGE: Readonly<Record<SimulatorDialect, StreamUsagePlace>> = {
+  openai: 'usage_chunk',
+  deepseek: 'usage_chunk',
+  qwen: 'usage_chunk',
+  glm: 'finish_chunk',
+  kimi: 'finish_choice',
+  gemini: 'finish_chunk',
+};
+
+/** Fields a provider refuses that OpenAI takes: Gemini's endpoint refuses `stream_options`. */
+export function refuseDialectFields(dialect: SimulatorDialect, body: unknown): void {
+  if (dialect !== 'gemini' || typeof body !== 'object' || body === null) return;
+  if ('stream_options' in body)
+    throw new WireError(
+      'Invalid JSON payload received. Unknown name "stream_options": Cannot find field.',
+      { param: 'stream_options', code: 'invalid_argument' },
+    );
+}
+
+/** The answer's usage as the provider writes it. */
+export function dialectUsage(
+  dialect: SimulatorDialect,
+  usage: NonNullable<ChatAnswer['usage']>,
+): Record<string, unknown> {
+  const cached = usage.prompt_tokens_details.cached_tokens;
+  const reasoning = usage.completion_tokens_details.reasoning_tokens;
+  switch (dialect) {
+    case 'openai':
+    case 'qwen':
+    case 'glm':
+      return usage;
+    case 'deepseek':
+      return {
+        prompt_tokens: usage.prompt_tokens,
+        completion_tokens: usage.completion_tokens,
+        total_tokens: usage.total_tokens,
+        prompt_cache_hit_tokens: cached,
+        prompt_cache_miss_tokens: usage.prompt_tokens - cached,
+        completion_tokens_details: { reasoning_tokens: reasoning },
+      };
+    case 'kimi':
+      return {
+        prompt_tokens: usage.prompt_tokens,
+        completion_tokens: usage.completion_tokens,
+        total_tokens: usage.total_tokens,
+        cached_tokens: cached,
+      };
+    case 'gemini':
+      // Thinking tokens are counted in total_tokens only.
+      return {
+        prompt_tokens: usage.prompt_tokens,
+        completion_tokens: usage.completion_tokens - reasoning,
+        total_tokens: usage.total_tokens,
+        ...(cached === 0 ? {} : { prompt_tokens_details: { cached_tokens: cached } }),
+      };
+  }
+}

@@ -1,0 +1,138 @@
+import type { OperatorRequestLog, OperatorRequestLogRow } from '@tollgate/protocol';
+import type { Kysely } from 'kysely';
+import { invalidInput } from '../errors/api-error.js';
+import type { Database } from '../store/schema.js';
+import { MAX_USAGE_DAYS } from './account-usage.js';
+import { DAY_MS } from './days.js';
+import {
+  decodeCursor,
+  parseLimit,
+  parseStatus,
+  parseTime,
+  type RequestListFilter,
+} from './request-list-query.js';
+import type { RequestListing } from './request-listing.js';
+
+/** Without `from`: the 30 days before `to` (or now). */
+const DEFAULT_LOG_DAYS = 30;
+
+export interface RequestLogQueryString {
+  account_id?: string;
+  key_id?: string;
+  model?: string;
+  status?: string;
+  from?: string;
+  to?: string;
+  cursor?: string;
+  limit?: string;
+}
+
+/**
+ * The query string as Fastify checks it: these parameters, each once, and no other. The key is
+ * `key_id`: a parameter named `key` is refused on every URL (http/plugins/request-hygiene.ts).
+ */
+export const requestLogQuerySchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    account_id: { type: 'string', minLength: 1, maxLength: 100 },
+    key_id: { type: 'string', minLength: 1, maxLength: 100 },
+    model: { type: 'string', minLength: 1, maxLength: 200 },
+    status: { type: 'string' },
+    from: { type: 'string' },
+    to: { type: 'string' },
+    cursor: { type: 'string', maxLength: 200 },
+    limit: { type: 'string' },
+  },
+} as const;
+
+/** A parsed query: the listing's filter, whose records, and the period read. */
+export interface RequestLogQuery {
+  readonly filter: RequestListFilter & { createdAfter: number; createdBefore: number };
+  readonly owner: { readonly accountId?: string; readonly keyId?: string };
+}
+
+/**
+ * `from` (included) and `to` (excluded): ISO 8601 times with their zone, or UTC days (their
+ * 00:00), as `GET /v1/requests` reads `created_after`/`created_before`. `to` defaults to now,
+ * `from` to 30 days before `to`; at most 366 days at once (a filter on a rare model scans the
+ * period's records in time order), else the 400 naming `from`. The rest is the listing's own
+ * parsing (status, limit, cursor), each 400 naming its field.
+ */
+export function parseRequestLogQuery(query: RequestLogQueryString, now: number): RequestLogQuery {
+  const to = parseTime(query.to, 'to') ?? now + 1;
+  const from = parseTime(query.from, 'from') ?? to - DEFAULT_LOG_DAYS * DAY_MS;
+  if (from >= to) throw invalidInput('to', 'must be later than from');
+  if (to - from > MAX_USAGE_DAYS * DAY_MS)
+    throw invalidInput(
+      'from',
+      `the period is longer than ${MAX_USAGE_DAYS} days; ask for at most ${MAX_USAGE_DAYS} at once`,
+    );
+  return {
+    filter: {
+      limit: parseLimit(query.limit),
+      cursor: query.cursor === undefined ? null : decodeCursor(query.cursor),
+      model: query.model ?? null,
+      status: parseStatus(query.status),
+      createdAfter: from,
+      createdBefore: to,
+    },
+    owner: {
+      ...(query.account_id === undefined ? {} : { accountId: query.account_id }),
+      ...(query.key_id === undefined ? {} : { keyId: query.key_id }),
+    },
+  };
+}
+
+/**
+ * The operator's global request log (docs/console.md, "Request log"): the listing's page
+ * (`RequestListing.listForOperator`: the same summaries, filters and cursor as every other
+ * request list), each row naming its account by email and its key by name.
+ */
+export async function readRequestLog(
+  db: Kysely<Database>,
+  listing: RequestListing,
+  query: RequestLogQuery,
+): Promise<OperatorRequestLog> {
+  const page = await listing.listForOperator(query.filter, query.owner);
+  const accountIds = [...new Set(page.data.map((row) => row.account_id))];
+  const keyIds = [...new Set(page.data.map((row) => row.key_id))];
+  const [accounts, keys] = await Promise.all([
+    accountIds.length === 0
+      ? []
+      : db.selectFrom('accounts').select(['id', 'email']).where('id', 'in', accountIds).execute(),
+    keyIds.length === 0
+      ? []
+      : db
+          .selectFrom('api_keys')
+          .select(['id', 'name', 'key_hint'])
+          .where('id', 'in', keyIds)
+          .execute(),
+  ]);
+  const emails = new Map(accounts.map((row) => [row.id, row.email]));
+  const keyNames = new Map(keys.map((row) => [row.id, row]));
+  return {
+    object: 'list',
+    data: page.data.map((row): OperatorRequestLogRow => {
+      const key = keyNames.get(row.key_id);
+      return {
+        id: row.id,
+        created_at: row.created_at,
+        account_id: row.account_id,
+        account_email: emails.get(row.account_id) ?? null,
+        key_id: row.key_id,
+        key_name: key?.name ?? null,
+        key_hint: key?.key_hint ?? null,
+        model: row.model,
+        status: row.status,
+        http_status: row.http_status,
+        amount: row.bill?.amount ?? null,
+        captured: row.bill?.captured ?? false,
+      };
+    }),
+    has_more: page.has_more,
+    next_cursor: page.next_cursor,
+    from: new Date(query.filter.createdAfter).toISOString(),
+    to: new Date(query.filter.createdBefore).toISOString(),
+  };
+}
