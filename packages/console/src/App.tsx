@@ -5,6 +5,7 @@ import { LANGUAGES, useI18n, type Language, type MessageKey } from './i18n.js';
 import { OperatorPages } from './operator/OperatorPages.js';
 import { AssetsPage } from './pages/AssetsPage.js';
 import { AwaitingFunds } from './pages/AwaitingFunds.js';
+import { BillingPage } from './pages/BillingPage.js';
 import { InvitePage } from './pages/InvitePage.js';
 import { KeysPage } from './pages/KeysPage.js';
 import { ModelsPage } from './pages/ModelsPage.js';
@@ -27,6 +28,7 @@ const NAV: readonly { path: string; label: MessageKey }[] = [
   { path: '/models', label: 'nav.models' },
   { path: '/redeem', label: 'nav.redeem' },
   { path: '/topup', label: 'nav.topup' },
+  { path: '/billing', label: 'nav.billing' },
   { path: '/requests', label: 'nav.requests' },
   { path: '/tasks', label: 'nav.tasks' },
   { path: '/assets', label: 'nav.assets' },
@@ -126,6 +128,8 @@ function Page({ path, onError: guard }: { path: string; onError: (error: unknown
       return <RedeemPage onError={guard} />;
     case '/topup':
       return <TopUpPage onError={guard} />;
+    case '/billing':
+      return <BillingPage onError={guard} />;
     case '/requests':
       return <RequestsPage onError={guard} />;
     case '/assets':

@@ -8,6 +8,7 @@ import {
   type RequestRecord,
   type SettleBody,
   type Task,
+  type TaskKind,
   type TaskStatus,
 } from '@tollgate/protocol';
 import { ApiFailure, queryText, request } from './api.js';
@@ -33,6 +34,11 @@ export function settleBodyOf(task: OwnerTask): SettleBody | H3SettleBody | null 
 /** A task's status, an H3 task's `FAILED` (the spec's spelling) read as `failed`. */
 export function statusOf(task: OwnerTask): TaskStatus {
   return task.status === 'FAILED' ? 'failed' : task.status;
+}
+
+/** A task's kind from its object (`image.task` → `image`), as `TaskKind` names it. */
+export function taskKindOf(task: { object: 'image.task' | 'video.task' | 'h3.task' }): TaskKind {
+  return task.object === 'h3.task' ? 'h3' : task.object === 'video.task' ? 'video' : 'image';
 }
 
 /**

@@ -107,10 +107,24 @@ export interface KeyOptions {
 }
 
 /**
- * One record of `GET /console/api/requests`: the protocol's `RequestSummary` and the key that
- * made it (server: usage/request-listing.ts `ownerSummaryView`).
+ * A key as the console's answers name it beside its `key_id` (server: console/console-names.ts
+ * `KeyNames`): its name and hint, both `null` when the id names no key (`console:<user id>`).
  */
-export type OwnerRequestSummary = RequestSummary & { key_id: string };
+export interface KeyNames {
+  key_name: string | null;
+  key_hint: string | null;
+}
+
+/** An account as the console's operator answers name it beside its `account_id`. */
+export interface AccountEmail {
+  account_email: string | null;
+}
+
+/**
+ * One record of `GET /console/api/requests`: the protocol's `RequestSummary`, the key that made
+ * it and its name (server: usage/request-listing.ts `ownerSummaryView`, console-names.ts).
+ */
+export type OwnerRequestSummary = RequestSummary & { key_id: string } & KeyNames;
 
 /** `GET /console/api/requests` (server: usage/request-listing.ts `OwnerRequestList`). */
 export type OwnerRequestList = Omit<RequestList, 'data'> & { data: OwnerRequestSummary[] };
@@ -119,7 +133,7 @@ export type OwnerRequestList = Omit<RequestList, 'data'> & { data: OwnerRequestS
  * A task of the account as `/console/api/tasks` shows it: the creating key's view (the
  * protocol's `Task` or `H3Task`) and that key (server: console/account-tasks.ts `ownerTaskView`).
  */
-export type OwnerTask = (Task | H3Task) & { key_id: string };
+export type OwnerTask = (Task | H3Task) & { key_id: string } & KeyNames;
 
 /** `GET /console/api/usage/keys`: spend per key over UTC days (server: usage/account-usage.ts). */
 export interface KeySpend {
@@ -127,20 +141,21 @@ export interface KeySpend {
   account_id: string;
   from: string;
   to: string;
-  data: { key_id: string | null; requests: number; amount: number }[];
+  data: ({ key_id: string | null; requests: number; amount: number } & KeyNames)[];
 }
 
 /**
  * A share of the account (`/console/api/shares`): the protocol's `Share` and who asked for it
  * (server: shares/share-service.ts `accountView`).
  */
-export type ConsoleShare = Share & {
-  /** `api_key`: asked for by a key, whose link only that key reads; `console`: asked here. */
-  token_source: 'api_key' | 'console';
-  key_id: string;
-  media_type: string;
-  bytes: number;
-};
+export type ConsoleShare = Share &
+  KeyNames & {
+    /** `api_key`: asked for by a key, whose link only that key reads; `console`: asked here. */
+    token_source: 'api_key' | 'console';
+    key_id: string;
+    media_type: string;
+    bytes: number;
+  };
 
 /** An online top-up order (server: payments/payment-orders.ts `PaymentOrderView`). */
 export interface PaymentOrder {

@@ -118,6 +118,8 @@ export function parseYuan(text: string, rule: AmountRule): ParsedAmount {
     BigInt(whole === '' ? '0' : whole) * BigInt(MICRO_YUAN_PER_YUAN) +
     BigInt(fraction.padEnd(MICRO_DIGITS, '0'));
   if (micro < BigInt(rule.min)) return { ok: false, problem: 'tooSmall' };
-  if (micro > BigInt(rule.max)) return { ok: false, problem: 'tooLarge' };
+  // Never past a safe integer, whatever the rule says: the wire's micro-yuan are exact integers.
+  if (micro > BigInt(rule.max) || micro > BigInt(Number.MAX_SAFE_INTEGER))
+    return { ok: false, problem: 'tooLarge' };
   return { ok: true, micro: Number(micro) };
 }

@@ -1,9 +1,9 @@
 import { useId, type FormEvent, type ReactNode } from 'react';
 import { useI18n, type MessageKey } from './i18n.js';
 import {
+  MICRO_YUAN_PER_FEN,
   microYuanFigure,
   parseYuan,
-  yuanInputText,
   yuanText,
   type AmountProblem,
   type AmountRule,
@@ -45,8 +45,13 @@ export function useAmountProblemText(): (problem: AmountProblem, rule: AmountRul
   return (problem, rule) => {
     const values: Record<string, string> = {
       decimals: String(rule.decimals),
-      step: yuanInputText(10 ** (6 - rule.decimals)),
-      min: yuanInputText(rule.min),
+      // The step in micro-yuan (`1`, `10,000`): never an amount written with six decimals.
+      step: microYuanFigure(10 ** (6 - rule.decimals)),
+      // Whole fen in yuan (`0.01 元`), less than a fen in micro-yuan (`1 微元`): two decimals at most.
+      min:
+        rule.min % MICRO_YUAN_PER_FEN === 0
+          ? `${yuanText(rule.min).replace('¥', '')} ${t('money.yuan')}`
+          : `${microYuanFigure(rule.min)} ${t('common.microYuan')}`,
       max: yuanText(rule.max).replace('¥', ''),
       micro: microYuanFigure(rule.max),
     };

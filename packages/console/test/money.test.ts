@@ -164,3 +164,51 @@ describe('yuanInputText: exact yuan for an input to start from', () => {
     expect(yuanInputText(micro)).toBe(text);
   });
 });
+
+describe('yuan ⇄ micro-yuan at the bounds: 0, one micro-yuan, the largest safe integer', () => {
+  /** A rule as wide as a safe integer: the conversions' own bounds, not a route's. */
+  const widest = { min: 0, max: Number.MAX_SAFE_INTEGER, decimals: 6 } as const;
+  const largest = '9007199254.740991';
+
+  it('0 and 0.000001 yuan are 0 and 1 micro-yuan, and back', () => {
+    expect(parseYuan('0', widest)).toEqual({ ok: true, micro: 0 });
+    expect(parseYuan('0.000000', widest)).toEqual({ ok: true, micro: 0 });
+    expect(parseYuan('0.000001', widest)).toEqual({ ok: true, micro: 1 });
+    expect(yuanInputText(0)).toBe('0');
+    expect(yuanInputText(1)).toBe('0.000001');
+    expect(yuanText(0)).toBe('¥0.00');
+    expect(yuanText(1)).toBe('<¥0.01');
+  });
+
+  it('the largest safe integer of micro-yuan, exactly, and not one more', () => {
+    expect(parseYuan(largest, widest)).toEqual({ ok: true, micro: Number.MAX_SAFE_INTEGER });
+    expect(yuanInputText(Number.MAX_SAFE_INTEGER)).toBe(largest);
+    expect(microYuanFigure(Number.MAX_SAFE_INTEGER)).toBe('9,007,199,254,740,991');
+    expect(parseYuan('9007199254.740992', widest)).toEqual({ ok: false, problem: 'tooLarge' });
+    // A rule that would allow more is still held to a safe integer.
+    const wider = { ...widest, max: Number.MAX_VALUE };
+    expect(parseYuan('9007199254.740992', wider)).toEqual({ ok: false, problem: 'tooLarge' });
+    expect(parseYuan('1' + '0'.repeat(30), wider)).toEqual({ ok: false, problem: 'tooLarge' });
+  });
+
+  it('refuses a seventh decimal and a negative amount at every bound', () => {
+    for (const typed of ['0.0000001', '0.0000010', `${largest}0`, '1.1234567'])
+      expect(parseYuan(typed, widest)).toEqual({ ok: false, problem: 'decimals' });
+    for (const typed of ['-0.000001', '-0', `-${largest}`, '-1'])
+      expect(parseYuan(typed, widest)).toEqual({ ok: false, problem: 'negative' });
+  });
+
+  it('every micro-yuan near the bounds survives the round trip', () => {
+    for (const micro of [
+      0,
+      1,
+      2,
+      999_999,
+      1_000_000,
+      1_000_001,
+      Number.MAX_SAFE_INTEGER - 1,
+      Number.MAX_SAFE_INTEGER,
+    ])
+      expect(parseYuan(yuanInputText(micro), widest)).toEqual({ ok: true, micro });
+  });
+});

@@ -40,6 +40,15 @@ const PALETTE = [
   '#000000',
 ];
 
+/**
+ * A yuan axis's ticks as every amount is shown (two decimals, `yuanText`): steps of whole fen
+ * (`precision`), each tick's yuan taken back to micro-yuan for the one formatter.
+ */
+const YUAN_TICKS = {
+  precision: 2,
+  callback: (value: string | number) => yuanText(Math.round(Number(value) * MICRO_YUAN_PER_YUAN)),
+};
+
 /** Every UTC day from `from` to `to`, both included: a day with no spend is a gap of 0. */
 function daysOf(from: string, to: string): string[] {
   const days: string[] = [];
@@ -110,7 +119,7 @@ export function SpendChart({
         interaction: { mode: 'index', intersect: false },
         scales: {
           x: { stacked: true },
-          y: { stacked: true, beginAtZero: true, title: { display: true, text: '¥' } },
+          y: { stacked: true, beginAtZero: true, ticks: YUAN_TICKS },
           requests: {
             position: 'right',
             beginAtZero: true,
@@ -138,6 +147,64 @@ export function SpendChart({
   return (
     <div className="chart-box">
       <canvas ref={canvas} role="img" aria-label={label} data-spend-chart />
+    </div>
+  );
+}
+
+/** One bar of the per-key chart: the key's label (its name, as KeyLabel words it) and spend. */
+export interface KeyBar {
+  readonly label: string;
+  readonly micro: number;
+}
+
+/**
+ * Spend per key over the keys page's 30 UTC days (issue 36, item 5): one horizontal bar per key,
+ * named as people know the key, drawn by Chart.js like the overview's chart (an image to
+ * assistive technology; the keys table beside it has every figure). Tooltips show the amount as
+ * every figure is shown, with its exact micro-yuan.
+ */
+export function KeySpendChart({ bars, label }: { bars: readonly KeyBar[]; label: string }) {
+  const { t } = useI18n();
+  const unit = t('common.microYuan');
+  const canvas = useRef<HTMLCanvasElement>(null);
+  useEffect(() => {
+    if (canvas.current === null) return;
+    const chart = new Chart(canvas.current, {
+      type: 'bar',
+      data: {
+        labels: bars.map((bar) => bar.label),
+        datasets: [
+          {
+            label: '¥',
+            data: bars.map((bar) => bar.micro / MICRO_YUAN_PER_YUAN),
+            backgroundColor: PALETTE[0],
+          },
+        ],
+      },
+      options: {
+        indexAxis: 'y',
+        responsive: true,
+        maintainAspectRatio: false,
+        animation: false,
+        scales: { x: { beginAtZero: true, ticks: YUAN_TICKS } },
+        plugins: {
+          legend: { display: false },
+          tooltip: {
+            callbacks: {
+              label: (item) => {
+                const micro = bars[item.dataIndex]?.micro ?? 0;
+                return `${yuanText(micro)} (${microYuanFigure(micro)} ${unit})`;
+              },
+            },
+          },
+        },
+      },
+    });
+    return () => chart.destroy();
+  }, [bars, unit]);
+  return (
+    <div className="chart-box key-chart-box" data-bars={bars.length}>
+      <canvas ref={canvas} role="img" aria-label={label} data-key-spend-chart />
     </div>
   );
 }

@@ -34,6 +34,8 @@ export const callerMessages = {
   'requests.idempotencyKey': { 'zh-CN': '幂等键', en: 'Idempotency key' },
   'requests.call': { 'zh-CN': '调用', en: 'Call' },
   'requests.usage': { 'zh-CN': '用量', en: 'Usage' },
+  'requests.perMillion': { 'zh-CN': '每百万 tokens', en: 'per million tokens' },
+  'requests.perRequest': { 'zh-CN': '每次请求', en: 'per request' },
   'tasks.title': { 'zh-CN': '任务', en: 'Tasks' },
   'tasks.none': { 'zh-CN': '还没有任务。', en: 'No tasks yet.' },
   'tasks.filter': { 'zh-CN': '显示', en: 'Show' },

@@ -23,13 +23,14 @@ export const coreMessages = {
   },
   'money.negative': { 'zh-CN': '金额不能为负数。', en: 'The amount cannot be negative.' },
   'money.decimals': {
-    'zh-CN': '最多 {decimals} 位小数：这里最小的单位是 {step} 元。',
-    en: 'At most {decimals} decimal places: the smallest step here is {step} yuan.',
+    'zh-CN': '最多 {decimals} 位小数：这里最小的单位是 {step} 微元。',
+    en: 'At most {decimals} decimal places: the smallest step here is {step} micro-yuan.',
   },
   'money.tooSmall': {
-    'zh-CN': '金额至少为 {min} 元。',
-    en: 'The amount must be at least {min} yuan.',
+    'zh-CN': '金额至少为 {min}。',
+    en: 'The amount must be at least {min}.',
   },
+  'money.yuan': { 'zh-CN': '元', en: 'yuan' },
   'money.tooLarge': {
     'zh-CN': '金额最多为 {max} 元（{micro} 微元）。',
     en: 'The amount must be at most {max} yuan ({micro} micro-yuan).',
@@ -45,11 +46,6 @@ export const coreMessages = {
     en: 'This page is for operators only.',
   },
   'status.back': { 'zh-CN': '返回概览', en: 'Back to the overview' },
-  'common.unexpectedAnswer': {
-    'zh-CN': '无法读取网关的应答：网关或其前面的代理可能暂时不可用。',
-    en: "The gateway's answer could not be read: the gateway or a proxy in front of it may be unavailable.",
-  },
-  'common.network': { 'zh-CN': '无法连接到网关。', en: 'The gateway could not be reached.' },
   'signIn.title': { 'zh-CN': '登录', en: 'Sign in' },
   'signIn.email': { 'zh-CN': '邮箱', en: 'Email' },
   'signIn.password': { 'zh-CN': '密码', en: 'Password' },

@@ -3,10 +3,13 @@ import { callerMessages } from './caller.js';
 import { coreMessages } from './core.js';
 import { modelMessages } from './models.js';
 import { operatorMessages } from './operator.js';
+import { operatorDashboardMessages } from './operator-dashboard.js';
 import { operatorReviewMessages } from './operator-review.js';
 import { operatorUserMessages } from './operator-users.js';
 import { paymentMessages } from './payments.js';
 import { securityMessages } from './security.js';
+import { valueMessages } from './values.js';
+import { walletMessages } from './wallet.js';
 import type { Language, MessageTable } from './table.js';
 
 export { LANGUAGES, type Language, type MessageTable } from './table.js';
@@ -23,9 +26,12 @@ const PARTS = [
   modelMessages,
   securityMessages,
   paymentMessages,
+  walletMessages,
   operatorMessages,
   operatorReviewMessages,
   operatorUserMessages,
+  operatorDashboardMessages,
+  valueMessages,
 ] as const;
 
 /** The keys of each part of a union (`keyof` of a union would give only the common ones). */

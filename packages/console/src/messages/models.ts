@@ -95,10 +95,31 @@ export const modelMessages = {
     'zh-CN': '缓存命中的输入，每百万 tokens',
     en: 'Cached input, per million tokens',
   },
+  'models.price.cacheWrite': {
+    'zh-CN': '写入缓存（5 分钟）的输入，每百万 tokens',
+    en: 'Input written to the cache (5 minutes), per million tokens',
+  },
+  'models.price.cacheWrite1h': {
+    'zh-CN': '写入缓存（1 小时）的输入，每百万 tokens',
+    en: 'Input written to the cache (1 hour), per million tokens',
+  },
   'models.price.output': { 'zh-CN': '输出，每百万 tokens', en: 'Output, per million tokens' },
   'models.price.reasoning': {
     'zh-CN': '推理，每百万 tokens',
     en: 'Reasoning, per million tokens',
+  },
+  'models.price.perRequest': { 'zh-CN': '每次请求', en: 'Per request' },
+  'models.price.inTier': {
+    'zh-CN': '{item}（输入超过 {above} tokens 的请求）',
+    en: '{item} (requests of more than {above} input tokens)',
+  },
+  'models.price.inServiceTier': {
+    'zh-CN': '{item}（服务等级 {tier}）',
+    en: '{item} (service tier {tier})',
+  },
+  'models.price.inServiceTierAndTier': {
+    'zh-CN': '{item}（服务等级 {tier}，输入超过 {above} tokens 的请求）',
+    en: '{item} (service tier {tier}, requests of more than {above} input tokens)',
   },
   'models.price.perImage': {
     'zh-CN': '每张图片（{size}，{quality}）',

@@ -129,12 +129,20 @@ function AccountDetail({ accountId, onError }: { accountId: string; onError: OnE
   };
   const shown = account.value;
   const keyColumns: Column<ApiKey>[] = [
-    { id: 'name', header: t('op.email'), cell: (key) => key.name ?? '—' },
-    { id: 'hint', header: t('op.id'), cell: (key) => <code className="key-hint">{key.hint}</code> },
-    { id: 'used', header: t('op.when'), cell: (key) => <When iso={key.last_used_at} /> },
+    {
+      id: 'name',
+      header: t('op.keyName'),
+      cell: (key) => <span className="wrap-anywhere">{key.name ?? t('key.unnamed')}</span>,
+    },
+    {
+      id: 'hint',
+      header: t('op.keyHint'),
+      cell: (key) => <code className="key-hint">{key.hint}</code>,
+    },
+    { id: 'used', header: t('op.lastUsed'), cell: (key) => <When iso={key.last_used_at} /> },
     {
       id: 'state',
-      header: t('op.active'),
+      header: t('op.state'),
       cell: (key) => (key.disabled_at === null ? t('op.active') : t('op.disabled')),
     },
     { id: 'budget', header: t('op.budget'), cell: (key) => <BudgetLine budget={key.budget} /> },

@@ -1,12 +1,20 @@
 import { useState, type FormEvent } from 'react';
 import type { LedgerReport } from '../console-types.js';
-import { useI18n } from '../i18n.js';
+import { useI18n, type MessageKey } from '../i18n.js';
+import { messageText } from '../messages/index.js';
 import { Yuan, When } from '../money.js';
 import { ErrorLine } from '../pages/ErrorLine.js';
 import { useLoad } from '../useLoad.js';
+import { AccountPicker } from './AccountPicker.js';
 import { operatorApi } from './operator-api.js';
 
 type OnError = (error: unknown) => void;
+
+/** An audit action's message (docs/audit.md); one the console does not know yet is "other". */
+function auditActionKey(action: string): MessageKey {
+  const key = `audit.action.${action}` as MessageKey;
+  return messageText(key, 'en') === key ? 'audit.action.other' : key;
+}
 
 /** The audit log, newest first: who did what, when, to which account, how much, and why. */
 export function AuditPage({ onError }: { onError: OnError }) {
@@ -45,9 +53,7 @@ export function AuditPage({ onError }: { onError: OnError }) {
                               : 'op.adminToken',
                           ))}
                   </td>
-                  <td>
-                    <code>{event.action}</code>
-                  </td>
+                  <td title={event.action}>{t(auditActionKey(event.action))}</td>
                   <td>
                     <code>{event.target_id ?? '—'}</code>
                   </td>
@@ -91,9 +97,13 @@ export function LedgerPage({ onError }: { onError: OnError }) {
             {t('op.clean')}
           </p>
         ) : (
-          <div role="alert" className="error">
+          <div role="alert" className="error" data-ledger="violations">
             {t('op.violations')}
-            <pre>{JSON.stringify(report.violations, null, 2)}</pre>
+            {report.violations.length}
+            <details className="disclosed">
+              <summary>{t('op.violationsDetail')}</summary>
+              <pre lang="en">{JSON.stringify(report.violations, null, 2)}</pre>
+            </details>
           </div>
         ))}
     </section>
@@ -150,15 +160,14 @@ export function InvitePage({ onError }: { onError: OnError }) {
           </select>
         </label>
         {role === 'member' && (
-          <label>
-            {t('op.accountId')}
-            <input
-              name="invite-account"
-              required
-              value={accountId}
-              onChange={(e) => setAccountId(e.target.value)}
-            />
-          </label>
+          <AccountPicker
+            name="invite-account"
+            label={t('op.inviteAccount')}
+            required
+            value={accountId}
+            onChange={setAccountId}
+            onError={onError}
+          />
         )}
         <button type="submit">{t('op.inviteButton')}</button>
       </form>

@@ -5,11 +5,13 @@ import { useI18n } from '../i18n.js';
 import { YuanField, submittedAmount } from '../money.js';
 import { AMOUNT_RULES } from '../money-text.js';
 import { ErrorLine } from '../pages/ErrorLine.js';
+import { CodeBatches } from './CodeBatches.js';
 import { operatorApi } from './operator-api.js';
 
 /**
  * Redemption code batches: amount (yuan, sent as exact micro-yuan), count, optional expiry; the
- * server's CSV is downloaded at once (the codes are stored hashed and never shown again).
+ * server's CSV is downloaded at once (the codes are stored hashed and never shown again). Below,
+ * the batches made so far, each voidable (CodeBatches).
  */
 export function CodesPage({ onError }: { onError: (error: unknown) => void }) {
   const { t } = useI18n();
@@ -18,6 +20,8 @@ export function CodesPage({ onError }: { onError: (error: unknown) => void }) {
   const [expires, setExpires] = useState('');
   const [done, setDone] = useState(false);
   const [error, setError] = useState<unknown>(null);
+  // Bumped by each new batch: the batches below are read again.
+  const [batches, setBatches] = useState(0);
   const submit = (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
     setDone(false);
@@ -34,6 +38,7 @@ export function CodesPage({ onError }: { onError: (error: unknown) => void }) {
       .then((file) => {
         saveFile(file, 'redemption-codes.csv');
         setDone(true);
+        setBatches((version) => version + 1);
       })
       .catch((failure: unknown) => {
         onError(failure);
@@ -71,6 +76,7 @@ export function CodesPage({ onError }: { onError: (error: unknown) => void }) {
         />
         <SubmitRow label={t('op.createCodes')} done={done && t('op.codesReady')} />
       </form>
+      <CodeBatches onError={onError} version={batches} />
     </section>
   );
 }

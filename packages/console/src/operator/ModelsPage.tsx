@@ -1,12 +1,15 @@
 import { useState, type FormEvent } from 'react';
 import type { ModelPrices, OperatorModel } from '../console-types.js';
-import { useI18n } from '../i18n.js';
+import { useI18n, type MessageKey } from '../i18n.js';
 import { When } from '../money.js';
 import { ErrorLine } from '../pages/ErrorLine.js';
 import { useLoad } from '../useLoad.js';
 import { operatorApi } from './operator-api.js';
 
 type OnError = (error: unknown) => void;
+
+/** The API families the console names (`models.family.*`, as the member's models page). */
+const FAMILIES = new Set(['chat', 'ocr', 'embeddings', 'rerank', 'images', 'videos', 'h3']);
 
 /**
  * Models (read only, from the configuration) with their current price version; a model's
@@ -40,7 +43,13 @@ export function ModelsPage({ onError }: { onError: OnError }) {
                     </button>
                   </td>
                   <td>{model.upstream}</td>
-                  <td>{model.families.join(', ')}</td>
+                  <td>
+                    {model.families
+                      .map((family) =>
+                        FAMILIES.has(family) ? t(`models.family.${family}` as MessageKey) : family,
+                      )
+                      .join(', ')}
+                  </td>
                   <td>
                     <code>{model.current.price_version}</code>
                   </td>

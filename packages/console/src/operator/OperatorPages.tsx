@@ -5,6 +5,8 @@ import { AccountsPage } from './AccountsPage.js';
 import { AuditPage, InvitePage, LedgerPage } from './AuditPage.js';
 import { ChannelsPage } from './ChannelsPage.js';
 import { CodesPage } from './CodesPage.js';
+import { DashboardPage } from './DashboardPage.js';
+import { RequestsLogPage } from './RequestsLogPage.js';
 import { ModelsPage } from './ModelsPage.js';
 import { PaymentsPage } from './PaymentsPage.js';
 import { ResolvePage } from './ResolvePage.js';
@@ -15,7 +17,9 @@ import { UsersPage } from './UsersPage.js';
 import './operator.css';
 
 const PAGES = [
+  { path: '/admin/dashboard', label: 'op.dash.nav' },
   { path: '/admin/accounts', label: 'op.accounts' },
+  { path: '/admin/requests', label: 'op.log.nav' },
   { path: '/admin/codes', label: 'op.codes' },
   { path: '/admin/models', label: 'op.models' },
   { path: '/admin/channels', label: 'op.channels' },
@@ -66,6 +70,10 @@ export function OperatorPages({ path, onError }: { path: string; onError: (e: un
       </nav>
       {current === null ? (
         <StatusPage status={404} />
+      ) : current === '/admin/dashboard' ? (
+        <DashboardPage onError={onError} />
+      ) : current === '/admin/requests' ? (
+        <RequestsLogPage onError={onError} />
       ) : current === '/admin/models' ? (
         <ModelsPage onError={onError} />
       ) : current === '/admin/channels' ? (

@@ -1,4 +1,5 @@
 import { useState } from 'react';
+import { GatewayText } from '../components/PricingRule.js';
 import { useI18n } from '../i18n.js';
 import { Yuan, When } from '../money.js';
 import { ErrorLine } from '../pages/ErrorLine.js';
@@ -67,19 +68,28 @@ function OrdersTable({
                     <code>{order.id}</code>
                   </td>
                   <td>
-                    <code>{order.account_id}</code>
+                    <span className="wrap-anywhere" title={order.account_id}>
+                      {order.account_email ?? order.account_id}
+                    </span>
                   </td>
                   <td>
                     <Yuan micro={order.amount} />
                   </td>
-                  <td>
-                    <code>{order.state}</code>
-                  </td>
+                  <td>{t(`topup.state.${order.state}`)}</td>
                   <td>
                     <Yuan micro={order.refunded_amount} />
                   </td>
                   <td>{order.refund_owed > 0 ? <Yuan micro={order.refund_owed} /> : '—'}</td>
-                  <td>{order.flag ?? '—'}</td>
+                  <td>
+                    {order.flag === null ? (
+                      '—'
+                    ) : (
+                      <>
+                        {t('op.flagged')}
+                        <GatewayText summary={t('op.flagText')} text={order.flag} />
+                      </>
+                    )}
+                  </td>
                 </tr>
               ))}
             </tbody>

@@ -1,13 +1,15 @@
 import type { OperatorRequestRecord, OperatorTask } from '@tollgate/protocol';
 import { useState, type FormEvent } from 'react';
+import { taskKindOf } from '../caller-api.js';
 import { Field } from '../components/Field.js';
+import { KeyLabel } from '../components/KeyLabel.js';
 import type { UnresolvedTotals } from '../console-types.js';
 import { useI18n } from '../i18n.js';
 import { submittedAmount, When, Yuan, YuanField } from '../money.js';
 import { AMOUNT_RULES } from '../money-text.js';
 import { ErrorLine } from '../pages/ErrorLine.js';
 import { useLoad } from '../useLoad.js';
-import { operatorApi } from './operator-api.js';
+import { operatorApi, type Named } from './operator-api.js';
 
 type OnError = (error: unknown) => void;
 
@@ -80,7 +82,7 @@ function RecordForm({
   onDone,
   onError,
 }: {
-  record: OperatorRequestRecord;
+  record: Named<OperatorRequestRecord>;
   onDone: () => void;
   onError: OnError;
 }) {
@@ -108,7 +110,11 @@ function RecordForm({
   return (
     <form className="card" data-record-id={record.id} onSubmit={submit}>
       <p>
-        <code>{record.id}</code> · {record.model ?? '—'} · <code>{record.account_id}</code> ·{' '}
+        <code>{record.id}</code> · {record.model ?? '—'} ·{' '}
+        <span data-account-id={record.account_id}>
+          {record.account_email ?? <code>{record.account_id}</code>}
+        </span>{' '}
+        · <KeyLabel keyId={record.key_id} name={record.key_name} hint={record.key_hint} /> ·{' '}
         <When iso={record.created_at} />
         {typeof record.reserve?.amount === 'number' && (
           <>
@@ -152,7 +158,7 @@ function TaskForm({
   onDone,
   onError,
 }: {
-  task: OperatorTask;
+  task: Named<OperatorTask>;
   onDone: () => void;
   onError: OnError;
 }) {
@@ -165,8 +171,11 @@ function TaskForm({
   return (
     <form className="card" data-task-id={task.id} onSubmit={submit}>
       <p>
-        <code>{task.id}</code> · {task.object.replace('.task', '')} · {task.model} ·{' '}
-        <code>{task.account_id}</code>
+        <code>{task.id}</code> · {t(`task.kind.${taskKindOf(task)}`)} · {task.model} ·{' '}
+        <span data-account-id={task.account_id}>
+          {task.account_email ?? <code>{task.account_id}</code>}
+        </span>{' '}
+        · <KeyLabel keyId={task.key_id} name={task.key_name} hint={task.key_hint} />
       </p>
       <ReasonField name="task-reason" value={reason} onValue={setReason} />
       <button type="submit">{t('op.release')}</button>

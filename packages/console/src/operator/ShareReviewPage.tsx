@@ -1,10 +1,10 @@
-import type { OperatorShare } from '@tollgate/protocol';
 import { useState } from 'react';
+import { KeyLabel } from '../components/KeyLabel.js';
 import { useI18n } from '../i18n.js';
 import { When } from '../money.js';
 import { ErrorLine } from '../pages/ErrorLine.js';
 import { useLoad } from '../useLoad.js';
-import { operatorApi } from './operator-api.js';
+import { operatorApi, type ReviewShare } from './operator-api.js';
 
 /** The share review queue: each pending share with its preview; approve, or reject with a reason. */
 export function ShareReviewPage({ onError }: { onError: (error: unknown) => void }) {
@@ -29,7 +29,7 @@ function ShareCard({
   onDecided,
   onError,
 }: {
-  share: OperatorShare;
+  share: ReviewShare;
   onDecided: () => void;
   onError: (error: unknown) => void;
 }) {
@@ -45,9 +45,29 @@ function ShareCard({
         src={operatorApi.shareContentUrl(share.id)}
         alt={`${t('op.preview')} ${share.id}`}
       />
-      <p>
-        <code>{share.account_id}</code> · <When iso={share.created_at} />
-      </p>
+      <dl className="facts">
+        <dt>{t('op.account')}</dt>
+        <dd data-share-account={share.account_id}>
+          {share.account_email ?? <code>{share.account_id}</code>}
+        </dd>
+        <dt>{share.task_id === null ? t('op.shareFile') : t('op.shareTask')}</dt>
+        <dd>
+          {share.task_kind !== null && (
+            <>
+              {t(`task.kind.${share.task_kind}`)} · {share.task_model} ·{' '}
+            </>
+          )}
+          <code>{share.task_id ?? share.asset_id}</code>
+        </dd>
+        <dt>{t('op.key')}</dt>
+        <dd>
+          <KeyLabel keyId={share.key_id} name={share.key_name} hint={share.key_hint} />
+        </dd>
+        <dt>{t('op.when')}</dt>
+        <dd>
+          <When iso={share.created_at} />
+        </dd>
+      </dl>
       <label>
         {t('op.reason')}
         <input

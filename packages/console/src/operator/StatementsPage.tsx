@@ -3,9 +3,11 @@ import { useState, type FormEvent } from 'react';
 import { DataTable, type Column } from '../components/DataTable.js';
 import { DownloadLink } from '../components/DownloadLink.js';
 import { Field, SubmitRow } from '../components/Field.js';
+import { GatewayText } from '../components/PricingRule.js';
 import { useI18n } from '../i18n.js';
 import { When, Yuan } from '../money.js';
 import { ErrorLine } from '../pages/ErrorLine.js';
+import { AccountPicker } from './AccountPicker.js';
 import { operatorApi, type Period } from './operator-api.js';
 
 type OnError = (error: unknown) => void;
@@ -41,7 +43,7 @@ export function StatementsPage({ onError }: { onError: OnError }) {
   };
   const columns: Column<StatementMovement>[] = [
     { id: 'time', header: t('op.when'), cell: (movement) => <When iso={movement.time} /> },
-    { id: 'kind', header: t('op.kind'), cell: (movement) => movement.kind },
+    { id: 'kind', header: t('op.kind'), cell: (movement) => t(`wallet.kind.${movement.kind}`) },
     {
       id: 'amount',
       header: t('op.amount'),
@@ -54,7 +56,11 @@ export function StatementsPage({ onError }: { onError: OnError }) {
       number: true,
       cell: (movement) => <Yuan micro={movement.balance} />,
     },
-    { id: 'description', header: t('op.description'), cell: (movement) => movement.description },
+    {
+      id: 'description',
+      header: t('op.description'),
+      cell: (movement) => <GatewayText summary={t('journal.text')} text={movement.description} />,
+    },
     {
       id: 'reference',
       header: t('op.movementOf'),
@@ -72,12 +78,13 @@ export function StatementsPage({ onError }: { onError: OnError }) {
       <p>{t('op.statementNote')}</p>
       <ErrorLine error={error} />
       <form className="card narrow" onSubmit={show}>
-        <Field
-          label={t('op.statementAccount')}
+        <AccountPicker
           name="statement-account"
+          label={t('op.pick.account')}
           required
           value={accountId}
-          onValue={setAccountId}
+          onChange={setAccountId}
+          onError={onError}
         />
         <Field
           label={t('op.fromDay')}

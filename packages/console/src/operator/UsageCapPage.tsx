@@ -1,12 +1,14 @@
 import type { OperatorRequestRecord } from '@tollgate/protocol';
 import type { FormEvent } from 'react';
 import { DataTable, type Column } from '../components/DataTable.js';
+import { KeyLabel } from '../components/KeyLabel.js';
+import { GatewayText } from '../components/PricingRule.js';
 import { useRowTexts } from '../components/RowTexts.js';
 import { useI18n } from '../i18n.js';
 import { When, Yuan } from '../money.js';
 import { ErrorLine } from '../pages/ErrorLine.js';
 import { useLoad } from '../useLoad.js';
-import { operatorApi } from './operator-api.js';
+import { operatorApi, type Named } from './operator-api.js';
 
 type OnError = (error: unknown) => void;
 
@@ -19,7 +21,7 @@ export function UsageCapPage({ onError }: { onError: OnError }) {
   const { t } = useI18n();
   const flagged = useLoad(() => operatorApi.flaggedUsage(), onError);
   const notes = useRowTexts();
-  const review = (event: FormEvent, record: OperatorRequestRecord) => {
+  const review = (event: FormEvent, record: Named<OperatorRequestRecord>) => {
     event.preventDefault();
     operatorApi
       .reviewUsage(record.id, notes.text(record.id).trim())
@@ -29,10 +31,25 @@ export function UsageCapPage({ onError }: { onError: OnError }) {
       })
       .catch(flagged.fail);
   };
-  const columns: Column<OperatorRequestRecord>[] = [
+  const columns: Column<Named<OperatorRequestRecord>>[] = [
     { id: 'time', header: t('op.when'), cell: (record) => <When iso={record.created_at} /> },
     { id: 'id', header: t('op.request'), cell: (record) => <code>{record.id}</code> },
-    { id: 'account', header: t('op.account'), cell: (record) => <code>{record.account_id}</code> },
+    {
+      id: 'account',
+      header: t('op.account'),
+      cell: (record) => (
+        <span className="wrap-anywhere" title={record.account_id}>
+          {record.account_email ?? record.account_id}
+        </span>
+      ),
+    },
+    {
+      id: 'key',
+      header: t('op.key'),
+      cell: (record) => (
+        <KeyLabel keyId={record.key_id} name={record.key_name} hint={record.key_hint} />
+      ),
+    },
     { id: 'model', header: t('op.model'), cell: (record) => record.model ?? '—' },
     {
       id: 'billed',
@@ -43,7 +60,12 @@ export function UsageCapPage({ onError }: { onError: OnError }) {
     {
       id: 'detail',
       header: t('op.detail'),
-      cell: (record) => record.usage_exceeded_cap?.detail ?? '—',
+      cell: (record) =>
+        record.usage_exceeded_cap === null ? (
+          '—'
+        ) : (
+          <GatewayText summary={t('op.upstreamReport')} text={record.usage_exceeded_cap.detail} />
+        ),
     },
     {
       id: 'review',

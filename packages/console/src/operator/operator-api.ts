@@ -6,6 +6,7 @@ import type {
   OperatorShare,
   OperatorTask,
   RequestRecord,
+  TaskKind,
 } from '@tollgate/protocol';
 import { request, requestFile } from '../api.js';
 import type {
@@ -18,6 +19,8 @@ import type {
   List,
   ListPage,
   ModelPrices,
+  AccountEmail,
+  KeyNames,
   OperatorModel,
   UnresolvedSummary,
 } from '../console-types.js';
@@ -29,6 +32,15 @@ import type {
 
 const admin = '/admin';
 const id = encodeURIComponent;
+
+/** A row of the console's operator answers, with its account's email and its key's name. */
+export type Named<Row> = Row & AccountEmail & KeyNames;
+
+/** A share in the review queue, named: its account, its key, and its task's kind and model. */
+export type ReviewShare = Named<OperatorShare> & {
+  task_kind: TaskKind | null;
+  task_model: string | null;
+};
 
 /** UTC days `YYYY-MM-DD`; an empty one leaves the server's default (this month so far). */
 export interface Period {
@@ -84,7 +96,7 @@ export const operatorApi = {
       body: reason === '' ? {} : { reason },
     }),
   pendingShares: () =>
-    request<ListPage<OperatorShare>>('GET', `${admin}/shares?state=pending_review`),
+    request<ListPage<ReviewShare>>('GET', `${admin}/shares?state=pending_review`),
   shareContentUrl: (shareId: string) => `/console/api${admin}/shares/${id(shareId)}/content`,
   decideShare: (shareId: string, decision: 'approve' | 'reject', reason: string) =>
     request<OperatorShare>('POST', `${admin}/shares/${id(shareId)}/${decision}`, {
@@ -92,9 +104,9 @@ export const operatorApi = {
     }),
   unresolved: () => request<UnresolvedSummary>('GET', `${admin}/unresolved`),
   unresolvedRecords: () =>
-    request<List<OperatorRequestRecord>>('GET', `${admin}/requests/unresolved`),
+    request<List<Named<OperatorRequestRecord>>>('GET', `${admin}/requests/unresolved`),
   unresolvedTasks: () =>
-    request<List<OperatorTask>>('GET', `${admin}/tasks?status=submission_unknown`),
+    request<List<Named<OperatorTask>>>('GET', `${admin}/tasks?status=submission_unknown`),
   resolveRecord: (
     recordId: string,
     body: { action: 'capture' | 'release'; amount?: number; reason: string },
@@ -117,7 +129,7 @@ export const operatorApi = {
   setPrices: (model: string, prices: unknown) =>
     request<ModelPrices>('PUT', `${admin}/models/${id(model)}/prices`, { body: prices }),
   flaggedUsage: () =>
-    request<List<OperatorRequestRecord>>('GET', `${admin}/requests/usage-beyond-cap`),
+    request<List<Named<OperatorRequestRecord>>>('GET', `${admin}/requests/usage-beyond-cap`),
   reviewUsage: (recordId: string, reason: string) =>
     request<OperatorRequestRecord>('POST', `${admin}/requests/${id(recordId)}/review-usage`, {
       body: { reason },

@@ -1,10 +1,10 @@
-import { useState, type FormEvent } from 'react';
+import { useState, type FormEvent, type ReactNode } from 'react';
 import { api } from '../api.js';
 import { NewPasswordFields } from '../components/NewPasswordFields.js';
 import type { SessionState } from '../console-types.js';
 import { useI18n } from '../i18n.js';
 import { useLoad } from '../useLoad.js';
-import { failureText } from './ErrorLine.js';
+import { Failure } from './ErrorLine.js';
 
 /** The invitation's failure is shown as "unusable" (no session to end: nothing else to do). */
 const IGNORE = () => {};
@@ -23,7 +23,7 @@ export function InvitePage({
   const unusable = invitation.error !== null;
   const [password, setPassword] = useState('');
   const [confirm, setConfirm] = useState('');
-  const [error, setError] = useState<string | null>(null);
+  const [error, setError] = useState<ReactNode>(null);
   const [busy, setBusy] = useState(false);
   const submit = (event: FormEvent) => {
     event.preventDefault();
@@ -38,7 +38,14 @@ export function InvitePage({
       .acceptInvitation(token, password)
       .then(() => api.signIn(email, password))
       .then(onSignedIn)
-      .catch((failure: unknown) => setError(`${t('common.error')}${failureText(failure, t)}`))
+      .catch((failure: unknown) =>
+        setError(
+          <>
+            {t('common.error')}
+            <Failure error={failure} />
+          </>,
+        ),
+      )
       .finally(() => setBusy(false));
   };
   if (unusable)
@@ -70,9 +77,9 @@ export function InvitePage({
             onConfirm={setConfirm}
           />
           {error !== null && (
-            <p role="alert" className="error">
+            <div role="alert" className="error">
               {error}
-            </p>
+            </div>
           )}
           <button type="submit" disabled={busy}>
             {t('invite.submit')}

@@ -1,4 +1,4 @@
-import { useState, type FormEvent } from 'react';
+import { lazy, Suspense, useMemo, useState, type FormEvent } from 'react';
 import { api } from '../api.js';
 import { callerApi, last30Days } from '../caller-api.js';
 import { DataTable, type Column } from '../components/DataTable.js';
@@ -14,6 +14,11 @@ import { CallAddresses, HowToCall, type CallingKey } from './HowToCall.js';
 import { KeyCreateOptions, KeyLimits, keyOptionsOf, NO_KEY_OPTIONS } from './KeyCreateOptions.js';
 import { KeyRotate } from './KeyRotate.js';
 
+// Chart.js, as the overview's chart: a chunk of its own, loaded with the pages that draw one.
+const KeySpendChart = lazy(() =>
+  import('../components/SpendChart.js').then((module) => ({ default: module.KeySpendChart })),
+);
+
 /**
  * Keys: create (the plaintext shown once, with a copy button), list with each key's spend over
  * the last 30 UTC days, disable.
@@ -26,6 +31,22 @@ export function KeysPage({ onError }: { onError: (error: unknown) => void }) {
     return callerApi.keySpend(from, to);
   }, onError);
   const spend = new Map(perKey.value?.data.map((row) => [row.key_id, row.amount]));
+  // The chart's bars: each key that spent, most first, named as people know it.
+  const bars = useMemo(
+    () =>
+      (perKey.value?.data ?? [])
+        .filter((row) => row.amount > 0)
+        .sort((a, b) => b.amount - a.amount)
+        .map((row) => ({
+          micro: row.amount,
+          label:
+            row.key_name ??
+            (row.key_hint !== null
+              ? `${t('key.unnamed')} ${row.key_hint}`
+              : t(row.key_id === null ? 'key.purged' : 'key.console')),
+        })),
+    [perKey.value, t],
+  );
   const [name, setName] = useState('');
   const [options, setOptions] = useState(NO_KEY_OPTIONS);
   const [fresh, setFresh] = useState<CallingKey | null>(null);
@@ -70,7 +91,11 @@ export function KeysPage({ onError }: { onError: (error: unknown) => void }) {
     void navigator.clipboard.writeText(fresh.plaintext).then(() => setCopied(true));
   };
   const columns: Column<ApiKey>[] = [
-    { id: 'name', header: t('keys.name'), cell: (key) => key.name ?? '—' },
+    {
+      id: 'name',
+      header: t('keys.name'),
+      cell: (key) => key.name ?? <span className="muted">{t('key.unnamed')}</span>,
+    },
     {
       id: 'hint',
       header: t('keys.hint'),
@@ -168,6 +193,14 @@ export function KeysPage({ onError }: { onError: (error: unknown) => void }) {
         <KeyCreateOptions value={options} onChange={setOptions} onError={fail} />
         <button type="submit">{t('keys.create')}</button>
       </form>
+      {bars.length > 0 && (
+        <div className="card" data-key-spend-card>
+          <h2>{t('key.spendTitle')}</h2>
+          <Suspense fallback={null}>
+            <KeySpendChart bars={bars} label={t('key.spendChart')} />
+          </Suspense>
+        </div>
+      )}
       <DataTable
         rows={keys.value?.data ?? null}
         columns={columns}

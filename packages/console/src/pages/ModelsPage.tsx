@@ -3,7 +3,7 @@ import { callerApi } from '../caller-api.js';
 import { DataTable, type Column } from '../components/DataTable.js';
 import { Listed } from '../components/Listed.js';
 import { useI18n } from '../i18n.js';
-import { filled, priceRows, type PriceRow } from '../model-prices.js';
+import { filled, priceRows, rowLabel, type PriceRow } from '../model-prices.js';
 import { Yuan } from '../money.js';
 import { useLoad } from '../useLoad.js';
 import { ErrorLine } from './ErrorLine.js';
@@ -39,7 +39,7 @@ function ModelCard({ model }: { model: ConsoleModel }) {
   const { t } = useI18n();
   const combinations = model.capabilities.combinations;
   const columns: Column<PriceRow>[] = [
-    { id: 'item', header: t('models.item'), cell: (row) => filled(t(row.label), row.values) },
+    { id: 'item', header: t('models.item'), cell: (row) => rowLabel(row, t) },
     {
       id: 'price',
       header: t('models.price'),
@@ -80,7 +80,13 @@ function ModelCard({ model }: { model: ConsoleModel }) {
       <DataTable
         rows={priceRows(model)}
         columns={columns}
-        rowKey={(row) => `${row.label} ${Object.values(row.values).join(' ')}`}
+        rowKey={(row) =>
+          [
+            row.label,
+            ...Object.values(row.values),
+            ...Object.values(row.within?.values ?? {}),
+          ].join(' ')
+        }
         rowAttributes={(row) => ({ 'data-price': row.label })}
         empty="—"
         label={filled(t('models.pricesOf'), { model: model.id })}

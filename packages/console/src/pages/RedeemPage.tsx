@@ -1,16 +1,17 @@
 import type { Account } from '@tollgate/protocol';
-import { useState, type FormEvent } from 'react';
+import { useState, type FormEvent, type ReactNode } from 'react';
 import { api, ApiFailure } from '../api.js';
+import { ConsoleLink } from '../components/ConsoleLink.js';
 import { useI18n } from '../i18n.js';
 import { Yuan } from '../money.js';
 import { AwaitingFunds } from './AwaitingFunds.js';
-import { failureText } from './ErrorLine.js';
+import { Failure } from './ErrorLine.js';
 
 export function RedeemPage({ onError }: { onError: (error: unknown) => void }) {
   const { t } = useI18n();
   const [code, setCode] = useState('');
   const [account, setAccount] = useState<Account | null>(null);
-  const [error, setError] = useState<string | null>(null);
+  const [error, setError] = useState<ReactNode>(null);
   const [busy, setBusy] = useState(false);
   // Bumped by every top-up: what waits for funds is read again, each with its settle button.
   const [toppedUp, setToppedUp] = useState(0);
@@ -29,9 +30,14 @@ export function RedeemPage({ onError }: { onError: (error: unknown) => void }) {
       .catch((failure: unknown) => {
         onError(failure);
         setError(
-          failure instanceof ApiFailure && failure.code === 'NOT_FOUND'
-            ? t('redeem.unusable')
-            : `${t('common.error')}${failureText(failure, t)}`,
+          failure instanceof ApiFailure && failure.code === 'NOT_FOUND' ? (
+            t('redeem.unusable')
+          ) : (
+            <>
+              {t('common.error')}
+              <Failure error={failure} />
+            </>
+          ),
         );
       })
       .finally(() => setBusy(false));
@@ -39,6 +45,10 @@ export function RedeemPage({ onError }: { onError: (error: unknown) => void }) {
   return (
     <section>
       <h1>{t('redeem.title')}</h1>
+      <p className="actions" data-redeem-links>
+        <ConsoleLink to="/topup">{t('wallet.orTopUp')}</ConsoleLink>
+        <ConsoleLink to="/billing">{t('wallet.toWallet')}</ConsoleLink>
+      </p>
       <form className="card narrow" onSubmit={submit}>
         <label>
           {t('redeem.code')}
@@ -52,9 +62,9 @@ export function RedeemPage({ onError }: { onError: (error: unknown) => void }) {
           />
         </label>
         {error !== null && (
-          <p role="alert" className="error">
+          <div role="alert" className="error">
             {error}
-          </p>
+          </div>
         )}
         {account !== null && (
           <p role="status" className="success">

@@ -1,8 +1,12 @@
+import type { BillLineItem } from '@tollgate/protocol';
 import { useState, type FormEvent } from 'react';
 import { api, queryText, requestFile } from '../api.js';
 import { DownloadLink } from '../components/DownloadLink.js';
+import { KeyLabel } from '../components/KeyLabel.js';
+import { LineItemName } from '../components/LineItemName.js';
+import { PricingRule } from '../components/PricingRule.js';
 import type { OwnerRequestList, OwnerRequestSummary } from '../console-types.js';
-import { useI18n } from '../i18n.js';
+import { useI18n, type MessageKey } from '../i18n.js';
 import { When, Yuan } from '../money.js';
 import { useLoad } from '../useLoad.js';
 import { ErrorLine } from './ErrorLine.js';
@@ -14,6 +18,7 @@ const STATUSES = [
   'accepted',
   'awaiting_funds',
   'submission_unknown',
+  'resolved',
 ] as const;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -107,7 +112,7 @@ export function RequestsPage({ onError }: { onError: (error: unknown) => void })
             <option value="">{t('requests.anyStatus')}</option>
             {STATUSES.map((status) => (
               <option key={status} value={status}>
-                {status}
+                {t(`record.status.${status}`)}
               </option>
             ))}
           </select>
@@ -173,7 +178,79 @@ export function RequestsPage({ onError }: { onError: (error: unknown) => void })
   );
 }
 
-/** One record; opened, its detail: idempotency key, path, usage, the bill and its rule. */
+/**
+ * A bill's line items (docs/billing.md, "Line items"): what was counted, how many, at what price,
+ * for how much; their amounts add up to the bill.
+ */
+function LineItems({ items }: { items: readonly BillLineItem[] }) {
+  const { t } = useI18n();
+  return (
+    <div className="table-wrap">
+      <table data-line-items>
+        <caption>{t('tasks.lineItems')}</caption>
+        <thead>
+          <tr>
+            <th scope="col">{t('tasks.lineItem')}</th>
+            <th scope="col">{t('tasks.quantity')}</th>
+            <th scope="col">{t('tasks.unitPrice')}</th>
+            <th scope="col">{t('tasks.amount')}</th>
+          </tr>
+        </thead>
+        <tbody>
+          {items.map((item) => (
+            <tr key={item.item}>
+              <td>
+                <LineItemName name={item.item} />
+              </td>
+              <td className="number">{item.units}</td>
+              <td className="number">
+                {'price_per_million' in item ? (
+                  <>
+                    <Yuan micro={item.price_per_million} /> {t('requests.perMillion')}
+                  </>
+                ) : (
+                  <>
+                    <Yuan micro={item.unit_price} /> {t('requests.perRequest')}
+                  </>
+                )}
+              </td>
+              <td className="number">
+                <Yuan micro={item.amount} />
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+/** The usage counts the record names (`prompt_tokens`…), each in the viewer's language. */
+const USAGE_NAMES = new Set([
+  'prompt_tokens',
+  'completion_tokens',
+  'total_tokens',
+  'cached_tokens',
+  'reasoning_tokens',
+  'cache_write_tokens',
+  'cache_write_1h_tokens',
+]);
+
+function UsageCounts({ usage }: { usage: Record<string, number> }) {
+  const { t } = useI18n();
+  return (
+    <>
+      {Object.entries(usage).map(([name, count], index) => (
+        <span key={name} data-usage={name}>
+          {index > 0 && ', '}
+          {USAGE_NAMES.has(name) ? t(`usage.${name}` as MessageKey) : <code>{name}</code>}: {count}
+        </span>
+      ))}
+    </>
+  );
+}
+
+/** One record; opened, its detail: idempotency key, path, usage, the bill, its rule and items. */
 function RequestRow({
   row,
   open,
@@ -202,10 +279,10 @@ function RequestRow({
           </button>
         </td>
         <td>{row.model ?? '—'}</td>
-        <td>{row.status}</td>
+        <td data-status={row.status}>{t(`record.status.${row.status}`)}</td>
         <td className="number">{row.bill === null ? '—' : <Yuan micro={row.bill.amount} />}</td>
         <td>
-          <code>{row.key_id}</code>
+          <KeyLabel keyId={row.key_id} name={row.key_name} hint={row.key_hint} />
         </td>
       </tr>
       {open && (
@@ -224,13 +301,7 @@ function RequestRow({
                 {row.http_status === null ? '' : ` → ${row.http_status}`}
               </dd>
               <dt>{t('requests.usage')}</dt>
-              <dd>
-                {row.usage === null
-                  ? '—'
-                  : Object.entries(row.usage)
-                      .map(([name, count]) => `${name}: ${count}`)
-                      .join(', ')}
-              </dd>
+              <dd>{row.usage === null ? '—' : <UsageCounts usage={row.usage} />}</dd>
               {row.bill !== null && (
                 <>
                   <dt>{t('requests.amount')}</dt>
@@ -242,10 +313,22 @@ function RequestRow({
                     <code>{row.bill.price_version ?? '—'}</code>
                   </dd>
                   <dt>{t('tasks.rule')}</dt>
-                  <dd data-pricing-rule>{row.bill.pricing_rule ?? '—'}</dd>
+                  <dd data-pricing-rule>
+                    {row.bill.pricing_rule === null ? (
+                      '—'
+                    ) : (
+                      <PricingRule
+                        rule={row.bill.pricing_rule}
+                        hasItems={(row.bill.line_items?.length ?? 0) > 0}
+                      />
+                    )}
+                  </dd>
                 </>
               )}
             </dl>
+            {row.bill?.line_items != null && row.bill.line_items.length > 0 && (
+              <LineItems items={row.bill.line_items} />
+            )}
           </td>
         </tr>
       )}

@@ -1,11 +1,11 @@
-import { useState, type FormEvent } from 'react';
+import { useState, type FormEvent, type ReactNode } from 'react';
 import { ApiFailure } from '../api.js';
 import { NewPasswordFields } from '../components/NewPasswordFields.js';
 import { useI18n } from '../i18n.js';
 import { When } from '../money.js';
 import { securityApi } from '../security-api.js';
 import { useLoad } from '../useLoad.js';
-import { ErrorLine, failureText } from './ErrorLine.js';
+import { ErrorLine, Failure } from './ErrorLine.js';
 import { TotpSection } from './TotpSection.js';
 import './security.css';
 
@@ -91,7 +91,7 @@ function PasswordChange({
   const [current, setCurrent] = useState('');
   const [next, setNext] = useState('');
   const [confirm, setConfirm] = useState('');
-  const [message, setMessage] = useState<{ ok: boolean; text: string } | null>(null);
+  const [message, setMessage] = useState<{ ok: boolean; text: ReactNode } | null>(null);
   const [busy, setBusy] = useState(false);
   const submit = (event: FormEvent) => {
     event.preventDefault();
@@ -115,9 +115,14 @@ function PasswordChange({
         const wrong = failure instanceof ApiFailure && failure.param === 'current_password';
         setMessage({
           ok: false,
-          text: wrong
-            ? t('security.passwordWrong')
-            : `${t('common.error')}${failureText(failure, t)}`,
+          text: wrong ? (
+            t('security.passwordWrong')
+          ) : (
+            <>
+              {t('common.error')}
+              <Failure error={failure} />
+            </>
+          ),
         });
       })
       .finally(() => setBusy(false));
@@ -146,9 +151,9 @@ function PasswordChange({
         onConfirm={setConfirm}
       />
       {message !== null && (
-        <p role={message.ok ? 'status' : 'alert'} className={message.ok ? 'success' : 'error'}>
+        <div role={message.ok ? 'status' : 'alert'} className={message.ok ? 'success' : 'error'}>
           {message.text}
-        </p>
+        </div>
       )}
       <button type="submit" disabled={busy}>
         {t('security.changePassword')}

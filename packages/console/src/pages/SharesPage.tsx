@@ -3,6 +3,7 @@ import { assetApi } from '../asset-api.js';
 import { assetContentUrl } from '../caller-api.js';
 import { CardGrid } from '../components/CardGrid.js';
 import { Field } from '../components/Field.js';
+import { KeyLabel } from '../components/KeyLabel.js';
 import type { ConsoleShare } from '../console-types.js';
 import { useI18n } from '../i18n.js';
 import { When } from '../money.js';
@@ -77,7 +78,8 @@ function ShareCard({ share, onRevoke }: { share: ConsoleShare; onRevoke: () => v
             </a>
           ) : share.token_source === 'api_key' ? (
             <span className="muted">
-              {t('shares.byKey')} <code>{share.key_id}</code>
+              {t('shares.byKey')}{' '}
+              <KeyLabel keyId={share.key_id} name={share.key_name} hint={share.key_hint} />
             </span>
           ) : (
             <span className="muted">

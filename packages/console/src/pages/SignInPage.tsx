@@ -1,9 +1,9 @@
-import { useState, type FormEvent } from 'react';
+import { useState, type FormEvent, type ReactNode } from 'react';
 import { api, ApiFailure } from '../api.js';
 import { EmailField, Field } from '../components/Field.js';
 import type { SessionState } from '../console-types.js';
 import { useI18n } from '../i18n.js';
-import { failureText } from './ErrorLine.js';
+import { Failure } from './ErrorLine.js';
 
 export function SignInPage({ onSignedIn }: { onSignedIn: (state: SessionState) => void }) {
   const { t } = useI18n();
@@ -11,7 +11,7 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (state: SessionState) =
   const [password, setPassword] = useState('');
   // Shown once the gateway asks for it (a user with a second factor): 401 naming `totp`.
   const [totp, setTotp] = useState<string | null>(null);
-  const [error, setError] = useState<string | null>(null);
+  const [error, setError] = useState<ReactNode>(null);
   const [busy, setBusy] = useState(false);
   const submit = (event: FormEvent) => {
     event.preventDefault();
@@ -27,13 +27,18 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (state: SessionState) =
           return;
         }
         setError(
-          asksForCode
-            ? t('signIn.totpWrong')
-            : failure instanceof ApiFailure && failure.status === 429
-              ? t('signIn.throttled')
-              : failure instanceof ApiFailure && failure.status === 401
-                ? t('signIn.wrong')
-                : `${t('common.error')}${failureText(failure, t)}`,
+          asksForCode ? (
+            t('signIn.totpWrong')
+          ) : failure instanceof ApiFailure && failure.status === 429 ? (
+            t('signIn.throttled')
+          ) : failure instanceof ApiFailure && failure.status === 401 ? (
+            t('signIn.wrong')
+          ) : (
+            <>
+              {t('common.error')}
+              <Failure error={failure} />
+            </>
+          ),
         );
       })
       .finally(() => setBusy(false));
@@ -66,9 +71,9 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (state: SessionState) =
           />
         )}
         {error !== null && (
-          <p role="alert" className="error">
+          <div role="alert" className="error">
             {error}
-          </p>
+          </div>
         )}
         <button type="submit" disabled={busy}>
           {t('signIn.submit')}

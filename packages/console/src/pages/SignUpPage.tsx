@@ -1,4 +1,4 @@
-import { useState, type FormEvent } from 'react';
+import { useState, type FormEvent, type ReactNode } from 'react';
 import { ApiFailure } from '../api.js';
 import { EmailField } from '../components/Field.js';
 import { NewPasswordFields } from '../components/NewPasswordFields.js';
@@ -7,7 +7,7 @@ import { useI18n } from '../i18n.js';
 import { navigate } from '../router.js';
 import { securityApi } from '../security-api.js';
 import { useLoad } from '../useLoad.js';
-import { failureText } from './ErrorLine.js';
+import { Failure } from './ErrorLine.js';
 
 /**
  * Self sign-up (docs/console.md, "Self sign-up"): a new account with the visitor as its member,
@@ -18,7 +18,7 @@ export function SignUpPage({ onSignedIn }: { onSignedIn: (state: SessionState) =
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const [confirm, setConfirm] = useState('');
-  const [error, setError] = useState<string | null>(null);
+  const [error, setError] = useState<ReactNode>(null);
   const [busy, setBusy] = useState(false);
   const submit = (event: FormEvent) => {
     event.preventDefault();
@@ -33,11 +33,16 @@ export function SignUpPage({ onSignedIn }: { onSignedIn: (state: SessionState) =
       .then(onSignedIn)
       .catch((failure: unknown) =>
         setError(
-          failure instanceof ApiFailure && failure.status === 409
-            ? t('signUp.taken')
-            : failure instanceof ApiFailure && failure.status === 429
-              ? t('signUp.throttled')
-              : `${t('common.error')}${failureText(failure, t)}`,
+          failure instanceof ApiFailure && failure.status === 409 ? (
+            t('signUp.taken')
+          ) : failure instanceof ApiFailure && failure.status === 429 ? (
+            t('signUp.throttled')
+          ) : (
+            <>
+              {t('common.error')}
+              <Failure error={failure} />
+            </>
+          ),
         ),
       )
       .finally(() => setBusy(false));
@@ -62,9 +67,9 @@ export function SignUpPage({ onSignedIn }: { onSignedIn: (state: SessionState) =
           onConfirm={setConfirm}
         />
         {error !== null && (
-          <p role="alert" className="error">
+          <div role="alert" className="error">
             {error}
-          </p>
+          </div>
         )}
         <button type="submit" disabled={busy}>
           {t('signUp.submit')}

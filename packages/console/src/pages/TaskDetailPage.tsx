@@ -1,7 +1,16 @@
-import type { TaskOutput } from '@tollgate/protocol';
+import { isErrorCode, type TaskOutput } from '@tollgate/protocol';
 import { useEffect, useRef, useState } from 'react';
 import { ApiFailure } from '../api.js';
-import { assetContentUrl, callerApi, newIdempotencyKey, statusOf } from '../caller-api.js';
+import {
+  assetContentUrl,
+  callerApi,
+  newIdempotencyKey,
+  statusOf,
+  taskKindOf,
+} from '../caller-api.js';
+import { KeyLabel } from '../components/KeyLabel.js';
+import { LineItemName } from '../components/LineItemName.js';
+import { Disclosed, PricingRule } from '../components/PricingRule.js';
 import type { OwnerTask } from '../console-types.js';
 import { useI18n } from '../i18n.js';
 import { When, Yuan } from '../money.js';
@@ -42,7 +51,12 @@ export function TaskDetailPage({ id, onError }: { id: string; onError: (error: u
     callerApi
       .settleTask(task, settleKey.current)
       .then((settled) => {
-        setTask({ ...settled, key_id: task.key_id });
+        setTask({
+          ...settled,
+          key_id: task.key_id,
+          key_name: task.key_name,
+          key_hint: task.key_hint,
+        });
         setJustSettled(true);
       })
       .catch((failure: unknown) => {
@@ -81,11 +95,13 @@ export function TaskDetailPage({ id, onError }: { id: string; onError: (error: u
           <dl className="facts">
             <dt>{t('tasks.status')}</dt>
             <dd data-task-status={task.status}>{t(`state.${statusOf(task)}`)}</dd>
+            <dt>{t('tasks.kind')}</dt>
+            <dd data-task-kind={taskKindOf(task)}>{t(`task.kind.${taskKindOf(task)}`)}</dd>
             <dt>{t('tasks.model')}</dt>
             <dd>{task.model}</dd>
             <dt>{t('tasks.key')}</dt>
             <dd>
-              <code>{task.key_id}</code>
+              <KeyLabel keyId={task.key_id} name={task.key_name} hint={task.key_hint} />
             </dd>
             <dt>{t('tasks.time')}</dt>
             <dd>
@@ -98,9 +114,12 @@ export function TaskDetailPage({ id, onError }: { id: string; onError: (error: u
             </p>
           )}
           {task.error !== undefined && (
-            <p className="error">
-              {t('tasks.failed')}: <code>{task.error.code}</code> {task.error.message}
-            </p>
+            <div className="error" data-task-error={task.error.code}>
+              {t('tasks.failed')}:{' '}
+              {t(isErrorCode(task.error.code) ? `error.${task.error.code}` : 'error.other')}{' '}
+              <code className="error-code">{task.error.code}</code>
+              <Disclosed summary={t('error.detail')} text={task.error.message} />
+            </div>
           )}
           <BillingCard task={task} />
           {task.settlement !== undefined && task.billing.actual_amount !== undefined && (
@@ -176,7 +195,12 @@ function BillingCard({ task }: { task: OwnerTask }) {
         {billing.pricing_rule !== undefined && (
           <>
             <dt>{t('tasks.rule')}</dt>
-            <dd>{billing.pricing_rule}</dd>
+            <dd data-pricing-rule>
+              <PricingRule
+                rule={billing.pricing_rule}
+                hasItems={(billing.line_items?.length ?? 0) > 0}
+              />
+            </dd>
           </>
         )}
       </dl>
@@ -196,7 +220,7 @@ function BillingCard({ task }: { task: OwnerTask }) {
               {billing.line_items.map((item, index) => (
                 <tr key={index}>
                   <td>
-                    <code>{item.name}</code> {item.detail}
+                    <LineItemName name={item.name} detail={item.detail} />
                   </td>
                   <td className="number">{item.quantity}</td>
                   <td className="number">

@@ -1,7 +1,8 @@
 import { useState } from 'react';
-import { callerApi, statusOf } from '../caller-api.js';
+import { callerApi, statusOf, taskKindOf } from '../caller-api.js';
 import { ConsoleLink } from '../components/ConsoleLink.js';
 import { DataTable, type Column } from '../components/DataTable.js';
+import { KeyLabel } from '../components/KeyLabel.js';
 import type { OwnerTask } from '../console-types.js';
 import { useI18n } from '../i18n.js';
 import { When, Yuan } from '../money.js';
@@ -29,7 +30,12 @@ export function TasksPage({ onError }: { onError: (error: unknown) => void }) {
         </ConsoleLink>
       ),
     },
-    { id: 'kind', header: t('tasks.kind'), cell: (task) => task.object.replace('.task', '') },
+    {
+      id: 'kind',
+      header: t('tasks.kind'),
+      cell: (task) => t(`task.kind.${taskKindOf(task)}`),
+      cellAttributes: (task) => ({ 'data-task-kind': taskKindOf(task) }),
+    },
     { id: 'model', header: t('tasks.model'), cell: (task) => task.model },
     {
       id: 'status',
@@ -47,7 +53,11 @@ export function TasksPage({ onError }: { onError: (error: unknown) => void }) {
       number: true,
       cell: (task) => <Yuan micro={task.billing.actual_amount ?? task.billing.reserved_amount} />,
     },
-    { id: 'key', header: t('tasks.key'), cell: (task) => <code>{task.key_id}</code> },
+    {
+      id: 'key',
+      header: t('tasks.key'),
+      cell: (task) => <KeyLabel keyId={task.key_id} name={task.key_name} hint={task.key_hint} />,
+    },
   ];
   return (
     <section>

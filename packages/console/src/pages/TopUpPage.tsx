@@ -1,4 +1,5 @@
 import { useState, type FormEvent } from 'react';
+import { ConsoleLink } from '../components/ConsoleLink.js';
 import { useI18n } from '../i18n.js';
 import { submittedAmount, Yuan, YuanField, When } from '../money.js';
 import { AMOUNT_RULES } from '../money-text.js';
@@ -41,6 +42,10 @@ export function TopUpPage({ onError }: { onError: (error: unknown) => void }) {
   return (
     <section>
       <h1>{t('topup.title')}</h1>
+      <p className="actions" data-topup-links>
+        <ConsoleLink to="/redeem">{t('wallet.orRedeem')}</ConsoleLink>
+        <ConsoleLink to="/billing">{t('wallet.toWallet')}</ConsoleLink>
+      </p>
       {result === 'paid' && (
         <p role="status" className="success">
           {t('topup.returnedPaid')}

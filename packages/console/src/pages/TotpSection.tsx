@@ -1,12 +1,12 @@
-import { useState, type FormEvent } from 'react';
+import { useState, type FormEvent, type ReactNode } from 'react';
 import { ApiFailure } from '../api.js';
 import type { TotpSetup } from '../console-types.js';
 import { useI18n } from '../i18n.js';
 import { securityApi } from '../security-api.js';
 import { useLoad } from '../useLoad.js';
-import { failureText } from './ErrorLine.js';
+import { Failure } from './ErrorLine.js';
 
-type Message = { ok: boolean; text: string } | null;
+type Message = { ok: boolean; text: ReactNode } | null;
 
 /**
  * The TOTP second factor (docs/console.md, "Second factor"): set up (the secret and its
@@ -24,13 +24,18 @@ export function TotpSection({ onError }: { onError: (error: unknown) => void }) 
     setMessage({
       ok: false,
       text:
-        refused && failure.param === 'totp'
-          ? t('security.totpRequired')
-          : refused && failure.param === 'password'
-            ? t('security.passwordWrong')
-            : refused
-              ? wrongText
-              : `${t('common.error')}${failureText(failure, t)}`,
+        refused && failure.param === 'totp' ? (
+          t('security.totpRequired')
+        ) : refused && failure.param === 'password' ? (
+          t('security.passwordWrong')
+        ) : refused ? (
+          wrongText
+        ) : (
+          <>
+            {t('common.error')}
+            <Failure error={failure} />
+          </>
+        ),
     });
   };
   const start = () => {
@@ -71,9 +76,9 @@ export function TotpSection({ onError }: { onError: (error: unknown) => void }) 
         />
       )}
       {message !== null && (
-        <p role={message.ok ? 'status' : 'alert'} className={message.ok ? 'success' : 'error'}>
+        <div role={message.ok ? 'status' : 'alert'} className={message.ok ? 'success' : 'error'}>
           {message.text}
-        </p>
+        </div>
       )}
     </div>
   );

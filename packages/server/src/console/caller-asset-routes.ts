@@ -9,6 +9,7 @@ import { shareServiceOf } from '../shares/share-service.js';
 import type { AppDeps } from '../http/deps.js';
 import { memberAccountOf } from './console-auth.js';
 import { consolePrincipal, consoleRequestIdentity } from './console-principal.js';
+import { withKeyNames } from './console-names.js';
 
 type PageQuery = { Querystring: { limit?: string; after?: string } };
 
@@ -52,7 +53,11 @@ export function registerCallerAssetRoutes(scope: FastifyInstance, deps: AppDeps)
   scope.get<PageQuery>(
     '/console/api/shares',
     { schema: { querystring: pageQuerySchema() } },
-    async (request) => shares.listForAccount(memberAccountOf(request), request.query),
+    async (request) => {
+      const page = await shares.listForAccount(memberAccountOf(request), request.query);
+      // A key's share names its key (docs/console.md, "Names, not ids").
+      return { ...page, data: await withKeyNames(deps.store.db, page.data) };
+    },
   );
 
   scope.get<{ Params: { id: string } }>('/console/api/shares/:id', async (request) =>

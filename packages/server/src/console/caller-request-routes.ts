@@ -13,6 +13,7 @@ import type { OwnerSearch } from '../usage/request-listing.js';
 import { notFound } from '../errors/api-error.js';
 import { memberAccountOf } from './console-auth.js';
 import type { ConsoleDeps } from './console-deps.js';
+import { withKeyNames } from './console-names.js';
 
 /**
  * The owner's list takes the list filters of `GET /v1/requests`, and searches the account by
@@ -53,7 +54,13 @@ export function registerCallerRequestRoutes(scope: FastifyInstance, deps: Consol
     { schema: { querystring: ownerQuerySchema } },
     async (request) => {
       const { filter, search } = ownerQuery(request.query);
-      return deps.requestListing.listForAccount(memberAccountOf(request), filter, search);
+      const page = await deps.requestListing.listForAccount(
+        memberAccountOf(request),
+        filter,
+        search,
+      );
+      // The console's answer names each record's key (docs/console.md, "Names, not ids").
+      return { ...page, data: await withKeyNames(deps.store.db, page.data) };
     },
   );
 
@@ -86,15 +93,18 @@ export function registerCallerRequestRoutes(scope: FastifyInstance, deps: Consol
       ),
   );
 
-  // The keys page's spend per key over the same kind of range (the same journal entries).
+  // The keys page's spend per key over the same kind of range (the same journal entries), each
+  // row with its key's name and hint (the per-key chart names them).
   scope.get<{ Querystring: { from?: string; to?: string } }>(
     '/console/api/usage/keys',
     { schema: { querystring: usageQuerySchema } },
-    async (request) =>
-      deps.accountUsage.readByKey(
+    async (request) => {
+      const spend = await deps.accountUsage.readByKey(
         memberAccountOf(request),
         parseUsageRange(request.query, deps.clock.now()),
-      ),
+      );
+      return { ...spend, data: await withKeyNames(deps.store.db, spend.data) };
+    },
   );
 
   scope.get<{ Params: { id: string } }>('/console/api/requests/:id', async (request) => {
@@ -105,7 +115,8 @@ export function registerCallerRequestRoutes(scope: FastifyInstance, deps: Consol
     );
     const record = found.data[0];
     if (record === undefined) throw recordNotFound();
-    return record;
+    const [named] = await withKeyNames(deps.store.db, [record]);
+    return named;
   });
 }
 

@@ -10,6 +10,7 @@ import { AccountTasks, ownerTaskView } from './account-tasks.js';
 import { settleBodySchemaFor, type SettleBody } from '../tasks/task-settlement.js';
 import { memberAccountOf } from './console-auth.js';
 import type { ConsoleDeps } from './console-deps.js';
+import { withKeyNames } from './console-names.js';
 import { actingAsCreator } from './owner-identity.js';
 
 /** Either family's settle body (spec 4.3, 4.5); the route then holds it to the task's own word. */
@@ -47,17 +48,22 @@ export function registerCallerTaskRoutes(scope: FastifyInstance, deps: ConsoleDe
         },
       },
     },
-    async (request) =>
-      tasks.list(memberAccountOf(request), {
+    async (request) => {
+      const list = await tasks.list(memberAccountOf(request), {
         kind: request.query.kind,
         status: request.query.status,
         billingState: request.query.billing_state,
-      }),
+      });
+      // Each task names its key (docs/console.md, "Names, not ids").
+      return { ...list, data: await withKeyNames(deps.store.db, list.data) };
+    },
   );
 
-  scope.get<{ Params: { id: string } }>('/console/api/tasks/:id', async (request) =>
-    ownerTaskView(deps.taskFamilies, await tasks.get(memberAccountOf(request), request.params.id)),
-  );
+  scope.get<{ Params: { id: string } }>('/console/api/tasks/:id', async (request) => {
+    const task = await tasks.get(memberAccountOf(request), request.params.id);
+    const [named] = await withKeyNames(deps.store.db, [ownerTaskView(deps.taskFamilies, task)]);
+    return named;
+  });
 
   scope.post<{ Params: { id: string }; Body: SettleBody }>(
     '/console/api/tasks/:id/settle',

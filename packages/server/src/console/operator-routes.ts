@@ -29,6 +29,7 @@ import {
 } from '../operator/operator-inputs.js';
 import { unresolvedQueue } from '../requests/unresolved-queue.js';
 import { shareServiceOf } from '../shares/share-service.js';
+import { withAccountEmails, withKeyNames, withTaskNames } from './console-names.js';
 import { operatorActorOf as actorOf } from './operator-auth.js';
 import { bodyObject } from './session-routes.js';
 
@@ -50,6 +51,9 @@ export function registerOperatorRoutes(scope: FastifyInstance, deps: AppDeps): v
     budgetTimeZone: deps.config.budget_time_zone,
   });
   const shares = shareServiceOf(deps);
+  /** Rows of the console's answers with their account's email and their key's name. */
+  const named = async <Row extends { account_id: string; key_id: string }>(rows: Row[]) =>
+    withKeyNames(deps.store.db, await withAccountEmails(deps.store.db, rows));
   /** A read opens to operators only; the actor is not needed. */
   const read = (request: FastifyRequest): void => void operatorActorOf(request);
   const admin = '/console/api/admin';
@@ -167,9 +171,12 @@ export function registerOperatorRoutes(scope: FastifyInstance, deps: AppDeps): v
       });
     });
 
+  // The review card names the account by its email, the key by its name and the task by its
+  // kind and model (docs/console.md, "Names, not ids").
   scope.get<{ Querystring: Query }>(`${admin}/shares`, async (request) => {
     read(request);
-    return shares.listForReview(request.query);
+    const page = await shares.listForReview(request.query);
+    return { ...page, data: await withTaskNames(deps.store.db, await named(page.data)) };
   });
   // The preview of the content under review: the session opens it (an <img> sends the cookie).
   scope.get<{ Params: { id: string } }>(
@@ -197,13 +204,13 @@ export function registerOperatorRoutes(scope: FastifyInstance, deps: AppDeps): v
   });
   scope.get(`${admin}/requests/unresolved`, async (request) => {
     read(request);
-    return { object: 'list', data: await deps.settlements.awaitingResolution() };
+    return { object: 'list', data: await named(await deps.settlements.awaitingResolution()) };
   });
   scope.get(`${admin}/requests/usage-beyond-cap`, async (request) => {
     read(request);
     return {
       object: 'list',
-      data: await deps.usageReviews.listFlagged({ includeReviewed: false }),
+      data: await named(await deps.usageReviews.listFlagged({ includeReviewed: false })),
     };
   });
   scope.post<WithId>(`${admin}/requests/:id/resolve`, async (request) =>
@@ -222,7 +229,10 @@ export function registerOperatorRoutes(scope: FastifyInstance, deps: AppDeps): v
   );
   scope.get<{ Querystring: Query }>(`${admin}/tasks`, async (request) => {
     read(request);
-    return deps.taskOperations.list({ status: request.query['status'] ?? 'submission_unknown' });
+    const list = await deps.taskOperations.list({
+      status: request.query['status'] ?? 'submission_unknown',
+    });
+    return { ...list, data: await named(list.data) };
   });
   scope.post<WithId>(`${admin}/tasks/:id/resolve`, async (request) =>
     operator.resolveTask(

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AppDeps } from '../http/deps.js';
 import { memberAccountOf } from './console-auth.js';
+import { withAccountEmails } from './console-names.js';
 import { operatorActorOf } from './operator-auth.js';
 import { bodyObject } from './session-routes.js';
 
@@ -30,7 +31,9 @@ export function registerPaymentConsoleRoutes(scope: FastifyInstance, deps: AppDe
 
   scope.get<{ Querystring: Query }>('/console/api/admin/payment-orders', async (request) => {
     operatorActorOf(request, deps.config.server.console_require_operator_totp);
-    return deps.payments.listAll(request.query);
+    const orders = await deps.payments.listAll(request.query);
+    // Each order names its account by email (docs/console.md, "Names, not ids").
+    return { ...orders, data: await withAccountEmails(deps.store.db, orders.data) };
   });
 }
 

@@ -294,7 +294,16 @@ describeConsoleInBrowser('console layout in Chromium', {}, (served) => {
         // Statements: the movements' table, description and reference last, inside its card.
         const operations = page.getByRole('navigation', { name: 'Operations' });
         await operations.getByRole('link', { name: 'Statements' }).click();
-        await page.locator('input[name="statement-account"]').fill(accountId);
+        // The account picker: found by its email, then chosen (never pasted).
+        const { email: accountEmail } = await served.gateway.admin(
+          'GET',
+          `/admin/v1/accounts/${accountId}`,
+        );
+        await page.locator('input[name="statement-account-search"]').fill(String(accountEmail));
+        await page
+          .locator(`select[name="statement-account"] option[value="${accountId}"]`)
+          .waitFor({ state: 'attached' });
+        await page.locator('select[name="statement-account"]').selectOption(accountId);
         await page.getByRole('button', { name: 'Show' }).click();
         await page.locator('tr[data-movement-kind="topup"]').nth(1).waitFor();
         expect(await overflowOf(page)).toEqual([]);

@@ -193,7 +193,16 @@ describeConsoleInBrowser('operator console in Chromium', {}, (served) => {
 
         // Statements: the account's movements with its closing balance; the CSV downloaded.
         await operations.getByRole('link', { name: '对账单' }).click();
-        await page.locator('input[name="statement-account"]').fill(accountId);
+        // The account picker: found by its email, then chosen (never pasted).
+        const { email: accountEmail } = await served.gateway.admin(
+          'GET',
+          `/admin/v1/accounts/${accountId}`,
+        );
+        await page.locator('input[name="statement-account-search"]').fill(String(accountEmail));
+        await page
+          .locator(`select[name="statement-account"] option[value="${accountId}"]`)
+          .waitFor({ state: 'attached' });
+        await page.locator('select[name="statement-account"]').selectOption(accountId);
         await page.getByRole('button', { name: '查看' }).click();
         const closing = page.locator('[data-statement] [data-figure="closing"] .amount');
         await closing.waitFor();

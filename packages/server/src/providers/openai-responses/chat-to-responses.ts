@@ -31,7 +31,7 @@ export function chatToResponses(
   };
   messages.forEach((message, index) => {
     reasoningBefore(index);
-    input.push(...inputItems(message));
+    input.push(...inputItems(message, index));
   });
   reasoningBefore(messages.length);
 
@@ -68,7 +68,13 @@ export function chatToResponses(
   if (Array.isArray(body['tools']))
     request['tools'] = (body['tools'] as Json[]).map((tool) => {
       const fn = tool['function'] as Json;
-      return { type: 'function', ...fn, strict: fn['strict'] ?? false };
+      // `parameters` is required by Responses (an object, or null for none).
+      return {
+        type: 'function',
+        ...fn,
+        parameters: fn['parameters'] ?? null,
+        strict: fn['strict'] ?? false,
+      };
     });
   if (body['tool_choice'] !== undefined) request['tool_choice'] = toolChoice(body['tool_choice']);
   return request;
@@ -105,7 +111,7 @@ function refuseUncarried(field: string, value: unknown): void {
   }
 }
 
-function inputItems(message: Json): Json[] {
+function inputItems(message: Json, index: number): Json[] {
   const role = message['role'];
   const content = message['content'];
   if (role === 'tool')
@@ -119,12 +125,9 @@ function inputItems(message: Json): Json[] {
   if (role === 'assistant') {
     const items: Json[] = [];
     const said = typeof content === 'string' ? content : textOf(content);
-    if (said !== '')
-      items.push({
-        type: 'message',
-        role: 'assistant',
-        content: [{ type: 'output_text', text: said }],
-      });
+    // Plain text: an input message's content parts are input parts only (the SDK's
+    // EasyInputMessage), and an output_text part would need an id and annotations.
+    if (said !== '') items.push({ type: 'message', role: 'assistant', content: said });
     for (const call of (message['tool_calls'] ?? []) as Json[]) {
       const fn = call['function'] as Json;
       items.push({
@@ -143,15 +146,20 @@ function inputItems(message: Json): Json[] {
       content:
         typeof content === 'string'
           ? content
-          : (content as Json[]).map((part) =>
-              part['type'] === 'image_url'
-                ? {
-                    type: 'input_image',
-                    image_url: (part['image_url'] as Json)['url'],
-                    detail: (part['image_url'] as Json)['detail'] ?? 'auto',
-                  }
-                : { type: 'input_text', text: part['text'] },
-            ),
+          : (content as Json[]).map((part, partIndex) => {
+              if (part['type'] === 'image_url')
+                return {
+                  type: 'input_image',
+                  image_url: (part['image_url'] as Json)['url'],
+                  detail: (part['image_url'] as Json)['detail'] ?? 'auto',
+                };
+              if (part['type'] !== 'text')
+                throw notCarried(
+                  `messages.${index}.content.${partIndex}.type`,
+                  `a ${String(part['type'])} part cannot go to a Responses upstream (it takes text and images)`,
+                );
+              return { type: 'input_text', text: part['text'] };
+            }),
     },
   ];
 }

@@ -37,9 +37,7 @@ export class ResponsesChat implements ChatUpstream {
       response.upstreamRequestId,
       'responses body',
     );
-    const usage = chatUsageOf(answer.usage);
-    if (usage === undefined)
-      throw unverifiableBody(response.upstreamRequestId, 'usage details exceed their totals');
+    const usage = checkedUsage(answer.usage, response.upstreamRequestId);
     return {
       completion: completionOf(answer),
       usage,
@@ -70,9 +68,7 @@ export class ResponsesChat implements ChatUpstream {
       response.upstreamRequestId,
       'responses compaction body',
     );
-    const usage = chatUsageOf(answer.usage);
-    if (usage === undefined)
-      throw unverifiableBody(response.upstreamRequestId, 'usage details exceed their totals');
+    const usage = checkedUsage(answer.usage, response.upstreamRequestId);
     return {
       completion: {
         choices: [{ index: 0, message: { role: 'assistant', content: '' }, finish_reason: 'stop' }],
@@ -112,6 +108,14 @@ export class ResponsesChat implements ChatUpstream {
       upstreamRequestId: opened.upstreamRequestId,
     };
   }
+}
+
+/** An answer's usage, or the answer is unverifiable (a detail above its total). */
+function checkedUsage(usage: ResponsesUsage, upstreamRequestId: string | null): ChatUsage {
+  const read = chatUsageOf(usage);
+  if (read === undefined)
+    throw unverifiableBody(upstreamRequestId, 'usage details exceed their totals');
+  return read;
 }
 
 export function chatUsageOf(usage: ResponsesUsage): ChatUsage | undefined {

@@ -64,8 +64,8 @@ export class ResponseEvents implements StreamPresenter {
   >();
 
   constructor(
-    private readonly names: AnswerNames,
-    private readonly echo: ResponseEcho,
+    protected readonly names: AnswerNames,
+    protected readonly echo: ResponseEcho,
   ) {}
 
   opening(): SseFrame[] {
@@ -136,7 +136,7 @@ export class ResponseEvents implements StreamPresenter {
     return [...this.close(), this.event('response.failed', { response })];
   }
 
-  private response(
+  protected response(
     status: 'in_progress' | 'failed',
     error: ResponseObject['error'],
   ): ResponseObject {
@@ -151,7 +151,7 @@ export class ResponseEvents implements StreamPresenter {
     });
   }
 
-  private event(type: string, fields: Record<string, unknown>): SseFrame {
+  protected event(type: string, fields: Record<string, unknown>): SseFrame {
     const data = { type, sequence_number: this.sequence, ...fields };
     this.sequence += 1;
     return { event: type, data: JSON.stringify(data) };
