@@ -88,9 +88,17 @@ function median(values) {
 const format = (value) => (Number.isFinite(value) ? value.toFixed(2) : String(value));
 // `node-json`, the harness's minimal JSON gateway on node:http + undici (parse, set a field,
 // forward, parse the answer for usage): not judged, shown as what any gateway that reads the JSON
-// pays before it does any accounting.
+// pays before it does any accounting. The ledger floors (bench/ledger-floor.mjs, one target per
+// variant): not judged, what the guarantees cost by themselves under each schema.
+const FLOORS = [
+  'ledger-floor-random-ids',
+  'ledger-floor',
+  'ledger-floor-keys',
+  'ledger-floor-event-log',
+  'ledger-floor-event-log-projected',
+];
 const targets = [
-  ...['node-json', 'ledger-floor', 'ledger-floor-keys'].filter((name) => raw[name] !== undefined),
+  ...['node-json', ...FLOORS].filter((name) => raw[name] !== undefined),
   ...Object.keys(raw).filter((name) => name.startsWith('tollgate')),
 ];
 const rounds = baseline.rounds.length;
@@ -137,7 +145,7 @@ console.log(
   `\nGoals of issue 19 (${rounds} round(s); judged: ${judged}, against node-passthrough of the same round)\n`,
 );
 console.log(lines.join('\n'));
-console.log(besideTheFloor());
+for (const table of [besideTheFloor(), floorsAgainstTheOldFloor()]) if (table) console.log(table);
 console.log(`\n${['direct', 'node-passthrough', ...targets].map(figures).join('\n')}`);
 if (reportOnly) console.log(`\n${missed} goal(s) missed — not judged (--report-only)`);
 else if (missed > 0) {
@@ -146,19 +154,65 @@ else if (missed > 0) {
 } else console.log('\nevery goal met');
 
 /**
+ * Each floor variant against the floor as it was until 2026-12-05 (ledger-floor-random-ids, a
+ * random UUID per row) in the same round, CPU per request at max and max throughput (reported,
+ * not judged; bench/RESULTS.md, "The floor corrected").
+ */
+function floorsAgainstTheOldFloor() {
+  const old = raw['ledger-floor-random-ids'];
+  const names = FLOORS.filter((name) => name !== 'ledger-floor-random-ids' && raw[name]);
+  if (old === undefined || names.length === 0) return '';
+  const ratios = [
+    ['CPU per request at max, ÷ ledger-floor-random-ids', (phases) => phases.max.targetCpuUsPerReq],
+    ['max throughput (c=64), ÷ ledger-floor-random-ids', (phases) => phases.max.rps],
+  ];
+  const rows = ratios.map(([label, read]) => {
+    const cells = names.map((name) => {
+      const perRound = raw[name].rounds.map((phases, round) => {
+        try {
+          return read(phases) / read(old.rounds[round]);
+        } catch {
+          return NaN;
+        }
+      });
+      return `${format(median(perRound))} (${perRound.map(format).join(', ')})`;
+    });
+    return `| ${label} | ${cells.join(' | ')} |`;
+  });
+  return [
+    '\nThe floor variants against the old floor, same round (reported, not judged):\n',
+    `| ratio | ${names.join(' | ')} |`,
+    `|---|${names.map(() => '---').join('|')}|`,
+    ...rows,
+  ].join('\n');
+}
+
+/**
  * Each Tollgate target against ledger-floor of the same round (reported, not judged): what the
  * gateway costs beyond the durable money itself, the part of the path that is Tollgate's to win
  * (bench/RESULTS.md, "The floor of the guarantees").
  */
 function besideTheFloor() {
-  const floor = raw['ledger-floor'];
-  if (floor === undefined) return '';
+  if (raw['ledger-floor'] === undefined) return '';
+  const cpu = (phases) => phases.max.targetCpuUsPerReq;
   const ratios = [
-    ['CPU per request at max, ÷ ledger-floor', (phases) => phases.max.targetCpuUsPerReq],
-    ['added stream TTFB p50, ÷ ledger-floor', (phases) => phases.stream.ttfbMs.p50, true],
-  ];
+    ['CPU per request at max, ÷ ledger-floor', 'ledger-floor', cpu],
+    [
+      'added stream TTFB p50, ÷ ledger-floor',
+      'ledger-floor',
+      (phases) => phases.stream.ttfbMs.p50,
+      true,
+    ],
+    ['CPU per request at max, ÷ ledger-floor-event-log', 'ledger-floor-event-log', cpu],
+    [
+      'CPU per request at max, ÷ ledger-floor-event-log-projected',
+      'ledger-floor-event-log-projected',
+      cpu,
+    ],
+  ].filter(([, floorName]) => raw[floorName] !== undefined);
   const names = Object.keys(raw).filter((name) => name.startsWith('tollgate'));
-  const rows = ratios.map(([label, read, overDirect]) => {
+  const rows = ratios.map(([label, floorName, read, overDirect]) => {
+    const floor = raw[floorName];
     const cells = names.map((name) => {
       const perRound = raw[name].rounds.map((phases, round) => {
         try {

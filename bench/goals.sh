@@ -2,13 +2,22 @@
 # The hot path's goals (issue 19), measured side by side in one run of the reference harness:
 # the bare Node passthrough against Tollgate on SQLite, with Tollgate on PostgreSQL reported
 # beside (not judged: the scale-out work owns PostgreSQL's targets), the harness's minimal
-# JSON gateway (node-json) as the floor of any gateway that reads the JSON, and ledger-floor
-# (bench/ledger-floor.mjs: node-json plus Tollgate's durable SQLite money and nothing else) as the
-# floor of any gateway that keeps issue 19's guarantees. Prints each goal's ratio,
-# the ledger check of every store afterwards, and exits non-zero when a goal is missed, any answer
-# was not a 2xx, or a ledger is not clean (bench/goals.mjs holds the goals).
+# JSON gateway (node-json) as the floor of any gateway that reads the JSON, and the ledger floors
+# (bench/ledger-floor.mjs: node-json plus durable SQLite money and nothing else) as the floor of
+# any gateway that keeps issue 19's guarantees, each variant a target of its own (issue 39):
+#   ledger-floor            Tollgate's tables and indexes with Tollgate's time-ordered ids
+#   ledger-floor-random-ids the same with a random UUID per row (the floor until 2026-12-05)
+#   ledger-floor-event-log  one append-only event log: a claim row and a finish row per request
+#   ledger-floor-event-log-projected  the event log plus the read model the listings, retention and
+#                           the sweeper read, built from it in batches in the same process
+# Before the harness, every floor variant's self-test (answers billed once, a replayed key, a second
+# finish and a second claim refused, the ledger clean); after it, each floor's ledger and the
+# store alone without HTTP (`ledger-floor.mjs --store-loop`, the variants interleaved).
+# Prints each goal's ratio, the ledger check of every store afterwards, and exits non-zero when a
+# goal is missed, any answer was not a 2xx, a self-test failed or a ledger is not clean
+# (bench/goals.mjs holds the goals).
 #
-#   bench/goals.sh                       # median of 3 rounds, --quick phases (~10 min)
+#   bench/goals.sh                       # median of 3 rounds, --quick phases (~20 min)
 #   bench/goals.sh --rounds 1            # extra flags go to the harness (the last one wins)
 #   bench/goals.sh --compare before=packages/server/dist-before
 #                                        # also measure an earlier build (a copy of
@@ -19,7 +28,10 @@
 #   bench/goals.sh --no-postgres         # SQLite only
 #   bench/goals.sh --floor-keys          # also ledger-floor-keys: the floor without the indexes
 #                                        # that listings, retention and the sweeper read
-#   bench/goals.sh --smoke               # a second per phase: checks it runs, judges no timing (CI)
+#   bench/goals.sh --smoke               # a second per phase: checks it runs, judges no timing (CI);
+#                                        # of the floors only ledger-floor goes through the harness,
+#                                        # every variant through its self-test and a short store loop
+#   bench/goals.sh --store-loop-requests N   # requests per store-loop measurement (20000; 0: none)
 #   bench/goals.sh --rounds 3 --rates 500 --duration 10 --warmup 2
 #                                        # the harness's own phase length (10 s measured after 2 s),
 #                                        # as issue 21's p99 target on PostgreSQL is judged: a 5 s
@@ -33,13 +45,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO=$(pwd)
-SMOKE=0 POSTGRES=1 FLOOR_KEYS=0
+SMOKE=0 POSTGRES=1 FLOOR_KEYS=0 STORE_LOOP_REQUESTS=20000
 HARNESS_FLAGS=() COMPARE=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --smoke) SMOKE=1 ;;
     --no-postgres) POSTGRES=0 ;;
     --floor-keys) FLOOR_KEYS=1 ;;
+    --store-loop-requests) STORE_LOOP_REQUESTS=$2; shift ;;
     --compare) COMPARE+=("$2"); shift ;;
     *) HARNESS_FLAGS+=("$1") ;;
   esac
@@ -50,6 +63,9 @@ WORK=$(mktemp -d /tmp/tollgate-goals.XXXXXX)
 . bench/lib.sh
 trap drop_pg_databases EXIT
 build_unless_built
+# Every floor variant keeps its guarantees, or its figure means nothing: checked first, loudly.
+echo "ledger-floor self-test (every variant):"
+node bench/ledger-floor.mjs --self-test
 write_bench_config "$WORK/config.json"
 export TOLLGATE_CONFIG=$WORK/config.json
 
@@ -94,21 +110,28 @@ if [ "$POSTGRES" = 1 ]; then
     PORT_NEXT=$((PORT_NEXT + 1))
   done
 fi
-# ledger-floor: the minimal JSON gateway plus Tollgate's durable money on SQLite and nothing else
+# The ledger floors: the minimal JSON gateway plus durable money on SQLite and nothing else
 # (bench/ledger-floor.mjs), reported beside, not judged: what the guarantees cost by themselves.
-add_floor() { # name port indexes description
+add_floor() { # name port variant indexes description
   mkdir -p "$WORK/$1"
-  TARGETS+=("{ \"name\": \"$1\", \"kind\": \"proxy\", \"description\": \"$4\",
+  TARGETS+=("{ \"name\": \"$1\", \"kind\": \"proxy\", \"description\": \"$5\",
     \"port\": $2, \"baseUrl\": \"http://127.0.0.1:{{PORT}}/v1\",
     \"headers\": { \"authorization\": \"Bearer sk-bench\", \"idempotency-key\": \"{{uuid}}\" },
     \"env\": { \"PROXY_PORT\": \"{{PORT}}\", \"UPSTREAM_URL\": \"{{UPSTREAM_URL}}\", \"FLOOR_DATA_DIR\": \"$WORK/$1\",
-      \"FLOOR_INDEXES\": \"$3\" },
+      \"FLOOR_VARIANT\": \"$3\", \"FLOOR_INDEXES\": \"$4\" },
     \"start\": \"node $REPO/bench/ledger-floor.mjs\", \"cwd\": \"$REPO\" }")
   FLOORS+=("$1")
 }
 FLOORS=()
-add_floor ledger-floor 18111 all "node:http + undici + Tollgate's SQLite claim and capture, group-committed (bench/ledger-floor.mjs)"
-[ "$FLOOR_KEYS" = 1 ] && add_floor ledger-floor-keys 18112 none "ledger-floor with only the money path's own keys (no listing, retention or sweeper indexes)"
+add_floor ledger-floor 18111 ordered-ids all "node:http + undici + Tollgate's SQLite claim and capture with its ordered ids, group-committed (bench/ledger-floor.mjs)"
+# A smoke run keeps to one floor through the harness (each target adds about 14 s); the self-test
+# above has run every variant end to end.
+if [ "$SMOKE" = 0 ]; then
+  add_floor ledger-floor-random-ids 18113 random-ids all "ledger-floor with a random UUID for every row's key (the floor until 2026-12-05)"
+  add_floor ledger-floor-event-log 18114 event-log all "node:http + undici + a one-table append-only event log: a claim row and a finish row per request"
+  add_floor ledger-floor-event-log-projected 18115 event-log-projected all "ledger-floor-event-log + its read model (records, statements, their listing indexes) built every 50 ms in the same process"
+fi
+[ "$FLOOR_KEYS" = 1 ] && add_floor ledger-floor-keys 18112 ordered-ids none "ledger-floor with only the money path's own keys (no listing, retention or sweeper indexes)"
 (IFS=,; echo "{ \"targets\": [ ${TARGETS[*]} ] }") > "$WORK/targets.json"
 
 if [ "$SMOKE" = 1 ]; then
@@ -116,8 +139,8 @@ if [ "$SMOKE" = 1 ]; then
 else
   set -- --quick --rounds 3 --rates 500,2000 ${HARNESS_FLAGS[@]+"${HARNESS_FLAGS[@]}"}
 fi
-# node-json (the harness's minimal JSON gateway) and ledger-floor: reported beside (bench/goals.mjs),
-# not judged.
+# node-json (the harness's minimal JSON gateway) and the ledger floors: reported beside
+# (bench/goals.mjs), not judged.
 ONLY=direct,node-passthrough,node-json,$(IFS=,; echo "${FLOORS[*]},${NAMES[*]}")
 "$HARNESS/run.sh" --targets "anchors,$WORK/targets.json" --only "$ONLY" --out "$WORK/results" "$@"
 
@@ -132,7 +155,14 @@ for ledger in "${LEDGERS[@]}"; do
     echo "  ${database%%\?*}: NOT clean"; cat "$WORK/ledger.json"; STATUS=1
   fi
 done
-for floor in "${FLOORS[@]}"; do node bench/ledger-floor.mjs --check "$WORK/$floor" || STATUS=1; done
+for floor in "${FLOORS[@]}"; do node bench/ledger-floor.mjs --check "$WORK/$floor" "$floor" || STATUS=1; done
+# The store alone, no HTTP, each variant in its own process (pinned to the gateways' CPU), the
+# variants interleaved: what the schema costs with nothing else on the path.
+if [ "$SMOKE" = 1 ]; then
+  node bench/ledger-floor.mjs --store-loop --requests 320 --rounds 1 || STATUS=1
+elif [ "$STORE_LOOP_REQUESTS" -gt 0 ]; then
+  node bench/ledger-floor.mjs --store-loop --requests "$STORE_LOOP_REQUESTS" --rounds 3 || STATUS=1
+fi
 JUDGE=()
 [ "$SMOKE" = 1 ] && JUDGE=(--report-only)
 node bench/goals.mjs "$WORK/results/results.json" ${JUDGE[@]+"${JUDGE[@]}"} || STATUS=1

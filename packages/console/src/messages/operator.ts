@@ -91,8 +91,46 @@ export const operatorMessages = {
   'op.families': { 'zh-CN': '接口', en: 'Families' },
   'op.priceVersion': { 'zh-CN': '价格版本', en: 'Price version' },
   'op.editPrices': {
-    'zh-CN': '价格（JSON，单位微元；保存即生成新版本）',
-    en: 'Prices (JSON, micro-yuan; saving makes a new version)',
+    'zh-CN': '全部价格（JSON，单位微元，即保存时发送的内容；保存即生成新版本）',
+    en: 'All prices (JSON in micro-yuan, as it will be sent; saving makes a new version)',
+  },
+  'op.priceForm': {
+    'zh-CN': 'Token 价格（元/百万 tokens，留空即不设）',
+    en: 'Token prices (yuan per million tokens; empty leaves a price out)',
+  },
+  'op.price.input': { 'zh-CN': '输入（元/百万 tokens）', en: 'Input (yuan per million tokens)' },
+  'op.price.cachedInput': {
+    'zh-CN': '缓存读取（元/百万 tokens）',
+    en: 'Cache read (yuan per million tokens)',
+  },
+  'op.price.cacheWrite': {
+    'zh-CN': '缓存写入，5 分钟（元/百万 tokens）',
+    en: 'Cache write, 5 minutes (yuan per million tokens)',
+  },
+  'op.price.cacheWrite1h': {
+    'zh-CN': '缓存写入，1 小时（元/百万 tokens）',
+    en: 'Cache write, 1 hour (yuan per million tokens)',
+  },
+  'op.price.output': { 'zh-CN': '输出（元/百万 tokens）', en: 'Output (yuan per million tokens)' },
+  'op.price.reasoning': {
+    'zh-CN': '推理（元/百万 tokens）',
+    en: 'Reasoning (yuan per million tokens)',
+  },
+  'op.priceUnset': { 'zh-CN': '未设置', en: 'Not set' },
+  'op.pricesJsonOnly': {
+    'zh-CN': '该模型按图片或按秒计价：这些价格表在 JSON 中编辑（单位微元）。',
+    en: 'This model is priced per image or per second: its price tables are edited in the JSON (micro-yuan).',
+  },
+  'op.pricesJsonRest': {
+    'zh-CN':
+      '长度分档（tiers）、服务等级（service_tiers）、按次价格（per_request）和其他价格表只能在 JSON 中编辑；两边的修改会同步。',
+    en: 'Length tiers (tiers), service tiers (service_tiers), the per-request price (per_request) and other price tables are edited in the JSON only; an edit on either side shows on the other.',
+  },
+  'op.showJson': { 'zh-CN': '显示 JSON', en: 'Show the JSON' },
+  'op.hideJson': { 'zh-CN': '隐藏 JSON', en: 'Hide the JSON' },
+  'op.badPriceField': {
+    'zh-CN': '有价格无法保存：请按输入框下的提示修改。未保存任何内容。',
+    en: 'A price cannot be saved: fix it as its input says. Nothing was saved.',
   },
   'op.savePrices': { 'zh-CN': '保存为新版本', en: 'Save as a new version' },
   'op.badJson': { 'zh-CN': '不是有效的 JSON 对象。', en: 'Not a JSON object.' },

@@ -1,8 +1,19 @@
-import { useState, type FormEvent } from 'react';
+import { useId, useState, type FormEvent } from 'react';
 import type { ModelPrices, OperatorModel } from '../console-types.js';
 import { useI18n, type MessageKey } from '../i18n.js';
-import { When } from '../money.js';
+import { useAmountProblemText, useMicroYuanText, When } from '../money.js';
 import { ErrorLine } from '../pages/ErrorLine.js';
+import {
+  fieldTexts,
+  formFields,
+  parseField,
+  parsePricesJson,
+  PRICE_FORM_FIELDS,
+  PRICE_RULE,
+  pricesJson,
+  withField,
+  type TokenPriceField,
+} from '../price-form.js';
 import { useLoad } from '../useLoad.js';
 import { operatorApi } from './operator-api.js';
 
@@ -13,7 +24,10 @@ const FAMILIES = new Set(['chat', 'ocr', 'embeddings', 'rerank', 'images', 'vide
 
 /**
  * Models (read only, from the configuration) with their current price version; a model's
- * prices edited as JSON and saved as a new version (the price book checks them), and its history.
+ * prices edited and saved as a new version (the price book checks them), and its history. Token
+ * prices are typed in yuan per million tokens (price-form.ts); every other price (tiers, service
+ * tiers, per request, image and video tables) in the JSON behind a toggle, which the form keeps
+ * in step: editing either updates the other, and the JSON is what is sent.
  */
 export function ModelsPage({ onError }: { onError: OnError }) {
   const { t } = useI18n();
@@ -82,20 +96,40 @@ function PriceEditor({
 }) {
   const { t } = useI18n();
   const modelId = model?.id ?? '';
+  const fields = formFields(model?.families ?? []);
   const history = useLoad(() => operatorApi.priceHistory(modelId), onError);
-  const [text, setText] = useState(JSON.stringify(model?.current.prices ?? {}, null, 2));
-  const [invalid, setInvalid] = useState(false);
-  const save = (event: FormEvent) => {
+  const initial = model?.current.prices ?? {};
+  const [text, setText] = useState(pricesJson(initial));
+  const [typed, setTyped] = useState(() => fieldTexts(initial, fields));
+  const [showJson, setShowJson] = useState(fields.length === 0);
+  const [invalid, setInvalid] = useState<'json' | 'field' | null>(null);
+  const jsonId = useId();
+  // A field typed: the JSON follows (when it is an object; else saving says it is not).
+  const typeField = (field: TokenPriceField, value: string) => {
+    setTyped((before) => ({ ...before, [field]: value }));
+    setInvalid(null);
+    const prices = parsePricesJson(text);
+    if (prices !== null) setText(pricesJson(withField(prices, field, value)));
+  };
+  // The JSON edited: the fields follow whenever it is an object.
+  const typeJson = (value: string) => {
+    setText(value);
+    setInvalid(null);
+    const prices = parsePricesJson(value);
+    if (prices !== null) setTyped(fieldTexts(prices, fields));
+  };
+  const save = (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
-    let prices: unknown;
-    try {
-      prices = JSON.parse(text);
-    } catch {
-      prices = null;
+    const refused = fields.find((field) => parseField(typed[field] ?? '')?.ok === false);
+    if (refused !== undefined) {
+      setInvalid('field');
+      const input = event.currentTarget.elements.namedItem(`price-${refused}`);
+      if (input instanceof HTMLInputElement) input.focus();
+      return;
     }
-    const isObject = typeof prices === 'object' && prices !== null && !Array.isArray(prices);
-    setInvalid(!isObject);
-    if (!isObject) return;
+    const prices = parsePricesJson(text);
+    setInvalid(prices === null ? 'json' : null);
+    if (prices === null) return;
     operatorApi
       .setPrices(modelId, prices)
       .then(() => {
@@ -105,23 +139,52 @@ function PriceEditor({
       .catch(history.fail);
   };
   return (
-    <div className="card">
+    <div className="card" data-price-editor={modelId}>
       <h2>{modelId}</h2>
       <ErrorLine error={history.error} />
-      <form onSubmit={save}>
-        <label>
-          {t('op.editPrices')}
-          <textarea
-            name="prices"
-            rows={8}
-            spellCheck={false}
-            value={text}
-            onChange={(e) => setText(e.target.value)}
-          />
-        </label>
-        {invalid && (
+      <form onSubmit={save} noValidate>
+        {fields.length > 0 ? (
+          <fieldset>
+            <legend>{t('op.priceForm')}</legend>
+            {fields.map((field) => (
+              <PriceField
+                key={field}
+                field={field}
+                value={typed[field] ?? ''}
+                onValue={(value) => typeField(field, value)}
+              />
+            ))}
+          </fieldset>
+        ) : (
+          <p className="muted" data-price-json-only>
+            {t('op.pricesJsonOnly')}
+          </p>
+        )}
+        <p className="muted">{t('op.pricesJsonRest')}</p>
+        <button
+          type="button"
+          className="secondary"
+          aria-expanded={showJson}
+          aria-controls={jsonId}
+          onClick={() => setShowJson((shown) => !shown)}
+        >
+          {t(showJson ? 'op.hideJson' : 'op.showJson')}
+        </button>
+        <div id={jsonId} className="price-json" hidden={!showJson}>
+          <label>
+            {t('op.editPrices')}
+            <textarea
+              name="prices"
+              rows={12}
+              spellCheck={false}
+              value={text}
+              onChange={(e) => typeJson(e.target.value)}
+            />
+          </label>
+        </div>
+        {invalid !== null && (
           <p role="alert" className="error">
-            {t('op.badJson')}
+            {t(invalid === 'json' ? 'op.badJson' : 'op.badPriceField')}
           </p>
         )}
         <button type="submit">{t('op.savePrices')}</button>
@@ -134,6 +197,55 @@ function PriceEditor({
           </li>
         ))}
       </ul>
+    </div>
+  );
+}
+
+/**
+ * One token price in yuan per million tokens: the micro-yuan it will save echoed under it as it
+ * is typed, or why `parseYuan` refuses it; empty leaves the field out of the prices.
+ */
+function PriceField({
+  field,
+  value,
+  onValue,
+}: {
+  field: TokenPriceField;
+  value: string;
+  onValue: (value: string) => void;
+}) {
+  const { t } = useI18n();
+  const echoId = useId();
+  const exact = useMicroYuanText();
+  const problemText = useAmountProblemText();
+  const parsed = parseField(value);
+  const label = PRICE_FORM_FIELDS.find(([name]) => name === field)?.[1] ?? 'op.price.input';
+  return (
+    <div className="yuan-field" data-price-field={field}>
+      <label>
+        {t(label)}
+        <input
+          name={`price-${field}`}
+          inputMode="decimal"
+          autoComplete="off"
+          value={value}
+          aria-invalid={parsed !== null && !parsed.ok}
+          aria-describedby={echoId}
+          onChange={(event) => onValue(event.target.value)}
+        />
+      </label>
+      <p
+        id={echoId}
+        className={parsed?.ok === false ? 'micro-echo error' : 'micro-echo muted'}
+        aria-live="polite"
+        data-micro-echo={parsed?.ok === true ? parsed.micro : undefined}
+      >
+        {parsed === null
+          ? t('op.priceUnset')
+          : parsed.ok
+            ? `= ${exact(parsed.micro)}`
+            : problemText(parsed.problem, PRICE_RULE)}
+      </p>
     </div>
   );
 }
