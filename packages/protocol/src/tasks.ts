@@ -13,6 +13,16 @@ export type TaskKind = 'image' | 'video' | 'h3';
 export type TaskStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'submission_unknown';
 
 /**
+ * The statuses in which a task is not finished: it may still move, and still needs the assets it
+ * references and its hold (the gateway refuses to delete such an asset; a client keeps waiting).
+ */
+export const UNFINISHED_TASK_STATUSES: readonly TaskStatus[] = [
+  'queued',
+  'running',
+  'submission_unknown',
+];
+
+/**
  * Where the money is, apart from the work: `reserved` (the quoted amount is held, nothing priced
  * yet), `pending` (priced: `actual_amount` shown, awaiting the caller's settlement), `settled`
  * (captured; outputs delivered), `released` (nothing charged, the hold went back), `expired` (it

@@ -1,9 +1,8 @@
 import type { Account } from '@tollgate/protocol';
 import { sql, type Kysely } from 'kysely';
 import { invalidInput } from '../errors/api-error.js';
-import { parseLimit } from '../shares/share-input.js';
 import type { Database } from '../store/schema.js';
-import { listPage, type ListPage } from '../util/list-page.js';
+import { afterCursor, listPage, parseLimit, type ListPage } from '../util/list-page.js';
 import { accountView, type BudgetClock } from './account-service.js';
 
 /** What an operator may filter accounts by; each field as it came (query string or CLI option). */
@@ -44,23 +43,8 @@ export class AccountListing {
     // Ids are case-sensitive (base62): compare the prefix exactly, in both dialects.
     if (idPrefix !== undefined)
       select = select.where(sql<boolean>`substr(id, 1, ${idPrefix.length}) = ${idPrefix}`);
-    if (query.after !== undefined) {
-      const cursor =
-        typeof query.after === 'string'
-          ? await this.db
-              .selectFrom('accounts')
-              .select(['created_at', 'id'])
-              .where('id', '=', query.after)
-              .executeTakeFirst()
-          : undefined;
-      if (cursor === undefined) throw invalidInput('after', 'is not an account id');
-      select = select.where((eb) =>
-        eb.or([
-          eb('created_at', '<', cursor.created_at),
-          eb.and([eb('created_at', '=', cursor.created_at), eb('id', '<', cursor.id)]),
-        ]),
-      );
-    }
+    const after = await afterCursor(this.db, 'accounts', query.after, 'is not an account id');
+    if (after !== undefined) select = select.where(after);
     const rows = await select
       .orderBy('created_at', 'desc')
       .orderBy('id', 'desc')

@@ -8,7 +8,7 @@ import type { AuditWrite } from '../audit/audit-log.js';
 import type { AccountTable, Database } from '../store/schema.js';
 import { base62, type Clock } from '../util/effects.js';
 import { budgetStateOf, budgetView } from '../budgets/budget-ledger.js';
-import { DEFAULT_BUDGET_TIME_ZONE } from '../budgets/budget-windows.js';
+import { DEFAULT_BUDGET_TIME_ZONE } from '../config/time-zone.js';
 
 /** The account as the API shows it: the wire type of packages/protocol. */
 export type AccountView = Account;

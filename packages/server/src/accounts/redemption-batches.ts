@@ -1,10 +1,10 @@
 import type { RedemptionBatch, RedemptionBatchList } from '@tollgate/protocol';
 import { sql, type Kysely } from 'kysely';
-import { invalidInput, notFound } from '../errors/api-error.js';
-import { parseLimit } from '../shares/share-input.js';
+import { notFound } from '../errors/api-error.js';
+import { afterCursor, listPage, parseLimit } from '../util/list-page.js';
 import type { Database, RedemptionBatchTable } from '../store/schema.js';
 import type { Clock } from '../util/effects.js';
-import { exactSum, safeAmount } from '../usage/exact-sum.js';
+import { exactSum, safeAmount } from '../billing/exact-sum.js';
 
 /** What an operator may page the batches by; each field as it came (the query string). */
 export interface BatchQuery {
@@ -38,37 +38,20 @@ export class RedemptionBatches {
   async list(query: BatchQuery): Promise<RedemptionBatchList> {
     const limit = parseLimit(query.limit, 20);
     let select = this.db.selectFrom('redemption_batches').selectAll();
-    if (query.after !== undefined) {
-      const cursor =
-        typeof query.after === 'string' && query.after.length <= 100
-          ? await this.db
-              .selectFrom('redemption_batches')
-              .select(['created_at', 'id'])
-              .where('id', '=', query.after)
-              .executeTakeFirst()
-          : undefined;
-      if (cursor === undefined) throw invalidInput('after', 'is not a batch id');
-      select = select.where((eb) =>
-        eb.or([
-          eb('created_at', '<', cursor.created_at),
-          eb.and([eb('created_at', '=', cursor.created_at), eb('id', '<', cursor.id)]),
-        ]),
-      );
-    }
+    const after = await afterCursor(
+      this.db,
+      'redemption_batches',
+      query.after,
+      'is not a batch id',
+    );
+    if (after !== undefined) select = select.where(after);
     const rows = await select
       .orderBy('created_at', 'desc')
       .orderBy('id', 'desc')
       .limit(limit + 1)
       .execute();
-    const page = rows.slice(0, limit);
-    const counts = await this.countsOf(page.map((row) => row.id));
-    const hasMore = rows.length > limit;
-    return {
-      object: 'list',
-      data: page.map((row) => batchView(row, counts.get(row.id))),
-      has_more: hasMore,
-      next_cursor: hasMore ? (page.at(-1)?.id ?? null) : null,
-    };
+    const counts = await this.countsOf(rows.slice(0, limit).map((row) => row.id));
+    return listPage(rows, limit, (row) => batchView(row, counts.get(row.id)));
   }
 
   async get(batchId: string): Promise<RedemptionBatch> {

@@ -21,6 +21,17 @@ import type { AssetStorage } from './local-storage.js';
  * upload); a reclaim interrupted by a crash is finished by a later sweep (`STUCK_RECLAIM_MS`).
  */
 
+/**
+ * A stored object as an answer serves it (http/serve-content.ts): asset content, video content, a
+ * public share.
+ */
+export interface ServedObject {
+  readonly sha256: string;
+  readonly bytes: number;
+  readonly media_type: string;
+  readonly created_at: number;
+}
+
 export const RECLAIM_GRACE_MS = 60 * 60 * 1000;
 
 export interface ClaimOptions {

@@ -1,7 +1,7 @@
+import { UNFINISHED_TASK_STATUSES } from '@tollgate/protocol';
 import type { Kysely, Transaction } from 'kysely';
 import { ApiError } from '../errors/api-error.js';
 import type { Database, RequestStatus } from '../store/schema.js';
-import { UNFINISHED_TASK_STATES } from '../tasks/task-states.js';
 import type { Clock } from '../util/effects.js';
 
 /** Request states that are not final: the request may still need the assets it named. */
@@ -112,7 +112,7 @@ export async function deleteAsset(
       .where((eb) =>
         eb.or([
           eb('requests.status', 'in', UNFINISHED_REQUEST_STATES),
-          eb('tasks.status', 'in', UNFINISHED_TASK_STATES),
+          eb('tasks.status', 'in', UNFINISHED_TASK_STATUSES),
         ]),
       )
       .orderBy('requests.id')

@@ -7,7 +7,7 @@ import type { Probe } from './probe.js';
 
 /**
  * Places checked, staged bytes at their content address and describes the asset row that names
- * them: the one path by which uploads (assets/upload-service.ts) and task outputs
+ * them: the one path by which uploads (uploads/upload-service.ts) and task outputs
  * (assets/output-writer.ts) become assets. The object is claimed before the bytes are placed,
  * so the sweeper cannot reclaim them in between. The caller inserts the row (uploads at once;
  * task outputs undelivered, fenced by the worker's claim: tasks/task-kept-outputs.ts).

@@ -1,9 +1,8 @@
 import type { Kysely } from 'kysely';
 import { invalidInput } from '../errors/api-error.js';
-import { parseLimit } from '../shares/share-input.js';
 import type { AuditActorKind, AuditEventTable, Database } from '../store/schema.js';
 import type { Clock, IdGenerator } from '../util/effects.js';
-import { listPage, type ListPage } from '../util/list-page.js';
+import { listPage, parseLimit, type ListPage } from '../util/list-page.js';
 
 /** Who acted, as the route that took the action knows it. */
 export interface AuditActor {

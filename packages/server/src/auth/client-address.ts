@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { cidrMatcher, normalizeAddress } from './ip-allowlist.js';
+import { cidrMatcher, normalizeAddress } from '../util/ip-allowlist.js';
 
 declare module 'fastify' {
   interface FastifyRequest {

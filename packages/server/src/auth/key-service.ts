@@ -7,8 +7,8 @@ import type { Clock, IdGenerator } from '../util/effects.js';
 import { parseOptionalFutureTime } from '../accounts/account-service.js';
 import { generateApiKey, hashApiKey, isWellFormedKey } from './key-format.js';
 import { budgetStateOf, budgetView } from '../budgets/budget-ledger.js';
-import { cidrMatcher, parseCidrList } from './ip-allowlist.js';
-import { DEFAULT_BUDGET_TIME_ZONE } from '../budgets/budget-windows.js';
+import { cidrMatcher, parseCidrList } from '../util/ip-allowlist.js';
+import { DEFAULT_BUDGET_TIME_ZONE } from '../config/time-zone.js';
 
 /** What a route knows about the caller after authentication. */
 export interface Principal {

@@ -2,8 +2,8 @@ import type { Budget } from '@tollgate/protocol';
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { Database } from '../store/schema.js';
 import type { Clock } from '../util/effects.js';
+import { DEFAULT_BUDGET_TIME_ZONE } from '../config/time-zone.js';
 import {
-  DEFAULT_BUDGET_TIME_ZONE,
   currentWindowStart,
   windowResetsAt,
   windowStarts,

@@ -2,7 +2,8 @@ import { sql, type Kysely } from 'kysely';
 import { invalidInput } from '../errors/api-error.js';
 import type { Database } from '../store/schema.js';
 import type { Clock } from '../util/effects.js';
-import { isKnownTimeZone, windowStarts, type BudgetWindow } from './budget-windows.js';
+import { isKnownTimeZone } from '../config/time-zone.js';
+import { windowStarts, type BudgetWindow } from './budget-windows.js';
 
 /**
  * One budget time zone for the whole deployment (docs/billing.md, "One time zone for the

@@ -6,23 +6,11 @@
 export const BUDGET_WINDOWS = ['daily', 'weekly', 'monthly', 'total'] as const;
 export type BudgetWindow = (typeof BUDGET_WINDOWS)[number];
 
-export const DEFAULT_BUDGET_TIME_ZONE = 'Asia/Shanghai';
-
 /** The start of the current window of each kind, epoch ms; `total` never resets (0). */
 export interface WindowStarts {
   readonly daily: number;
   readonly weekly: number;
   readonly monthly: number;
-}
-
-/** Whether `zone` is an IANA time zone this runtime knows. */
-export function isKnownTimeZone(zone: string): boolean {
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: zone });
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 const formatters = new Map<string, Intl.DateTimeFormat>();

@@ -4,7 +4,7 @@ import {
   GuardedFetchError,
   type GuardedFetchDeps,
   networkDeps,
-} from '../providers/guarded-fetch.js';
+} from '../net/guarded-fetch.js';
 import { sniffImage } from './ocr.js';
 
 const MAX_IMAGE_BYTES = 20 * 1024 * 1024;

@@ -5,7 +5,7 @@ import type { ChatRequest } from './chat-types.js';
 import { checkSchemaLimits } from './schema-limits.js';
 import { checkToolContinuation } from './tool-continuation.js';
 import { clientOnlyMessageFields } from './client-only-fields.js';
-import { isRequestField, sortRequestFields } from './request-fields.js';
+import { isRequestField, sortRequestFields } from '../config/request-fields.js';
 import { scanMessages } from './validate-messages.js';
 
 const isObject = (value: unknown): value is Record<string, unknown> =>

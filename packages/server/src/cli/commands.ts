@@ -116,7 +116,7 @@ export const SINGLE_COMMANDS: Readonly<Record<string, Command>> = {
     run: async ({ context }) => {
       // The admin API's handler itself (GET /admin/v1/unresolved): one shape, one rule.
       const [{ unresolvedQueue }, services] = await Promise.all([
-        import('../requests/unresolved-queue.js'),
+        import('../usage/unresolved-queue.js'),
         context.services(),
       ]);
       return ok(await unresolvedQueue(services));

@@ -4,7 +4,12 @@ import { z } from 'zod';
 import { defaultConfig } from './default-config.js';
 import { crossFieldIssues } from './cross-field-issues.js';
 import { configSchema, type Config } from './schema.js';
-import { SHARE_LINK_SECRET_MIN_LENGTH } from '../shares/share-link-secret.js';
+
+/**
+ * Shortest share-link secret accepted from the environment: 32 characters, as a generated one's
+ * 256 bits (shares/share-link-secret.ts generates one when the environment gives none).
+ */
+export const SHARE_LINK_SECRET_MIN_LENGTH = 32;
 
 /** Everything the process takes from its environment, read once, validated, frozen. */
 export interface Settings {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { CONFIGURABLE_FIELDS, type RequestField } from '../chat/request-fields.js';
+import { CONFIGURABLE_FIELDS, type RequestField } from './request-fields.js';
 import {
   h3ResolutionSchema,
   modelPricesSchema,

@@ -1,5 +1,5 @@
-import { parseCidrList } from '../auth/ip-allowlist.js';
-import { DEFAULT_BUDGET_TIME_ZONE, isKnownTimeZone } from '../budgets/budget-windows.js';
+import { parseCidrList } from '../util/ip-allowlist.js';
+import { DEFAULT_BUDGET_TIME_ZONE, isKnownTimeZone } from './time-zone.js';
 import { z } from 'zod';
 import { channelIssues } from './channel-rules.js';
 import { modelPriceIssues, zeroPriceIssues } from './price-rules.js';

@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import type { AppDeps } from '../http/deps.js';
-import { parseLimit } from '../shares/share-input.js';
+import { parseLimit } from '../util/list-page.js';
 import { decodeJournalPosition, parseStatementPeriod } from '../usage/statement.js';
 import {
   renderStatement,

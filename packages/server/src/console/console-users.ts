@@ -1,9 +1,8 @@
 import { sql, type Kysely } from 'kysely';
 import { ApiError, invalidInput, notFound } from '../errors/api-error.js';
-import { parseLimit } from '../shares/share-input.js';
 import type { ConsoleRole, ConsoleUserTable, Database } from '../store/schema.js';
 import type { Clock, IdGenerator } from '../util/effects.js';
-import { listPage, type ListPage } from '../util/list-page.js';
+import { listPage, parseLimit, type ListPage } from '../util/list-page.js';
 import {
   canonicalEmail,
   mailboxOf,

@@ -27,7 +27,7 @@ import {
   shareDecisionInput,
   topUpInput,
 } from '../operator/operator-inputs.js';
-import { unresolvedQueue } from '../requests/unresolved-queue.js';
+import { unresolvedQueue } from '../usage/unresolved-queue.js';
 import { shareServiceOf } from '../shares/share-service.js';
 import { withAccountEmails, withKeyNames, withTaskNames } from './console-names.js';
 import { operatorActorOf as actorOf } from './operator-auth.js';

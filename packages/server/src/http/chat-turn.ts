@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { insuresAnswer, ZERO_COMPLETION_RULE } from '../chat/zero-completion.js';
 import { checkCapabilities } from '../chat/capabilities.js';
-import { credibleChatUsage, ruleWithFlag } from '../billing/credible-usage.js';
+import { credibleChatUsage, ruleWithFlag } from '../chat/credible-usage.js';
 import { chatCost, chatReserve, worstCaseInputTokens } from '../chat/chat-pricing.js';
 import type { ChatUsage } from '../chat/chat-types.js';
 import type { Conversations } from '../chat/conversations.js';
@@ -141,7 +141,7 @@ export async function runChatTurn(
           : input.call(upstream, sent, options(channel));
       }),
   };
-  // Usage beyond what the gateway allowed is billed at the bound and flagged (billing/credible-usage.ts).
+  // Usage beyond what the gateway allowed is billed at the bound and flagged (chat/credible-usage.ts).
   const bounds = {
     inputUpperEstimate: worstCaseInputTokens(chat, model),
     outputCap: chat.maxOutputTokens,

@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { UnresolvedSummary, UnresolvedTotals } from '../requests/unresolved-queue.js';
+import type { UnresolvedSummary, UnresolvedTotals } from '../usage/unresolved-queue.js';
 import type { ChannelStatus } from '../routing/channel-router.js';
 
 /** Prometheus metrics, one registry per app (no global state, so tests can build many apps). */
@@ -97,7 +97,7 @@ export class Metrics {
   });
 
   /**
-   * The operator's queue (requests/unresolved-queue.ts), read from the shared database when
+   * The operator's queue (usage/unresolved-queue.ts), read from the shared database when
    * scraped (set by the services). Like `tollgate_tasks`, every instance reports the same
    * whole-database figures: aggregate with `max`, never `sum`, across instances.
    */

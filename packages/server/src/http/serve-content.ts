@@ -1,14 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AssetStorage } from '../assets/local-storage.js';
 import { parseRange, rangeNotSatisfiable } from '../assets/range.js';
-
-/** The stored object behind an answer: asset content, video content, a public share. */
-export interface ServedObject {
-  readonly sha256: string;
-  readonly bytes: number;
-  readonly media_type: string;
-  readonly created_at: number;
-}
+import type { ServedObject } from '../assets/asset-objects.js';
 
 /**
  * Stored content is served as data, never as a page of this origin, whoever reads it (the owner's

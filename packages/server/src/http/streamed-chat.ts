@@ -47,7 +47,7 @@ export interface StreamedChat {
   readonly routing?: RoutedCall;
   /** Zero-completion insurance is on for this model (chat/zero-completion.ts). */
   readonly insured: boolean;
-  /** The bill for reported usage; `flag` when usage beyond the gateway's cap was cut (billing/credible-usage.ts). */
+  /** The bill for reported usage; `flag` when usage beyond the gateway's cap was cut (chat/credible-usage.ts). */
   price(usage: ChatUsage): {
     amount: number;
     rule: string;

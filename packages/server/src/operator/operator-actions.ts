@@ -4,7 +4,7 @@ import type { AccountService } from '../accounts/account-service.js';
 import { RedemptionBatches } from '../accounts/redemption-batches.js';
 import type { KeyService } from '../auth/key-service.js';
 import type { PriceBook } from '../billing/price-book.js';
-import type { BudgetService } from '../budgets/budget-service.js';
+import type { BudgetService } from './budget-service.js';
 import type { ConsoleUsers } from '../console/console-users.js';
 import type { RequestService } from '../requests/request-service.js';
 import type { SettlementService } from '../requests/settlement-service.js';

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { PaymentOrderState, PaymentOrderTable, Database } from '../store/schema.js';
 import { invalidInput } from '../errors/api-error.js';
-import { parseLimit } from '../shares/share-input.js';
+import { parseLimit } from '../util/list-page.js';
 
 /** An order as the console shows it (members: their account's; operators: all). */
 export interface PaymentOrderView {

@@ -7,7 +7,7 @@ import {
 } from '../config/schema.js';
 import { PROVIDER_DIALECTS } from './openai-compatible/provider-dialects.js';
 import type { TaskKind } from '../store/schema.js';
-import type { GuardedFetchDeps } from './guarded-fetch.js';
+import type { GuardedFetchDeps } from '../net/guarded-fetch.js';
 import { ArkH3Tasks } from './ark/h3-tasks.js';
 import { CohereRerank } from './cohere/rerank.js';
 import { OpenAiChat } from './openai-compatible/chat.js';

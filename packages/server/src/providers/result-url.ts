@@ -1,4 +1,4 @@
-import { guardedStream, networkDeps, type GuardedFetchDeps } from './guarded-fetch.js';
+import { guardedStream, networkDeps, type GuardedFetchDeps } from '../net/guarded-fetch.js';
 import type { TaskOutputSource } from './task-provider.js';
 import type { UpstreamClient } from './upstream-http.js';
 

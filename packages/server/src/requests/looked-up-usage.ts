@@ -1,6 +1,6 @@
 import type { BillLineItem } from '@tollgate/protocol';
 import { z } from 'zod';
-import { inputLineItems } from '../billing/input-token-outcome.js';
+import { inputLineItems } from './input-token-outcome.js';
 import { costPerMillion } from '../billing/money.js';
 import { chatCost } from '../chat/chat-pricing.js';
 import type { TokenPrices } from '../config/schema.js';

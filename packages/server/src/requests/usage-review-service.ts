@@ -11,7 +11,7 @@ const LIST_LIMIT = 100;
 const MAX_REASON_LENGTH = 1_000;
 
 /**
- * Records whose upstream reported usage beyond the gateway's cap (billing/credible-usage.ts):
+ * Records whose upstream reported usage beyond the gateway's cap (chat/credible-usage.ts):
  * the bound was billed, the record flagged. An operator lists them and marks each reviewed with
  * a reason, once (a guarded update). Reviewing moves no money: what was billed stays billed.
  */

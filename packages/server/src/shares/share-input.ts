@@ -42,15 +42,6 @@ export function parseState(value: unknown): ShareState | undefined {
   return state;
 }
 
-/** A page size: an integer from 1 to 100, `fallback` when absent (query strings are text). */
-export function parseLimit(value: unknown, fallback: number): number {
-  if (value === undefined) return fallback;
-  const limit = typeof value === 'string' && /^[0-9]{1,3}$/.test(value) ? Number(value) : value;
-  if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > 100)
-    throw invalidInput('limit', 'must be an integer from 1 to 100');
-  return limit;
-}
-
 const MAX_REASON_LENGTH = 1_000;
 
 /**

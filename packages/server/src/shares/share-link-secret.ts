@@ -1,13 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { link, mkdir, readFile, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { SHARE_LINK_SECRET_MIN_LENGTH } from '../config/load.js';
 
 /** The file, in the data directory, that keeps the secret when the environment gives none. */
 export const SHARE_LINK_SECRET_FILE = 'share-link-secret';
 /** Bytes of a generated secret (HMAC-SHA256 takes any length; 32 is its block of strength). */
 const GENERATED_BYTES = 32;
-/** Shortest secret accepted from the environment: 32 characters, as a generated one's 256 bits. */
-export const SHARE_LINK_SECRET_MIN_LENGTH = 32;
 
 /** The gateway's share-link secret and where it came from (start-up says so on PostgreSQL). */
 export interface ShareLinkSecret {

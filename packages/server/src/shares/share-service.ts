@@ -2,17 +2,17 @@ import type { Kysely } from 'kysely';
 import type { Principal } from '../auth/key-service.js';
 import { lockAccountMoney } from '../billing/ledger.js';
 import { ApiError, invalidInput } from '../errors/api-error.js';
-import type { ServedObject } from '../http/serve-content.js';
+import type { ServedObject } from '../assets/asset-objects.js';
 import type { Claim, RequestIdentity, RequestService } from '../requests/request-service.js';
 import type { Database, ShareState } from '../store/schema.js';
 import type { TaskOutput } from '../tasks/task-view.js';
 import type { Clock, IdGenerator } from '../util/effects.js';
-import { parseLimit, parseReason, parseState, type ShareTarget } from './share-input.js';
+import { parseReason, parseState, type ShareTarget } from './share-input.js';
 import { canMove, DECISION_TARGET, type ShareAction } from './share-states.js';
 import { ShareStore, type SharedRow } from './share-store.js';
 import { looksLikeShareToken, shareToken, shareTokenHash } from './share-token.js';
 import { isServing, operatorShareView, shareView, type ShareView } from './share-view.js';
-import { listPage } from '../util/list-page.js';
+import { listPage, parseLimit } from '../util/list-page.js';
 
 /** The key that owns shares, with the key itself: only it computes the shares' tokens. */
 export interface ShareOwner {

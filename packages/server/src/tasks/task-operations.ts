@@ -1,4 +1,4 @@
-import type { H3Task, OperatorTask, Task } from '@tollgate/protocol';
+import { UNFINISHED_TASK_STATUSES, type H3Task, type OperatorTask, type Task } from '@tollgate/protocol';
 import type { Kysely } from 'kysely';
 import { releaseHold, type LedgerEffects } from '../billing/ledger.js';
 import type { AuditWrite } from '../audit/audit-log.js';
@@ -6,7 +6,7 @@ import { ApiError, invalidInput } from '../errors/api-error.js';
 import type { Database, TaskKind, TaskStatus } from '../store/schema.js';
 import { CorruptTaskRow, type TaskFamilies } from './task-family.js';
 import type { TaskRow, TaskStore } from './task-store.js';
-import { TASK_MOVES, UNFINISHED_TASK_STATES } from './task-states.js';
+import { TASK_MOVES } from './task-states.js';
 import { expireTask } from './task-expiry.js';
 import { deleteUndeliveredOutputs } from './task-kept-outputs.js';
 import { taskResolutionSchema } from './task-stored-json.js';
@@ -190,7 +190,7 @@ export class TaskOperations {
         );
       return this.show(id);
     }
-    if (!UNFINISHED_TASK_STATES.includes(from))
+    if (!UNFINISHED_TASK_STATUSES.includes(from))
       throw new ApiError(
         'SETTLEMENT_NOT_ALLOWED',
         `task ${id} is ${from} (billing ${row.billing_state}); an operator resolves only an unfinished task (queued, running, submission_unknown), or releases one awaiting settlement`,

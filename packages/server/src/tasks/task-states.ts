@@ -77,10 +77,3 @@ export function canMoveColumn<Column extends StateColumn>(
 export function canMove(from: TaskStatus, to: TaskStatus): boolean {
   return TASK_MOVES[from].includes(to);
 }
-
-/** States in which the task may still need its referenced assets and its hold. */
-export const UNFINISHED_TASK_STATES: readonly TaskStatus[] = [
-  'queued',
-  'running',
-  'submission_unknown',
-];

@@ -3,7 +3,6 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { AssetStorage } from '../assets/local-storage.js';
 import type { LedgerEffects } from '../billing/ledger.js';
 import type { PriceBook } from '../billing/price-book.js';
-import type { Metrics } from '../http/metrics.js';
 import type { ProviderRegistry } from '../providers/registry.js';
 import type { TaskProvider } from '../providers/task-provider.js';
 import type { ChannelRouter } from '../routing/channel-router.js';
@@ -28,6 +27,19 @@ export class WorkerKilled extends Error {
   override readonly name = 'WorkerKilled';
 }
 
+/**
+ * What the kernel counts (`tollgate_task_*`, docs/operations.md): the app's Prometheus registry
+ * (http/metrics.ts `Metrics`) is one; the kernel names only the instruments it moves.
+ */
+export interface TaskMetrics {
+  readonly taskTransitions: { inc(labels: { to: string }): void };
+  readonly taskSubmissions: { inc(): void };
+  readonly taskLateAnswers: { inc(labels: { outcome: string }): void };
+  readonly taskStoppedForOperator: { inc(): void };
+  /** Seconds from a task's due time to a worker taking it. */
+  readonly workerLag: { observe(seconds: number): void };
+}
+
 export interface TaskWorkerDeps {
   readonly db: Kysely<Database>;
   readonly tasks: TaskStore;
@@ -38,7 +50,7 @@ export interface TaskWorkerDeps {
   readonly storage: AssetStorage;
   readonly effects: LedgerEffects;
   readonly logger: FastifyBaseLogger;
-  readonly metrics: Metrics;
+  readonly metrics: TaskMetrics;
   readonly maxVideoBytes: number;
   /** Picks the channel a task is submitted on, with failover (tasks/task-channels.ts). */
   readonly channels: ChannelRouter;

@@ -2,7 +2,7 @@ import type { AccountUsage, UsageModelTotal, UsageRow } from '@tollgate/protocol
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../store/schema.js';
 import { DAY_MS, dayOf, parseDayRange, type DayRange } from './days.js';
-import { exactSum, safeAmount } from './exact-sum.js';
+import { exactSum, safeAmount } from '../billing/exact-sum.js';
 
 /** The longest range one usage read covers: a year, leap day included. */
 export const MAX_USAGE_DAYS = 366;

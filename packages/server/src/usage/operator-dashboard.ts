@@ -9,12 +9,12 @@ import type {
 } from '@tollgate/protocol';
 import { sql, type Kysely } from 'kysely';
 import type { Config } from '../config/schema.js';
-import { unresolvedSummary } from '../requests/unresolved-queue.js';
+import { unresolvedSummary } from './unresolved-queue.js';
 import { channelsOf } from '../routing/channels.js';
 import type { Database } from '../store/schema.js';
 import { DAY_MS, dayOf, type DayRange } from './days.js';
 import { DAY_NUMBER, MODEL } from './account-usage.js';
-import { exactSum, safeAmount } from './exact-sum.js';
+import { exactSum, safeAmount } from '../billing/exact-sum.js';
 
 /** How many accounts the dashboard names (the most charged of the period). */
 export const TOP_ACCOUNTS = 10;

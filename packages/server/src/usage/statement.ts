@@ -13,7 +13,7 @@ import { invalidInput, notFound } from '../errors/api-error.js';
 import type { Database } from '../store/schema.js';
 import type { Clock } from '../util/effects.js';
 import { parseDayRange, startOfMonth, type DayRange } from './days.js';
-import { exactSum, safeAmount } from './exact-sum.js';
+import { exactSum, safeAmount } from '../billing/exact-sum.js';
 
 /** Everything of a statement that is known before its movements are read. */
 export type StatementHeader = Omit<AccountStatement, 'movements' | 'totals' | 'closing_balance'>;

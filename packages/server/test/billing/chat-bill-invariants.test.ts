@@ -1,6 +1,6 @@
 import type { BillLineItem } from '@tollgate/protocol';
 import { describe, expect, it } from 'vitest';
-import { credibleChatUsage } from '../../src/billing/credible-usage.js';
+import { credibleChatUsage } from '../../src/chat/credible-usage.js';
 import { chatCost, chatReserve, worstCaseInputTokens } from '../../src/chat/chat-pricing.js';
 import type { ChatRequest, ChatUsage } from '../../src/chat/chat-types.js';
 import { validateChat } from '../../src/chat/validate-chat.js';

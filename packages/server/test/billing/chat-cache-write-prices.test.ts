@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { credibleChatUsage } from '../../src/billing/credible-usage.js';
+import { credibleChatUsage } from '../../src/chat/credible-usage.js';
 import { chatCost } from '../../src/chat/chat-pricing.js';
 import type { ChatUsage } from '../../src/chat/chat-types.js';
 import { usageFields } from '../../src/chat/usage-fields.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { guardedFetch, isPublicAddress } from '../../src/providers/guarded-fetch.js';
+import { guardedFetch, isPublicAddress } from '../../src/net/guarded-fetch.js';
 import { fakeNetwork, startImageUrlGateway, tinyPng } from '../helpers/fake-network.js';
 import type { TestGateway } from '../helpers/gateway.js';
 

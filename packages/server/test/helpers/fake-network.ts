@@ -1,4 +1,4 @@
-import type { GuardedFetchDeps } from '../../src/providers/guarded-fetch.js';
+import type { GuardedFetchDeps } from '../../src/net/guarded-fetch.js';
 import { dialects } from './dialects.js';
 import { startGateway, testConfig, type TestGateway } from './gateway.js';
 

@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { ArkH3Tasks } from '../../src/providers/ark/h3-tasks.js';
-import { GuardedFetchError, type GuardedFetchDeps } from '../../src/providers/guarded-fetch.js';
+import { GuardedFetchError, type GuardedFetchDeps } from '../../src/net/guarded-fetch.js';
 import { UpstreamFailure } from '../../src/providers/upstream-error.js';
 import type { UpstreamClient } from '../../src/providers/upstream-http.js';
 

@@ -4,7 +4,7 @@ import {
   GuardedFetchError,
   guardedStream,
   type GuardedFetchDeps,
-} from '../../src/providers/guarded-fetch.js';
+} from '../../src/net/guarded-fetch.js';
 import { OpenAiImages } from '../../src/providers/openai-compatible/images.js';
 import type { TaskInput } from '../../src/providers/task-provider.js';
 import type { UpstreamClient } from '../../src/providers/upstream-http.js';

@@ -5,7 +5,7 @@ import ts from 'typescript';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { readOpaqueToken, type PlacedOpaquePart } from '../../src/chat/opaque-parts.js';
 import { validateChat } from '../../src/chat/validate-chat.js';
-import { CONFIGURABLE_FIELDS } from '../../src/chat/request-fields.js';
+import { CONFIGURABLE_FIELDS } from '../../src/config/request-fields.js';
 import { defaultConfig } from '../../src/config/default-config.js';
 import { modelSchema, type ModelConfig } from '../../src/config/schema.js';
 import { MessagesChat } from '../../src/providers/anthropic/messages-chat.js';

@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { afterEach, expect, it, vi } from 'vitest';
-import type { GuardedFetchDeps } from '../../src/providers/guarded-fetch.js';
+import type { GuardedFetchDeps } from '../../src/net/guarded-fetch.js';
 import { OpenAiImages } from '../../src/providers/openai-compatible/images.js';
 import { describeEachDialect } from '../helpers/dialects.js';
 import type { TestGateway } from '../helpers/gateway.js';

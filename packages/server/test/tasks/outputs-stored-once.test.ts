@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import type { H3Task } from '@tollgate/protocol';
 import { afterEach, expect, it, vi } from 'vitest';
-import type { GuardedFetchDeps } from '../../src/providers/guarded-fetch.js';
+import type { GuardedFetchDeps } from '../../src/net/guarded-fetch.js';
 import { ArkH3Tasks } from '../../src/providers/ark/h3-tasks.js';
 import { TaskStore } from '../../src/tasks/task-store.js';
 import { describeEachDialect } from '../helpers/dialects.js';

@@ -1,7 +1,7 @@
 import { afterEach, expect, it, vi } from 'vitest';
 import type { H3Task } from '@tollgate/protocol';
 import { ArkH3Tasks } from '../../src/providers/ark/h3-tasks.js';
-import { guardedStream } from '../../src/providers/guarded-fetch.js';
+import { guardedStream } from '../../src/net/guarded-fetch.js';
 import { describeEachDialect } from '../helpers/dialects.js';
 import type { TestGateway } from '../helpers/gateway.js';
 import { h3QuoteAndSubmit } from '../helpers/h3.js';

@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { afterEach, expect, it, vi } from 'vitest';
-import type { GuardedFetchDeps } from '../../src/providers/guarded-fetch.js';
+import type { GuardedFetchDeps } from '../../src/net/guarded-fetch.js';
 import type { H3Task } from '@tollgate/protocol';
 import { ArkH3Tasks } from '../../src/providers/ark/h3-tasks.js';
 import { OpenAiImages } from '../../src/providers/openai-compatible/images.js';

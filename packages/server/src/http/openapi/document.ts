@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { wireSchemas } from '@tollgate/protocol/wire-schemas';
 import { FORWARDED, REBUILT, SPECIAL } from '../../chat/validate-chat.js';
-import { REQUEST_FIELDS } from '../../chat/request-fields.js';
+import { REQUEST_FIELDS } from '../../config/request-fields.js';
 import { codesOf, OPERATIONS, type Operation, type Success } from './operations.js';
 
 type Json = Record<string, unknown>;

@@ -19,7 +19,7 @@ import {
   topUpInput,
 } from '../../operator/operator-inputs.js';
 import { operatorRecordView } from '../../requests/record-view.js';
-import { unresolvedQueue } from '../../requests/unresolved-queue.js';
+import { unresolvedQueue } from '../../usage/unresolved-queue.js';
 import { bearerTokenOrNothing } from '../plugins/admin-token.js';
 import { answerRedemptionBatch } from '../redemption-batch-output.js';
 import type { AppDeps } from '../deps.js';

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Readable } from 'node:stream';
 import { deleteAsset, ownDeliveredAsset } from '../../assets/asset-uses.js';
 import type { AssetStorage } from '../../assets/local-storage.js';
-import type { UploadInput } from '../../assets/upload-service.js';
+import type { UploadInput } from '../../uploads/upload-service.js';
 import type { Principal } from '../../auth/key-service.js';
 import { listAccountAssets } from '../../assets/asset-listing.js';
 import { invalidInput } from '../../errors/api-error.js';

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { costPerMillion } from '../../billing/money.js';
 import { invalidInput } from '../../errors/api-error.js';
 import { principalOf } from '../plugins/authenticate.js';
-import { inputTokenOutcome } from '../../billing/input-token-outcome.js';
+import { inputTokenOutcome } from '../../requests/input-token-outcome.js';
 import { runBilledRequest } from '../billed-request.js';
 import { judgedAtClaim } from '../idempotency-judgement.js';
 import type { AppDeps } from '../deps.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { GuardedFetchDeps } from '../guarded-fetch.js';
+import type { GuardedFetchDeps } from '../../net/guarded-fetch.js';
 import { resultUrlSource } from '../result-url.js';
 import type {
   DeliveryReport,

@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { z } from 'zod';
-import type { GuardedFetchDeps } from '../guarded-fetch.js';
+import type { GuardedFetchDeps } from '../../net/guarded-fetch.js';
 import { resultUrlSource } from '../result-url.js';
 import type { SubmitResult, TaskInput, TaskOutputSource, TaskProvider } from '../task-provider.js';
 import { parseUpstream, unverifiableBody } from '../upstream-error.js';

@@ -1,5 +1,4 @@
 import type { Kysely } from 'kysely';
-import { canonicalEmail } from '../../console/console-email.js';
 
 interface Tables {
   console_users: { id: string; email: string; created_at: number };
@@ -15,6 +14,16 @@ interface Tables {
  * any more (they can no longer sign in: an operator sees them on the users page and may disable
  * them). Down leaves the rows as they are: the canonical form is a valid lower-cased address.
  */
+/**
+ * The canonical form as console/console-email.ts `canonicalEmail` defined it when this migration
+ * was written. A migration does on every database what it did on the first: it keeps its own copy
+ * of the rule rather than import one that may change (and a store below every service imports
+ * none of them).
+ */
+function canonicalEmail(value: string): string {
+  return value.normalize('NFKC').toLowerCase().normalize('NFKC');
+}
+
 export async function up(untyped: Kysely<unknown>): Promise<void> {
   const db = untyped as unknown as Kysely<Tables>;
   const rows = await db

@@ -1,4 +1,4 @@
-import type { ChatUsage } from '../chat/chat-types.js';
+import type { ChatUsage } from './chat-types.js';
 
 /**
  * Usage an upstream reports is billed only up to what the gateway allowed it to use (see

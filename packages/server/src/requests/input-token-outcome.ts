@@ -1,8 +1,8 @@
 import type { BillLineItem } from '@tollgate/protocol';
-import type { Outcome } from '../requests/request-service.js';
+import type { Outcome } from './request-service.js';
 import type { RoutedCall } from '../routing/channel-router.js';
-import { credibleInputTokens, ruleWithFlag } from './credible-usage.js';
-import { costPerMillion } from './money.js';
+import { credibleInputTokens, ruleWithFlag } from '../chat/credible-usage.js';
+import { costPerMillion } from '../billing/money.js';
 
 /**
  * The succeeded outcome of a request billed per million input tokens (embeddings, rerank): the

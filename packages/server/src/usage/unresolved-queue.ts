@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { TaskOperations } from '../tasks/task-operations.js';
 import type { Clock } from '../util/effects.js';
-import type { SettlementService } from './settlement-service.js';
+import type { SettlementService } from '../requests/settlement-service.js';
 import type { Database } from '../store/schema.js';
 
 /** One side of the queue (records or tasks): how many, the money they hold, the oldest. */

@@ -11,7 +11,7 @@ import {
   currentWindowStart,
   windowStarts,
   type BudgetWindow,
-} from './budget-windows.js';
+} from '../budgets/budget-windows.js';
 
 export interface BudgetInput {
   readonly limit?: unknown;

@@ -6,11 +6,11 @@ import type { RequestService } from '../requests/request-service.js';
 import type { Store } from '../store/database.js';
 import type { Clock, IdGenerator } from '../util/effects.js';
 import { fingerprint } from '../requests/idempotency.js';
-import { assetView } from './asset-view.js';
-import { placeAsset } from './placement.js';
-import { TooLarge, type AssetStorage, type StagedUpload } from './local-storage.js';
-import { normaliseLabel, probeFile, ProbeError, sniffPrefix, SNIFF_WINDOW_BYTES } from './probe.js';
-import { checkRequirements } from './requirements.js';
+import { assetView } from '../assets/asset-view.js';
+import { placeAsset } from '../assets/placement.js';
+import { TooLarge, type AssetStorage, type StagedUpload } from '../assets/local-storage.js';
+import { normaliseLabel, probeFile, ProbeError, sniffPrefix, SNIFF_WINDOW_BYTES } from '../assets/probe.js';
+import { checkRequirements } from '../assets/requirements.js';
 import { StagingBudget, type StagingRefusal, type StagingReservation } from './staging-budget.js';
 import { readPrefix } from './upload-prefix.js';
 
