@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import { z } from 'zod';
 import { invalidInput, type ApiError } from './api-error.js';
 
 /**
@@ -49,3 +49,17 @@ function depth(issue: z.core.$ZodIssue): number {
 
 const dotted = (path: readonly PropertyKey[]) =>
   path.length === 0 ? 'body' : path.map(String).join('.');
+
+/**
+ * A body's JSON Schema from its zod schema, as the caller sends it (before any defaults), for the
+ * places that take JSON Schema: a route's Fastify schema (validated by Ajv before the handler
+ * runs, its errors named by http/plugins/error-handler.ts) and the OpenAPI document. The zod
+ * schema stays the one source: the TypeScript type is derived from it too.
+ */
+export function jsonSchemaOf(schema: z.ZodType): Record<string, unknown> {
+  const { $schema: _dialect, ...json } = z.toJSONSchema(schema, {
+    io: 'input',
+    unrepresentable: 'any',
+  });
+  return json;
+}

@@ -1,4 +1,6 @@
+import { z } from 'zod';
 import { invalidInput } from '../../errors/api-error.js';
+import { jsonSchemaOf } from '../../errors/input-schema.js';
 
 /** The kinds of this folder's families. */
 export type MediaKind = 'image' | 'video';
@@ -8,59 +10,40 @@ const MAX_ASSET_IDS = 16;
 const MAX_PROMPT_CHARACTERS = 32_000;
 
 const common = {
-  model: { type: 'string', minLength: 1, maxLength: 128 },
-  prompt: { type: 'string', minLength: 1, maxLength: MAX_PROMPT_CHARACTERS },
-  size: { type: 'string', pattern: '^[0-9]{1,5}x[0-9]{1,5}$' },
-  assetIds: {
-    type: 'array',
-    maxItems: MAX_ASSET_IDS,
-    items: { type: 'string', minLength: 1, maxLength: 64 },
-  },
-  expected_price_version: { type: 'string', minLength: 1, maxLength: 200 },
-  expected_quote_amount: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER },
-} as const;
+  model: z.string().min(1).max(128),
+  prompt: z.string().min(1).max(MAX_PROMPT_CHARACTERS),
+  size: z
+    .string()
+    .regex(/^[0-9]{1,5}x[0-9]{1,5}$/)
+    .optional(),
+  assetIds: z.array(z.string().min(1).max(64)).max(MAX_ASSET_IDS).optional(),
+  expected_price_version: z.string().min(1).max(200).optional(),
+  expected_quote_amount: z.int().min(1).max(Number.MAX_SAFE_INTEGER).optional(),
+};
 
 /** OpenAI Images fields plus `assetIds` and the echoed quote (spec 4.1.4; docs/tasks.md). */
-export const imageBodySchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['model', 'prompt'],
-  properties: {
-    ...common,
-    n: { type: 'integer', minimum: 1, maximum: 16 },
-    quality: { type: 'string', minLength: 1, maxLength: 32 },
-  },
-} as const;
+export const imageBody = z.strictObject({
+  ...common,
+  n: z.int().min(1).max(16).optional(),
+  quality: z.string().min(1).max(32).optional(),
+});
 
 /** OpenAI Videos fields (`seconds` as OpenAI's string or an integer) plus `assetIds`, audio and the echoed quote. */
-export const videoBodySchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['model', 'prompt'],
-  properties: {
-    ...common,
-    seconds: {
-      anyOf: [
-        { type: 'integer', minimum: 1, maximum: 3_600 },
-        { type: 'string', pattern: '^[0-9]{1,4}$' },
-      ],
-    },
-    generate_audio: { type: 'boolean' },
-  },
-} as const;
+export const videoBody = z.strictObject({
+  ...common,
+  seconds: z.union([z.int().min(1).max(3_600), z.string().regex(/^[0-9]{1,4}$/)]).optional(),
+  generate_audio: z.boolean().optional(),
+});
 
-export interface TaskBody {
-  readonly model: string;
-  readonly prompt: string;
-  readonly size?: string;
-  readonly assetIds?: string[];
-  readonly expected_price_version?: string;
-  readonly expected_quote_amount?: number;
-  readonly n?: number;
-  readonly quality?: string;
-  readonly seconds?: number | string;
-  readonly generate_audio?: boolean;
-}
+/**
+ * The routes' schemas (checked by Ajv before the handler runs, and documented), made of the zod
+ * bodies above: one source for the check, the OpenAPI document and the type.
+ */
+export const imageBodySchema = jsonSchemaOf(imageBody);
+export const videoBodySchema = jsonSchemaOf(videoBody);
+
+/** A creation or quote body as checked: either kind's fields (the kind's own schema ran). */
+export type TaskBody = z.output<typeof imageBody> & z.output<typeof videoBody>;
 
 /** A creation or quote body, parsed: the kind's own fields, defaults left to the pricing. */
 export interface TaskRequest {

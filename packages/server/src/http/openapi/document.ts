@@ -1,7 +1,7 @@
-import { z } from 'zod';
 import { wireSchemas } from '@tollgate/protocol/wire-schemas';
 import { FORWARDED, REBUILT, SPECIAL } from '../../chat/validate-chat.js';
 import { REQUEST_FIELDS } from '../../config/request-fields.js';
+import { jsonSchemaOf } from '../../errors/input-schema.js';
 import { codesOf, OPERATIONS, type Operation, type Success } from './operations.js';
 
 type Json = Record<string, unknown>;
@@ -248,18 +248,9 @@ function requestBodyOf(documented: Operation): Json | undefined {
   if (typeof documented.body === 'object')
     return {
       required: true,
-      content: { 'application/json': { schema: zodBodySchema(documented.body.zod) } },
+      content: { 'application/json': { schema: jsonSchemaOf(documented.body.zod) } },
     };
   return undefined;
-}
-
-/** A body's JSON Schema from its zod schema, as the caller sends it (before any defaults). */
-function zodBodySchema(schema: z.ZodType): Json {
-  const { $schema: _dialect, ...json } = z.toJSONSchema(schema, {
-    io: 'input',
-    unrepresentable: 'any',
-  });
-  return json;
 }
 
 /**
