@@ -1,6 +1,7 @@
 /**
  * State an upstream makes that only it can read back: OpenAI's encrypted reasoning and compaction
- * items, Anthropic's thinking signatures and redacted thinking (docs/agents.md, "Opaque reasoning").
+ * items, Anthropic's thinking signatures and redacted thinking, Gemini's thought signatures on
+ * tool calls (docs/agents.md, "Opaque reasoning"; docs/providers.md).
  * It must go back unchanged, to the channel that made it, and to no other: a caller gets it
  * sealed in a token naming that channel (`tgo1.…`), and a turn that sends a token back is pinned
  * to its channel (no failover moves it).
@@ -10,7 +11,13 @@ export type OpaqueKind =
   /** A Responses upstream's compaction item (`POST /v1/responses/compact`): the summary of a history. */
   | 'responses_compaction'
   | 'anthropic_thinking'
-  | 'anthropic_redacted_thinking';
+  | 'anthropic_redacted_thinking'
+  /**
+   * Gemini's `extra_content.google.thought_signature` on a tool call of its OpenAI-compatible
+   * chat: it travels on the tool call itself, not as a part before a message
+   * (providers/openai-compatible/thought-signatures.ts).
+   */
+  | 'gemini_thought_signature';
 
 export interface OpaquePart {
   /** The channel whose upstream made it. */
@@ -52,6 +59,7 @@ const KINDS = new Set<string>([
   'responses_compaction',
   'anthropic_thinking',
   'anthropic_redacted_thinking',
+  'gemini_thought_signature',
 ]);
 
 /** Opens a token; `undefined` when it is not one this gateway made. */

@@ -39,14 +39,33 @@ export const STREAM_USAGE: Readonly<Record<SimulatorDialect, StreamUsagePlace>> 
   gemini: 'finish_chunk',
 };
 
-/** Fields a provider refuses that OpenAI takes: Gemini's endpoint refuses `stream_options`. */
-export function refuseDialectFields(dialect: SimulatorDialect, body: unknown): void {
-  if (dialect !== 'gemini' || typeof body !== 'object' || body === null) return;
-  if ('stream_options' in body)
-    throw new WireError(
-      'Invalid JSON payload received. Unknown name "stream_options": Cannot find field.',
-      { param: 'stream_options', code: 'invalid_argument' },
-    );
+/** Fields Gemini's endpoint refuses by name, as it refuses any field it does not know. */
+const GEMINI_UNKNOWN_FIELDS = ['stream_options', 'thinking'];
+
+/**
+ * The body as the shared chat parser reads it, in the provider's terms: Gemini's endpoint
+ * refuses what it does not know (`stream_options`, and `thinking`: its switch is
+ * `reasoning_effort`); Qwen switches thinking with `enable_thinking` only (a `thinking` field is
+ * not its own, and changes nothing).
+ */
+export function readDialectBody(dialect: SimulatorDialect, body: unknown): unknown {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return body;
+  if (dialect === 'gemini')
+    for (const field of GEMINI_UNKNOWN_FIELDS)
+      if (field in body)
+        throw new WireError(
+          `Invalid JSON payload received. Unknown name "${field}": Cannot find field.`,
+          { param: field, code: 'invalid_argument' },
+        );
+  if (dialect === 'qwen') {
+    const {
+      enable_thinking: enabled,
+      thinking: _notQwens,
+      ...rest
+    } = body as Record<string, unknown>;
+    return enabled === true ? { ...rest, thinking: { type: 'enabled' } } : rest;
+  }
+  return body;
 }
 
 /** The answer's usage as the provider writes it. */

@@ -101,7 +101,13 @@ export function parseChatBody(body: unknown): ChatInput {
 export interface ChatAnswer {
   content: string | null;
   reasoning: string | undefined;
-  toolCalls: { id: string; type: 'function'; function: { name: string; arguments: string } }[];
+  toolCalls: {
+    id: string;
+    type: 'function';
+    function: { name: string; arguments: string };
+    /** Gemini's thought signature (chat-continuity.ts), in the `gemini` dialect only. */
+    extra_content?: { google: { thought_signature: string } };
+  }[];
   finishReason: 'stop' | 'length' | 'tool_calls';
   usage:
     | {

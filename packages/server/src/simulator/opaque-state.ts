@@ -2,7 +2,12 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 
 /** What an opaque token is for: a token made for one purpose never verifies for another. */
-export type OpaquePurpose = 'responses.reasoning' | 'responses.compaction' | 'messages.thinking';
+export type OpaquePurpose =
+  | 'responses.reasoning'
+  | 'responses.compaction'
+  | 'messages.thinking'
+  /** Gemini's thought signature on a tool call (chat-continuity.ts). */
+  | 'gemini.thought_signature';
 
 const MAC_BYTES = 32;
 

@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import { answerChat, parseChatBody } from './chat.js';
-import { refuseDialectFields, type SimulatorDialect } from './chat-dialects.js';
+import { readDialectBody, type SimulatorDialect } from './chat-dialects.js';
+import { checkContinuity, signedAnswer } from './chat-continuity.js';
 import { completionBody, streamChat } from './chat-wire.js';
 import { checkAnthropicHeaders, refuseAnthropicBeta } from './anthropic-headers.js';
 import { parseDirectives, type Directives } from './directives.js';
@@ -105,11 +106,12 @@ export const TEXT_ROUTES: Record<string, TextRoute> = {
   '/v1/chat/completions': {
     errors: CHAT_ERRORS,
     headers: refuseAnthropicBeta,
-    handle: (body, { dialect }) => {
-      refuseDialectFields(dialect, body);
-      const input = parseChatBody(body);
+    handle: (body, { dialect, state, callerKey }) => {
+      const input = parseChatBody(readDialectBody(dialect, body));
+      const signer = { state: state.opaque, callerKey };
+      checkContinuity(dialect, body, input.thinking, signer);
       const { directives, cleaned } = parseDirectives(input.texts);
-      const answer = () => answerChat(input, cleaned, directives);
+      const answer = () => signedAnswer(dialect, answerChat(input, cleaned, directives), signer);
       if (input.stream)
         return {
           directives,

@@ -3,7 +3,11 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { readOpaqueToken, type PlacedOpaquePart } from '../../src/chat/opaque-parts.js';
+import {
+  opaqueToken,
+  readOpaqueToken,
+  type PlacedOpaquePart,
+} from '../../src/chat/opaque-parts.js';
 import { validateChat } from '../../src/chat/validate-chat.js';
 import { CONFIGURABLE_FIELDS } from '../../src/config/request-fields.js';
 import { defaultConfig } from '../../src/config/default-config.js';
@@ -92,7 +96,7 @@ interface ChatFixture {
   readonly model?: keyof typeof MODELS;
   readonly body: Json;
   /** Adapters that refuse it before sending (400 `notCarried`), with the field they name. */
-  readonly refusedBy?: Partial<Record<'responses' | 'messages', string>>;
+  readonly refusedBy?: Partial<Record<ChatAdapterName, string>>;
   /** Opaque parts sent back to the adapter that made them (only that adapter gets the fixture). */
   readonly opaque?: { readonly adapter: 'responses' | 'messages'; readonly parts: OpaqueRecipe[] };
 }
@@ -171,6 +175,25 @@ const jsonSchemaFormat = {
 };
 
 const user = (content: unknown) => ({ role: 'user', content });
+
+/** The channel every adapter is called as (opaque parts name it). */
+const CHANNEL = 'contract-channel';
+
+/**
+ * Gemini's thought signature on a tool call, as this gateway hands it to a caller: sealed for
+ * the channel that made it (providers/openai-compatible/thought-signatures.ts).
+ */
+const sealedThoughtSignature = opaqueToken({
+  channel: CHANNEL,
+  kind: 'gemini_thought_signature',
+  payload: { thought_signature: 'CsgBAdHtim9contractThoughtSignature' },
+});
+
+/** The chat-completions dialects other than these. */
+const otherDialects = (...taken: (keyof typeof PROVIDER_DIALECTS)[]) =>
+  (Object.keys(PROVIDER_DIALECTS) as (keyof typeof PROVIDER_DIALECTS)[]).filter(
+    (dialect) => !taken.includes(dialect),
+  );
 
 const CHAT_FIXTURES: readonly ChatFixture[] = [
   { name: 'plain-text', body: { messages: [user('Hello')] } },
@@ -397,6 +420,47 @@ const CHAT_FIXTURES: readonly ChatFixture[] = [
     },
   },
   {
+    name: 'assistant-reasoning-tool-loop',
+    body: {
+      messages: [
+        toolLoop[0],
+        { ...toolLoop[1], reasoning_content: 'Both are looked up.' },
+        ...toolLoop.slice(2),
+      ],
+      tools,
+    },
+  },
+  {
+    name: 'gemini-thought-signature-round-trip',
+    body: {
+      messages: [
+        toolLoop[0],
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [
+            {
+              id: 'call_weather_1',
+              type: 'function',
+              function: { name: 'get_weather', arguments: '{"city":"Paris","unit":"c"}' },
+              extra_content: { google: { thought_signature: sealedThoughtSignature } },
+            },
+          ],
+        },
+        { role: 'tool', tool_call_id: 'call_weather_1', content: 'Sunny, 21 C' },
+      ],
+      tools,
+    },
+    // Only the channel that made the signature may read it: every other chat-completions
+    // channel refuses the turn before sending, so the router moves it on to that channel.
+    refusedBy: Object.fromEntries(
+      otherDialects('gemini').map((dialect) => [
+        `chat_completions/${dialect}`,
+        'messages.1.tool_calls.0.extra_content.google.thought_signature',
+      ]),
+    ),
+  },
+  {
     name: 'assistant-refusal',
     body: {
       messages: [
@@ -419,6 +483,8 @@ const CHAT_FIXTURES: readonly ChatFixture[] = [
     refusedBy: {
       messages: 'messages.0.content.1.type',
       responses: 'messages.0.content.1.type',
+      'chat_completions/deepseek': 'messages.0.content.1.type',
+      'chat_completions/gemini': 'messages.0.content.1.type',
     },
   },
   // The opaque round trips: state the same channel made, sent back to it.
@@ -470,11 +536,13 @@ const EMBEDDINGS_FIXTURES = [
 // ---------------------------------------------------------------------------------------------
 // Bodies the SDK types refuse, each named here with why, and changed before the check by exactly
 // what is named (a field left out, or the shape the SDK takes): every other field of those bodies
-// is still checked. Two kinds: `provider-takes-it`, a field outside OpenAI's type that the
-// dialect's provider documents (sent to it through the OpenAI SDK's `extra_body`), and
-// `open-finding`, a body the provider's SDK refuses and the adapter should not send, reported and
-// kept visible here until the adapter is fixed. Each entry is checked itself: it must change each
-// body it names, and the body unchanged must still fail its type; else the test says to remove it.
+// is still checked. Three kinds: `provider-takes-it`, a field outside OpenAI's type that the
+// dialect's provider documents (sent to it through the OpenAI SDK's `extra_body`);
+// `operator-configured`, a field the dialect's servers differ on, sent only where the operator
+// said the upstream takes it (a model's `video_input`); and `open-finding`, a body the provider's
+// SDK refuses and the adapter should not send, reported and kept visible here until the adapter
+// is fixed. Each entry is checked itself: it must change each body it names, and the body
+// unchanged must still fail its type; else the test says to remove it.
 
 interface SdkTypeException {
   readonly adapters: readonly string[];
@@ -485,7 +553,7 @@ interface SdkTypeException {
   readonly change: string;
   /** Makes the change on `body` (a copy); false when there was nothing to change. */
   readonly apply: (body: Json) => boolean;
-  readonly status: 'provider-takes-it' | 'open-finding';
+  readonly status: 'provider-takes-it' | 'operator-configured' | 'open-finding';
   readonly why: string;
 }
 
@@ -516,6 +584,11 @@ function remove(body: Json, field: string): boolean {
 }
 
 const SDK_TYPE_EXCEPTIONS: readonly SdkTypeException[] = [
+  // Issue 34's open findings on `thinking`, assistant `reasoning_content` and `video_url` parts
+  // (each once sent to every chat-completions dialect) are closed by the dialects' rules
+  // (providers/openai-compatible/provider-dialects.ts): those bodies now satisfy OpenAI's type
+  // (translated or left out), are refused by name above (`refusedBy`), or are listed here with
+  // the provider's or the operator's word; a field that came back would fail the check.
   {
     adapters: chatCompletions('deepseek', 'glm', 'kimi'),
     fixtures: ['thinking-budget'],
@@ -525,28 +598,44 @@ const SDK_TYPE_EXCEPTIONS: readonly SdkTypeException[] = [
     why: 'DeepSeek, GLM and Kimi take a top-level `thinking: {type}` (their documentation sends it through the OpenAI SDK’s extra_body)',
   },
   {
-    adapters: chatCompletions('openai', 'qwen', 'gemini'),
+    adapters: chatCompletions('qwen'),
     fixtures: ['thinking-budget'],
-    change: 'thinking left out',
-    apply: removing('thinking'),
-    status: 'open-finding',
-    why: 'validate-chat.ts forwards `thinking` (FORWARDED) to every chat-completions dialect; OpenAI has no such field, Qwen reads `enable_thinking`, Gemini `reasoning_effort`',
+    change: 'enable_thinking and thinking_budget left out',
+    apply: removing('enable_thinking', 'thinking_budget'),
+    status: 'provider-takes-it',
+    why: 'Qwen (DashScope’s compatible mode) switches thinking with `enable_thinking` and caps it with `thinking_budget`, sent through extra_body; the adapter translates `thinking` into them',
   },
   {
-    adapters: chatCompletions('deepseek', 'glm', 'kimi'),
+    adapters: chatCompletions('glm', 'kimi'),
     fixtures: ['assistant-reasoning-content'],
     change: 'messages.1.reasoning_content left out',
     apply: removing('messages.1.reasoning_content'),
     status: 'provider-takes-it',
-    why: 'an assistant message’s `reasoning_content` is forwarded as given (docs/chat.md); DeepSeek and Kimi require it back in a tool loop with thinking on, GLM reads it as preserved thinking',
+    why: 'GLM and Kimi read an assistant message’s `reasoning_content` back (Kimi requires it on tool calls with thinking on, GLM preserves thinking); DeepSeek ignores it outside a tool-calling turn, so it is not sent there',
   },
   {
-    adapters: chatCompletions('openai', 'qwen', 'gemini'),
-    fixtures: ['assistant-reasoning-content'],
+    adapters: chatCompletions('deepseek', 'glm', 'kimi'),
+    fixtures: ['assistant-reasoning-tool-loop'],
     change: 'messages.1.reasoning_content left out',
     apply: removing('messages.1.reasoning_content'),
-    status: 'open-finding',
-    why: 'forwarded to every dialect as given; OpenAI’s assistant message has no `reasoning_content`',
+    status: 'provider-takes-it',
+    why: 'in a user turn whose assistant called tools, DeepSeek and Kimi (thinking on) refuse an assistant message without its `reasoning_content`; GLM reads it back',
+  },
+  {
+    adapters: chatCompletions('gemini'),
+    fixtures: ['gemini-thought-signature-round-trip'],
+    change: 'messages.1.tool_calls.0.extra_content left out',
+    apply: removing('messages.1.tool_calls.0.extra_content'),
+    status: 'provider-takes-it',
+    why: 'Gemini’s OpenAI compatibility requires the thought signature it put on a tool call (`extra_content.google.thought_signature`) back with the call; the adapter opens the sealed one this channel made',
+  },
+  {
+    adapters: chatCompletions('openai'),
+    fixtures: ['video-url'],
+    change: 'the video_url part left out',
+    apply: removing('messages.0.content.1'),
+    status: 'operator-configured',
+    why: 'OpenAI has no video part, but `openai` is also the dialect of every server that copies it, some of which take `video_url` (vLLM, the simulator); a video part reaches it only where the operator enabled `video_input` for the model',
   },
   {
     adapters: chatCompletions('qwen', 'glm', 'kimi'),
@@ -555,14 +644,6 @@ const SDK_TYPE_EXCEPTIONS: readonly SdkTypeException[] = [
     apply: removing('messages.0.content.1'),
     status: 'provider-takes-it',
     why: 'Qwen, GLM and Kimi take `video_url` content parts; a model offers `video_input` only where the operator enabled it',
-  },
-  {
-    adapters: chatCompletions('openai', 'deepseek', 'gemini'),
-    fixtures: ['video-url'],
-    change: 'the video_url part left out',
-    apply: removing('messages.0.content.1'),
-    status: 'open-finding',
-    why: 'the adapter forwards video parts to every dialect; these providers have no video part, so only the operator’s `video_input` setting keeps one from being sent',
   },
   {
     adapters: ['messages'],
@@ -739,8 +820,6 @@ class FakeUpstream {
 
 // ---------------------------------------------------------------------------------------------
 // Running the fixtures through the adapters.
-
-const CHANNEL = 'contract-channel';
 
 const CHAT_ADAPTERS: readonly {
   readonly name: ChatAdapterName;
@@ -1066,10 +1145,7 @@ describe('outgoing request bodies against the providers’ SDK request types', (
     expect(sentBy.has('embeddings plain')).toBe(true);
     for (const outcome of outcomes) {
       const fixture = CHAT_FIXTURES.find((candidate) => candidate.name === outcome.fixture);
-      const expected =
-        outcome.adapter === 'responses' || outcome.adapter === 'messages'
-          ? fixture?.refusedBy?.[outcome.adapter]
-          : undefined;
+      const expected = fixture?.refusedBy?.[outcome.adapter as ChatAdapterName];
       const label = `${outcome.adapter} · ${outcome.fixture} · ${outcome.call}`;
       expect(outcome.refused, label).toBe(expected);
       expect(outcome.sent.length, label).toBe(expected === undefined ? 1 : 0);

@@ -25,10 +25,22 @@ export const usageSchema = z.object({
   cached_tokens: tokens.nullish(),
 });
 
+/**
+ * Gemini's thought signature on a tool call (`extra_content.google.thought_signature`): opaque,
+ * carried back sealed (thought-signatures.ts). Only the signature is kept of `extra_content`;
+ * one of another shape is left out (it is not what the answer is billed on, and no caller could
+ * send it back usefully), never a reason to distrust the answer.
+ */
+const extraContentSchema = z
+  .object({ google: z.object({ thought_signature: z.string().min(1).max(1_048_576) }) })
+  .optional()
+  .catch(undefined);
+
 const toolCallSchema = z.object({
   id: z.string().max(200),
   type: z.literal('function'),
   function: z.object({ name: z.string().max(200), arguments: z.string() }),
+  extra_content: extraContentSchema,
 });
 
 export const completionSchema = z.object({
@@ -72,6 +84,7 @@ export const chunkSchema = z.object({
               function: z
                 .object({ name: z.string().max(200).optional(), arguments: z.string().optional() })
                 .optional(),
+              extra_content: extraContentSchema,
             }),
           )
           .nullish(),
@@ -87,3 +100,4 @@ export const chunkSchema = z.object({
 export type UpstreamUsage = z.output<typeof usageSchema>;
 export type UpstreamCompletion = z.output<typeof completionSchema>;
 export type UpstreamChunk = z.output<typeof chunkSchema>;
+export type ToolCallExtraContent = NonNullable<z.output<typeof extraContentSchema>>;

@@ -1,6 +1,6 @@
 import { createParser } from 'eventsource-parser';
 import type { ChatUsage } from '../../chat/chat-types.js';
-import { parseUpstream, unverifiableBody } from '../upstream-error.js';
+import { notCarried, parseUpstream, unverifiableBody } from '../upstream-error.js';
 import type { UpstreamClient } from '../upstream-http.js';
 import {
   chunkSchema,
@@ -11,7 +11,9 @@ import {
 import { withFields } from '../../util/with-fields.js';
 import { openAiUsage } from '../../chat/usage-fields.js';
 import { PROVIDER_DIALECTS, type ProviderDialect } from './provider-dialects.js';
-import type { ChatAnswer, ChatUpstream, StreamEvent } from '../chat-upstream.js';
+import { dialectRequest } from './dialect-request.js';
+import { sealedChunk, sealedCompletion } from './thought-signatures.js';
+import type { ChatAnswer, ChatCallOptions, ChatUpstream, StreamEvent } from '../chat-upstream.js';
 
 export type { StreamEvent } from '../chat-upstream.js';
 
@@ -26,10 +28,11 @@ export function toChatUsage(usage: UpstreamUsage): ChatUsage | undefined {
 
 /**
  * OpenAI-compatible `POST /chat/completions`, plain and streamed: the internal request is its
- * own body, with the provider's request rules applied (`dialect`: provider-dialects.ts), and the
- * answer's usage read the provider's way — handed on as the internal record and shown to the
- * caller in OpenAI's shape. It makes no opaque parts and takes none back (a turn carrying some is
- * pinned to the channel that made them, which speaks another protocol).
+ * own body, with the provider's request rules applied (`dialect`: provider-dialects.ts, applied
+ * by dialect-request.ts), and the answer's usage read the provider's way — handed on as the
+ * internal record and shown to the caller in OpenAI's shape. The only opaque state it carries
+ * is Gemini's thought signature, which travels on its tool call (thought-signatures.ts); opaque
+ * parts placed between messages are another protocol's, and refused.
  */
 export class OpenAiChat implements ChatUpstream {
   constructor(
@@ -37,22 +40,28 @@ export class OpenAiChat implements ChatUpstream {
     private readonly dialect: ProviderDialect = PROVIDER_DIALECTS.openai,
   ) {}
 
-  /** The body as this provider takes it: its output cap's name. */
-  private requestBody(body: Record<string, unknown>): Record<string, unknown> {
-    if (this.dialect.tokenLimitField !== 'max_tokens' || body['max_completion_tokens'] == null)
-      return body;
-    const { max_completion_tokens: cap, ...rest } = body;
-    return { ...rest, max_tokens: cap };
+  /** The body as this provider takes it (dialect-request.ts); throws `notCarried`. */
+  private requestBody(
+    body: Record<string, unknown>,
+    options: ChatCallOptions | undefined,
+  ): Record<string, unknown> {
+    const placed = options?.opaque[0];
+    if (placed !== undefined)
+      throw notCarried(
+        placed.path,
+        `holds ${placed.kind} state, which an OpenAI-compatible chat upstream cannot read`,
+      );
+    return dialectRequest(body, this.dialect, options?.channel ?? '');
   }
 
   async complete(
     body: Record<string, unknown>,
-    _options?: unknown,
+    options?: ChatCallOptions,
     signal?: AbortSignal,
   ): Promise<ChatAnswer> {
     const response = await this.http.postJson(
       '/chat/completions',
-      withFields(this.requestBody(body), { stream: false }),
+      withFields(this.requestBody(body, options), { stream: false }),
       signal,
     );
     const data = parseUpstream(
@@ -64,8 +73,9 @@ export class OpenAiChat implements ChatUpstream {
     const usage = this.dialect.usage(data.usage);
     if (usage === undefined)
       throw unverifiableBody(response.upstreamRequestId, 'usage details contradict each other');
+    const completion = sealedCompletion(data, this.dialect, options?.channel ?? '');
     return {
-      completion: { ...data, usage: openAiUsage(usage) },
+      completion: { ...completion, usage: openAiUsage(usage) },
       usage,
       upstreamRequestId: response.upstreamRequestId,
     };
@@ -78,17 +88,18 @@ export class OpenAiChat implements ChatUpstream {
   async stream(
     body: Record<string, unknown>,
     signal: AbortSignal,
+    options?: ChatCallOptions,
   ): Promise<{ events: AsyncGenerator<StreamEvent>; upstreamRequestId: string | null }> {
     const opened = await this.http.postStream(
       '/chat/completions',
-      withFields(this.requestBody(body), {
+      withFields(this.requestBody(body, options), {
         stream: true,
         ...(this.dialect.streamOptions ? { stream_options: { include_usage: true } } : {}),
       }),
       signal,
     );
     return {
-      events: parseEvents(opened.body, this.dialect),
+      events: parseEvents(opened.body, this.dialect, options?.channel ?? ''),
       upstreamRequestId: opened.upstreamRequestId,
     };
   }
@@ -97,6 +108,7 @@ export class OpenAiChat implements ChatUpstream {
 async function* parseEvents(
   body: AsyncIterable<Buffer>,
   dialect: ProviderDialect,
+  channel: string,
 ): AsyncGenerator<StreamEvent> {
   const pending: string[] = [];
   const parser = createParser({ onEvent: (event) => void pending.push(event.data) });
@@ -125,7 +137,7 @@ async function* parseEvents(
         yield { kind: 'invalid', detail: `chunk: ${parsed.error.issues[0]?.message ?? ''}` };
         return;
       }
-      const chunk = withUsageLifted(parsed.data);
+      const chunk = sealedChunk(withUsageLifted(parsed.data), dialect, channel);
       if (chunk.usage == null) {
         yield { kind: 'chunk', chunk };
         continue;
