@@ -27,7 +27,13 @@ class ChunkRelay implements StreamPresenter {
   private finishReason: string | null = null;
   private readonly toolCalls = new Map<
     number,
-    { id: string; type: 'function'; function: { name: string; arguments: string } }
+    {
+      id: string;
+      type: 'function';
+      function: { name: string; arguments: string };
+      /** Gemini's thought signature, sealed (providers/openai-compatible/thought-signatures.ts). */
+      extra_content?: { google: { thought_signature: string } };
+    }
   >();
   private readonly id: string;
   private readonly includeUsage: boolean;
@@ -67,6 +73,9 @@ class ChunkRelay implements StreamPresenter {
         existing.id ||= call.id ?? '';
         existing.function.name += call.function?.name ?? '';
         existing.function.arguments += call.function?.arguments ?? '';
+        // Kept on the assembled record as the stream carried it, so the record's answer can be
+        // sent back on the next turn as the streamed one can.
+        if (call.extra_content != null) existing.extra_content = call.extra_content;
         this.toolCalls.set(call.index, existing);
       }
     }
