@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultConfig } from '../../src/config/default-config.js';
-import type { ProviderDialectName } from '../../src/config/schema.js';
+import type { ModelConfig, ProviderDialectName } from '../../src/config/schema.js';
 import { readOpaqueToken } from '../../src/chat/opaque-parts.js';
 import { PROVIDER_DIALECTS } from '../../src/providers/openai-compatible/provider-dialects.js';
 import { dialects } from '../helpers/dialects.js';
@@ -119,15 +119,21 @@ function assembled(body: string): AssistantMessage {
         existing.function.name += fn.name ?? '';
         existing.function.arguments += fn.arguments ?? '';
         if (call['extra_content'] !== undefined)
-          existing.extra_content = call[
-            'extra_content'
-          ] as AssistantMessage['tool_calls'][0]['extra_content'];
+          existing.extra_content = call['extra_content'] as NonNullable<
+            AssistantMessage['tool_calls'][0]['extra_content']
+          >;
         message.tool_calls[call.index] = existing;
       }
     }
   }
   return message;
 }
+
+/** Tool loops with thinking, streamed or not; video parts for the refusal case. */
+const COMBINATIONS: ModelConfig['combinations'] = [
+  ['streaming', 'tools', 'thinking'],
+  ['video_input', 'streaming'],
+];
 
 describe.each(sqlite === undefined ? [] : [sqlite])(
   'tool-loop continuity per provider dialect',
@@ -140,10 +146,7 @@ describe.each(sqlite === undefined ? [] : [sqlite])(
         ...simChat,
         id,
         upstream,
-        combinations: [
-          ['streaming', 'tools', 'thinking'],
-          ['video_input', 'streaming'],
-        ],
+        combinations: COMBINATIONS,
         prices: PRICES,
         max_output_tokens: 4_096,
       });
