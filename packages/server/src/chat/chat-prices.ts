@@ -1,3 +1,4 @@
+import { STANDARD_SERVICE_TIERS } from '../config/price-schema.js';
 import type { TokenPrices } from '../config/schema.js';
 
 /**
@@ -113,4 +114,13 @@ function tierPrices(table: TableFields, tier: Tier | undefined): ChatTokenPrices
     output,
     reasoning: own.reasoning_per_million_tokens ?? table.reasoning_per_million_tokens ?? output,
   };
+}
+
+/**
+ * The tier an upstream reports it served a request on, as the usage record keeps it
+ * (`ChatUsage.serviceTier`): `undefined` when it reported none, or its standard tier.
+ */
+export function servedServiceTier(reported: string | null | undefined): string | undefined {
+  if (reported === null || reported === undefined) return undefined;
+  return STANDARD_SERVICE_TIERS.includes(reported) ? undefined : reported;
 }

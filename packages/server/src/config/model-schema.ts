@@ -52,8 +52,13 @@ export const upstreamSchema = z
      * (DeepSeek's cache counts, Kimi's streamed usage, Qwen's cache writes), which request fields
      * it takes (`stream_options`, the output cap's name). Kinds `openai` and `simulator` (whose
      * answers then take that provider's shape); default `openai`.
+     *
+     * `ark` is of another protocol: Volcengine Ark's video tasks exactly as the real service
+     * behaves (docs/providers.md, "Volcengine Ark (video tasks)"), for kinds `ark` and
+     * `simulator` (whose H3 routes then drop every extension real Ark lacks). It has no look-up
+     * by idempotency key, so `task_lookup` is off and may not be turned on.
      */
-    dialect: z.enum(['openai', 'deepseek', 'qwen', 'glm', 'kimi', 'gemini']).optional(),
+    dialect: z.enum(['openai', 'deepseek', 'qwen', 'glm', 'kimi', 'gemini', 'ark']).optional(),
     api_key_env: z
       .string()
       .regex(/^[A-Z_][A-Z0-9_]*$/)
@@ -71,8 +76,9 @@ export const upstreamSchema = z
     /**
      * Whether the task adapters may look an unanswered submission up, read-only, by the
      * idempotency key it was sent with (`GET …?idempotency_key=`: videos, H3). Only an upstream
-     * that offers that can say yes; default: the simulator yes, others no (such a task waits for
-     * an operator). See taskLookupOf.
+     * that offers that can say yes; default: the simulator yes (unless it answers as real Ark,
+     * `dialect: ark`, which refuses it), others no (such a task waits for an operator). See
+     * taskLookupOf.
      */
     task_lookup: z.boolean().optional(),
     /**
@@ -109,7 +115,8 @@ export const upstreamSchema = z
         path: ['chat_api'],
         message: 'an anthropic upstream speaks messages',
       });
-    if (
+    if (upstream.dialect === 'ark') arkDialectIssues(upstream, context);
+    else if (
       upstream.dialect !== undefined &&
       upstream.kind !== 'openai' &&
       upstream.kind !== 'simulator'
@@ -119,7 +126,11 @@ export const upstreamSchema = z
         path: ['dialect'],
         message: 'only an openai (or simulator) upstream has a dialect',
       });
-    if (upstream.dialect !== undefined && chatApiOf(upstream) !== 'chat_completions')
+    if (
+      upstream.dialect !== undefined &&
+      upstream.dialect !== 'ark' &&
+      chatApiOf(upstream) !== 'chat_completions'
+    )
       context.addIssue({
         code: 'custom',
         path: ['dialect'],
@@ -141,6 +152,36 @@ export const upstreamSchema = z
       });
     }
   });
+
+/**
+ * The rules of `dialect: ark` (Volcengine Ark's video tasks as the real service behaves): only an
+ * `ark` or `simulator` upstream speaks it; it is not a chat protocol; and Ark cannot find a task
+ * by the idempotency key it was sent with, so the look-up cannot be turned on.
+ */
+function arkDialectIssues(
+  upstream: { kind: string; chat_api?: string | undefined; task_lookup?: boolean | undefined },
+  context: z.RefinementCtx,
+): void {
+  if (upstream.kind !== 'ark' && upstream.kind !== 'simulator')
+    context.addIssue({
+      code: 'custom',
+      path: ['dialect'],
+      message: `dialect ark is Volcengine Ark's video task protocol: only an ark (or simulator) upstream speaks it, not kind ${upstream.kind}`,
+    });
+  if (upstream.chat_api !== undefined)
+    context.addIssue({
+      code: 'custom',
+      path: ['chat_api'],
+      message: 'dialect ark is a video task protocol, not a chat one: leave chat_api out',
+    });
+  if (upstream.task_lookup === true)
+    context.addIssue({
+      code: 'custom',
+      path: ['task_lookup'],
+      message:
+        'Volcengine Ark (dialect ark) cannot find a task by the idempotency key it was sent with: leave task_lookup out (an unanswered submission waits for an operator)',
+    });
+}
 
 export const familySchema = z.enum([
   'chat',
@@ -332,10 +373,13 @@ export type ModelConfig = z.output<typeof modelSchema>;
 export type ChannelConfig = z.output<typeof channelSchema>;
 export type UpstreamConfig = z.output<typeof upstreamSchema>;
 
-/** The provider an OpenAI-compatible upstream is (`dialect`, default `openai`). */
-export type ProviderDialectName = NonNullable<UpstreamConfig['dialect']>;
+/**
+ * The provider an OpenAI-compatible upstream is (`dialect`, default `openai`). `ark` is no chat
+ * dialect (an Ark upstream serves video tasks): its chat, were one asked of it, reads as OpenAI's.
+ */
+export type ProviderDialectName = Exclude<NonNullable<UpstreamConfig['dialect']>, 'ark'>;
 export const dialectOf = (upstream: Pick<UpstreamConfig, 'dialect'>): ProviderDialectName =>
-  upstream.dialect ?? 'openai';
+  upstream.dialect === undefined || upstream.dialect === 'ark' ? 'openai' : upstream.dialect;
 
 /** The protocol an upstream's chat models speak: its `chat_api`, by default by its kind. */
 export function chatApiOf(
@@ -377,6 +421,10 @@ export const notReceivedAfterMsOf = (
   upstream.not_received_after_ms ??
   Math.max(MIN_DEFAULT_NOT_RECEIVED_AFTER_MS, 2 * upstreamCallBoundMs(upstream));
 
-/** Whether an upstream's task adapters look unanswered submissions up (`task_lookup`, default per kind). */
-export const taskLookupOf = (upstream: Pick<UpstreamConfig, 'kind' | 'task_lookup'>): boolean =>
-  upstream.task_lookup ?? upstream.kind === 'simulator';
+/**
+ * Whether an upstream's task adapters look unanswered submissions up (`task_lookup`, default per
+ * kind): the simulator yes, unless it answers as real Ark (`dialect: ark`), which cannot.
+ */
+export const taskLookupOf = (
+  upstream: Pick<UpstreamConfig, 'kind' | 'task_lookup' | 'dialect'>,
+): boolean => upstream.task_lookup ?? (upstream.kind === 'simulator' && upstream.dialect !== 'ark');

@@ -81,10 +81,21 @@ const tiersSchema = z
 /** One price table: token prices and, optionally, its length tiers. */
 const priceTableShape = { ...tokenPriceFields, tiers: tiersSchema.optional() };
 
-/** A served `service_tier` as the upstreams name it (`flex`, `priority`, `standard`). */
+/**
+ * The providers' names of their standard tier: OpenAI's `default` (and `auto`, a request's value
+ * some answer with), Anthropic's `standard`. A request served there is billed at the base prices,
+ * with nothing about a tier in its rule; a model's `service_tiers` cannot name them (chat/chat-prices.ts `servedServiceTier`).
+ */
+export const STANDARD_SERVICE_TIERS: readonly string[] = ['default', 'auto', 'standard'];
+
+/** A served `service_tier` as the upstreams name it (`flex`, `priority`, `batch`). */
 const serviceTierName = z
   .string()
-  .regex(/^[a-z0-9][a-z0-9_-]{0,31}$/, 'service tiers are 1-32 of a-z 0-9 _ -, e.g. flex');
+  .regex(/^[a-z0-9][a-z0-9_-]{0,31}$/, 'service tiers are 1-32 of a-z 0-9 _ -, e.g. flex')
+  .refine(
+    (name) => !STANDARD_SERVICE_TIERS.includes(name),
+    'is a standard tier, billed at the base prices: give its prices there',
+  );
 
 /**
  * Token prices (chat, OCR, embeddings, rerank, H3 `understand`). Besides the base table:

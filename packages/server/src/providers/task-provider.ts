@@ -87,6 +87,14 @@ export interface TaskOutputSource {
    * failing, and opened again through the provider's `resultSource` (docs/tasks.md "Downloads").
    */
   readonly url?: string | undefined;
+  /**
+   * When the upstream stops serving it (ms since the epoch), where the upstream says so (Ark's
+   * pre-signed result URLs: 24 hours). Past it the output can never be stored: the kernel then
+   * fails the task instead of downloading — nothing delivered, nothing charged
+   * (docs/h3-upstream.md, "Ark's windows"). Absent: no known end, a failed download is retried
+   * as usual.
+   */
+  readonly expiresAt?: number | undefined;
 }
 
 export type SubmitResult =
@@ -134,6 +142,14 @@ export interface TaskProvider {
   readonly lookup:
     ((idempotencyKey: string, signal?: AbortSignal) => Promise<string | null>) | undefined;
   poll(upstreamTaskId: string, signal?: AbortSignal): Promise<PollResult>;
+  /**
+   * How long after its submission the upstream answers polls of a task, when it documents a
+   * limit (Volcengine Ark: 7 days). Past it a running task is not polled again: the answer can
+   * no longer say what became of it, so the task goes to the operator queue
+   * (`submission_unknown`, its hold kept; docs/h3-upstream.md, "Ark's windows"). Absent: no
+   * limit.
+   */
+  readonly queryRetentionMs?: number | undefined;
   /**
    * The source of an output the upstream gave as `url`, opened as its answer's own would be
    * (a result URL kept on a task whose download failed, retried without asking the upstream

@@ -29,6 +29,7 @@ export function completionBody(
       },
     ],
     ...(answer.usage === undefined ? {} : { usage: dialectUsage(dialect, answer.usage) }),
+    ...(answer.serviceTier === undefined ? {} : { service_tier: answer.serviceTier }),
   };
 }
 
@@ -49,11 +50,14 @@ export async function streamChat(
   const place = STREAM_USAGE[dialect];
   const id = `chatcmpl-sim-${randomUUID()}`;
   const created = Math.floor(Date.now() / 1000);
+  // Every chunk names the tier, as OpenAI's do.
+  const tier = answer.serviceTier === undefined ? {} : { service_tier: answer.serviceTier };
   const chunk = (delta: Record<string, unknown>, finishReason: string | null = null) => ({
     id,
     object: 'chat.completion.chunk',
     created,
     model: input.model,
+    ...tier,
     choices: [{ index: 0, delta, finish_reason: finishReason }],
   });
   // Built one at a time as they are sent: a long answer never holds all its chunks at once.
@@ -73,6 +77,7 @@ export async function streamChat(
         object: 'chat.completion.chunk',
         created,
         model: input.model,
+        ...tier,
         choices: [],
         usage,
       };

@@ -109,6 +109,8 @@ export interface ChatAnswer {
     extra_content?: { google: { thought_signature: string } };
   }[];
   finishReason: 'stop' | 'length' | 'tool_calls';
+  /** The `service_tier` the answer names (`[sim:service_tier=…]`); none by default. */
+  serviceTier: string | undefined;
   usage:
     | {
         prompt_tokens: number;
@@ -143,6 +145,7 @@ export function answerChat(
           ],
     // Chat turns carry no stop sequences, so `stop_sequence` never arises here.
     finishReason: answer.finish === 'stop_sequence' ? 'stop' : answer.finish,
+    serviceTier: directives.serviceTier,
     usage:
       usage === undefined
         ? undefined

@@ -4,7 +4,7 @@ import { SIMULATOR_LIMITS } from './limits.js';
  * Fault directives the simulator reads anywhere in the prompt (or the embedding input, or the
  * rerank query and documents): `[sim:fail=503]`, `[sim:delay=200]`, `[sim:cut_after=3]`,
  * `[sim:no_usage]`, `[sim:hang]`, `[sim:extra_tokens=50]`, `[sim:extra_prompt_tokens=50]`,
- * `[sim:cached_tokens=N]`, `[sim:cache_write_tokens=N]`,
+ * `[sim:cached_tokens=N]`, `[sim:cache_write_tokens=N]`, `[sim:service_tier=flex]`,
  * `[sim:task=fail]`, `[sim:task=fail_billed]`, `[sim:task=unknown]`, `[sim:task_seconds=8]`,
  * `[sim:deliver_seconds=4]`, `[sim:deliver_images=1]`. Real adapters never read them.
  */
@@ -23,6 +23,8 @@ export interface Directives {
   cachedTokens?: number;
   /** Chat: prompt tokens reported as written to the provider's prompt cache (Qwen's explicit cache). */
   cacheWriteTokens?: number;
+  /** Chat: the `service_tier` the answer reports it was served on (OpenAI's `flex`, `priority`). */
+  serviceTier?: string;
   /** Images and videos: the generation fails (billed or not), or the answer never comes. */
   task?: 'fail' | 'fail_billed' | 'unknown';
   /** Videos: seconds from creation to a finished job. */
@@ -79,6 +81,11 @@ function apply(directives: Directives, name: string, value: string | undefined):
     case 'cached_tokens':
       directives.cachedTokens = integer(name, value, 0, 1_000_000_000);
       return;
+    case 'service_tier':
+      if (value === undefined || !/^[a-z0-9][a-z0-9_-]{0,31}$/.test(value))
+        throw new DirectiveError(`directive [sim:${name}] needs a tier name such as flex`);
+      directives.serviceTier = value;
+      break;
     case 'cache_write_tokens':
       directives.cacheWriteTokens = integer(name, value, 0, 1_000_000_000);
       return;

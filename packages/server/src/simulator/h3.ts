@@ -72,6 +72,11 @@ export class H3Jobs {
     return this.jobs.byIdempotencyKey(key);
   }
 
+  /** Every kept job, newest first (for Ark's task list, h3-ark.ts). */
+  all(): H3Job[] {
+    return this.jobs.newest(SIMULATOR_LIMITS.videoJobs);
+  }
+
   isSucceeded(job: H3Job): boolean {
     return job.outcome === 'succeeded' && this.jobs.finished(job);
   }

@@ -1,6 +1,6 @@
 import { releaseHold } from '../billing/ledger.js';
 import { recordStoredOutputs } from './task-kept-outputs.js';
-import { keptSources, storeOutputs, type FinishedResult } from './task-outputs.js';
+import { keptSources, ResultExpired, storeOutputs, type FinishedResult } from './task-outputs.js';
 import type { LeasedTask, TaskChanges } from './task-store.js';
 import {
   LostLease,
@@ -36,6 +36,8 @@ export async function succeed(
     stored = await storeOutputs(deps, family, task, result);
   } catch (error) {
     if (error instanceof WorkerKilled) throw error;
+    // An expired result is no download to retry: the step runner fails the task (task-steps.ts).
+    if (error instanceof ResultExpired && from === 'running') throw error;
     return downloadFailed(deps, task, from, result, extra, error);
   }
   // Remembered before anything else can fail: a later step finishes with these outputs.

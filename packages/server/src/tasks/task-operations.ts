@@ -1,4 +1,9 @@
-import { UNFINISHED_TASK_STATUSES, type H3Task, type OperatorTask, type Task } from '@tollgate/protocol';
+import {
+  UNFINISHED_TASK_STATUSES,
+  type H3Task,
+  type OperatorTask,
+  type Task,
+} from '@tollgate/protocol';
 import type { Kysely } from 'kysely';
 import { releaseHold, type LedgerEffects } from '../billing/ledger.js';
 import type { AuditWrite } from '../audit/audit-log.js';

@@ -49,13 +49,31 @@ export async function storeOutputs(
   };
 }
 
-/** Opens and stores each output, checked by its bytes; the rows are returned, not inserted. */
+/**
+ * A finished result whose output the upstream no longer serves (`TaskOutputSource.expiresAt`
+ * reached, e.g. Ark's 24-hour result URLs): it can never be stored, whatever is retried.
+ */
+export class ResultExpired extends Error {
+  override readonly name = 'ResultExpired';
+  constructor(readonly expiresAt: number) {
+    super(`its result URL expired at ${new Date(expiresAt).toISOString()}`);
+  }
+}
+
+/**
+ * Opens and stores each output, checked by its bytes; the rows are returned, not inserted.
+ * Throws `ResultExpired`, before opening any, when an output's URL is past its expiry.
+ */
 async function downloadOutputs(
   deps: TaskStepDeps,
   family: TaskFamily,
   task: TaskRow,
   result: FinishedResult,
 ): Promise<AssetTable[]> {
+  const now = deps.effects.clock.now();
+  for (const source of result.outputs)
+    if (source.expiresAt !== undefined && source.expiresAt <= now)
+      throw new ResultExpired(source.expiresAt);
   const rules = family.outputRules(deps);
   const assets: AssetTable[] = [];
   for (const source of result.outputs) {

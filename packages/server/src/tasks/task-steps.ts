@@ -5,7 +5,7 @@ import { isNoSuchJob, UpstreamFailure } from '../providers/upstream-error.js';
 import { TaskNeedsOperator, type TaskFamily } from './task-family.js';
 import { submitOnChannels } from './task-channels.js';
 import { deleteUndeliveredOutputs } from './task-kept-outputs.js';
-import { keptResult } from './task-outputs.js';
+import { keptResult, ResultExpired, type FinishedResult } from './task-outputs.js';
 import type { LeasedTask } from './task-store.js';
 import {
   LostLease,
@@ -20,6 +20,7 @@ import {
 import { succeed } from './task-delivery.js';
 import { keepLateAnswer } from './task-late-answer.js';
 import { lookedUpNotFound } from './task-not-received.js';
+import { queryWindowClosed } from './task-query-window.js';
 
 /**
  * One step of a leased task, by where it stands; returns when it is next due (null: nothing more
@@ -193,9 +194,12 @@ async function poll(deps: TaskStepDeps, task: LeasedTask): Promise<number | null
   // A finished result whose outputs could not be stored yet: the download is retried from the
   // kept URLs, the upstream not asked again (a synchronous image answer cannot be).
   const kept = keptResult(deps.provider, task);
-  if (kept !== null) return succeed(deps, task, 'running', kept, {});
+  if (kept !== null) return deliver(deps, task, kept);
   if (task.upstream_task_id === null)
     return markUnknown(deps, task, 'running', 'running without an upstream id', {}, false);
+  const unreadable = queryWindowClosed(deps.provider, task, now);
+  if (unreadable !== null)
+    return markUnknown(deps, task, 'running', unreadable, { due_at: null }, false);
   // A stored input that fails its schema stops the task here, before any download or price.
   deps.families.inputOf(task);
   let result;
@@ -214,7 +218,36 @@ async function poll(deps: TaskStepDeps, task: LeasedTask): Promise<number | null
   if (result.kind === 'pending') return now + pollDelayMs(task.attempts);
   if (result.kind === 'failed')
     return fail(deps, task, 'running', result.code, result.message, result.report);
-  return succeed(deps, task, 'running', result, {});
+  return deliver(deps, task, result);
+}
+
+/**
+ * Stores, prices and finishes a finished result (task-delivery.ts). A result whose URL has
+ * expired (`ResultExpired`) can never be delivered: the task fails with `RESULT_EXPIRED` and its
+ * hold is released, as nothing was delivered (the caller never pays for a video it never got).
+ */
+async function deliver(
+  deps: TaskStepDeps,
+  task: LeasedTask,
+  result: FinishedResult & { readonly text?: string | undefined },
+): Promise<number | null> {
+  try {
+    return await succeed(deps, task, 'running', result, {});
+  } catch (error) {
+    if (!(error instanceof ResultExpired)) throw error;
+    deps.logger.warn(
+      { taskId: task.id, upstreamTaskId: task.upstream_task_id, err: error },
+      'task result expired before it could be downloaded',
+    );
+    return fail(
+      deps,
+      task,
+      'running',
+      'RESULT_EXPIRED',
+      `the upstream finished (upstream task ${task.upstream_task_id ?? ''}) but ${error.message}, before the video could be downloaded; nothing was delivered and nothing was charged`,
+      null,
+    );
+  }
 }
 
 /**

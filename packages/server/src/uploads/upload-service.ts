@@ -9,7 +9,13 @@ import { fingerprint } from '../requests/idempotency.js';
 import { assetView } from '../assets/asset-view.js';
 import { placeAsset } from '../assets/placement.js';
 import { TooLarge, type AssetStorage, type StagedUpload } from '../assets/local-storage.js';
-import { normaliseLabel, probeFile, ProbeError, sniffPrefix, SNIFF_WINDOW_BYTES } from '../assets/probe.js';
+import {
+  normaliseLabel,
+  probeFile,
+  ProbeError,
+  sniffPrefix,
+  SNIFF_WINDOW_BYTES,
+} from '../assets/probe.js';
 import { checkRequirements } from '../assets/requirements.js';
 import { StagingBudget, type StagingRefusal, type StagingReservation } from './staging-budget.js';
 import { readPrefix } from './upload-prefix.js';

@@ -13,6 +13,7 @@ import type {
 } from '../task-provider.js';
 import { parseUpstream, unverifiableBody } from '../upstream-error.js';
 import type { UpstreamClient } from '../upstream-http.js';
+import { ARK_QUERY_RETENTION_MS, signedUrlExpiresAt } from './ark-service-rules.js';
 
 const TASKS = '/contents/generations/tasks';
 /** The largest video accepted from a result URL on another origin (streamed, metered). */
@@ -26,8 +27,14 @@ const tokens = z.number().int().nonnegative().max(1_000_000_000);
 const taskSchema = z.object({
   id: taskId,
   status: z.enum(['queued', 'running', 'succeeded', 'failed', 'cancelled', 'expired']),
-  /** Seconds of the output video, or on a billed failure the seconds billed. */
+  /**
+   * The output video's length (or on a billed failure what is billed): Ark reports `duration`
+   * (seconds) or, for a task created with `frames`, `frames` at `framespersecond` — one of the
+   * two, never both (videoSeconds).
+   */
   duration: z.number().nonnegative().max(10_000).optional(),
+  frames: z.number().int().nonnegative().max(10_000_000).optional(),
+  framespersecond: z.number().int().positive().max(1_000).optional(),
   content: z
     .union([
       z.object({ video_url: z.url().max(8_192) }),
@@ -84,9 +91,14 @@ const ITEM_TYPE: Readonly<Record<H3Role, 'image_url' | 'video_url' | 'audio_url'
  * `GET …/tasks?idempotency_key=`) exists only for upstreams that offer it (the simulator): Ark's
  * own task list filters by its task ids, status and model, never by an id the client chose
  * (docs/tasks.md, "Look-up").
+ *
+ * Ark's own rules (ark-service-rules.ts): a task is answered for 7 days after its creation
+ * (`queryRetentionMs`: the kernel stops polling then), and a result URL is pre-signed for 24
+ * hours (each output's `expiresAt`, read from the URL: the kernel never downloads past it).
  */
 export class ArkH3Tasks implements TaskProvider {
   readonly lookup: TaskProvider['lookup'];
+  readonly queryRetentionMs = ARK_QUERY_RETENTION_MS;
 
   constructor(
     private readonly http: UpstreamClient,
@@ -124,7 +136,8 @@ export class ArkH3Tasks implements TaskProvider {
 
   /**
    * The task now. Throws (a read: the worker retries) on a body that does not parse, including
-   * a success with neither a video nor a text, or a video without its seconds.
+   * a success with neither a video nor a text, or a video without its length (`duration`, or
+   * `frames` with `framespersecond`).
    */
   async poll(upstreamTaskId: string, signal?: AbortSignal): Promise<PollResult> {
     const response = await this.http.getJson(
@@ -164,12 +177,16 @@ export class ArkH3Tasks implements TaskProvider {
       };
     if (content === null || content === undefined)
       throw unverifiableBody(response.upstreamRequestId, 'succeeded task without content');
-    if (task.duration === undefined)
-      throw unverifiableBody(response.upstreamRequestId, 'succeeded video without its duration');
+    const seconds = videoSeconds(task);
+    if (seconds === undefined)
+      throw unverifiableBody(
+        response.upstreamRequestId,
+        'succeeded video without its length (duration, or frames with framespersecond)',
+      );
     return {
       kind: 'completed',
       outputs: [this.fromUrl(content.video_url)],
-      report: { ...nothingDelivered, secondsDelivered: task.duration },
+      report: { ...nothingDelivered, secondsDelivered: seconds },
     };
   }
 
@@ -190,8 +207,9 @@ export class ArkH3Tasks implements TaskProvider {
   /** A kept result URL, opened again as the answer's own (task-provider.ts `resultSource`). */
   readonly resultSource = (url: string): TaskOutputSource => this.fromUrl(url);
 
+  /** The result at `url`, with the end of its pre-signed lifetime when the URL states one. */
   private fromUrl(url: string): TaskOutputSource {
-    return resultUrlSource(
+    const source = resultUrlSource(
       url,
       { http: this.http, baseUrl: this.baseUrl },
       {
@@ -201,6 +219,8 @@ export class ArkH3Tasks implements TaskProvider {
         deps: this.options.guarded,
       },
     );
+    const expiresAt = signedUrlExpiresAt(url);
+    return expiresAt === undefined ? source : { ...source, expiresAt };
   }
 }
 
@@ -232,16 +252,32 @@ function requestBody(input: H3TaskInput) {
 }
 
 /**
+ * The seconds of a task's video as Ark reports them: `duration`, or `frames` / `framespersecond`
+ * (Ark's own rule: frames = seconds × frame rate, so 120 frames at 24 fps is the same 5 s as
+ * `duration: 5`, and 57 frames is 2.375 s). Should both come, the smaller (the caller never pays
+ * for the larger of two claims); undefined when neither length is there (`frames` without its
+ * rate included: the seconds are never guessed).
+ */
+function videoSeconds(task: Task): number | undefined {
+  const fromFrames =
+    task.frames === undefined || task.framespersecond === undefined
+      ? undefined
+      : task.frames / task.framespersecond;
+  if (task.duration === undefined) return fromFrames;
+  return fromFrames === undefined ? task.duration : Math.min(task.duration, fromFrames);
+}
+
+/**
  * A failure bills only when the upstream says so (`usage.billed`), and then only what it
- * reports: the seconds (`duration`) and, for understand, the tokens. Tokens are taken only beside
- * `prompt_tokens` (our understand extension): Ark reports a video task's own
- * `completion_tokens` too, which are not tokens Tollgate prices.
+ * reports: the seconds (`duration`, or `frames` at `framespersecond`) and, for understand, the
+ * tokens. Tokens are taken only beside `prompt_tokens` (our understand extension): Ark reports a
+ * video task's own `completion_tokens` too, which are not tokens Tollgate prices.
  */
 function failureReport(task: Task): DeliveryReport {
   if (task.usage?.billed !== true) return nothingDelivered;
   return {
     imagesDelivered: 0,
-    secondsDelivered: task.duration ?? 0,
+    secondsDelivered: videoSeconds(task) ?? 0,
     billedFailure: true,
     ...(task.usage.prompt_tokens === undefined ? {} : { tokens: tokensOf(task) }),
   };

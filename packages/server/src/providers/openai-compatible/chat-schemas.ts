@@ -36,6 +36,17 @@ const extraContentSchema = z
   .optional()
   .catch(undefined);
 
+/**
+ * The tier the upstream served the request on (OpenAI's `service_tier`: `default`, `flex`,
+ * `priority`, `scale`), billed as served (chat/chat-prices.ts). A value of another shape is left
+ * out, as if none was reported: the base prices.
+ */
+const serviceTierSchema = z
+  .string()
+  .regex(/^[a-z0-9][a-z0-9_-]{0,31}$/)
+  .nullish()
+  .catch(undefined);
+
 const toolCallSchema = z.object({
   id: z.string().max(200),
   type: z.literal('function'),
@@ -62,6 +73,7 @@ export const completionSchema = z.object({
     )
     .min(1),
   usage: usageSchema,
+  service_tier: serviceTierSchema,
 });
 
 export const chunkSchema = z.object({
@@ -95,6 +107,7 @@ export const chunkSchema = z.object({
     }),
   ),
   usage: usageSchema.nullish(),
+  service_tier: serviceTierSchema,
 });
 
 export type UpstreamUsage = z.output<typeof usageSchema>;

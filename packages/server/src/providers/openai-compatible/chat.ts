@@ -1,4 +1,5 @@
 import { createParser } from 'eventsource-parser';
+import { servedServiceTier } from '../../chat/chat-prices.js';
 import type { ChatUsage } from '../../chat/chat-types.js';
 import { notCarried, parseUpstream, unverifiableBody } from '../upstream-error.js';
 import type { UpstreamClient } from '../upstream-http.js';
@@ -70,9 +71,10 @@ export class OpenAiChat implements ChatUpstream {
       response.upstreamRequestId,
       'chat body',
     );
-    const usage = this.dialect.usage(data.usage);
-    if (usage === undefined)
+    const read = this.dialect.usage(data.usage);
+    if (read === undefined)
       throw unverifiableBody(response.upstreamRequestId, 'usage details contradict each other');
+    const usage = withServedTier(read, data.service_tier);
     const completion = sealedCompletion(data, this.dialect, options?.channel ?? '');
     return {
       completion: { ...completion, usage: openAiUsage(usage) },
@@ -113,6 +115,8 @@ async function* parseEvents(
   const pending: string[] = [];
   const parser = createParser({ onEvent: (event) => void pending.push(event.data) });
   const decoder = new TextDecoder();
+  // Every chunk names the tier; the usage, in the last one, is billed at the last one named.
+  let servedTier: string | null | undefined;
   for await (const bytes of body) {
     parser.feed(decoder.decode(bytes, { stream: true }));
     while (pending.length > 0) {
@@ -138,15 +142,17 @@ async function* parseEvents(
         return;
       }
       const chunk = sealedChunk(withUsageLifted(parsed.data), dialect, channel);
+      servedTier = chunk.service_tier ?? servedTier;
       if (chunk.usage == null) {
         yield { kind: 'chunk', chunk };
         continue;
       }
-      const usage = dialect.usage(chunk.usage);
-      if (usage === undefined) {
+      const read = dialect.usage(chunk.usage);
+      if (read === undefined) {
         yield { kind: 'invalid', detail: 'usage details contradict each other' };
         return;
       }
+      const usage = withServedTier(read, servedTier);
       yield { kind: 'chunk', chunk: { ...chunk, usage: openAiUsage(usage) }, usage };
     }
   }
@@ -165,4 +171,10 @@ function withUsageLifted(chunk: UpstreamChunk): UpstreamChunk {
     choices: chunk.choices.map(({ usage: _usage, ...choice }) => choice),
     usage: chunk.usage ?? inChoice,
   };
+}
+
+/** The usage with the tier the upstream served it on, when that is not its standard tier. */
+function withServedTier(usage: ChatUsage, reported: string | null | undefined): ChatUsage {
+  const serviceTier = servedServiceTier(reported);
+  return serviceTier === undefined ? usage : { ...usage, serviceTier };
 }
