@@ -1,6 +1,6 @@
+import type { ConsoleSessionState } from '@tollgate/protocol';
 import { useCallback, useEffect, useState, type ReactNode } from 'react';
 import { api, ApiFailure, rememberSession } from './api.js';
-import type { SessionState } from './console-types.js';
 import { LANGUAGES, useI18n, type Language, type MessageKey } from './i18n.js';
 import { OperatorPages } from './operator/OperatorPages.js';
 import { AssetsPage } from './pages/AssetsPage.js';
@@ -38,8 +38,8 @@ const NAV: readonly { path: string; label: MessageKey }[] = [
 /** Which page the path shows; a signed-out visitor sees sign-in (or the invitation). */
 export function App() {
   const path = usePath();
-  const [session, setSession] = useState<SessionState | null | 'loading'>('loading');
-  const signedIn = useCallback((state: SessionState | null) => {
+  const [session, setSession] = useState<ConsoleSessionState | null | 'loading'>('loading');
+  const signedIn = useCallback((state: ConsoleSessionState | null) => {
     rememberSession(state);
     setSession(state);
   }, []);
@@ -156,7 +156,7 @@ function Frame({
   onSignOut,
 }: {
   children: ReactNode;
-  session?: SessionState;
+  session?: ConsoleSessionState;
   path?: string;
   onSignOut?: () => void;
 }) {

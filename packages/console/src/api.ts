@@ -1,12 +1,17 @@
-import { isErrorCode, type Account, type ErrorCode } from '@tollgate/protocol';
-import type {
-  ApiKey,
-  ConsoleUser,
-  InvitationState,
-  List,
-  OwnerRequestList,
-  SessionState,
-} from './console-types.js';
+import {
+  isErrorCode,
+  type Account,
+  type ApiKey,
+  type ApiKeyList,
+  type ConsoleInvitationAcceptBody,
+  type ConsoleInvitationState,
+  type ConsoleSessionState,
+  type ConsoleSignInBody,
+  type ConsoleUser,
+  type ErrorCode,
+  type OwnerRequestList,
+  type RedemptionBody,
+} from '@tollgate/protocol';
 
 /**
  * The console API (`/console/api`, docs/console.md): JSON, the session cookie sent by the
@@ -74,7 +79,7 @@ export interface DownloadedFile {
 type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 export interface RequestOptions {
-  /** Sent as JSON. */
+  /** Sent as JSON: the route's body type of `@tollgate/protocol` (each call says which). */
   body?: unknown;
   /** More headers, e.g. a settle's `Idempotency-Key`. */
   headers?: Record<string, string>;
@@ -86,7 +91,7 @@ const JSON_TYPE = 'application/json';
 let csrfToken: string | null = null;
 
 /** Remembers the CSRF token of the current session (from sign-in or `GET /session`). */
-export function rememberSession(state: SessionState | null): void {
+export function rememberSession(state: ConsoleSessionState | null): void {
   csrfToken = state?.csrf_token ?? null;
 }
 
@@ -183,8 +188,7 @@ async function send(
 }
 
 /**
- * A JSON answer as `Answer`, the wire type of its route (from `@tollgate/protocol`, or
- * console-types.ts). The one place an answer gets its type: the gateway is trusted to answer its
+ * A JSON answer as `Answer`, the wire type of its route (from `@tollgate/protocol`). The one place an answer gets its type: the gateway is trusted to answer its
  * routes' types (its own suites hold it to them), so the value `readJson` checked to be JSON is
  * taken as `Answer` here, not checked field by field.
  */
@@ -254,22 +258,27 @@ export function upload<Answer>(
 
 /** Session, invitation, and the caller's account, keys, redemptions and requests. */
 export const api = {
-  session: () => request<SessionState>('GET', '/session'),
+  session: () => request<ConsoleSessionState>('GET', '/session'),
   signIn: (email: string, password: string, totp?: string) =>
-    request<SessionState>('POST', '/session', {
-      body: { email, password, ...(totp === undefined ? {} : { totp }) },
+    request<ConsoleSessionState>('POST', '/session', {
+      body: {
+        email,
+        password,
+        ...(totp === undefined ? {} : { totp }),
+      } satisfies ConsoleSignInBody,
     }),
   signOut: () => request<undefined>('DELETE', '/session'),
   invitation: (token: string) =>
-    request<InvitationState>('GET', `/invitations/${encodeURIComponent(token)}`),
+    request<ConsoleInvitationState>('GET', `/invitations/${encodeURIComponent(token)}`),
   acceptInvitation: (token: string, password: string) =>
     request<ConsoleUser>('POST', `/invitations/${encodeURIComponent(token)}`, {
-      body: { password },
+      body: { password } satisfies ConsoleInvitationAcceptBody,
     }),
   account: () => request<Account>('GET', '/account'),
-  keys: () => request<List<ApiKey>>('GET', '/keys'),
+  keys: () => request<ApiKeyList>('GET', '/keys'),
   disableKey: (id: string) => request<ApiKey>('POST', `/keys/${encodeURIComponent(id)}/disable`),
-  redeem: (code: string) => request<Account>('POST', '/redemptions', { body: { code } }),
+  redeem: (code: string) =>
+    request<Account>('POST', '/redemptions', { body: { code } satisfies RedemptionBody }),
   /** `query`: the list's filters and search as a query string (RequestsPage's `requestQuery`). */
   requests: (query: URLSearchParams, cursor: string | null) =>
     request<OwnerRequestList>('GET', `/requests${queryText(query, cursor)}`),

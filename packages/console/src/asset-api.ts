@@ -1,7 +1,15 @@
-import type { Asset, AssetDeleted, AssetList, AssetUpload } from '@tollgate/protocol';
+import type {
+  AccountShare,
+  Asset,
+  AssetDeleted,
+  AssetList,
+  AssetUpload,
+  OwnerShareList,
+  Share,
+  ShareTargetBody,
+} from '@tollgate/protocol';
 import { request, upload } from './api.js';
 import { newIdempotencyKey } from './caller-api.js';
-import type { ConsoleShare, ListPage } from './console-types.js';
 
 /**
  * The caller's assets and shares (docs/console.md, "Assets and shares"): the account's files,
@@ -10,13 +18,14 @@ import type { ConsoleShare, ListPage } from './console-types.js';
 export const assetApi = {
   assets: () => request<AssetList>('GET', '/assets?limit=100'),
   deleteAsset: (id: string) => request<AssetDeleted>('DELETE', `/assets/${encodeURIComponent(id)}`),
-  shares: () => request<ListPage<ConsoleShare>>('GET', '/shares?limit=100'),
-  askShare: (target: { asset_id: string } | { task_id: string }) =>
-    request<ConsoleShare>('POST', '/shares', {
+  shares: () => request<OwnerShareList>('GET', '/shares?limit=100'),
+  /** Answers the `Share` as `POST /v1/shares` does (202 `pending_review`). */
+  askShare: (target: ShareTargetBody) =>
+    request<Share>('POST', '/shares', {
       body: target,
       headers: { 'idempotency-key': newIdempotencyKey() },
     }),
-  revokeShare: (id: string) => request<ConsoleShare>('DELETE', `/shares/${encodeURIComponent(id)}`),
+  revokeShare: (id: string) => request<AccountShare>('DELETE', `/shares/${encodeURIComponent(id)}`),
 };
 
 /**

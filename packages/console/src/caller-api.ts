@@ -5,6 +5,10 @@ import {
   type ConsoleModelList,
   type H3SettleBody,
   type H3Task,
+  type KeySpend,
+  type OwnerRequestList,
+  type OwnerTask,
+  type OwnerTaskList,
   type RequestRecord,
   type SettleBody,
   type Task,
@@ -12,7 +16,6 @@ import {
   type TaskStatus,
 } from '@tollgate/protocol';
 import { ApiFailure, queryText, request } from './api.js';
-import type { KeySpend, List, OwnerRequestList, OwnerTask } from './console-types.js';
 
 /**
  * The caller's task and settlement calls (docs/console.md, "Tasks"): the owner's view of every
@@ -80,7 +83,7 @@ export const callerApi = {
   keySpend: (from: string, to: string) =>
     request<KeySpend>('GET', `/usage/keys${queryText(new URLSearchParams({ from, to }))}`),
   tasks: (filter: { billing_state?: string } = {}) =>
-    request<List<OwnerTask>>('GET', `/tasks${queryText(new URLSearchParams(filter))}`),
+    request<OwnerTaskList>('GET', `/tasks${queryText(new URLSearchParams(filter))}`),
   task: (id: string) => request<OwnerTask>('GET', `/tasks/${encodeURIComponent(id)}`),
   /**
    * The spec's exact settle body (`settleBodyOf`); `idempotencyKey` is kept by the caller for a

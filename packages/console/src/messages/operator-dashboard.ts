@@ -54,7 +54,6 @@ export const operatorDashboardMessages = {
     'zh-CN': '所有账户的请求记录，最新的在前。默认显示最近 30 天，一次最长 366 天。',
     en: 'Every account’s request records, newest first. The last 30 days unless a period is chosen; at most 366 days at once.',
   },
-  'op.log.findAccount': { 'zh-CN': '查找账户（邮箱）', en: 'Find an account (email)' },
   'op.log.account': { 'zh-CN': '账户', en: 'Account' },
   'op.log.anyAccount': { 'zh-CN': '全部账户', en: 'Every account' },
   'op.log.key': { 'zh-CN': '密钥', en: 'Key' },

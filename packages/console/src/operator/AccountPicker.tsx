@@ -6,19 +6,24 @@ import { operatorApi } from './operator-api.js';
 /**
  * An account chosen, never pasted (issue 36, item 5): a search by a part of its email, then one of
  * the matches (the newest accounts before anything is typed). `value` is the chosen account's id
- * (`''`: none); an id given from elsewhere (a link's `?account=`) is read once so that its email
- * shows. `name` names the two fields (`<name>-search`, `<name>`).
+ * (`''`: none, the first option, worded `noneLabel`); an id given from elsewhere (a link's
+ * `?account=`) is read once so that its email shows. `name` names the two fields
+ * (`<name>-search`, `<name>`). Two labels side by side, with no box of their own: each is an item
+ * of the form's layout (a filter bar's too). The search is the picker's own: a new `key` clears it.
  */
 export function AccountPicker({
   name,
   label,
   value,
   onChange,
+  noneLabel,
   required = false,
   onError,
 }: {
   name: string;
   label: string;
+  /** The first option's words (`''`); "Choose an account" unless given. */
+  noneLabel?: string;
   value: string;
   onChange: (accountId: string) => void;
   required?: boolean;
@@ -68,7 +73,7 @@ export function AccountPicker({
       ? found
       : [chosen, ...found];
   return (
-    <div className="account-picker">
+    <>
       <label>
         {t('op.pick.find')}
         <input
@@ -91,7 +96,7 @@ export function AccountPicker({
             onChange(accountId);
           }}
         >
-          <option value="">{t('op.pick.choose')}</option>
+          <option value="">{noneLabel ?? t('op.pick.choose')}</option>
           {accounts.map((account) => (
             <option key={account.id} value={account.id}>
               {account.email}
@@ -99,6 +104,6 @@ export function AccountPicker({
           ))}
         </select>
       </label>
-    </div>
+    </>
   );
 }

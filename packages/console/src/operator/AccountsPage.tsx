@@ -1,9 +1,8 @@
-import type { Account } from '@tollgate/protocol';
+import type { Account, ApiKey } from '@tollgate/protocol';
 import { useState, type FormEvent } from 'react';
 import { ConsoleLink } from '../components/ConsoleLink.js';
 import { DataTable, type Column } from '../components/DataTable.js';
 import { Field, SubmitRow } from '../components/Field.js';
-import type { ApiKey } from '../console-types.js';
 import { useI18n } from '../i18n.js';
 import { Yuan, When, YuanField, submittedAmount } from '../money.js';
 import { AMOUNT_RULES } from '../money-text.js';

@@ -1,5 +1,5 @@
+import type { LedgerReport } from '@tollgate/protocol';
 import { useState, type FormEvent } from 'react';
-import type { LedgerReport } from '../console-types.js';
 import { useI18n, type MessageKey } from '../i18n.js';
 import { messageText } from '../messages/index.js';
 import { Yuan, When } from '../money.js';

@@ -1,6 +1,6 @@
+import type { Channel } from '@tollgate/protocol';
 import { DataTable, type Column } from '../components/DataTable.js';
 import { useRowTexts } from '../components/RowTexts.js';
-import type { Channel } from '../console-types.js';
 import { useI18n } from '../i18n.js';
 import { When } from '../money.js';
 import { ErrorLine } from '../pages/ErrorLine.js';

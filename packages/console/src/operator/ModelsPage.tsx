@@ -1,5 +1,5 @@
+import type { ModelPriceVersion, OperatorModel } from '@tollgate/protocol';
 import { useId, useState, type FormEvent } from 'react';
-import type { ModelPrices, OperatorModel } from '../console-types.js';
 import { useI18n, type MessageKey } from '../i18n.js';
 import { useAmountProblemText, useMicroYuanText, When } from '../money.js';
 import { ErrorLine } from '../pages/ErrorLine.js';
@@ -191,7 +191,7 @@ function PriceEditor({
       </form>
       <h3>{t('op.history')}</h3>
       <ul>
-        {history.value?.data.map((entry: ModelPrices) => (
+        {history.value?.data.map((entry: ModelPriceVersion) => (
           <li key={entry.price_version} data-price-version={entry.price_version}>
             <code>{entry.price_version}</code> · <When iso={entry.created_at} />
           </li>

@@ -1,10 +1,12 @@
-import type { Account, OperatorRequestLog, OperatorRequestLogRow } from '@tollgate/protocol';
-import { useEffect, useState, type FormEvent } from 'react';
+import type { OperatorRequestLog, OperatorRequestLogRow } from '@tollgate/protocol';
+import { useState, type FormEvent } from 'react';
 import { DataTable, type Column } from '../components/DataTable.js';
 import { useI18n, type MessageKey } from '../i18n.js';
 import { When, Yuan } from '../money.js';
 import { ErrorLine } from '../pages/ErrorLine.js';
 import { useLoad } from '../useLoad.js';
+import { usePagedList } from '../usePagedList.js';
+import { AccountPicker } from './AccountPicker.js';
 import { dashboardApi, type RequestLogFilters } from './dashboard-api.js';
 
 type OnError = (error: unknown) => void;
@@ -55,38 +57,17 @@ const statusKey = (status: string) => `op.status.${status}` as MessageKey;
  */
 export function RequestsLogPage({ onError }: { onError: OnError }) {
   const { t } = useI18n();
-  const [draft, setDraft] = useState<Draft>(NO_FILTERS);
-  const [applied, setApplied] = useState<RequestLogFilters>(() => filtersOf(NO_FILTERS));
-  const first = useLoad(() => dashboardApi.requests(applied, null), onError, [applied]);
-  const [more, setMore] = useState<{
-    after: OperatorRequestLog;
-    pages: OperatorRequestLog[];
-  } | null>(null);
-  const pages =
-    first.value === null ? null : [first.value, ...(more?.after === first.value ? more.pages : [])];
-  const rows = pages?.flatMap((page) => page.data) ?? null;
-  const last = pages?.at(-1);
-  const cursor = last?.has_more === true ? last.next_cursor : null;
-  const loadMore = (from: string) => {
-    const after = first.value;
-    if (after === null) return;
-    first.setError(null);
+  const { draft, setDraft, submit, reset, first, rows, cursor, loadMore } = usePagedList({
+    initial: NO_FILTERS,
+    filtersOf,
     // The period the first page read: a default period ("the last 30 days") must not move.
-    dashboardApi
-      .requests({ ...applied, from: after.from, to: after.to }, from)
-      .then((page) =>
-        setMore((before) => ({
-          after,
-          pages: [...(before?.after === after ? before.pages : []), page],
-        })),
-      )
-      .catch(first.fail);
-  };
-  const submit = (event: FormEvent) => {
-    event.preventDefault();
-    first.setError(null);
-    setApplied(filtersOf(draft));
-  };
+    read: (filters, pageCursor, firstPage: OperatorRequestLog | null) =>
+      dashboardApi.requests(
+        firstPage === null ? filters : { ...filters, from: firstPage.from, to: firstPage.to },
+        pageCursor,
+      ),
+    onError,
+  });
   const columns: Column<OperatorRequestLogRow>[] = [
     { id: 'time', header: t('op.log.time'), cell: (row) => <When iso={row.created_at} /> },
     {
@@ -136,10 +117,7 @@ export function RequestsLogPage({ onError }: { onError: OnError }) {
         draft={draft}
         onDraft={setDraft}
         onSubmit={submit}
-        onClear={() => {
-          setDraft(NO_FILTERS);
-          setApplied(filtersOf(NO_FILTERS));
-        }}
+        onClear={reset}
         onError={first.fail}
       />
       <ErrorLine error={first.error} />
@@ -187,9 +165,8 @@ function LogFilters({
   onError: OnError;
 }) {
   const { t } = useI18n();
-  const [search, setSearch] = useState('');
-  const [found, setFound] = useState<Account[]>([]);
-  const [chosen, setChosen] = useState<Account | null>(null);
+  // Cleared with the filters: a new picker, its search empty (`key`).
+  const [pickerKey, setPickerKey] = useState(0);
   const models = useLoad(() => dashboardApi.models(), onError);
   const keys = useLoad(
     () =>
@@ -199,63 +176,21 @@ function LogFilters({
     onError,
     [draft.accountId],
   );
-  // The accounts whose email holds what is typed (a moment after the last key stroke).
-  useEffect(() => {
-    let current = true;
-    const timer = setTimeout(() => {
-      dashboardApi.accounts(search.trim()).then(
-        (page) => {
-          if (current) setFound(page.data);
-        },
-        (failure: unknown) => {
-          if (current) onError(failure);
-        },
-      );
-    }, 250);
-    return () => {
-      current = false;
-      clearTimeout(timer);
-    };
-  }, [search, onError]);
-  const accounts =
-    chosen === null || found.some((account) => account.id === chosen.id)
-      ? found
-      : [chosen, ...found];
   const set = (name: keyof Draft) => (event: { target: { value: string } }) => {
     const value = event.target.value;
     onDraft((before) => ({ ...before, [name]: value }));
   };
   return (
     <form className="card filters" onSubmit={onSubmit}>
-      <label>
-        {t('op.log.findAccount')}
-        <input
-          name="log-account-search"
-          type="search"
-          autoComplete="off"
-          value={search}
-          onChange={(event) => setSearch(event.target.value)}
-        />
-      </label>
-      <label>
-        {t('op.log.account')}
-        <select
-          name="log-account"
-          value={draft.accountId}
-          onChange={(event) => {
-            const accountId = event.target.value;
-            setChosen(accounts.find((account) => account.id === accountId) ?? null);
-            onDraft((before) => ({ ...before, accountId, keyId: '' }));
-          }}
-        >
-          <option value="">{t('op.log.anyAccount')}</option>
-          {accounts.map((account) => (
-            <option key={account.id} value={account.id}>
-              {account.email}
-            </option>
-          ))}
-        </select>
-      </label>
+      <AccountPicker
+        key={pickerKey}
+        name="log-account"
+        label={t('op.log.account')}
+        noneLabel={t('op.log.anyAccount')}
+        value={draft.accountId}
+        onChange={(accountId) => onDraft((before) => ({ ...before, accountId, keyId: '' }))}
+        onError={onError}
+      />
       <label>
         {t('op.log.key')}
         <select
@@ -308,8 +243,7 @@ function LogFilters({
           type="button"
           className="secondary"
           onClick={() => {
-            setSearch('');
-            setChosen(null);
+            setPickerKey((count) => count + 1);
             onClear();
           }}
         >

@@ -1,15 +1,14 @@
-import type { OperatorRequestRecord, OperatorTask } from '@tollgate/protocol';
+import type { NamedOperatorRecord, NamedOperatorTask, UnresolvedTotals } from '@tollgate/protocol';
 import { useState, type FormEvent } from 'react';
 import { taskKindOf } from '../caller-api.js';
 import { Field } from '../components/Field.js';
 import { KeyLabel } from '../components/KeyLabel.js';
-import type { UnresolvedTotals } from '../console-types.js';
 import { useI18n } from '../i18n.js';
 import { submittedAmount, When, Yuan, YuanField } from '../money.js';
 import { AMOUNT_RULES } from '../money-text.js';
 import { ErrorLine } from '../pages/ErrorLine.js';
 import { useLoad } from '../useLoad.js';
-import { operatorApi, type Named } from './operator-api.js';
+import { operatorApi } from './operator-api.js';
 
 type OnError = (error: unknown) => void;
 
@@ -82,7 +81,7 @@ function RecordForm({
   onDone,
   onError,
 }: {
-  record: Named<OperatorRequestRecord>;
+  record: NamedOperatorRecord;
   onDone: () => void;
   onError: OnError;
 }) {
@@ -158,7 +157,7 @@ function TaskForm({
   onDone,
   onError,
 }: {
-  task: Named<OperatorTask>;
+  task: NamedOperatorTask;
   onDone: () => void;
   onError: OnError;
 }) {

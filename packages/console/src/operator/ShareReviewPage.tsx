@@ -1,10 +1,11 @@
+import type { ReviewShare } from '@tollgate/protocol';
 import { useState } from 'react';
 import { KeyLabel } from '../components/KeyLabel.js';
 import { useI18n } from '../i18n.js';
 import { When } from '../money.js';
 import { ErrorLine } from '../pages/ErrorLine.js';
 import { useLoad } from '../useLoad.js';
-import { operatorApi, type ReviewShare } from './operator-api.js';
+import { operatorApi } from './operator-api.js';
 
 /** The share review queue: each pending share with its preview; approve, or reject with a reason. */
 export function ShareReviewPage({ onError }: { onError: (error: unknown) => void }) {

@@ -1,4 +1,4 @@
-import type { OperatorRequestRecord } from '@tollgate/protocol';
+import type { NamedOperatorRecord } from '@tollgate/protocol';
 import type { FormEvent } from 'react';
 import { DataTable, type Column } from '../components/DataTable.js';
 import { KeyLabel } from '../components/KeyLabel.js';
@@ -8,7 +8,7 @@ import { useI18n } from '../i18n.js';
 import { When, Yuan } from '../money.js';
 import { ErrorLine } from '../pages/ErrorLine.js';
 import { useLoad } from '../useLoad.js';
-import { operatorApi, type Named } from './operator-api.js';
+import { operatorApi } from './operator-api.js';
 
 type OnError = (error: unknown) => void;
 
@@ -21,7 +21,7 @@ export function UsageCapPage({ onError }: { onError: OnError }) {
   const { t } = useI18n();
   const flagged = useLoad(() => operatorApi.flaggedUsage(), onError);
   const notes = useRowTexts();
-  const review = (event: FormEvent, record: Named<OperatorRequestRecord>) => {
+  const review = (event: FormEvent, record: NamedOperatorRecord) => {
     event.preventDefault();
     operatorApi
       .reviewUsage(record.id, notes.text(record.id).trim())
@@ -31,7 +31,7 @@ export function UsageCapPage({ onError }: { onError: OnError }) {
       })
       .catch(flagged.fail);
   };
-  const columns: Column<Named<OperatorRequestRecord>>[] = [
+  const columns: Column<NamedOperatorRecord>[] = [
     { id: 'time', header: t('op.when'), cell: (record) => <When iso={record.created_at} /> },
     { id: 'id', header: t('op.request'), cell: (record) => <code>{record.id}</code> },
     {

@@ -1,7 +1,7 @@
+import type { ConsoleUser } from '@tollgate/protocol';
 import { useState } from 'react';
 import { api } from '../api.js';
 import { DataTable, type Column } from '../components/DataTable.js';
-import type { ConsoleUser } from '../console-types.js';
 import { useI18n } from '../i18n.js';
 import { When } from '../money.js';
 import { ErrorLine } from '../pages/ErrorLine.js';

@@ -1,13 +1,12 @@
 import type {
-  Account,
-  ApiKey,
+  ApiKeyList,
   OperatorDashboard,
+  OperatorModelList,
   OperatorRequestLog,
   RedemptionBatchList,
   RedemptionBatchVoided,
 } from '@tollgate/protocol';
 import { queryText, request } from '../api.js';
-import type { List, ListPage, OperatorModel } from '../console-types.js';
 
 /**
  * The calls of the operator's dashboard, request log and code batches (docs/console.md,
@@ -47,15 +46,9 @@ export const dashboardApi = {
       'GET',
       `${admin}/requests${queryText(requestLogQuery(filters), cursor)}`,
     ),
-  /** Accounts whose email contains `q` (the account picker); the newest without one. */
-  accounts: (q: string) =>
-    request<ListPage<Account>>(
-      'GET',
-      `${admin}/accounts${q === '' ? '' : queryText(new URLSearchParams({ q }))}`,
-    ),
   keys: (accountId: string) =>
-    request<List<ApiKey>>('GET', `${admin}/accounts/${id(accountId)}/keys`),
-  models: () => request<List<OperatorModel>>('GET', `${admin}/models`),
+    request<ApiKeyList>('GET', `${admin}/accounts/${id(accountId)}/keys`),
+  models: () => request<OperatorModelList>('GET', `${admin}/models`),
   codeBatches: (after: string | null) =>
     request<RedemptionBatchList>(
       'GET',

@@ -1,8 +1,8 @@
+import type { OwnerRequestSummary, OwnerTask } from '@tollgate/protocol';
 import { useState } from 'react';
 import { ApiFailure } from '../api.js';
 import { callerApi, newIdempotencyKey } from '../caller-api.js';
 import { DataTable, type Column } from '../components/DataTable.js';
-import type { OwnerRequestSummary, OwnerTask } from '../console-types.js';
 import { useI18n } from '../i18n.js';
 import { When, Yuan } from '../money.js';
 import { useLoad } from '../useLoad.js';

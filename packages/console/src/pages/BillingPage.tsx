@@ -1,5 +1,4 @@
-import type { WalletHold, WalletKey, WalletMovement, WalletMovementList } from '@tollgate/protocol';
-import { useState, type FormEvent } from 'react';
+import type { WalletHold, WalletKey, WalletMovement } from '@tollgate/protocol';
 import { ConsoleLink } from '../components/ConsoleLink.js';
 import { DataTable, type Column } from '../components/DataTable.js';
 import { DownloadLink } from '../components/DownloadLink.js';
@@ -8,6 +7,7 @@ import { GatewayText } from '../components/PricingRule.js';
 import { useI18n } from '../i18n.js';
 import { When, Yuan } from '../money.js';
 import { useLoad } from '../useLoad.js';
+import { usePagedList } from '../usePagedList.js';
 import { walletApi, type WalletPeriod } from '../wallet-api.js';
 import { ErrorLine } from './ErrorLine.js';
 
@@ -139,38 +139,13 @@ const NO_PERIOD: WalletPeriod = { from: '', to: '' };
 
 function WalletMovements({ onError }: { onError: OnError }) {
   const { t } = useI18n();
-  const [draft, setDraft] = useState<WalletPeriod>(NO_PERIOD);
-  const [applied, setApplied] = useState<WalletPeriod>(NO_PERIOD);
   // The first page of the applied period; "load more" appends the next ones to it.
-  const first = useLoad(() => walletApi.movements(applied, null), onError, [applied]);
-  const [more, setMore] = useState<{
-    after: WalletMovementList;
-    pages: WalletMovementList[];
-  } | null>(null);
-  const pages =
-    first.value === null ? null : [first.value, ...(more?.after === first.value ? more.pages : [])];
-  const rows: WalletMovement[] | null = pages?.flatMap((page) => page.data) ?? null;
-  const last = pages?.at(-1);
-  const cursor = last?.has_more === true ? last.next_cursor : null;
-  const loadMore = (from: string) => {
-    const after = first.value;
-    if (after === null) return;
-    first.setError(null);
-    walletApi
-      .movements(applied, from)
-      .then((page) =>
-        setMore((before) => ({
-          after,
-          pages: [...(before?.after === after ? before.pages : []), page],
-        })),
-      )
-      .catch(first.fail);
-  };
-  const submit = (event: FormEvent) => {
-    event.preventDefault();
-    first.setError(null);
-    setApplied(draft);
-  };
+  const { draft, setDraft, applied, submit, first, rows, cursor, loadMore } = usePagedList({
+    initial: NO_PERIOD,
+    filtersOf: (period: WalletPeriod) => period,
+    read: (period, pageCursor) => walletApi.movements(period, pageCursor),
+    onError,
+  });
   const shown = first.value;
   const columns: Column<WalletMovement>[] = [
     { id: 'time', header: t('wallet.time'), cell: (movement) => <When iso={movement.time} /> },

@@ -1,7 +1,7 @@
+import type { ConsoleSessionState } from '@tollgate/protocol';
 import { useState, type FormEvent, type ReactNode } from 'react';
 import { api } from '../api.js';
 import { NewPasswordFields } from '../components/NewPasswordFields.js';
-import type { SessionState } from '../console-types.js';
 import { useI18n } from '../i18n.js';
 import { useLoad } from '../useLoad.js';
 import { Failure } from './ErrorLine.js';
@@ -15,7 +15,7 @@ export function InvitePage({
   onSignedIn,
 }: {
   token: string;
-  onSignedIn: (state: SessionState) => void;
+  onSignedIn: (state: ConsoleSessionState) => void;
 }) {
   const { t } = useI18n();
   const invitation = useLoad(() => api.invitation(token), IGNORE, [token]);

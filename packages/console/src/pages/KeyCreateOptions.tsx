@@ -1,6 +1,6 @@
-import type { ApiKey, KeyOptions } from '../console-types.js';
+import type { ApiKey } from '@tollgate/protocol';
 import { useI18n } from '../i18n.js';
-import { securityApi } from '../security-api.js';
+import { securityApi, type KeyOptions } from '../security-api.js';
 import { useLoad } from '../useLoad.js';
 import './security.css';
 
@@ -19,14 +19,16 @@ export const NO_KEY_OPTIONS: KeyOptionsDraft = {
 };
 
 /**
- * What the create call sends: no ticked model means every model (`models` left out), and an
- * expiry day means the end of that day in the viewer's zone (the server refuses a past one).
+ * What the create call sends: no ticked model means every model (`models` left out), an expiry
+ * day means the end of that day in the viewer's zone (the server refuses a past one; none:
+ * `expires_at` left out), and the idempotency rule ticked.
  */
 export function keyOptionsOf(draft: KeyOptionsDraft): KeyOptions {
   return {
-    models: draft.models.length === 0 ? null : draft.models,
-    expires_at:
-      draft.expiryDay === '' ? null : new Date(`${draft.expiryDay}T23:59:59.999`).toISOString(),
+    ...(draft.models.length === 0 ? {} : { models: draft.models }),
+    ...(draft.expiryDay === ''
+      ? {}
+      : { expires_at: new Date(`${draft.expiryDay}T23:59:59.999`).toISOString() }),
     idempotency: draft.optionalIdempotency ? 'optional' : 'required',
   };
 }

@@ -1,5 +1,5 @@
+import type { ApiKey } from '@tollgate/protocol';
 import { useState } from 'react';
-import type { ApiKey } from '../console-types.js';
 import { useI18n } from '../i18n.js';
 import { securityApi } from '../security-api.js';
 

@@ -1,9 +1,9 @@
+import type { ApiKey } from '@tollgate/protocol';
 import { lazy, Suspense, useMemo, useState, type FormEvent } from 'react';
 import { api } from '../api.js';
 import { callerApi, last30Days } from '../caller-api.js';
 import { DataTable, type Column } from '../components/DataTable.js';
 import { Field } from '../components/Field.js';
-import type { ApiKey } from '../console-types.js';
 import { useI18n } from '../i18n.js';
 import { When, Yuan } from '../money.js';
 import { securityApi } from '../security-api.js';

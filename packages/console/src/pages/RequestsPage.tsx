@@ -1,11 +1,10 @@
-import type { BillLineItem } from '@tollgate/protocol';
+import type { BillLineItem, OwnerRequestList, OwnerRequestSummary } from '@tollgate/protocol';
 import { useState, type FormEvent } from 'react';
 import { api, queryText, requestFile } from '../api.js';
 import { DownloadLink } from '../components/DownloadLink.js';
 import { KeyLabel } from '../components/KeyLabel.js';
 import { LineItemName } from '../components/LineItemName.js';
 import { PricingRule } from '../components/PricingRule.js';
-import type { OwnerRequestList, OwnerRequestSummary } from '../console-types.js';
 import { useI18n, type MessageKey } from '../i18n.js';
 import { When, Yuan } from '../money.js';
 import { useLoad } from '../useLoad.js';

@@ -1,6 +1,6 @@
+import type { Share } from '@tollgate/protocol';
 import { useState } from 'react';
 import { assetApi } from '../asset-api.js';
-import type { ConsoleShare } from '../console-types.js';
 import { useI18n } from '../i18n.js';
 import { navigate } from '../router.js';
 import { ErrorLine } from './ErrorLine.js';
@@ -12,7 +12,7 @@ import { ErrorLine } from './ErrorLine.js';
  */
 export function ShareButton({ target }: { target: { asset_id: string } | { task_id: string } }) {
   const { t } = useI18n();
-  const [asked, setAsked] = useState<ConsoleShare | null>(null);
+  const [asked, setAsked] = useState<Share | null>(null);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const ask = () => {

@@ -1,10 +1,10 @@
+import type { OwnerShare } from '@tollgate/protocol';
 import { useState, type FormEvent } from 'react';
 import { assetApi } from '../asset-api.js';
 import { assetContentUrl } from '../caller-api.js';
 import { CardGrid } from '../components/CardGrid.js';
 import { Field } from '../components/Field.js';
 import { KeyLabel } from '../components/KeyLabel.js';
-import type { ConsoleShare } from '../console-types.js';
 import { useI18n } from '../i18n.js';
 import { When } from '../money.js';
 import { useLoad } from '../useLoad.js';
@@ -20,7 +20,7 @@ export function SharesPage({ onError }: { onError: (error: unknown) => void }) {
   const { t } = useI18n();
   const shares = useLoad(() => assetApi.shares(), onError);
   const { error, setError, fail, reload: load } = shares;
-  const revoke = (share: ConsoleShare) => {
+  const revoke = (share: OwnerShare) => {
     if (!window.confirm(t('shares.confirmRevoke'))) return;
     setError(null);
     assetApi.revokeShare(share.id).then(load).catch(fail);
@@ -41,7 +41,7 @@ export function SharesPage({ onError }: { onError: (error: unknown) => void }) {
   );
 }
 
-function ShareCard({ share, onRevoke }: { share: ConsoleShare; onRevoke: () => void }) {
+function ShareCard({ share, onRevoke }: { share: OwnerShare; onRevoke: () => void }) {
   const { t } = useI18n();
   const [copied, setCopied] = useState(false);
   const link = share.public_url === null ? null : `${window.location.origin}${share.public_url}`;

@@ -1,11 +1,11 @@
+import type { ConsoleSessionState } from '@tollgate/protocol';
 import { useState, type FormEvent, type ReactNode } from 'react';
 import { api, ApiFailure } from '../api.js';
 import { EmailField, Field } from '../components/Field.js';
-import type { SessionState } from '../console-types.js';
 import { useI18n } from '../i18n.js';
 import { Failure } from './ErrorLine.js';
 
-export function SignInPage({ onSignedIn }: { onSignedIn: (state: SessionState) => void }) {
+export function SignInPage({ onSignedIn }: { onSignedIn: (state: ConsoleSessionState) => void }) {
   const { t } = useI18n();
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');

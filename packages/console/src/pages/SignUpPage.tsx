@@ -1,8 +1,8 @@
+import type { ConsoleSessionState } from '@tollgate/protocol';
 import { useState, type FormEvent, type ReactNode } from 'react';
 import { ApiFailure } from '../api.js';
 import { EmailField } from '../components/Field.js';
 import { NewPasswordFields } from '../components/NewPasswordFields.js';
-import type { SessionState } from '../console-types.js';
 import { useI18n } from '../i18n.js';
 import { navigate } from '../router.js';
 import { securityApi } from '../security-api.js';
@@ -13,7 +13,7 @@ import { Failure } from './ErrorLine.js';
  * Self sign-up (docs/console.md, "Self sign-up"): a new account with the visitor as its member,
  * signed in at once. Reached from the sign-in page's link, shown only when the gateway allows it.
  */
-export function SignUpPage({ onSignedIn }: { onSignedIn: (state: SessionState) => void }) {
+export function SignUpPage({ onSignedIn }: { onSignedIn: (state: ConsoleSessionState) => void }) {
   const { t } = useI18n();
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');

@@ -1,4 +1,4 @@
-import { isErrorCode, type TaskOutput } from '@tollgate/protocol';
+import { isErrorCode, type OwnerTask, type TaskOutput } from '@tollgate/protocol';
 import { useEffect, useRef, useState } from 'react';
 import { ApiFailure } from '../api.js';
 import {
@@ -11,7 +11,6 @@ import {
 import { KeyLabel } from '../components/KeyLabel.js';
 import { LineItemName } from '../components/LineItemName.js';
 import { Disclosed, PricingRule } from '../components/PricingRule.js';
-import type { OwnerTask } from '../console-types.js';
 import { useI18n } from '../i18n.js';
 import { When, Yuan } from '../money.js';
 import { navigate } from '../router.js';

@@ -1,9 +1,9 @@
+import type { OwnerTask } from '@tollgate/protocol';
 import { useState } from 'react';
 import { callerApi, statusOf, taskKindOf } from '../caller-api.js';
 import { ConsoleLink } from '../components/ConsoleLink.js';
 import { DataTable, type Column } from '../components/DataTable.js';
 import { KeyLabel } from '../components/KeyLabel.js';
-import type { OwnerTask } from '../console-types.js';
 import { useI18n } from '../i18n.js';
 import { When, Yuan } from '../money.js';
 import { useLoad } from '../useLoad.js';

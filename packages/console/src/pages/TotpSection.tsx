@@ -1,6 +1,6 @@
+import type { ConsoleTotpSetup } from '@tollgate/protocol';
 import { useState, type FormEvent, type ReactNode } from 'react';
 import { ApiFailure } from '../api.js';
-import type { TotpSetup } from '../console-types.js';
 import { useI18n } from '../i18n.js';
 import { securityApi } from '../security-api.js';
 import { useLoad } from '../useLoad.js';
@@ -16,7 +16,7 @@ type Message = { ok: boolean; text: ReactNode } | null;
 export function TotpSection({ onError }: { onError: (error: unknown) => void }) {
   const { t } = useI18n();
   const user = useLoad(() => securityApi.user(), onError);
-  const [setup, setSetup] = useState<TotpSetup | null>(null);
+  const [setup, setSetup] = useState<ConsoleTotpSetup | null>(null);
   const [message, setMessage] = useState<Message>(null);
   const failed = (failure: unknown, wrongText: string) => {
     onError(failure);
@@ -89,7 +89,7 @@ function TotpConfirm({
   onEnabled,
   onFailed,
 }: {
-  setup: TotpSetup;
+  setup: ConsoleTotpSetup;
   onEnabled: () => void;
   onFailed: (failure: unknown) => void;
 }) {

@@ -1,3 +1,4 @@
+import type { AccountTask } from '@tollgate/protocol';
 import type { Kysely } from 'kysely';
 import { invalidInput } from '../errors/api-error.js';
 import type { Database, TaskBillingState, TaskKind, TaskStatus } from '../store/schema.js';
@@ -12,7 +13,7 @@ const STATUSES = Object.keys(TASK_MOVES) as TaskStatus[];
 const BILLING_STATES = Object.keys(BILLING_MOVES) as TaskBillingState[];
 
 /** What the account's owner sees of a task: the creating key's view, and which key made it. */
-export function ownerTaskView(families: TaskFamilies, row: TaskRow) {
+export function ownerTaskView(families: TaskFamilies, row: TaskRow): AccountTask {
   return { ...families.of(row.kind).view(row), key_id: row.key_id };
 }
 
@@ -33,7 +34,10 @@ export class AccountTasks {
     private readonly families: TaskFamilies,
   ) {}
 
-  async list(accountId: string, filter: AccountTaskFilter) {
+  async list(
+    accountId: string,
+    filter: AccountTaskFilter,
+  ): Promise<{ object: 'list'; data: AccountTask[] }> {
     let query = this.db
       .selectFrom('tasks')
       .selectAll()

@@ -1,3 +1,4 @@
+import type { AccountShare, AssetDeleted, OwnerShareList } from '@tollgate/protocol';
 import type { FastifyInstance } from 'fastify';
 import { listAccountAssets } from '../assets/asset-listing.js';
 import { deleteAsset } from '../assets/asset-uses.js';
@@ -41,27 +42,32 @@ export function registerCallerAssetRoutes(scope: FastifyInstance, deps: AppDeps)
     });
   });
 
-  scope.delete<{ Params: { id: string } }>('/console/api/assets/:id', async (request) => {
-    await deleteAsset(deps.store.db, {
-      accountId: memberAccountOf(request),
-      assetId: request.params.id,
-      clock: deps.clock,
-    });
-    return { object: 'asset', id: request.params.id, deleted: true };
-  });
+  scope.delete<{ Params: { id: string } }>(
+    '/console/api/assets/:id',
+    async (request): Promise<AssetDeleted> => {
+      await deleteAsset(deps.store.db, {
+        accountId: memberAccountOf(request),
+        assetId: request.params.id,
+        clock: deps.clock,
+      });
+      return { object: 'asset', id: request.params.id, deleted: true };
+    },
+  );
 
   scope.get<PageQuery>(
     '/console/api/shares',
     { schema: { querystring: pageQuerySchema() } },
-    async (request) => {
+    async (request): Promise<OwnerShareList> => {
       const page = await shares.listForAccount(memberAccountOf(request), request.query);
       // A key's share names its key (docs/console.md, "Names, not ids").
       return { ...page, data: await withKeyNames(deps.store.db, page.data) };
     },
   );
 
-  scope.get<{ Params: { id: string } }>('/console/api/shares/:id', async (request) =>
-    shares.readForAccount(memberAccountOf(request), request.params.id),
+  scope.get<{ Params: { id: string } }>(
+    '/console/api/shares/:id',
+    async (request): Promise<AccountShare> =>
+      shares.readForAccount(memberAccountOf(request), request.params.id),
   );
 
   scope.post<{ Body: ShareBody }>(
@@ -83,11 +89,13 @@ export function registerCallerAssetRoutes(scope: FastifyInstance, deps: AppDeps)
     },
   );
 
-  scope.delete<{ Params: { id: string } }>('/console/api/shares/:id', async (request) =>
-    shares.withdrawForAccount(
-      memberAccountOf(request),
-      request.params.id,
-      consolePrincipal(request),
-    ),
+  scope.delete<{ Params: { id: string } }>(
+    '/console/api/shares/:id',
+    async (request): Promise<AccountShare> =>
+      shares.withdrawForAccount(
+        memberAccountOf(request),
+        request.params.id,
+        consolePrincipal(request),
+      ),
   );
 }

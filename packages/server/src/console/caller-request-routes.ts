@@ -1,3 +1,9 @@
+import type {
+  AccountUsage,
+  KeySpend,
+  OwnerRequestList,
+  OwnerRequestSummary,
+} from '@tollgate/protocol';
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { recordNotFound } from '../requests/request-errors.js';
@@ -52,7 +58,7 @@ export function registerCallerRequestRoutes(scope: FastifyInstance, deps: Consol
   scope.get<{ Querystring: OwnerQueryString }>(
     '/console/api/requests',
     { schema: { querystring: ownerQuerySchema } },
-    async (request) => {
+    async (request): Promise<OwnerRequestList> => {
       const { filter, search } = ownerQuery(request.query);
       const page = await deps.requestListing.listForAccount(
         memberAccountOf(request),
@@ -86,7 +92,7 @@ export function registerCallerRequestRoutes(scope: FastifyInstance, deps: Consol
   scope.get<{ Querystring: { from?: string; to?: string } }>(
     '/console/api/usage',
     { schema: { querystring: usageQuerySchema } },
-    async (request) =>
+    async (request): Promise<AccountUsage> =>
       deps.accountUsage.read(
         memberAccountOf(request),
         parseUsageRange(request.query, deps.clock.now()),
@@ -98,7 +104,7 @@ export function registerCallerRequestRoutes(scope: FastifyInstance, deps: Consol
   scope.get<{ Querystring: { from?: string; to?: string } }>(
     '/console/api/usage/keys',
     { schema: { querystring: usageQuerySchema } },
-    async (request) => {
+    async (request): Promise<KeySpend> => {
       const spend = await deps.accountUsage.readByKey(
         memberAccountOf(request),
         parseUsageRange(request.query, deps.clock.now()),
@@ -115,7 +121,9 @@ export function registerCallerRequestRoutes(scope: FastifyInstance, deps: Consol
     );
     const record = found.data[0];
     if (record === undefined) throw recordNotFound();
-    const [named] = await withKeyNames(deps.store.db, [record]);
+    const [named]: (OwnerRequestSummary | undefined)[] = await withKeyNames(deps.store.db, [
+      record,
+    ]);
     return named;
   });
 }

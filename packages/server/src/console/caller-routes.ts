@@ -1,3 +1,11 @@
+import type {
+  Account,
+  ApiKey,
+  ApiKeyList,
+  ModelList,
+  NewApiKey,
+  RotatedApiKey,
+} from '@tollgate/protocol';
 import type { FastifyInstance } from 'fastify';
 import { notFound } from '../errors/api-error.js';
 import { memberAccountOf } from './console-auth.js';
@@ -10,14 +18,16 @@ import { bodyObject } from './session-routes.js';
  * same service `/v1` or `/admin/v1` calls, bounded to the member's own account.
  */
 export function registerCallerRoutes(scope: FastifyInstance, deps: ConsoleDeps): void {
-  scope.get('/console/api/account', async (request) => deps.accounts.get(memberAccountOf(request)));
+  scope.get('/console/api/account', async (request): Promise<Account> =>
+    deps.accounts.get(memberAccountOf(request)),
+  );
 
-  scope.get('/console/api/keys', async (request) => ({
+  scope.get('/console/api/keys', async (request): Promise<ApiKeyList> => ({
     object: 'list',
     data: await deps.keys.list(memberAccountOf(request)),
   }));
 
-  scope.post<{ Body: unknown }>('/console/api/keys', async (request) => {
+  scope.post<{ Body: unknown }>('/console/api/keys', async (request): Promise<NewApiKey> => {
     const body = bodyObject(request.body);
     return deps.keys.create(memberAccountOf(request), {
       name: body['name'],
@@ -28,10 +38,13 @@ export function registerCallerRoutes(scope: FastifyInstance, deps: ConsoleDeps):
     });
   });
 
-  scope.post<{ Params: { id: string } }>('/console/api/keys/:id/disable', async (request) => {
-    await requireOwnKey(deps, memberAccountOf(request), request.params.id);
-    return deps.keys.disable(request.params.id);
-  });
+  scope.post<{ Params: { id: string } }>(
+    '/console/api/keys/:id/disable',
+    async (request): Promise<ApiKey> => {
+      await requireOwnKey(deps, memberAccountOf(request), request.params.id);
+      return deps.keys.disable(request.params.id);
+    },
+  );
 
   // The rotation of the admin API (docs/keys.md, "Rotation"): the new key's plaintext is in this
   // answer only; `expire_old_in_seconds` keeps the old key working that long.
@@ -41,7 +54,7 @@ export function registerCallerRoutes(scope: FastifyInstance, deps: ConsoleDeps):
       await requireOwnKey(deps, memberAccountOf(request), request.params.id);
       const body =
         request.body === undefined || request.body === null ? {} : bodyObject(request.body);
-      const rotated = await deps.keys.rotate(request.params.id, {
+      const rotated: RotatedApiKey = await deps.keys.rotate(request.params.id, {
         expire_old_in_seconds: body['expire_old_in_seconds'],
       });
       return reply.code(201).send(rotated);
@@ -50,12 +63,12 @@ export function registerCallerRoutes(scope: FastifyInstance, deps: ConsoleDeps):
 
   // The models a key of the account may be allowed (the create form's allowlist), as
   // `GET /v1/models` lists them for a key without an allowlist.
-  scope.get('/console/api/models', async (request) => {
+  scope.get('/console/api/models', async (request): Promise<ModelList> => {
     memberAccountOf(request);
     return { object: 'list', data: await deps.catalog.list({ models: null }) };
   });
 
-  scope.post<{ Body: unknown }>('/console/api/redemptions', async (request) =>
+  scope.post<{ Body: unknown }>('/console/api/redemptions', async (request): Promise<Account> =>
     deps.accounts.redeem(memberAccountOf(request), { code: bodyObject(request.body)['code'] }),
   );
 }

@@ -1,3 +1,4 @@
+import type { OwnerTask, OwnerTaskList } from '@tollgate/protocol';
 import { H3_SETTLE_CONFIRMATION, SETTLE_CONFIRMATION } from '@tollgate/protocol';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ownDeliveredAsset } from '../assets/asset-uses.js';
@@ -48,7 +49,7 @@ export function registerCallerTaskRoutes(scope: FastifyInstance, deps: ConsoleDe
         },
       },
     },
-    async (request) => {
+    async (request): Promise<OwnerTaskList> => {
       const list = await tasks.list(memberAccountOf(request), {
         kind: request.query.kind,
         status: request.query.status,
@@ -61,7 +62,9 @@ export function registerCallerTaskRoutes(scope: FastifyInstance, deps: ConsoleDe
 
   scope.get<{ Params: { id: string } }>('/console/api/tasks/:id', async (request) => {
     const task = await tasks.get(memberAccountOf(request), request.params.id);
-    const [named] = await withKeyNames(deps.store.db, [ownerTaskView(deps.taskFamilies, task)]);
+    const [named]: (OwnerTask | undefined)[] = await withKeyNames(deps.store.db, [
+      ownerTaskView(deps.taskFamilies, task),
+    ]);
     return named;
   });
 

@@ -1,3 +1,4 @@
+import type { AccountEmail, KeyNames, TaskNames } from '@tollgate/protocol';
 import type { Kysely } from 'kysely';
 import { keyHint } from '../auth/key-service.js';
 import type { Database } from '../store/schema.js';
@@ -8,13 +9,6 @@ import type { Database } from '../store/schema.js';
  * one look-up by the ids of the rows at hand (a page of at most a few hundred), never a client
  * round trip per row. Only `/console/api` answers carry them; `/v1` answers stay the spec's.
  */
-
-/** A key as a person knows it: its name (`null` when it has none) and hint (`tgk_…abcd`). */
-export interface KeyNames {
-  readonly key_name: string | null;
-  /** `null` when `key_id` names no key (an upload from the console: `console:<user id>`). */
-  readonly key_hint: string | null;
-}
 
 /** The name and hint of each key of `keyIds` that exists, by id. */
 export async function keyNamesOf(
@@ -55,7 +49,7 @@ export async function withKeyNames<Row extends { readonly key_id: string | null 
 export async function withAccountEmails<Row extends { readonly account_id: string }>(
   db: Kysely<Database>,
   rows: readonly Row[],
-): Promise<(Row & { account_email: string | null })[]> {
+): Promise<(Row & AccountEmail)[]> {
   const ids = [...new Set(rows.map((row) => row.account_id))];
   const found =
     ids.length === 0
@@ -63,12 +57,6 @@ export async function withAccountEmails<Row extends { readonly account_id: strin
       : await db.selectFrom('accounts').select(['id', 'email']).where('id', 'in', ids).execute();
   const emails = new Map(found.map((row) => [row.id, row.email]));
   return rows.map((row) => ({ ...row, account_email: emails.get(row.account_id) ?? null }));
-}
-
-/** What a task is, as a person knows it: its kind and model. */
-export interface TaskNames {
-  readonly task_kind: string | null;
-  readonly task_model: string | null;
 }
 
 /** `rows`, each with its task's kind and model (both `null` without a task). */

@@ -1,3 +1,4 @@
+import type { ConsoleSession } from '@tollgate/protocol';
 import type { Kysely } from 'kysely';
 import { ApiError, invalidInput, notFound } from '../errors/api-error.js';
 import type { ConsoleSessionTable, ConsoleUserTable, Database } from '../store/schema.js';
@@ -17,18 +18,6 @@ export const SESSION_LIFETIME_MS = 7 * 24 * 3_600_000;
 export const SESSION_IDLE_MS = 12 * 3_600_000;
 /** `last_seen_at` is written at most this often per session. */
 const SEEN_WRITE_INTERVAL_MS = 60_000;
-
-export interface SessionView {
-  object: 'console_session';
-  id: string;
-  created_at: string;
-  last_seen_at: string;
-  expires_at: string;
-  address: string;
-  user_agent: string;
-  /** The session this list was asked from. */
-  current: boolean;
-}
 
 /** Who is signed in (console-identity.ts, below this file and totp.ts). */
 export type { ConsoleIdentity } from './console-identity.js';
@@ -128,7 +117,7 @@ export class ConsoleSessions {
     await this.end(identity.user.id, identity.session.id);
   }
 
-  async list(identity: ConsoleIdentity): Promise<SessionView[]> {
+  async list(identity: ConsoleIdentity): Promise<ConsoleSession[]> {
     const now = this.effects.clock.now();
     const rows = await this.db
       .selectFrom('console_sessions')
@@ -218,7 +207,8 @@ export class ConsoleSessions {
   }
 }
 
-export function sessionView(row: ConsoleSessionTable, currentId: string): SessionView {
+/** A session as `GET /console/api/sessions` lists it to its user. */
+export function sessionView(row: ConsoleSessionTable, currentId: string): ConsoleSession {
   return {
     object: 'console_session',
     id: row.id,

@@ -1,8 +1,9 @@
+import type { ConsoleInvitation, ConsoleUser, ConsoleUserPage } from '@tollgate/protocol';
 import { sql, type Kysely } from 'kysely';
 import { ApiError, invalidInput, notFound } from '../errors/api-error.js';
-import type { ConsoleRole, ConsoleUserTable, Database } from '../store/schema.js';
+import type { ConsoleUserTable, Database } from '../store/schema.js';
 import type { Clock, IdGenerator } from '../util/effects.js';
-import { listPage, parseLimit, type ListPage } from '../util/list-page.js';
+import { listPage, parseLimit } from '../util/list-page.js';
 import {
   canonicalEmail,
   mailboxOf,
@@ -17,20 +18,7 @@ import { hashPassword, parsePassword } from './passwords.js';
 export const INVITATION_LIFETIME_MS = 7 * 24 * 3_600_000;
 
 /** A console user as the console API shows it (never the password hash). */
-export interface ConsoleUserView {
-  object: 'console_user';
-  id: string;
-  email: string;
-  role: ConsoleRole;
-  account_id: string | null;
-  /** Whether sign-in asks for a TOTP code (docs/console.md, "Second factor"). */
-  totp_enabled: boolean;
-  /** When an operator disabled the user (no sign-in, no session, no invitation); else null. */
-  disabled_at: string | null;
-  created_at: string;
-}
-
-export function consoleUserView(row: ConsoleUserTable): ConsoleUserView {
+export function consoleUserView(row: ConsoleUserTable): ConsoleUser {
   return {
     object: 'console_user',
     id: row.id,
@@ -43,26 +31,16 @@ export function consoleUserView(row: ConsoleUserTable): ConsoleUserView {
   };
 }
 
-export interface Invitation {
-  object: 'console_invitation';
-  user: ConsoleUserView;
-  /**
-   * Shown once: the token is stored hashed. The APIs answer it relative to the gateway's
-   * address (`/console/invite/<token>`); `withOrigin` makes it the full link the CLI prints.
-   */
-  invite_url: string;
-  expires_at: string;
-}
-
 /** The path of an invitation's link (the console's page that sets the password). */
 const invitePath = (token: string) => `/console/invite/${token}`;
 
 /**
- * The full link of an invitation: the gateway's origin (`https://gateway.example.com`, any
+ * The full link of an invitation (whose `invite_url` the APIs answer relative to the gateway's
+ * address, `/console/invite/<token>`): the gateway's origin (`https://gateway.example.com`, any
  * trailing `/` dropped) before its path, as the console's invite page puts the page's own
  * origin before it. The one place a full invitation link is built.
  */
-export function withOrigin(invitation: Invitation, origin: string): Invitation {
+export function withOrigin(invitation: ConsoleInvitation, origin: string): ConsoleInvitation {
   return { ...invitation, invite_url: `${origin.replace(/\/+$/, '')}${invitation.invite_url}` };
 }
 
@@ -83,7 +61,7 @@ export class ConsoleUsers {
     email: unknown;
     role: unknown;
     account_id?: unknown;
-  }): Promise<Invitation> {
+  }): Promise<ConsoleInvitation> {
     const email = parseConsoleEmail(input.email);
     const role = input.role;
     if (role !== 'member' && role !== 'operator')
@@ -182,7 +160,7 @@ export class ConsoleUsers {
    * Sets the password of an invited user and uses the invitation up, once: the claim is a
    * guarded update, so two tabs racing with the same link set one password.
    */
-  async acceptInvitation(token: string, input: { password?: unknown }): Promise<ConsoleUserView> {
+  async acceptInvitation(token: string, input: { password?: unknown }): Promise<ConsoleUser> {
     const password = parsePassword(input.password, 'password');
     const passwordHash = await hashPassword(password);
     return this.db.transaction().execute(async (trx) => {
@@ -257,7 +235,7 @@ export class ConsoleUsers {
     email?: unknown;
     limit?: unknown;
     after?: unknown;
-  }): Promise<ListPage<ConsoleUserView>> {
+  }): Promise<ConsoleUserPage> {
     const limit = parseLimit(query.limit, 100);
     let select = this.db.selectFrom('console_users').selectAll();
     if (query.email !== undefined)
@@ -288,13 +266,13 @@ export class ConsoleUsers {
   }
 
   /** Disables a user or enables them again: console-user-access.ts. */
-  async setDisabled(change: AccessChange): Promise<{ user: ConsoleUserView; changed: boolean }> {
+  async setDisabled(change: AccessChange): Promise<{ user: ConsoleUser; changed: boolean }> {
     const { user, changed } = await setUserDisabled(this.db, this.effects.clock.now(), change);
     return { user: consoleUserView(user), changed };
   }
 
   /** The console users who are members of an account (an operator's account page). */
-  async membersOf(accountId: string): Promise<ConsoleUserView[]> {
+  async membersOf(accountId: string): Promise<ConsoleUser[]> {
     const rows = await this.db
       .selectFrom('console_users')
       .selectAll()

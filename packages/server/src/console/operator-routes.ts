@@ -1,3 +1,17 @@
+import type {
+  AccountPage,
+  ApiKeyList,
+  AuditEventPage,
+  ChannelList,
+  ConsoleUserList,
+  ConsoleUserPage,
+  LedgerReport,
+  ModelPriceHistory,
+  NamedOperatorRecordList,
+  NamedOperatorTaskList,
+  ReviewShareList,
+  UnresolvedQueue,
+} from '@tollgate/protocol';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AccountListing } from '../accounts/account-listing.js';
 import { OperatorActions } from '../operator/operator-actions.js';
@@ -58,7 +72,7 @@ export function registerOperatorRoutes(scope: FastifyInstance, deps: AppDeps): v
   const read = (request: FastifyRequest): void => void operatorActorOf(request);
   const admin = '/console/api/admin';
 
-  scope.get<{ Querystring: Query }>(`${admin}/accounts`, async (request) => {
+  scope.get<{ Querystring: Query }>(`${admin}/accounts`, async (request): Promise<AccountPage> => {
     read(request);
     return accountListing.list(request.query);
   });
@@ -78,7 +92,7 @@ export function registerOperatorRoutes(scope: FastifyInstance, deps: AppDeps): v
       parseInput(topUpInput, request.body),
     ),
   );
-  scope.get<WithId>(`${admin}/accounts/:id/keys`, async (request) => {
+  scope.get<WithId>(`${admin}/accounts/:id/keys`, async (request): Promise<ApiKeyList> => {
     read(request);
     return { object: 'list', data: await deps.keys.list(request.params.id) };
   });
@@ -89,7 +103,7 @@ export function registerOperatorRoutes(scope: FastifyInstance, deps: AppDeps): v
     { ...statementRouteOptions, preValidation: async (request) => read(request) },
     async (request, reply) => answerStatement(deps, request, reply, request.params.id),
   );
-  scope.get<WithId>(`${admin}/accounts/:id/members`, async (request) => {
+  scope.get<WithId>(`${admin}/accounts/:id/members`, async (request): Promise<ConsoleUserList> => {
     read(request);
     return { object: 'list', data: await deps.consoleUsers.membersOf(request.params.id) };
   });
@@ -124,7 +138,7 @@ export function registerOperatorRoutes(scope: FastifyInstance, deps: AppDeps): v
     operator.removeAccountBudget(operatorActorOf(request), request.params.id),
   );
 
-  scope.get(`${admin}/channels`, async (request) => {
+  scope.get(`${admin}/channels`, async (request): Promise<ChannelList> => {
     read(request);
     return { object: 'list', data: await deps.channels.list() };
   });
@@ -159,7 +173,7 @@ export function registerOperatorRoutes(scope: FastifyInstance, deps: AppDeps): v
 
   // Console users (docs/console.md, "Taking access away"): an operator may not disable
   // themselves here, nor the last operator who can sign in.
-  scope.get<{ Querystring: Query }>(`${admin}/users`, async (request) => {
+  scope.get<{ Querystring: Query }>(`${admin}/users`, async (request): Promise<ConsoleUserPage> => {
     read(request);
     return deps.consoleUsers.list(request.query);
   });
@@ -173,11 +187,14 @@ export function registerOperatorRoutes(scope: FastifyInstance, deps: AppDeps): v
 
   // The review card names the account by its email, the key by its name and the task by its
   // kind and model (docs/console.md, "Names, not ids").
-  scope.get<{ Querystring: Query }>(`${admin}/shares`, async (request) => {
-    read(request);
-    const page = await shares.listForReview(request.query);
-    return { ...page, data: await withTaskNames(deps.store.db, await named(page.data)) };
-  });
+  scope.get<{ Querystring: Query }>(
+    `${admin}/shares`,
+    async (request): Promise<ReviewShareList> => {
+      read(request);
+      const page = await shares.listForReview(request.query);
+      return { ...page, data: await withTaskNames(deps.store.db, await named(page.data)) };
+    },
+  );
   // The preview of the content under review: the session opens it (an <img> sends the cookie).
   scope.get<{ Params: { id: string } }>(
     `${admin}/shares/:id/content`,
@@ -198,21 +215,24 @@ export function registerOperatorRoutes(scope: FastifyInstance, deps: AppDeps): v
       ),
     );
 
-  scope.get(`${admin}/unresolved`, async (request) => {
+  scope.get(`${admin}/unresolved`, async (request): Promise<UnresolvedQueue> => {
     read(request);
     return unresolvedQueue(deps);
   });
-  scope.get(`${admin}/requests/unresolved`, async (request) => {
+  scope.get(`${admin}/requests/unresolved`, async (request): Promise<NamedOperatorRecordList> => {
     read(request);
     return { object: 'list', data: await named(await deps.settlements.awaitingResolution()) };
   });
-  scope.get(`${admin}/requests/usage-beyond-cap`, async (request) => {
-    read(request);
-    return {
-      object: 'list',
-      data: await named(await deps.usageReviews.listFlagged({ includeReviewed: false })),
-    };
-  });
+  scope.get(
+    `${admin}/requests/usage-beyond-cap`,
+    async (request): Promise<NamedOperatorRecordList> => {
+      read(request);
+      return {
+        object: 'list',
+        data: await named(await deps.usageReviews.listFlagged({ includeReviewed: false })),
+      };
+    },
+  );
   scope.post<WithId>(`${admin}/requests/:id/resolve`, async (request) =>
     operator.resolveRequest(
       operatorActorOf(request),
@@ -227,13 +247,16 @@ export function registerOperatorRoutes(scope: FastifyInstance, deps: AppDeps): v
       parseInput(reviewUsageInput, request.body),
     ),
   );
-  scope.get<{ Querystring: Query }>(`${admin}/tasks`, async (request) => {
-    read(request);
-    const list = await deps.taskOperations.list({
-      status: request.query['status'] ?? 'submission_unknown',
-    });
-    return { ...list, data: await named(list.data) };
-  });
+  scope.get<{ Querystring: Query }>(
+    `${admin}/tasks`,
+    async (request): Promise<NamedOperatorTaskList> => {
+      read(request);
+      const list = await deps.taskOperations.list({
+        status: request.query['status'] ?? 'submission_unknown',
+      });
+      return { ...list, data: await named(list.data) };
+    },
+  );
   scope.post<WithId>(`${admin}/tasks/:id/resolve`, async (request) =>
     operator.resolveTask(
       operatorActorOf(request),
@@ -242,11 +265,11 @@ export function registerOperatorRoutes(scope: FastifyInstance, deps: AppDeps): v
     ),
   );
 
-  scope.get(`${admin}/ledger/check`, async (request) => {
+  scope.get(`${admin}/ledger/check`, async (request): Promise<LedgerReport> => {
     read(request);
     return checkLedger(deps.store.db);
   });
-  scope.get<{ Querystring: Query }>(`${admin}/audit`, async (request) => {
+  scope.get<{ Querystring: Query }>(`${admin}/audit`, async (request): Promise<AuditEventPage> => {
     read(request);
     return deps.audit.list(request.query);
   });
@@ -263,10 +286,13 @@ export function registerOperatorRoutes(scope: FastifyInstance, deps: AppDeps): v
     );
     return { object: 'list', data };
   });
-  scope.get<{ Params: { model: string } }>(`${admin}/models/:model/prices`, async (request) => {
-    read(request);
-    return priceHistoryView(await deps.prices.history(request.params.model));
-  });
+  scope.get<{ Params: { model: string } }>(
+    `${admin}/models/:model/prices`,
+    async (request): Promise<ModelPriceHistory> => {
+      read(request);
+      return priceHistoryView(await deps.prices.history(request.params.model));
+    },
+  );
   scope.put<{ Params: { model: string }; Body: unknown }>(
     `${admin}/models/:model/prices`,
     async (request) => {

@@ -1,3 +1,10 @@
+import type {
+  ConsoleConfig,
+  ConsoleInvitationState,
+  ConsoleSessionList,
+  ConsoleSessionState,
+  ConsoleTotpSetup,
+} from '@tollgate/protocol';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../errors/api-error.js';
 import { CREDENTIAL_ROUTES } from '../log-redaction.js';
@@ -13,19 +20,11 @@ import {
   type ConsoleIdentity,
 } from './console-sessions.js';
 import { csrfTokenFor } from './console-tokens.js';
-import { consoleUserView, type ConsoleUserView } from './console-users.js';
+import { consoleUserView } from './console-users.js';
 import type { ConsoleDeps } from './console-deps.js';
 
 /** `GET /console/api/session` and the answer of a sign-in: who, and the CSRF token to send back. */
-export interface SessionAnswer {
-  object: 'console_session_state';
-  user: ConsoleUserView;
-  csrf_token: string;
-  session_id: string;
-  expires_at: string;
-}
-
-function sessionAnswer(identity: ConsoleIdentity): SessionAnswer {
+function sessionAnswer(identity: ConsoleIdentity): ConsoleSessionState {
   return {
     object: 'console_session_state',
     user: consoleUserView(identity.user),
@@ -44,10 +43,14 @@ export function registerSessionRoutes(scope: FastifyInstance, deps: ConsoleDeps)
   const secureAlways = deps.config.server.console_secure_cookie;
   const open = { config: { consolePublic: true } };
 
-  scope.get<{ Params: { token: string } }>(CREDENTIAL_ROUTES.invitation, open, async (request) => ({
-    object: 'console_invitation_state',
-    ...(await deps.consoleUsers.invitation(request.params.token)),
-  }));
+  scope.get<{ Params: { token: string } }>(
+    CREDENTIAL_ROUTES.invitation,
+    open,
+    async (request): Promise<ConsoleInvitationState> => ({
+      object: 'console_invitation_state',
+      ...(await deps.consoleUsers.invitation(request.params.token)),
+    }),
+  );
 
   scope.post<{ Params: { token: string }; Body: { password?: unknown } | undefined }>(
     CREDENTIAL_ROUTES.invitation,
@@ -70,7 +73,7 @@ export function registerSessionRoutes(scope: FastifyInstance, deps: ConsoleDeps)
   );
 
   // What the signed-out pages need to know: whether the sign-in page links to a sign-up.
-  scope.get('/console/api/config', open, async () => ({
+  scope.get('/console/api/config', open, async (): Promise<ConsoleConfig> => ({
     object: 'console_config',
     self_signup: deps.consoleSignUp.enabled,
   }));
@@ -97,7 +100,7 @@ export function registerSessionRoutes(scope: FastifyInstance, deps: ConsoleDeps)
     return reply.code(204).send();
   });
 
-  scope.get('/console/api/sessions', async (request) => ({
+  scope.get('/console/api/sessions', async (request): Promise<ConsoleSessionList> => ({
     object: 'list',
     data: await deps.consoleSessions.list(identityOf(request)),
   }));
@@ -108,7 +111,7 @@ export function registerSessionRoutes(scope: FastifyInstance, deps: ConsoleDeps)
   });
 
   // The TOTP second factor (docs/console.md, "Second factor"): a secret, then its first code.
-  scope.post('/console/api/totp', async (request) => ({
+  scope.post('/console/api/totp', async (request): Promise<ConsoleTotpSetup> => ({
     object: 'console_totp_setup',
     ...(await deps.consoleTotp.setup(identityOf(request))),
   }));

@@ -1,3 +1,4 @@
+import type { ConsoleUser } from '@tollgate/protocol';
 import { Secret, TOTP } from 'otpauth';
 import type { Kysely } from 'kysely';
 import { ApiError, invalidInput, notFound } from '../errors/api-error.js';
@@ -5,7 +6,7 @@ import type { ConsoleUserTable, Database } from '../store/schema.js';
 import type { Clock } from '../util/effects.js';
 import { canonicalEmail } from './console-email.js';
 import type { ConsoleIdentity } from './console-identity.js';
-import { consoleUserView, type ConsoleUserView } from './console-users.js';
+import { consoleUserView } from './console-users.js';
 import type { LoginThrottle } from './login-throttle.js';
 import { passwordMatches } from './passwords.js';
 import { endSessionsOf } from './session-ending.js';
@@ -135,7 +136,7 @@ export class ConsoleTotp {
    * the factor, and recovery"): clears the factor of a user who lost it and ends every session
    * of that user, in one transaction. 404 for an unknown email.
    */
-  async reset(email: string): Promise<ConsoleUserView> {
+  async reset(email: string): Promise<ConsoleUser> {
     const now = this.clock.now();
     return this.db.transaction().execute(async (trx) => {
       const user = await trx

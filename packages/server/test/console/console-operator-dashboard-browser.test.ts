@@ -1,13 +1,16 @@
-import { randomUUID } from 'node:crypto';
 import type { Page } from 'playwright-core';
 import { expect, it } from 'vitest';
 import { defaultConfig } from '../../src/config/default-config.js';
 import type { ConfigFile } from '../../src/config/schema.js';
-import { describeConsoleInBrowser, inspectPage, openBrowser } from '../helpers/console-browser.js';
-import { CONSOLE_PASSWORD } from '../helpers/console-session.js';
+import { describeConsoleInBrowser, inspectPage } from '../helpers/console-browser.js';
 import { testConfig } from '../helpers/gateway.js';
 import { finishedRequest, unknownOutcome } from '../helpers/records.js';
 import { succeeded } from '../usage/spend.js';
+import {
+  expectAmountsShownOneWay,
+  geometryProblems,
+  signedInThroughInvitation,
+} from './browser-pages.js';
 
 /**
  * The operator's dashboard, request log and code batches in Chromium (issue 36, item 6), in
@@ -22,12 +25,10 @@ import { succeeded } from '../usage/spend.js';
 
 const TEXT = {
   'zh-CN': {
-    setPassword: '设置密码并登录',
     accounts: '账户',
     dashboard: '仪表盘',
     log: '请求日志',
     codes: '兑换码',
-    microYuan: '微元',
     apply: '筛选',
     clear: '清除筛选',
     more: '加载更多',
@@ -36,12 +37,10 @@ const TEXT = {
     unknown: '提交结果未知',
   },
   en: {
-    setPassword: 'Set password and sign in',
     accounts: 'Accounts',
     dashboard: 'Dashboard',
     log: 'Request log',
     codes: 'Redemption codes',
-    microYuan: 'micro-yuan',
     apply: 'Apply',
     clear: 'Clear',
     more: 'Load more',
@@ -50,8 +49,6 @@ const TEXT = {
     unknown: 'Submission unknown',
   },
 } as const;
-
-type Language = keyof typeof TEXT;
 
 function modelOf(id: string) {
   const model = defaultConfig.models.find((each) => each.id === id);
@@ -78,67 +75,6 @@ function config(): ConfigFile {
       modelOf('sim-embed'),
     ],
   });
-}
-
-/**
- * What sticks out at 1280 px: the page scrolling sideways, a card wider than itself, a table
- * scrolling in its box, or a cell or control ending past its table's box or its card. Run in the
- * page (the server's type check has no DOM: a script as text).
- */
-const OVERFLOW_SCRIPT = `(() => {
-  const problems = [];
-  const text = (element) => (element.textContent || '').trim().replace(/\\s+/g, ' ').slice(0, 40);
-  const html = document.documentElement;
-  if (html.scrollWidth > html.clientWidth)
-    problems.push('the page scrolls sideways: ' + html.scrollWidth + ' > ' + html.clientWidth);
-  for (const card of document.querySelectorAll('.card')) {
-    if (card.scrollWidth > card.clientWidth + 1)
-      problems.push('a card is wider than itself (' + text(card) + '): ' + card.scrollWidth + ' > ' + card.clientWidth);
-    const box = card.getBoundingClientRect();
-    for (const control of card.querySelectorAll('button, a, input, select, canvas'))
-      if (control.getBoundingClientRect().right > box.right + 1)
-        problems.push(control.tagName + ' "' + text(control) + '" ends past its card (' + text(card) + ')');
-  }
-  for (const wrap of document.querySelectorAll('.table-wrap')) {
-    const first = wrap.querySelector('th');
-    const name = first === null ? '?' : text(first);
-    if (wrap.scrollWidth > wrap.clientWidth + 1)
-      problems.push('the table of "' + name + '" scrolls: ' + wrap.scrollWidth + ' > ' + wrap.clientWidth);
-    const box = wrap.getBoundingClientRect();
-    for (const part of wrap.querySelectorAll('th, td, button, a, input, select')) {
-      const edge = part.getBoundingClientRect().right;
-      if (edge > box.right + 1)
-        problems.push(part.tagName + ' "' + text(part) + '" of the table of "' + name + '" ends at ' + Math.round(edge) + ', past ' + Math.round(box.right));
-    }
-  }
-  return problems;
-})()`;
-
-/** `micro` as the console shows it: yuan, two decimals cut toward zero; `<¥0.01` under a fen. */
-function shownAs(micro: bigint): string {
-  const sign = micro < 0n ? '-' : '';
-  const size = micro < 0n ? -micro : micro;
-  if (size > 0n && size < 10_000n) return `${sign}<¥0.01`;
-  const whole = (size / 1_000_000n).toLocaleString('en-US');
-  const fen = String((size % 1_000_000n) / 10_000n).padStart(2, '0');
-  return `${sign}¥${whole}.${fen}`;
-}
-
-/** Every amount: at most two decimals, its exact figure on hover, the text that figure makes. */
-async function expectAmounts(page: Page, language: Language): Promise<number> {
-  const amounts = await page.locator('.amount').evaluateAll((spans) =>
-    spans.map((span) => ({
-      text: (span as unknown as { textContent: string }).textContent,
-      title: (span as unknown as { title: string }).title,
-    })),
-  );
-  for (const { text, title } of amounts) {
-    expect(text).toMatch(/^-?(<¥0\.01|¥\d{1,3}(,\d{3})*\.\d{2})$/);
-    const exact = new RegExp(`^(-?[\\d,]+) ${TEXT[language].microYuan}$`).exec(title);
-    expect(exact, `the hover text of ${text}: ${title}`).not.toBeNull();
-    expect(text).toBe(shownAs(BigInt((exact?.[1] ?? '').replaceAll(',', ''))));
-  }
-  return amounts.length;
 }
 
 /** No message key shown as itself (a text the dictionaries lack: `op.status.…`). */
@@ -201,25 +137,22 @@ describeConsoleInBrowser(
 
         for (const language of ['zh-CN', 'en'] as const) {
           const text = TEXT[language];
-          const invitation = await gateway.services.consoleUsers.invite({
-            email: `dashboard-${language}-${randomUUID()}@example.test`,
-            role: 'operator',
-          });
-          const { page, cspViolations, close } = await openBrowser(language);
-          const shot = (name: string) =>
-            inspectPage(page, `${dialect.name}-operator-dashboard-${language}-${name}`);
           const pageErrors: string[] = [];
           const failed: string[] = [];
-          page.on('pageerror', (error) => pageErrors.push(error.message));
-          page.on('requestfailed', (request) =>
-            failed.push(`${request.method()} ${request.url()}`),
-          );
-          page.on('dialog', (dialog) => void dialog.accept());
+          const { page, cspViolations, close } = await signedInThroughInvitation(served, {
+            language,
+            invitee: { role: 'operator' },
+            label: `dashboard-${language}`,
+            watch: (opened) => {
+              opened.on('pageerror', (error) => pageErrors.push(error.message));
+              opened.on('requestfailed', (request) =>
+                failed.push(`${request.method()} ${request.url()}`),
+              );
+            },
+          });
+          const shot = (name: string) =>
+            inspectPage(page, `${dialect.name}-operator-dashboard-${language}-${name}`);
           try {
-            await page.goto(`${served.origin}${invitation.invite_url}`);
-            await page.locator('input[name="new-password"]').fill(CONSOLE_PASSWORD);
-            await page.locator('input[name="confirm-password"]').fill(CONSOLE_PASSWORD);
-            await page.getByRole('button', { name: text.setPassword }).click();
             await page.getByRole('heading', { name: text.accounts, exact: true }).waitFor();
             // Signed in: from here every answer of the console API must be a success.
             page.on('response', (response) => {
@@ -252,8 +185,8 @@ describeConsoleInBrowser(
             ).toMatch(/^12,345 /);
             expect(await page.locator('[data-figure="unresolved"] a').textContent()).toBe('1');
             expect(await page.locator('tr[data-dashboard-account]').count()).toBe(2);
-            expect(await expectAmounts(page, language)).toBeGreaterThan(20);
-            expect(await page.evaluate<string[]>(OVERFLOW_SCRIPT)).toEqual([]);
+            expect(await expectAmountsShownOneWay(page, language)).toBeGreaterThan(20);
+            expect(await geometryProblems(page)).toEqual([]);
             await expectTranslated(page);
             await shot('dashboard');
 
@@ -274,8 +207,8 @@ describeConsoleInBrowser(
             expect(await page.locator('td[data-status="succeeded"]').first().textContent()).toBe(
               text.succeeded,
             );
-            expect(await expectAmounts(page, language)).toBeGreaterThan(20);
-            expect(await page.evaluate<string[]>(OVERFLOW_SCRIPT)).toEqual([]);
+            expect(await expectAmountsShownOneWay(page, language)).toBeGreaterThan(20);
+            expect(await geometryProblems(page)).toEqual([]);
             await expectTranslated(page);
             await shot('requests');
 
@@ -300,7 +233,7 @@ describeConsoleInBrowser(
             expect(await page.locator('td[data-status]').textContent()).toBe(text.unknown);
             await page.getByRole('button', { name: text.clear, exact: true }).click();
             await expect.poll(() => rows.count()).toBe(20);
-            expect(await page.evaluate<string[]>(OVERFLOW_SCRIPT)).toEqual([]);
+            expect(await geometryProblems(page)).toEqual([]);
 
             // The codes page: the batch, one code redeemed; voided (Chinese), then as it stays.
             await page.getByRole('link', { name: text.codes, exact: true }).click();
@@ -315,8 +248,8 @@ describeConsoleInBrowser(
             }
             expect(await batch.locator('td[data-voided]').textContent()).toBe('2');
             expect(await batch.getByRole('button', { name: text.void }).count()).toBe(0);
-            expect(await expectAmounts(page, language)).toBeGreaterThan(1);
-            expect(await page.evaluate<string[]>(OVERFLOW_SCRIPT)).toEqual([]);
+            expect(await expectAmountsShownOneWay(page, language)).toBeGreaterThan(1);
+            expect(await geometryProblems(page)).toEqual([]);
             await expectTranslated(page);
             await shot('codes');
 

@@ -2,12 +2,18 @@ import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { expect, it } from 'vitest';
-import { describeConsoleInBrowser, openBrowser, SCREENSHOTS } from '../helpers/console-browser.js';
-import { CONSOLE_PASSWORD } from '../helpers/console-session.js';
+import { describeConsoleInBrowser, SCREENSHOTS } from '../helpers/console-browser.js';
 import type { TestGateway } from '../helpers/gateway.js';
 import { png } from '../helpers/media.js';
 import { finishedRequest, unknownOutcome } from '../helpers/records.js';
 import { workUntil } from '../helpers/tasks.js';
+import {
+  amountProblems,
+  geometryProblems,
+  signedInThroughInvitation,
+  type Invitee,
+  type Language,
+} from './browser-pages.js';
 
 /**
  * A tour of every console page (issue 36, items 3, 4, 5 and 7): as a member and as an operator,
@@ -18,16 +24,20 @@ import { workUntil } from '../helpers/tasks.js';
  *   kind, an audit action, a movement's kind, a share's or an order's state, … (`WIRE_VALUES`);
  * - a message key shown as itself (a message the dictionaries lack), in either language;
  * - at 1280 px, a control outside the viewport or outside its card, the page scrolling sideways,
- *   or a table scrolling inside its box (it must fit its card at that width);
+ *   or a table scrolling inside its box (it must fit its card at that width; browser-pages.ts
+ *   `geometryProblems`);
  * - a page error, a request that failed or a console API answer of 400 or more;
  * - an amount with more than two decimals in the page's text, or an amount (`.amount`) that is
- *   not yuan with two decimals.
+ *   not yuan with two decimals, cut toward zero from the exact micro-yuan on its hover
+ *   (`<¥0.01` under one fen; browser-pages.ts `amountProblems`).
+ *
+ * The data has the widest rows the pages show (a key limited to two models with an expiry, a
+ * request charged less than one fen, a task still queued, a long top-up reference), so that the
+ * geometry is checked where it is tightest: the other browser suites leave these checks to it.
  *
  * Each page's screenshot (1280 wide, the whole page) is kept in test/console/screenshots/
  * (git-ignored) as `<store>-tour-<role>-<language>-<page>.png`, for a person to look at.
  */
-
-type Language = 'zh-CN' | 'en';
 
 /**
  * Every value of the wire the console must show in words, never as itself in Chinese: record
@@ -185,73 +195,14 @@ function wireValuesIn(text: string): string[] {
   return [...new Set([...text.matchAll(WIRE_VALUE)].map((match) => match[1] ?? ''))];
 }
 
-/**
- * What sticks out at the page's width (1280 px): the page scrolling sideways, a table scrolling
- * inside its box, a visible control (button, link, field, chart, disclosure) ending outside the
- * viewport or outside its card, a cell past its table's box. Run in the page (as text: the
- * server's type check has no DOM).
- */
-const GEOMETRY_SCRIPT = `(() => {
-  const problems = [];
-  const text = (element) => (element.textContent || element.getAttribute('name') || '').trim().replace(/\\s+/g, ' ').slice(0, 40);
-  const html = document.documentElement;
-  const width = html.clientWidth;
-  if (html.scrollWidth > width) problems.push('the page scrolls sideways: ' + html.scrollWidth + ' > ' + width);
-  const controls = 'button, a, input, select, textarea, canvas, summary';
-  for (const control of document.querySelectorAll(controls)) {
-    const box = control.getBoundingClientRect();
-    if (box.width <= 1 || box.height <= 1) continue; // not shown, or visually hidden
-    const name = control.tagName + ' "' + text(control) + '"';
-    if (box.left < -1 || box.right > width + 1)
-      problems.push(name + ' is outside the viewport: ' + Math.round(box.left) + '–' + Math.round(box.right));
-    const card = control.closest('.card');
-    if (card !== null) {
-      const edge = card.getBoundingClientRect();
-      if (box.right > edge.right + 1 || box.left < edge.left - 1)
-        problems.push(name + ' ends outside its card (' + text(card) + ')');
-    }
-  }
-  for (const card of document.querySelectorAll('.card'))
-    if (card.scrollWidth > card.clientWidth + 1)
-      problems.push('a card is wider than itself (' + text(card) + '): ' + card.scrollWidth + ' > ' + card.clientWidth);
-  for (const wrap of document.querySelectorAll('.table-wrap')) {
-    const first = wrap.querySelector('th');
-    const name = first === null ? '?' : text(first);
-    if (wrap.scrollWidth > wrap.clientWidth + 1)
-      problems.push('the table of "' + name + '" scrolls: ' + wrap.scrollWidth + ' > ' + wrap.clientWidth);
-    const box = wrap.getBoundingClientRect();
-    for (const cell of wrap.querySelectorAll('th, td')) {
-      const edge = cell.getBoundingClientRect();
-      if (edge.width > 1 && edge.right > box.right + 1)
-        problems.push(cell.tagName + ' "' + text(cell) + '" of the table of "' + name + '" ends past its box');
-    }
-  }
-  return problems;
-})()`;
-
-/** Every amount (`.amount`): yuan with two decimals or `<¥0.01`, its exact micro-yuan on hover. */
-async function amountProblems(page: Page): Promise<string[]> {
-  const amounts = await page.locator('.amount').evaluateAll((spans) =>
-    spans.map((span) => ({
-      text: (span as unknown as { textContent: string }).textContent,
-      title: (span as unknown as { title: string }).title,
-    })),
-  );
-  return amounts.flatMap(({ text, title }) =>
-    /^-?(<¥0\.01|¥\d{1,3}(,\d{3})*\.\d{2})$/.test(text) && /^-?[\d,]+ \S/.test(title)
-      ? []
-      : [`the amount "${text}" (hover "${title}")`],
-  );
-}
-
 /** What the tour saw go wrong while a page was shown: page errors and failed requests. */
 interface Watch {
   readonly errors: string[];
   readonly inFlight: Set<unknown>;
 }
 
-function watch(page: Page): Watch {
-  const seen: Watch = { errors: [], inFlight: new Set() };
+/** Records into `seen` what goes wrong on `page` from now on. */
+function watch(page: Page, seen: Watch): void {
   page.on('pageerror', (error) => seen.errors.push(`page error: ${error.message}`));
   page.on('request', (request) => seen.inFlight.add(request));
   page.on('requestfinished', (request) => seen.inFlight.delete(request));
@@ -265,8 +216,6 @@ function watch(page: Page): Watch {
         `${response.status()} ${response.request().method()} ${new URL(response.url()).pathname}`,
       );
   });
-  page.on('dialog', (dialog) => void dialog.accept());
-  return seen;
 }
 
 /** Until no request is in flight and nothing says "loading" (twice in a row, 30 ms apart). */
@@ -303,8 +252,8 @@ async function auditPage(
     ...(MESSAGE_KEY.test(text) ? [`a message key: ${MESSAGE_KEY.exec(text)?.[0]}`] : []),
     ...(LONG_AMOUNT.test(text) ? [`more than two decimals: ${LONG_AMOUNT.exec(text)?.[0]}`] : []),
     ...(!keyIdsShown && KEY_ID.test(text) ? [`a key by its id: ${KEY_ID.exec(text)?.[0]}`] : []),
-    ...(await amountProblems(page)),
-    ...(await page.evaluate<string[]>(GEOMETRY_SCRIPT)),
+    ...(await amountProblems(page, language)).problems,
+    ...(await geometryProblems(page)),
   ];
   await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true });
   return problems.map((problem) => `${name}: ${problem}`);
@@ -325,6 +274,12 @@ interface Stop {
 async function tourData(gateway: TestGateway) {
   const member = await gateway.account(50_000_000, { name: 'the nightly batch of reports' });
   const unnamed = await gateway.newKey(member.accountId);
+  // The keys page's widest row: a long name, an allowlist of two models, an expiry.
+  const limited = await gateway.newKey(member.accountId, {
+    name: 'a key for the nightly batch of reports',
+    models: ['sim-chat', 'sim-image'],
+    expires_at: new Date(Date.now() + 30 * 86_400_000).toISOString(),
+  });
   const post = async (key: string, url: string, body: unknown, status = 200) => {
     const response = await gateway.call('POST', url, { key, body });
     expect(response.statusCode, response.body).toBe(status);
@@ -376,6 +331,13 @@ async function tourData(gateway: TestGateway) {
     confirmation: 'settle_original_approved',
   });
   await post(member.key, '/v1/shares', { task_id: shared }, 202);
+  // A task still queued (no worker runs after this): the tasks page's widest row.
+  await post(limited.key, '/v1/images/generations', image, 202);
+  // A charge under one fen, shown `<¥0.01` with its exact micro-yuan on hover.
+  await post(limited.key, '/v1/chat/completions', {
+    model: 'sim-chat',
+    messages: [{ role: 'user', content: 'hi' }],
+  });
   const uploaded = await gateway.upload(unnamed.key, png(48, 32), 'image/png');
   expect(uploaded.statusCode, uploaded.body).toBeLessThan(300);
   await gateway.admin('POST', '/admin/v1/redemption-codes/batches', {
@@ -414,8 +376,7 @@ describeConsoleInBrowser('console tour in Chromium', {}, (served) => {
     'every page as a member and as an operator, in zh-CN and en: translated, inside its card, no error, two decimals',
     { timeout: 120_000 },
     async () => {
-      const { gateway, origin } = served;
-      const { member, unknown, shared, waiting } = await tourData(gateway);
+      const { member, unknown, shared, waiting } = await tourData(served.gateway);
 
       const memberStops: Stop[] = [
         { name: 'overview', path: '/', ready: 'canvas[data-spend-chart]' },
@@ -493,23 +454,15 @@ describeConsoleInBrowser('console tour in Chromium', {}, (served) => {
       ];
 
       const problems: string[] = [];
-      const tour = async (
-        role: 'member' | 'operator',
-        invite: { role: 'member'; account_id: string } | { role: 'operator' },
-        stops: readonly Stop[],
-      ) => {
-        const invitation = await gateway.services.consoleUsers.invite({
-          email: `tour-${role}-${randomUUID()}@example.test`,
-          ...invite,
+      const tour = async (role: 'member' | 'operator', invite: Invitee, stops: readonly Stop[]) => {
+        const seen: Watch = { errors: [], inFlight: new Set() };
+        const { page, cspViolations, close } = await signedInThroughInvitation(served, {
+          language: 'zh-CN',
+          invitee: invite,
+          label: 'tour',
+          watch: (opened) => watch(opened, seen),
         });
-        const { page, cspViolations, close } = await openBrowser('zh-CN');
-        const seen = watch(page);
         try {
-          await page.goto(`${origin}${invitation.invite_url}`);
-          await page.locator('input[name="new-password"]').fill(CONSOLE_PASSWORD);
-          await page.locator('input[name="confirm-password"]').fill(CONSOLE_PASSWORD);
-          await page.locator('form button[type="submit"]').click();
-          await page.locator('header .who').waitFor();
           // Signed in: from here every request must succeed (the invitation page's look-up of a
           // session that did not exist yet was the expected 401).
           await settled(page, seen, 'zh-CN');

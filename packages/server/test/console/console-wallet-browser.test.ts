@@ -1,10 +1,12 @@
-import { randomUUID } from 'node:crypto';
-import type { Page } from 'playwright-core';
 import { expect, it } from 'vitest';
-import { describeConsoleInBrowser, inspectPage, openBrowser } from '../helpers/console-browser.js';
-import { CONSOLE_PASSWORD } from '../helpers/console-session.js';
+import { describeConsoleInBrowser, inspectPage } from '../helpers/console-browser.js';
 import { shortTimeoutsConfig } from '../helpers/gateway.js';
 import { finishedTask, type TaskBody } from '../helpers/tasks.js';
+import {
+  expectAmountsShownOneWay,
+  geometryProblems,
+  signedInThroughInvitation,
+} from './browser-pages.js';
 
 /**
  * The member's wallet page, `/console/billing`, in Chromium (issue 36, item 2): reached from the
@@ -19,11 +21,9 @@ import { finishedTask, type TaskBody } from '../helpers/tasks.js';
 
 const TEXT = {
   'zh-CN': {
-    setPassword: '设置密码并登录',
     overview: '账户概览',
     nav: '钱包与账单',
     title: '钱包与账单',
-    microYuan: '微元',
     show: '查看',
     csv: '下载 CSV 账单',
     none: '这段期间没有流水。',
@@ -41,11 +41,9 @@ const TEXT = {
     pending: '成功 · 待结算',
   },
   en: {
-    setPassword: 'Set password and sign in',
     overview: 'Overview',
     nav: 'Wallet',
     title: 'Wallet and statement',
-    microYuan: 'micro-yuan',
     show: 'Show',
     csv: 'Download the statement (CSV)',
     none: 'No movement in this period.',
@@ -63,67 +61,6 @@ const TEXT = {
     pending: 'Succeeded · Awaiting settlement',
   },
 } as const;
-
-type Language = keyof typeof TEXT;
-
-/**
- * What sticks out at the page's current width (as console-layout-browser.test.ts checks it): the
- * page scrolling sideways, a card wider than itself, a table scrolling inside its box, or a cell
- * or control ending past it. Run in the page, as text (the server's type check has no DOM).
- */
-const OVERFLOW_SCRIPT = `(() => {
-  const problems = [];
-  const text = (element) => (element.textContent || '').trim().replace(/\\s+/g, ' ').slice(0, 40);
-  const html = document.documentElement;
-  if (html.scrollWidth > html.clientWidth)
-    problems.push('the page scrolls sideways: ' + html.scrollWidth + ' > ' + html.clientWidth);
-  for (const card of document.querySelectorAll('.card')) {
-    if (card.scrollWidth > card.clientWidth + 1)
-      problems.push('a card is wider than itself (' + text(card) + ')');
-    const box = card.getBoundingClientRect();
-    for (const control of card.querySelectorAll('button, a, input, select'))
-      if (control.getBoundingClientRect().right > box.right + 1)
-        problems.push(control.tagName + ' "' + text(control) + '" ends past its card');
-  }
-  for (const wrap of document.querySelectorAll('.table-wrap')) {
-    const first = wrap.querySelector('th');
-    const name = first === null ? '?' : text(first);
-    if (wrap.scrollWidth > wrap.clientWidth + 1)
-      problems.push('the table of "' + name + '" scrolls: ' + wrap.scrollWidth + ' > ' + wrap.clientWidth);
-    const box = wrap.getBoundingClientRect();
-    for (const part of wrap.querySelectorAll('th, td, button, a, input, select'))
-      if (part.getBoundingClientRect().right > box.right + 1)
-        problems.push(part.tagName + ' "' + text(part) + '" of the table of "' + name + '" ends past it');
-  }
-  return problems;
-})()`;
-
-/** `micro` as the console shows it: two decimals cut toward zero, `<¥0.01` under one fen. */
-function shownAs(micro: bigint): string {
-  const sign = micro < 0n ? '-' : '';
-  const size = micro < 0n ? -micro : micro;
-  if (size > 0n && size < 10_000n) return `${sign}<¥0.01`;
-  const whole = (size / 1_000_000n).toLocaleString('en-US');
-  const fen = String((size % 1_000_000n) / 10_000n).padStart(2, '0');
-  return `${sign}¥${whole}.${fen}`;
-}
-
-/** Every amount on the page: two decimals at most, its exact figure on hover, agreeing. */
-async function expectAmounts(page: Page, language: Language): Promise<number> {
-  const amounts = await page.locator('.amount').evaluateAll((spans) =>
-    spans.map((span) => ({
-      text: (span as unknown as { textContent: string }).textContent,
-      title: (span as unknown as { title: string }).title,
-    })),
-  );
-  for (const { text, title } of amounts) {
-    expect(text).toMatch(/^-?(<¥0\.01|¥\d{1,3}(,\d{3})*\.\d{2})$/);
-    const exact = new RegExp(`^(-?[\\d,]+) ${TEXT[language].microYuan}$`).exec(title);
-    expect(exact, `the hover text of ${text}: ${title}`).not.toBeNull();
-    expect(text).toBe(shownAs(BigInt((exact?.[1] ?? '').replaceAll(',', ''))));
-  }
-  return amounts.length;
-}
 
 describeConsoleInBrowser(
   'the wallet page in Chromium',
@@ -176,19 +113,14 @@ describeConsoleInBrowser(
           });
           expect(hung.statusCode).toBe(504);
 
-          const invitation = await gateway.services.consoleUsers.invite({
-            email: `wallet-${randomUUID()}@example.test`,
-            role: 'member',
-            account_id: account.accountId,
-          });
-          const { page, cspViolations, close } = await openBrowser(language);
           const pageErrors: string[] = [];
-          page.on('pageerror', (error) => pageErrors.push(error.message));
+          const { page, cspViolations, close } = await signedInThroughInvitation(served, {
+            language,
+            invitee: { role: 'member', account_id: account.accountId },
+            label: 'wallet',
+            watch: (opened) => opened.on('pageerror', (error) => pageErrors.push(error.message)),
+          });
           try {
-            await page.goto(`${served.origin}${invitation.invite_url}`);
-            await page.locator('input[name="new-password"]').fill(CONSOLE_PASSWORD);
-            await page.locator('input[name="confirm-password"]').fill(CONSOLE_PASSWORD);
-            await page.getByRole('button', { name: text.setPassword }).click();
             await page.getByRole('heading', { name: text.overview }).waitFor();
 
             await page
@@ -253,8 +185,8 @@ describeConsoleInBrowser(
               await page.locator('[data-figure="balance"] .amount').getAttribute('title'),
             );
 
-            expect(await page.evaluate<string[]>(OVERFLOW_SCRIPT)).toEqual([]);
-            expect(await expectAmounts(page, language)).toBeGreaterThan(20);
+            expect(await geometryProblems(page)).toEqual([]);
+            expect(await expectAmountsShownOneWay(page, language)).toBeGreaterThan(20);
             await inspectPage(page, `${dialect.name}-wallet-${language}`);
 
             // The statement of the period as CSV, named by the gateway, in micro-yuan.
@@ -277,8 +209,8 @@ describeConsoleInBrowser(
             expect(await link.getAttribute('href')).toBe(
               '/console/api/wallet/statement.csv?from=2020-01-01&to=2020-01-31',
             );
-            expect(await page.evaluate<string[]>(OVERFLOW_SCRIPT)).toEqual([]);
-            await expectAmounts(page, language);
+            expect(await geometryProblems(page)).toEqual([]);
+            await expectAmountsShownOneWay(page, language);
 
             // To the top-up page, which links to redemption and back to the wallet.
             await page

@@ -4,7 +4,58 @@ import { fileURLToPath } from 'node:url';
 import {
   SETTLE_CONFIRMATION,
   type Account,
+  type AccountPage,
+  type AccountShare,
+  type AccountTask,
+  type ApiKey,
+  type AuditActorKind,
+  type AuditEvent,
+  type AuditEventPage,
+  type BudgetBody,
   type CallerAccount,
+  type Channel,
+  type ChannelBreaker,
+  type ChannelSwitchBody,
+  type ConsoleInvitation,
+  type ConsoleInvitationAcceptBody,
+  type ConsoleInvitationBody,
+  type ConsoleKeyCreateBody,
+  type ConsolePasswordBody,
+  type ConsoleRole,
+  type ConsoleSession,
+  type ConsoleSignInBody,
+  type ConsoleSignUpBody,
+  type ConsoleTotpEnableBody,
+  type ConsoleTotpRemovalBody,
+  type ConsoleUser,
+  type ConsoleUserPage,
+  type CreateAccountBody,
+  type H3SettleBody,
+  type KeyAllowedIpsBody,
+  type KeyNames,
+  type KeyRotateBody,
+  type KeySpendRow,
+  type LedgerReport,
+  type ManualTopUpBody,
+  type ModelPriceHistory,
+  type ModelPrices,
+  type OnlineTopUpBody,
+  type OperatorRequestRecord as ProtocolOperatorRecord,
+  type PaymentOrder,
+  type PaymentOrderState,
+  type PaymentStatus,
+  type RedemptionBatchBody,
+  type RedemptionBody,
+  type RedemptionCodeBody,
+  type ResolveRecordBody,
+  type ResolveTaskBody,
+  type ReviewUsageBody,
+  type RotatedApiKey,
+  type ShareDecisionBody,
+  type ShareTargetBody,
+  type StartedTopUp,
+  type ToppedUpAccount,
+  type UnresolvedQueue,
   type Asset,
   type ErrorBody,
   type AssetList,
@@ -30,7 +81,29 @@ import {
 } from '@tollgate/protocol';
 import ts from 'typescript';
 import { afterEach, describe, expect, expectTypeOf, it } from 'vitest';
-import { accountView } from '../../src/accounts/account-service.js';
+import { accountView, type AccountService } from '../../src/accounts/account-service.js';
+import type { AccountListing } from '../../src/accounts/account-listing.js';
+import { auditEventView, type AuditLog } from '../../src/audit/audit-log.js';
+import type { KeyService } from '../../src/auth/key-service.js';
+import { checkLedger } from '../../src/billing/ledger-check.js';
+import { modelPricesView, priceHistoryView } from '../../src/billing/price-view.js';
+import { ownerTaskView } from '../../src/console/account-tasks.js';
+import { CONSOLE_OPERATIONS } from '../../src/console/console-operations.js';
+import { sessionView } from '../../src/console/console-sessions.js';
+import { consoleUserView, withOrigin, type ConsoleUsers } from '../../src/console/console-users.js';
+import type { OperatorActions } from '../../src/operator/operator-actions.js';
+import type { PaymentOrderView } from '../../src/payments/payment-orders.js';
+import type { PaymentService } from '../../src/payments/payment-service.js';
+import type { ChannelStatus } from '../../src/routing/channel-router.js';
+import type { BreakerState } from '../../src/routing/circuit-breaker.js';
+import type { ShareService } from '../../src/shares/share-service.js';
+import type {
+  AuditActorKind as StoredActorKind,
+  ConsoleRole as StoredConsoleRole,
+  PaymentOrderState as StoredOrderState,
+} from '../../src/store/schema.js';
+import type { AccountUsageReader } from '../../src/usage/account-usage.js';
+import { unresolvedQueue } from '../../src/usage/unresolved-queue.js';
 import { assetView } from '../../src/assets/asset-view.js';
 import { operatorRecordView, recordView } from '../../src/requests/record-view.js';
 import { operatorShareView, shareView } from '../../src/shares/share-view.js';
@@ -294,6 +367,18 @@ const VIEW_FILES = [
   'packages/server/src/shares/share-view.ts',
   'packages/server/src/assets/asset-view.ts',
   'packages/server/src/accounts/account-service.ts',
+  // The console API's answers (docs/console.md): its views and the routes that build lists.
+  'packages/server/src/console/console-users.ts',
+  'packages/server/src/console/console-sessions.ts',
+  'packages/server/src/console/console-names.ts',
+  'packages/server/src/console/account-tasks.ts',
+  'packages/server/src/console/session-routes.ts',
+  'packages/server/src/console/caller-routes.ts',
+  'packages/server/src/console/caller-request-routes.ts',
+  'packages/server/src/console/caller-task-routes.ts',
+  'packages/server/src/console/caller-asset-routes.ts',
+  'packages/server/src/console/payment-routes.ts',
+  'packages/server/src/console/operator-routes.ts',
 ];
 
 function expectQuote(label: string, body: unknown): void {
@@ -394,6 +479,201 @@ describe('wire types: each server view is declared to return its packages/protoc
     });
     expect(diagnostics).toEqual([]);
   }, 60_000);
+});
+
+/** True when each type accepts the other's values: the same fields, the server's maybe `readonly`. */
+type Mutual<Server, Wire> = [Server] extends [Wire]
+  ? [Wire] extends [Server]
+    ? true
+    : false
+  : false;
+
+/** What an async method or function resolves to. */
+type Resolved<Method extends (...args: never[]) => unknown> = Awaited<ReturnType<Method>>;
+
+/** Every field name a body type has, of each variant of a union. */
+type FieldsOf<Body> = Body extends unknown ? keyof Body : never;
+/** A body type's fields, listed: a field missing from the list, or one it lacks, does not compile. */
+type FieldList<Body> = Record<FieldsOf<Body>, true>;
+
+/**
+ * The console's body types (packages/protocol) by the operation that takes them: each must name
+ * exactly the fields the route takes (console-operations.ts `body`, which its closed body schema
+ * enforces), so the console cannot send a field the route refuses, nor miss one it reads.
+ */
+const CONSOLE_BODIES: Readonly<Record<string, Readonly<Record<string, true>>>> = {
+  'POST /console/api/session': {
+    email: true,
+    password: true,
+    totp: true,
+  } satisfies FieldList<ConsoleSignInBody>,
+  'POST /console/api/signup': {
+    email: true,
+    password: true,
+  } satisfies FieldList<ConsoleSignUpBody>,
+  'POST /console/api/invitations/{token}': {
+    password: true,
+  } satisfies FieldList<ConsoleInvitationAcceptBody>,
+  'POST /console/api/password': {
+    current_password: true,
+    new_password: true,
+  } satisfies FieldList<ConsolePasswordBody>,
+  'POST /console/api/totp/enable': { code: true } satisfies FieldList<ConsoleTotpEnableBody>,
+  'DELETE /console/api/totp': {
+    code: true,
+    password: true,
+  } satisfies FieldList<ConsoleTotpRemovalBody>,
+  'POST /console/api/keys': {
+    name: true,
+    kind: true,
+    models: true,
+    expires_at: true,
+    idempotency: true,
+  } satisfies FieldList<ConsoleKeyCreateBody>,
+  'POST /console/api/keys/{id}/rotate': {
+    expire_old_in_seconds: true,
+  } satisfies FieldList<KeyRotateBody>,
+  'POST /console/api/redemptions': { code: true } satisfies FieldList<RedemptionBody>,
+  'POST /console/api/tasks/{id}/settle': {
+    actual_amount: true,
+    price_version: true,
+    confirmation: true,
+  } satisfies FieldList<SettleBody | H3SettleBody>,
+  'POST /console/api/shares': {
+    asset_id: true,
+    task_id: true,
+  } satisfies FieldList<ShareTargetBody>,
+  'POST /console/api/topups': { amount: true } satisfies FieldList<OnlineTopUpBody>,
+  'POST /console/api/admin/accounts': { email: true } satisfies FieldList<CreateAccountBody>,
+  'POST /console/api/admin/accounts/{id}/topups': {
+    amount: true,
+    reference: true,
+  } satisfies FieldList<ManualTopUpBody>,
+  'PUT /console/api/admin/accounts/{id}/budget': {
+    limit: true,
+    window: true,
+  } satisfies FieldList<BudgetBody>,
+  'PUT /console/api/admin/keys/{id}/budget': {
+    limit: true,
+    window: true,
+  } satisfies FieldList<BudgetBody>,
+  'PATCH /console/api/admin/keys/{id}': {
+    allowed_ips: true,
+  } satisfies FieldList<KeyAllowedIpsBody>,
+  'POST /console/api/admin/channels/{id}/disable': {
+    reason: true,
+  } satisfies FieldList<ChannelSwitchBody>,
+  'POST /console/api/admin/channels/{id}/enable': {
+    reason: true,
+  } satisfies FieldList<ChannelSwitchBody>,
+  'POST /console/api/admin/redemption-codes': {
+    amount: true,
+    expires_at: true,
+  } satisfies FieldList<RedemptionCodeBody>,
+  'POST /console/api/admin/redemption-codes/batches': {
+    amount: true,
+    count: true,
+    expires_at: true,
+  } satisfies FieldList<RedemptionBatchBody>,
+  'POST /console/api/admin/invitations': {
+    email: true,
+    role: true,
+    account_id: true,
+  } satisfies FieldList<ConsoleInvitationBody>,
+  'POST /console/api/admin/shares/{id}/approve': {
+    reason: true,
+  } satisfies FieldList<ShareDecisionBody>,
+  'POST /console/api/admin/shares/{id}/reject': {
+    reason: true,
+  } satisfies FieldList<ShareDecisionBody>,
+  'POST /console/api/admin/requests/{id}/resolve': {
+    action: true,
+    amount: true,
+    reason: true,
+  } satisfies FieldList<ResolveRecordBody>,
+  'POST /console/api/admin/requests/{id}/review-usage': {
+    reason: true,
+  } satisfies FieldList<ReviewUsageBody>,
+  'POST /console/api/admin/tasks/{id}/resolve': {
+    action: true,
+    upstream_task_id: true,
+    reason: true,
+  } satisfies FieldList<ResolveTaskBody>,
+};
+
+describe('wire types: the console API answers and takes packages/protocol types', () => {
+  it('its views and the services behind its answers return the protocol types (compiled above)', () => {
+    expectTypeOf(consoleUserView).returns.toEqualTypeOf<ConsoleUser>();
+    expectTypeOf(withOrigin).returns.toEqualTypeOf<ConsoleInvitation>();
+    expectTypeOf<ConsoleUsers['invite']>().returns.resolves.toEqualTypeOf<ConsoleInvitation>();
+    expectTypeOf<ConsoleUsers['list']>().returns.resolves.toEqualTypeOf<ConsoleUserPage>();
+    expectTypeOf<ConsoleUsers['membersOf']>().returns.resolves.toEqualTypeOf<ConsoleUser[]>();
+    expectTypeOf(sessionView).returns.toEqualTypeOf<ConsoleSession>();
+    expectTypeOf(ownerTaskView).returns.toEqualTypeOf<AccountTask>();
+    expectTypeOf<AccountService['topUp']>().returns.resolves.toEqualTypeOf<ToppedUpAccount>();
+    expectTypeOf<PaymentOrderView>().toEqualTypeOf<PaymentOrder>();
+    expectTypeOf<PaymentService['status']>().returns.toEqualTypeOf<PaymentStatus>();
+    expectTypeOf<PaymentService['startTopUp']>().returns.resolves.toEqualTypeOf<StartedTopUp>();
+    expectTypeOf(auditEventView).returns.toEqualTypeOf<AuditEvent>();
+    expectTypeOf(checkLedger).returns.resolves.toEqualTypeOf<LedgerReport>();
+    // An intersection of the same fields: equal once merged (`branded`).
+    expectTypeOf<Resolved<KeyService['rotate']>>().branded.toEqualTypeOf<RotatedApiKey>();
+    // Declared `readonly` by their modules (lists of util/list-page.ts, channel and queue views).
+    expectTypeOf<Mutual<Resolved<AuditLog['list']>, AuditEventPage>>().toEqualTypeOf<true>();
+    expectTypeOf<Mutual<Resolved<AccountListing['list']>, AccountPage>>().toEqualTypeOf<true>();
+    expectTypeOf<Mutual<ChannelStatus, Channel>>().toEqualTypeOf<true>();
+    expectTypeOf<Mutual<Resolved<typeof unresolvedQueue>, UnresolvedQueue>>().toEqualTypeOf<true>();
+    expectTypeOf<
+      Mutual<Resolved<ShareService['readForAccount']>, AccountShare>
+    >().toEqualTypeOf<true>();
+    expectTypeOf<
+      Mutual<Resolved<AccountUsageReader['readByKey']>['data'][number] & KeyNames, KeySpendRow>
+    >().toEqualTypeOf<true>();
+    // Prices: the server's are the configuration's typed fields, the wire's any JSON object.
+    expectTypeOf(modelPricesView).returns.toExtend<ModelPrices>();
+    expectTypeOf(priceHistoryView).returns.toExtend<ModelPriceHistory>();
+    // What each operator action answers, in the console and the admin API alike.
+    expectTypeOf<OperatorActions['createAccount']>().returns.resolves.toEqualTypeOf<Account>();
+    expectTypeOf<OperatorActions['topUp']>().returns.resolves.toEqualTypeOf<ToppedUpAccount>();
+    expectTypeOf<OperatorActions['disableKey']>().returns.resolves.toEqualTypeOf<ApiKey>();
+    expectTypeOf<OperatorActions['setAllowedIps']>().returns.resolves.toEqualTypeOf<ApiKey>();
+    expectTypeOf<OperatorActions['setKeyBudget']>().returns.resolves.toEqualTypeOf<ApiKey>();
+    expectTypeOf<OperatorActions['setAccountBudget']>().returns.resolves.toEqualTypeOf<Account>();
+    expectTypeOf<
+      Mutual<Resolved<OperatorActions['setChannelDisabled']>, Channel>
+    >().toEqualTypeOf<true>();
+    expectTypeOf<OperatorActions['invite']>().returns.resolves.toEqualTypeOf<ConsoleInvitation>();
+    expectTypeOf<
+      OperatorActions['setUserDisabled']
+    >().returns.resolves.toEqualTypeOf<ConsoleUser>();
+    expectTypeOf<OperatorActions['decideShare']>().returns.resolves.toEqualTypeOf<OperatorShare>();
+    expectTypeOf<OperatorActions['resolveTask']>().returns.resolves.toEqualTypeOf<OperatorTask>();
+    expectTypeOf<
+      OperatorActions['reviewUsage']
+    >().returns.resolves.toEqualTypeOf<ProtocolOperatorRecord>();
+    expectTypeOf<
+      OperatorActions['resolveRequest']
+    >().returns.resolves.toEqualTypeOf<RequestRecord>();
+    expectTypeOf<OperatorActions['setPrices']>().returns.resolves.toExtend<ModelPrices>();
+    // The closed sets of values the store keeps and the wire shows.
+    expectTypeOf<StoredConsoleRole>().toEqualTypeOf<ConsoleRole>();
+    expectTypeOf<StoredActorKind>().toEqualTypeOf<AuditActorKind>();
+    expectTypeOf<StoredOrderState>().toEqualTypeOf<PaymentOrderState>();
+    expectTypeOf<BreakerState>().toEqualTypeOf<ChannelBreaker>();
+  });
+
+  it('each body type names exactly the fields its route takes, and every route taking fields has one', () => {
+    for (const [operation, fields] of Object.entries(CONSOLE_BODIES))
+      expect(Object.keys(fields).sort(), operation).toEqual(
+        [...(CONSOLE_OPERATIONS[operation]?.body ?? ['(no such operation)'])].sort(),
+      );
+    // A price change is the price book's object of fields, typed as `PriceFields`.
+    const untyped = Object.entries(CONSOLE_OPERATIONS)
+      .filter(([, operation]) => (operation.body ?? []).length > 0)
+      .map(([name]) => name)
+      .filter((name) => !(name in CONSOLE_BODIES));
+    expect(untyped).toEqual([]);
+  });
 });
 
 /** 1 micro-yuan per token, so a request whose usage exceeds its hold waits for funds. */
