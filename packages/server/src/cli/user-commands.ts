@@ -74,7 +74,7 @@ export const USER_COMMANDS: CommandGroup = {
     run: async (input) => {
       const origin = await originOf(input);
       const { consoleUsers } = await input.context.services();
-      const { withOrigin } = await import('../console/console-users.js');
+      const { withOrigin } = await import('../users/console-users.js');
       const invitation = await consoleUsers.invite({
         email: email(input),
         role: input.values.role,

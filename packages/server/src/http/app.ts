@@ -32,7 +32,7 @@ import { registerPublicShares, registerShares } from './routes/shares.js';
 import { registerH3 } from './routes/h3.js';
 import { registerTasks } from './routes/tasks.js';
 import { registerUsage } from './routes/usage.js';
-import { registerConsole } from '../console/register-console.js';
+import { registerConsole } from './console/register-console.js';
 import { registerPaymentWebhook } from './routes/payment-webhook.js';
 
 declare module 'fastify' {

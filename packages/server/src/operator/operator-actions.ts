@@ -5,7 +5,7 @@ import { RedemptionBatches } from '../accounts/redemption-batches.js';
 import type { KeyService } from '../auth/key-service.js';
 import type { PriceBook } from '../billing/price-book.js';
 import type { BudgetService } from './budget-service.js';
-import type { ConsoleUsers } from '../console/console-users.js';
+import type { ConsoleUsers } from '../users/console-users.js';
 import type { RequestService } from '../requests/request-service.js';
 import type { SettlementService } from '../requests/settlement-service.js';
 import type { UsageReviewService } from '../requests/usage-review-service.js';
@@ -13,7 +13,7 @@ import type { ChannelRouter } from '../routing/channel-router.js';
 import type { TaskOperations } from '../tasks/task-operations.js';
 import type { AuditLog } from '../audit/audit-log.js';
 import { shareServiceOf, type ShareService } from '../shares/share-service.js';
-import type { AccessChange } from '../console/console-user-access.js';
+import type { AccessChange } from '../users/console-user-access.js';
 import type { AuditActor } from '../audit/audit-log.js';
 import type {
   BudgetInput,

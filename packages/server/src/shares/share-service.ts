@@ -443,7 +443,7 @@ export function shareServiceOf(deps: {
 
 /**
  * How the journal names who asked or withdrew: `key:<id>` for an API key, `console:<user id>` for
- * a console user (whose principal's key id is `console:<user id>`: console/console-principal.ts).
+ * a console user (whose principal's key id is `console:<user id>`: http/console/console-principal.ts).
  */
 function actorOf(principal: Principal): string {
   return principal.keyId.startsWith('console:') ? principal.keyId : `key:${principal.keyId}`;

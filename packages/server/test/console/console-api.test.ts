@@ -3,7 +3,7 @@ import { afterEach, beforeEach, expect, it } from 'vitest';
 import {
   SIGN_IN_FAILURES_PER_ACCOUNT,
   SIGN_IN_FAILURES_PER_ADDRESS,
-} from '../../src/console/login-throttle.js';
+} from '../../src/users/login-throttle.js';
 import { describeEachDialect } from '../helpers/dialects.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 

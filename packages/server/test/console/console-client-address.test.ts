@@ -6,7 +6,7 @@ import { defaultConfig } from '../../src/config/default-config.js';
 import {
   SIGN_IN_FAILURES_PER_ADDRESS,
   SIGN_UPS_PER_ADDRESS,
-} from '../../src/console/login-throttle.js';
+} from '../../src/users/login-throttle.js';
 import { ADMIN_TOKEN_FAILURES_PER_WINDOW } from '../../src/http/plugins/admin-token.js';
 import { createLogger } from '../../src/logger.js';
 import { describeEachDialect } from '../helpers/dialects.js';

@@ -3,7 +3,7 @@ import { Writable } from 'node:stream';
 import type { LightMyRequestResponse } from 'fastify';
 import { Secret, TOTP } from 'otpauth';
 import { afterEach, describe, expect, it } from 'vitest';
-import { newConsoleToken } from '../../src/console/console-tokens.js';
+import { newConsoleToken } from '../../src/users/console-tokens.js';
 import { createLogger } from '../../src/logger.js';
 import { CREDENTIAL_ROUTES, pathForLog, redactSecrets } from '../../src/log-redaction.js';
 import { describeEachDialect, dialects } from '../helpers/dialects.js';

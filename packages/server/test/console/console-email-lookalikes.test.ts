@@ -5,7 +5,7 @@ import {
   mailboxOf,
   parseConsoleEmail,
   taggedAddressPattern,
-} from '../../src/console/console-email.js';
+} from '../../src/users/console-email.js';
 import { up as canonicalEmails } from '../../src/store/migrations/034-console-email-canonical.js';
 import { consoleUser, CONSOLE_PASSWORD } from '../helpers/console-session.js';
 import { describeEachDialect } from '../helpers/dialects.js';

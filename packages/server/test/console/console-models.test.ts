@@ -1,6 +1,6 @@
 import type { ConsoleModel, ConsoleModelList, ModelList } from '@tollgate/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
-import { keysReach } from '../../src/console/model-routes.js';
+import { keysReach } from '../../src/http/console/model-routes.js';
 import { consoleCall, consoleUser } from '../helpers/console-session.js';
 import { describeEachDialect } from '../helpers/dialects.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';

@@ -1,6 +1,6 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { consoleOpenApiDocument } from '../../src/console/console-openapi.js';
+import { consoleOpenApiDocument } from '../../src/http/console/console-openapi.js';
 import { consoleCall, consoleUser, type ConsoleSession } from '../helpers/console-session.js';
 import { dialects } from '../helpers/dialects.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';

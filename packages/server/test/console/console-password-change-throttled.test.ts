@@ -2,8 +2,8 @@ import { afterEach, expect, it } from 'vitest';
 import {
   SIGN_IN_FAILURES_PER_ACCOUNT,
   SIGN_IN_FAILURES_PER_ADDRESS,
-} from '../../src/console/login-throttle.js';
-import { passwordMatches } from '../../src/console/passwords.js';
+} from '../../src/users/login-throttle.js';
+import { passwordMatches } from '../../src/users/passwords.js';
 import { describeEachDialect } from '../helpers/dialects.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { CONSOLE_PASSWORD, consoleUser, type ConsoleSession } from '../helpers/console-session.js';

@@ -1,7 +1,7 @@
 import { Secret, TOTP } from 'otpauth';
 import { afterEach, expect, it } from 'vitest';
 import { defaultConfig } from '../../src/config/default-config.js';
-import { SIGN_UPS_PER_ADDRESS } from '../../src/console/login-throttle.js';
+import { SIGN_UPS_PER_ADDRESS } from '../../src/users/login-throttle.js';
 import { consoleCall, consoleUser, CONSOLE_PASSWORD } from '../helpers/console-session.js';
 import { describeEachDialect } from '../helpers/dialects.js';
 import { startGateway, testConfig, type TestGateway } from '../helpers/gateway.js';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CONSOLE_OPERATIONS } from '../../src/console/console-operations.js';
+import { CONSOLE_OPERATIONS } from '../../src/http/console/console-operations.js';
 import { consoleCall, consoleUser, type ConsoleSession } from '../helpers/console-session.js';
 import { dialects } from '../helpers/dialects.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';

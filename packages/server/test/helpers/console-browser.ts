@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import type { ConfigFile } from '../../src/config/schema.js';
-import { BUILT_CONSOLE_DIR } from '../../src/console/console-static.js';
+import { BUILT_CONSOLE_DIR } from '../../src/http/console/console-static.js';
 import { dialects, type TestDialect } from './dialects.js';
 import { startGateway, type TestGateway } from './gateway.js';
 import { describeNeeding, requiredExecutable } from './required-services.js';

@@ -87,10 +87,10 @@ import { auditEventView, type AuditLog } from '../../src/audit/audit-log.js';
 import type { KeyService } from '../../src/auth/key-service.js';
 import { checkLedger } from '../../src/billing/ledger-check.js';
 import { modelPricesView, priceHistoryView } from '../../src/billing/price-view.js';
-import { ownerTaskView } from '../../src/console/account-tasks.js';
-import { CONSOLE_OPERATIONS } from '../../src/console/console-operations.js';
-import { sessionView } from '../../src/console/console-sessions.js';
-import { consoleUserView, withOrigin, type ConsoleUsers } from '../../src/console/console-users.js';
+import { ownerTaskView } from '../../src/http/console/account-tasks.js';
+import { CONSOLE_OPERATIONS } from '../../src/http/console/console-operations.js';
+import { sessionView } from '../../src/users/console-sessions.js';
+import { consoleUserView, withOrigin, type ConsoleUsers } from '../../src/users/console-users.js';
 import type { OperatorActions } from '../../src/operator/operator-actions.js';
 import type { PaymentOrderView } from '../../src/payments/payment-orders.js';
 import type { PaymentService } from '../../src/payments/payment-service.js';
@@ -368,17 +368,17 @@ const VIEW_FILES = [
   'packages/server/src/assets/asset-view.ts',
   'packages/server/src/accounts/account-service.ts',
   // The console API's answers (docs/console.md): its views and the routes that build lists.
-  'packages/server/src/console/console-users.ts',
-  'packages/server/src/console/console-sessions.ts',
-  'packages/server/src/console/console-names.ts',
-  'packages/server/src/console/account-tasks.ts',
-  'packages/server/src/console/session-routes.ts',
-  'packages/server/src/console/caller-routes.ts',
-  'packages/server/src/console/caller-request-routes.ts',
-  'packages/server/src/console/caller-task-routes.ts',
-  'packages/server/src/console/caller-asset-routes.ts',
-  'packages/server/src/console/payment-routes.ts',
-  'packages/server/src/console/operator-routes.ts',
+  'packages/server/src/users/console-users.ts',
+  'packages/server/src/users/console-sessions.ts',
+  'packages/server/src/http/console/console-names.ts',
+  'packages/server/src/http/console/account-tasks.ts',
+  'packages/server/src/http/console/session-routes.ts',
+  'packages/server/src/http/console/caller-routes.ts',
+  'packages/server/src/http/console/caller-request-routes.ts',
+  'packages/server/src/http/console/caller-task-routes.ts',
+  'packages/server/src/http/console/caller-asset-routes.ts',
+  'packages/server/src/http/console/payment-routes.ts',
+  'packages/server/src/http/console/operator-routes.ts',
 ];
 
 function expectQuote(label: string, body: unknown): void {

@@ -48,7 +48,7 @@ export async function answerStatement(
 
 /**
  * `GET /admin/v1/accounts/{id}/statement`, registered inside the admin scope, behind its token
- * (the console's operator pages answer the same statement: console/operator-routes.ts).
+ * (the console's operator pages answer the same statement: http/console/operator-routes.ts).
  */
 export function registerAdminStatements(admin: FastifyInstance, deps: AppDeps): void {
   admin.get<{ Params: { id: string }; Querystring: StatementQuery }>(

@@ -5,7 +5,7 @@ interface Tables {
 }
 
 /**
- * Console emails in their canonical form (console/console-email.ts: NFKC, then lower case),
+ * Console emails in their canonical form (users/console-email.ts: NFKC, then lower case),
  * which every look-up compares from now on (docs/console.md, "Emails"). Rows written before
  * were lower-cased only, so a fullwidth `ａｌｉｃｅ@example.com` could stand beside
  * `alice@example.com`; each row is rewritten to its canonical form unless another row already
@@ -15,7 +15,7 @@ interface Tables {
  * them). Down leaves the rows as they are: the canonical form is a valid lower-cased address.
  */
 /**
- * The canonical form as console/console-email.ts `canonicalEmail` defined it when this migration
+ * The canonical form as users/console-email.ts `canonicalEmail` defined it when this migration
  * was written. A migration does on every database what it did on the first: it keeps its own copy
  * of the rule rather than import one that may change (and a store below every service imports
  * none of them).

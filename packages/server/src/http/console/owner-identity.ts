@@ -1,10 +1,10 @@
 import type { Kysely } from 'kysely';
 import type { FastifyRequest } from 'fastify';
-import type { Principal } from '../auth/key-service.js';
-import { requestFingerprint } from '../http/idempotency-judgement.js';
-import { readIdempotencyKey } from '../requests/idempotency.js';
-import type { RequestIdentity } from '../requests/request-service.js';
-import type { Database } from '../store/schema.js';
+import type { Principal } from '../../auth/key-service.js';
+import { requestFingerprint } from '../idempotency-judgement.js';
+import { readIdempotencyKey } from '../../requests/idempotency.js';
+import type { RequestIdentity } from '../../requests/request-service.js';
+import type { Database } from '../../store/schema.js';
 
 /**
  * The identity an owner's console call acts with on a record or task of the account: that of

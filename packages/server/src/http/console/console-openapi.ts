@@ -1,6 +1,6 @@
 import { wireSchemas } from '@tollgate/protocol/wire-schemas';
 import type { FastifyInstance } from 'fastify';
-import type { ConsoleRoute } from '../http/openapi/route-catalog.js';
+import type { ConsoleRoute } from '../openapi/route-catalog.js';
 import { SESSION_COOKIE } from './console-auth.js';
 import {
   CONSOLE_OPERATIONS,
@@ -127,7 +127,7 @@ export function consoleOpenApiDocument(routes: ReadonlyMap<string, ConsoleRoute>
   for (const [name, route] of routes) {
     const operation = CONSOLE_OPERATIONS[name];
     if (operation === undefined) {
-      problems.push(`${name} is not in console/console-operations.ts`);
+      problems.push(`${name} is not in http/console/console-operations.ts`);
       continue;
     }
     if (route.public !== (operation.access === 'public'))

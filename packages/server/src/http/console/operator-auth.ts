@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
-import type { AuditActor } from '../audit/audit-log.js';
-import { ApiError } from '../errors/api-error.js';
+import type { AuditActor } from '../../audit/audit-log.js';
+import { ApiError } from '../../errors/api-error.js';
 import { identityOf } from './console-auth.js';
 
 /**

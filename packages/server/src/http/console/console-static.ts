@@ -3,11 +3,13 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { ApiError } from '../errors/api-error.js';
-import { CREDENTIAL_ROUTES } from '../log-redaction.js';
+import { ApiError } from '../../errors/api-error.js';
+import { CREDENTIAL_ROUTES } from '../../log-redaction.js';
 
 /** Where `npm run build` puts the console (packages/console/dist), seen from this file in dist/. */
-export const BUILT_CONSOLE_DIR = fileURLToPath(new URL('../../../console/dist', import.meta.url));
+export const BUILT_CONSOLE_DIR = fileURLToPath(
+  new URL('../../../../console/dist', import.meta.url),
+);
 
 /**
  * Nothing on a console page runs but the built scripts from this origin: no inline script or

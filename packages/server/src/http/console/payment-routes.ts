@@ -1,6 +1,6 @@
 import type { PaymentOrderList, StartedTopUp, TopUpList } from '@tollgate/protocol';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { AppDeps } from '../http/deps.js';
+import type { AppDeps } from '../deps.js';
 import { memberAccountOf } from './console-auth.js';
 import { withAccountEmails } from './console-names.js';
 import { operatorActorOf } from './operator-auth.js';

@@ -1,9 +1,9 @@
 import type { ApiKey, ConsoleModel, ConsoleModelList, H3ModelPricing } from '@tollgate/protocol';
 import type { FastifyInstance } from 'fastify';
-import type { PriceBook } from '../billing/price-book.js';
-import { H3_FREE_REFERENCE_IMAGES } from '../config/price-rules.js';
-import { h3ResolutionSchema } from '../config/price-schema.js';
-import type { ModelPrices } from '../config/schema.js';
+import type { PriceBook } from '../../billing/price-book.js';
+import { H3_FREE_REFERENCE_IMAGES } from '../../config/price-rules.js';
+import { h3ResolutionSchema } from '../../config/price-schema.js';
+import type { ModelPrices } from '../../config/schema.js';
 import { memberAccountOf } from './console-auth.js';
 import type { ConsoleDeps } from './console-deps.js';
 

@@ -1,14 +1,14 @@
 import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
-import type { AppDeps } from '../http/deps.js';
-import { parseLimit } from '../util/list-page.js';
-import { decodeJournalPosition, parseStatementPeriod } from '../usage/statement.js';
+import type { AppDeps } from '../deps.js';
+import { parseLimit } from '../../util/list-page.js';
+import { decodeJournalPosition, parseStatementPeriod } from '../../usage/statement.js';
 import {
   renderStatement,
   STATEMENT_CONTENT_TYPES,
   statementFileName,
-} from '../usage/statement-output.js';
-import { Wallets } from '../usage/wallet.js';
+} from '../../usage/statement-output.js';
+import { Wallets } from '../../usage/wallet.js';
 import { memberAccountOf } from './console-auth.js';
 
 /** A period of UTC days (`YYYY-MM-DD`, both included), as the statements take it. */

@@ -1,11 +1,11 @@
 import type { AccountTask } from '@tollgate/protocol';
 import type { Kysely } from 'kysely';
-import { invalidInput } from '../errors/api-error.js';
-import type { Database, TaskBillingState, TaskKind, TaskStatus } from '../store/schema.js';
-import type { TaskFamilies } from '../tasks/task-family.js';
-import { BILLING_MOVES, TASK_MOVES } from '../tasks/task-states.js';
-import { taskNotFound } from '../tasks/task-reads.js';
-import type { TaskRow } from '../tasks/task-store.js';
+import { invalidInput } from '../../errors/api-error.js';
+import type { Database, TaskBillingState, TaskKind, TaskStatus } from '../../store/schema.js';
+import type { TaskFamilies } from '../../tasks/task-family.js';
+import { BILLING_MOVES, TASK_MOVES } from '../../tasks/task-states.js';
+import { taskNotFound } from '../../tasks/task-reads.js';
+import type { TaskRow } from '../../tasks/task-store.js';
 
 const LIST_LIMIT = 100;
 /** Every status and billing state: the keys of their transition tables (tasks/task-states.ts). */

@@ -1,7 +1,7 @@
 import type { AccountEmail, KeyNames, TaskNames } from '@tollgate/protocol';
 import type { Kysely } from 'kysely';
-import { keyHint } from '../auth/key-service.js';
-import type { Database } from '../store/schema.js';
+import { keyHint } from '../../auth/key-service.js';
+import type { Database } from '../../store/schema.js';
 
 /**
  * The names people know, added to the console's own answers (docs/console.md, "Names, not ids"):

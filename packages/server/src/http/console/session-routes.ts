@@ -6,8 +6,8 @@ import type {
   ConsoleTotpSetup,
 } from '@tollgate/protocol';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { ApiError } from '../errors/api-error.js';
-import { CREDENTIAL_ROUTES } from '../log-redaction.js';
+import { ApiError } from '../../errors/api-error.js';
+import { CREDENTIAL_ROUTES } from '../../log-redaction.js';
 import {
   clearSessionCookie,
   identityOf,
@@ -18,9 +18,9 @@ import {
   SESSION_LIFETIME_MS,
   type ClientOrigin,
   type ConsoleIdentity,
-} from './console-sessions.js';
-import { csrfTokenFor } from './console-tokens.js';
-import { consoleUserView } from './console-users.js';
+} from '../../users/console-sessions.js';
+import { csrfTokenFor } from '../../users/console-tokens.js';
+import { consoleUserView } from '../../users/console-users.js';
 import type { ConsoleDeps } from './console-deps.js';
 
 /** `GET /console/api/session` and the answer of a sign-in: who, and the CSRF token to send back. */

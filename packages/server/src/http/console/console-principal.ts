@@ -1,8 +1,8 @@
 import type { FastifyRequest } from 'fastify';
-import type { Principal } from '../auth/key-service.js';
-import { requestFingerprint } from '../http/idempotency-judgement.js';
-import { readIdempotencyKey } from '../requests/idempotency.js';
-import type { RequestIdentity } from '../requests/request-service.js';
+import type { Principal } from '../../auth/key-service.js';
+import { requestFingerprint } from '../idempotency-judgement.js';
+import { readIdempotencyKey } from '../../requests/idempotency.js';
+import type { RequestIdentity } from '../../requests/request-service.js';
 import { identityOf, memberAccountOf } from './console-auth.js';
 
 /**

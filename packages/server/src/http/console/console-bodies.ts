@@ -4,7 +4,7 @@ import type {
   preValidationAsyncHookHandler,
   RouteOptions,
 } from 'fastify';
-import { openApiPath } from '../http/openapi/route-catalog.js';
+import { openApiPath } from '../openapi/route-catalog.js';
 import { memberAccountOf } from './console-auth.js';
 import { CONSOLE_OPERATIONS, type ConsoleAccess } from './console-operations.js';
 import { operatorActorOf } from './operator-auth.js';

@@ -1,16 +1,16 @@
 import type { RedemptionBatchVoided } from '@tollgate/protocol';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { RedemptionBatches } from '../accounts/redemption-batches.js';
-import type { AppDeps } from '../http/deps.js';
-import { OperatorActions } from '../operator/operator-actions.js';
-import { parseUsageRange, usageQuerySchema } from '../usage/account-usage.js';
-import { OperatorDashboardReader } from '../usage/operator-dashboard.js';
+import { RedemptionBatches } from '../../accounts/redemption-batches.js';
+import type { AppDeps } from '../deps.js';
+import { OperatorActions } from '../../operator/operator-actions.js';
+import { parseUsageRange, usageQuerySchema } from '../../usage/account-usage.js';
+import { OperatorDashboardReader } from '../../usage/operator-dashboard.js';
 import {
   parseRequestLogQuery,
   readRequestLog,
   requestLogQuerySchema,
   type RequestLogQueryString,
-} from '../usage/operator-request-log.js';
+} from '../../usage/operator-request-log.js';
 import { operatorActorOf } from './operator-auth.js';
 
 const batchesQuerySchema = {

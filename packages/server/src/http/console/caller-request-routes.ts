@@ -6,17 +6,17 @@ import type {
 } from '@tollgate/protocol';
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { recordNotFound } from '../requests/request-errors.js';
-import { parseUsageRange, usageQuerySchema } from '../usage/account-usage.js';
-import { accountRequestsCsv } from '../usage/request-csv.js';
+import { recordNotFound } from '../../requests/request-errors.js';
+import { parseUsageRange, usageQuerySchema } from '../../usage/account-usage.js';
+import { accountRequestsCsv } from '../../usage/request-csv.js';
 import {
   parseRequestsQuery,
   requestsQuerySchema,
   type RequestListFilter,
   type RequestsQueryString,
-} from '../usage/request-list-query.js';
-import type { OwnerSearch } from '../usage/request-listing.js';
-import { notFound } from '../errors/api-error.js';
+} from '../../usage/request-list-query.js';
+import type { OwnerSearch } from '../../usage/request-listing.js';
+import { notFound } from '../../errors/api-error.js';
 import { memberAccountOf } from './console-auth.js';
 import type { ConsoleDeps } from './console-deps.js';
 import { withKeyNames } from './console-names.js';

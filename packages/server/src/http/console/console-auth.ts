@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError } from '../errors/api-error.js';
-import type { ConsoleIdentity, ConsoleSessions } from './console-sessions.js';
-import { csrfTokenFor, sameSecret } from './console-tokens.js';
+import { ApiError } from '../../errors/api-error.js';
+import type { ConsoleIdentity, ConsoleSessions } from '../../users/console-sessions.js';
+import { csrfTokenFor, sameSecret } from '../../users/console-tokens.js';
 
 export const SESSION_COOKIE = 'tollgate_console';
 export const CSRF_HEADER = 'x-csrf-token';

@@ -13,20 +13,20 @@ import type {
   UnresolvedQueue,
 } from '@tollgate/protocol';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AccountListing } from '../accounts/account-listing.js';
-import { OperatorActions } from '../operator/operator-actions.js';
-import { checkLedger } from '../billing/ledger-check.js';
-import { modelPricesView, priceHistoryView } from '../billing/price-view.js';
-import { ApiError } from '../errors/api-error.js';
-import { parseInput } from '../errors/input-schema.js';
-import type { AppDeps } from '../http/deps.js';
-import { answerRedemptionBatch } from '../http/redemption-batch-output.js';
+import { AccountListing } from '../../accounts/account-listing.js';
+import { OperatorActions } from '../../operator/operator-actions.js';
+import { checkLedger } from '../../billing/ledger-check.js';
+import { modelPricesView, priceHistoryView } from '../../billing/price-view.js';
+import { ApiError } from '../../errors/api-error.js';
+import { parseInput } from '../../errors/input-schema.js';
+import type { AppDeps } from '../deps.js';
+import { answerRedemptionBatch } from '../redemption-batch-output.js';
 import {
   answerStatement,
   statementRouteOptions,
   type StatementQuery,
-} from '../http/routes/admin-statements.js';
-import { serveContent } from '../http/serve-content.js';
+} from '../routes/admin-statements.js';
+import { serveContent } from '../serve-content.js';
 import {
   budgetInput,
   channelSwitchInput,
@@ -40,9 +40,9 @@ import {
   reviewUsageInput,
   shareDecisionInput,
   topUpInput,
-} from '../operator/operator-inputs.js';
-import { unresolvedQueue } from '../usage/unresolved-queue.js';
-import { shareServiceOf } from '../shares/share-service.js';
+} from '../../operator/operator-inputs.js';
+import { unresolvedQueue } from '../../usage/unresolved-queue.js';
+import { shareServiceOf } from '../../shares/share-service.js';
 import { withAccountEmails, withKeyNames, withTaskNames } from './console-names.js';
 import { operatorActorOf as actorOf } from './operator-auth.js';
 import { bodyObject } from './session-routes.js';

@@ -1,4 +1,4 @@
-import type { AppDeps } from '../http/deps.js';
+import type { AppDeps } from '../deps.js';
 
 /** What the console's routes use: the app's services (no money rule of its own). */
 export type ConsoleDeps = Pick<

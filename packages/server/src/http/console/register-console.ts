@@ -1,7 +1,7 @@
 import cookie from '@fastify/cookie';
 import type { FastifyInstance } from 'fastify';
 import { registerCallerRoutes } from './caller-routes.js';
-import type { AppDeps } from '../http/deps.js';
+import type { AppDeps } from '../deps.js';
 import { registerOperatorRoutes } from './operator-routes.js';
 import { registerOperatorDashboardRoutes } from './operator-dashboard-routes.js';
 import { registerCallerRequestRoutes } from './caller-request-routes.js';

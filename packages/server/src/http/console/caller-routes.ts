@@ -7,7 +7,7 @@ import type {
   RotatedApiKey,
 } from '@tollgate/protocol';
 import type { FastifyInstance } from 'fastify';
-import { notFound } from '../errors/api-error.js';
+import { notFound } from '../../errors/api-error.js';
 import { memberAccountOf } from './console-auth.js';
 import type { ConsoleDeps } from './console-deps.js';
 import { bodyObject } from './session-routes.js';
