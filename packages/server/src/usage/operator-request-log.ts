@@ -1,6 +1,8 @@
+import { z } from 'zod';
 import type { OperatorRequestLog, OperatorRequestLogRow } from '@tollgate/protocol';
 import type { Kysely } from 'kysely';
 import { invalidInput } from '../errors/api-error.js';
+import { jsonSchemaOf } from '../errors/input-schema.js';
 import type { Database } from '../store/schema.js';
 import { MAX_USAGE_DAYS } from './account-usage.js';
 import { DAY_MS } from './days.js';
@@ -16,35 +18,22 @@ import type { RequestListing } from './request-listing.js';
 /** Without `from`: the 30 days before `to` (or now). */
 const DEFAULT_LOG_DAYS = 30;
 
-export interface RequestLogQueryString {
-  account_id?: string;
-  key_id?: string;
-  model?: string;
-  status?: string;
-  from?: string;
-  to?: string;
-  cursor?: string;
-  limit?: string;
-}
-
 /**
  * The query string as Fastify checks it: these parameters, each once, and no other. The key is
  * `key_id`: a parameter named `key` is refused on every URL (http/plugins/request-hygiene.ts).
  */
-export const requestLogQuerySchema = {
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    account_id: { type: 'string', minLength: 1, maxLength: 100 },
-    key_id: { type: 'string', minLength: 1, maxLength: 100 },
-    model: { type: 'string', minLength: 1, maxLength: 200 },
-    status: { type: 'string' },
-    from: { type: 'string' },
-    to: { type: 'string' },
-    cursor: { type: 'string', maxLength: 200 },
-    limit: { type: 'string' },
-  },
-} as const;
+export const requestLogQuery = z.strictObject({
+  account_id: z.string().min(1).max(100).optional(),
+  key_id: z.string().min(1).max(100).optional(),
+  model: z.string().min(1).max(200).optional(),
+  status: z.string().optional(),
+  from: z.string().optional(),
+  to: z.string().optional(),
+  cursor: z.string().max(200).optional(),
+  limit: z.string().optional(),
+});
+export const requestLogQuerySchema = jsonSchemaOf(requestLogQuery);
+export type RequestLogQueryString = z.output<typeof requestLogQuery>;
 
 /** A parsed query: the listing's filter, whose records, and the period read. */
 export interface RequestLogQuery {

@@ -1,4 +1,6 @@
+import { z } from 'zod';
 import { invalidInput } from '../errors/api-error.js';
+import { jsonSchemaOf } from '../errors/input-schema.js';
 import { RECORD_MOVES } from '../requests/record-states.js';
 import type { RequestStatus } from '../store/schema.js';
 import { dayOf } from './days.js';
@@ -27,33 +29,21 @@ export type RequestsQuery =
   | { readonly mode: 'lookup'; readonly idempotencyKey: string }
   | { readonly mode: 'list'; readonly filter: RequestListFilter };
 
-export interface RequestsQueryString {
-  idempotency_key?: string;
-  limit?: string;
-  cursor?: string;
-  model?: string;
-  status?: string;
-  created_after?: string;
-  created_before?: string;
-}
-
 /**
  * The query string as Fastify checks it: these parameters, each once (a repeated one arrives as
  * an array and is refused), and no other (400 naming it).
  */
-export const requestsQuerySchema = {
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    idempotency_key: { type: 'string', minLength: 1, maxLength: 200 },
-    limit: { type: 'string' },
-    cursor: { type: 'string', maxLength: 200 },
-    model: { type: 'string', minLength: 1, maxLength: 200 },
-    status: { type: 'string' },
-    created_after: { type: 'string' },
-    created_before: { type: 'string' },
-  },
-} as const;
+export const requestsQuery = z.strictObject({
+  idempotency_key: z.string().min(1).max(200).optional(),
+  limit: z.string().optional(),
+  cursor: z.string().max(200).optional(),
+  model: z.string().min(1).max(200).optional(),
+  status: z.string().optional(),
+  created_after: z.string().optional(),
+  created_before: z.string().optional(),
+});
+export const requestsQuerySchema = jsonSchemaOf(requestsQuery);
+export type RequestsQueryString = z.output<typeof requestsQuery>;
 
 export const DEFAULT_LIST_LIMIT = 20;
 export const MAX_LIST_LIMIT = 100;

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type {
   AccountUsage,
   KeySpend,
@@ -11,12 +12,12 @@ import { parseUsageRange, usageQuerySchema } from '../../usage/account-usage.js'
 import { accountRequestsCsv } from '../../usage/request-csv.js';
 import {
   parseRequestsQuery,
-  requestsQuerySchema,
+  requestsQuery,
   type RequestListFilter,
-  type RequestsQueryString,
 } from '../../usage/request-list-query.js';
 import type { OwnerSearch } from '../../usage/request-listing.js';
 import { notFound } from '../../errors/api-error.js';
+import { jsonSchemaOf } from '../../errors/input-schema.js';
 import { memberAccountOf } from './console-auth.js';
 import type { ConsoleDeps } from './console-deps.js';
 import { withKeyNames } from './console-names.js';
@@ -26,15 +27,11 @@ import { withKeyNames } from './console-names.js';
  * `request_id` or `idempotency_key` (beside the filters, not a lookup: keys are unique per key,
  * so an account may have one record per key with the same idempotency key).
  */
-const ownerQuerySchema = {
-  ...requestsQuerySchema,
-  properties: {
-    ...requestsQuerySchema.properties,
-    request_id: { type: 'string', minLength: 1, maxLength: 200 },
-  },
-} as const;
-
-type OwnerQueryString = RequestsQueryString & { request_id?: string };
+const ownerQueryInput = requestsQuery.extend({
+  request_id: z.string().min(1).max(200).optional(),
+});
+const ownerQuerySchema = jsonSchemaOf(ownerQueryInput);
+type OwnerQueryString = z.output<typeof ownerQueryInput>;
 
 function ownerQuery(query: OwnerQueryString): { filter: RequestListFilter; search: OwnerSearch } {
   const { request_id: requestId, idempotency_key: idempotencyKey, ...list } = query;
