@@ -1,6 +1,8 @@
+import { z } from 'zod';
 import type { FastifyInstance } from 'fastify';
 import { costPerMillion } from '../../billing/money.js';
 import { invalidInput } from '../../errors/api-error.js';
+import { jsonSchemaOf } from '../../errors/input-schema.js';
 import { principalOf } from '../plugins/authenticate.js';
 import { inputTokenOutcome } from '../../requests/input-token-outcome.js';
 import { runBilledRequest } from '../billed-request.js';
@@ -10,48 +12,27 @@ import { upstreamCaller } from '../upstream-caller.js';
 import { checkInputBytes } from '../../models/input-bytes.js';
 import { worstCaseTokenLists, worstCaseTokens } from './worst-case.js';
 
-interface EmbeddingsBody {
-  model: string;
-  input: string | string[] | number[] | number[][];
-  dimensions?: number;
-  encoding_format?: 'float' | 'base64';
-  user?: string;
-}
-
 const MAX_INPUTS = 2048;
 /** Token ids in one token-array input (OpenAI's own bound for embeddings inputs is 8192). */
 const MAX_TOKENS_PER_INPUT = 8_192;
-const tokenList = {
-  type: 'array',
-  minItems: 1,
-  maxItems: MAX_TOKENS_PER_INPUT,
-  items: { type: 'integer', minimum: 0, maximum: 2_147_483_647 },
-} as const;
+const tokenList = z.array(z.int().min(0).max(2_147_483_647)).min(1).max(MAX_TOKENS_PER_INPUT);
 
-export const embeddingsBodySchema = {
-  type: 'object',
-  required: ['model', 'input'],
-  additionalProperties: false,
-  properties: {
-    model: { type: 'string', minLength: 1, maxLength: 200 },
-    input: {
-      anyOf: [
-        { type: 'string', minLength: 1 },
-        {
-          type: 'array',
-          minItems: 1,
-          maxItems: MAX_INPUTS,
-          items: { type: 'string', minLength: 1 },
-        },
-        tokenList,
-        { type: 'array', minItems: 1, maxItems: MAX_INPUTS, items: tokenList },
-      ],
-    },
-    dimensions: { type: 'integer', minimum: 1 },
-    encoding_format: { type: 'string', enum: ['float', 'base64'] },
-    user: { type: 'string', maxLength: 256 },
-  },
-} as const;
+/** OpenAI's embeddings body: one text or token list, or up to 2,048 of them. */
+const embeddingsBody = z.strictObject({
+  model: z.string().min(1).max(200),
+  input: z.union([
+    z.string().min(1),
+    z.array(z.string().min(1)).min(1).max(MAX_INPUTS),
+    tokenList,
+    z.array(tokenList).min(1).max(MAX_INPUTS),
+  ]),
+  dimensions: z.int().min(1).optional(),
+  encoding_format: z.enum(['float', 'base64']).optional(),
+  user: z.string().max(256).optional(),
+});
+/** The route's schema, checked by Ajv before the handler runs (the type below is its own). */
+export const embeddingsBodySchema = jsonSchemaOf(embeddingsBody);
+type EmbeddingsBody = z.output<typeof embeddingsBody>;
 
 /** `POST /v1/embeddings`, OpenAI's shape. Billed on the upstream's reported prompt tokens. */
 export function registerEmbeddings(scope: FastifyInstance, deps: AppDeps): void {

@@ -1,6 +1,8 @@
+import { z } from 'zod';
 import type { FastifyInstance } from 'fastify';
 import { costPerMillion } from '../../billing/money.js';
 import { invalidInput } from '../../errors/api-error.js';
+import { jsonSchemaOf } from '../../errors/input-schema.js';
 import { principalOf } from '../plugins/authenticate.js';
 import { inputTokenOutcome } from '../../requests/input-token-outcome.js';
 import { runBilledRequest } from '../billed-request.js';
@@ -10,40 +12,17 @@ import { upstreamCaller } from '../upstream-caller.js';
 import { checkInputBytes } from '../../models/input-bytes.js';
 import { SPECIAL_TOKENS_PER_TEXT } from './worst-case.js';
 
-interface RerankBody {
-  model: string;
-  query: string;
-  documents: (string | { text: string })[];
-  top_n?: number;
-  return_documents?: boolean;
-}
-
-export const rerankBodySchema = {
-  type: 'object',
-  required: ['model', 'query', 'documents'],
-  additionalProperties: false,
-  properties: {
-    model: { type: 'string', minLength: 1, maxLength: 200 },
-    query: { type: 'string', minLength: 1 },
-    documents: {
-      type: 'array',
-      minItems: 1,
-      items: {
-        anyOf: [
-          { type: 'string' },
-          {
-            type: 'object',
-            required: ['text'],
-            additionalProperties: false,
-            properties: { text: { type: 'string' } },
-          },
-        ],
-      },
-    },
-    top_n: { type: 'integer', minimum: 1 },
-    return_documents: { type: 'boolean' },
-  },
-} as const;
+/** The Cohere/Jina rerank body: a query and its documents (texts, or `{text}` objects). */
+const rerankBody = z.strictObject({
+  model: z.string().min(1).max(200),
+  query: z.string().min(1),
+  documents: z.array(z.union([z.string(), z.strictObject({ text: z.string() })])).min(1),
+  top_n: z.int().min(1).optional(),
+  return_documents: z.boolean().optional(),
+});
+/** The route's schema, checked by Ajv before the handler runs (the type below is its own). */
+export const rerankBodySchema = jsonSchemaOf(rerankBody);
+type RerankBody = z.output<typeof rerankBody>;
 
 /**
  * `POST /v1/rerank`, Cohere/Jina shape. Billed on the upstream's reported tokens; the worst
