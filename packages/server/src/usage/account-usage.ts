@@ -1,3 +1,5 @@
+import { z } from 'zod';
+import { jsonSchemaOf } from '../errors/input-schema.js';
 import type { AccountUsage, UsageModelTotal, UsageRow } from '@tollgate/protocol';
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../store/schema.js';
@@ -9,17 +11,13 @@ export const MAX_USAGE_DAYS = 366;
 /** Without `from`: the 30 days ending with `to` (both included). */
 const DEFAULT_USAGE_DAYS = 30;
 
-export const usageQuerySchema = {
-  type: 'object',
-  additionalProperties: false,
-  properties: { from: { type: 'string' }, to: { type: 'string' } },
-} as const;
+/** `?from=&to=`, UTC days, both optional, and no other parameter. */
+const usageQuery = z.strictObject({ from: z.string().optional(), to: z.string().optional() });
+export const usageQuerySchema = jsonSchemaOf(usageQuery);
+export type UsageQueryString = z.output<typeof usageQuery>;
 
 /** `?from=&to=` (UTC days, both optional) into the range to read; see `parseDayRange`. */
-export function parseUsageRange(
-  query: { from?: string | undefined; to?: string | undefined },
-  now: number,
-): DayRange {
+export function parseUsageRange(query: UsageQueryString, now: number): DayRange {
   return parseDayRange(query, {
     now,
     defaultFrom: (toStart) => toStart - (DEFAULT_USAGE_DAYS - 1) * DAY_MS,

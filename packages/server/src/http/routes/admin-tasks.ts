@@ -1,10 +1,20 @@
 import type { FastifyInstance } from 'fastify';
-import { parseInput } from '../../errors/input-schema.js';
+import { z } from 'zod';
+import { jsonSchemaOf, parseInput } from '../../errors/input-schema.js';
 import type { OperatorActions } from '../../operator/operator-actions.js';
 import { resolveTaskInput } from '../../operator/operator-inputs.js';
 import type { AppDeps } from '../deps.js';
 import { adminActor } from './admin-audit.js';
 import { adminBodyOf } from './admin-bodies.js';
+
+/** `GET /admin/v1/tasks` filters, each once, and no other (the kernel checks their values). */
+const taskListQuery = z.strictObject({
+  status: z.string().optional(),
+  account_id: z.string().optional(),
+  kind: z.string().optional(),
+});
+const taskListQuerySchema = jsonSchemaOf(taskListQuery);
+type TaskListQueryString = z.output<typeof taskListQuery>;
 
 /**
  * Operators' task routes under `/admin/v1` (docs/admin.md): list and show any account's tasks,
@@ -15,21 +25,9 @@ export function registerAdminTasks(
   deps: AppDeps,
   operator: OperatorActions,
 ): void {
-  scope.get<{ Querystring: { status?: string; account_id?: string; kind?: string } }>(
+  scope.get<{ Querystring: TaskListQueryString }>(
     '/admin/v1/tasks',
-    {
-      schema: {
-        querystring: {
-          type: 'object',
-          additionalProperties: false,
-          properties: {
-            status: { type: 'string' },
-            account_id: { type: 'string' },
-            kind: { type: 'string' },
-          },
-        },
-      },
-    },
+    { schema: { querystring: taskListQuerySchema } },
     async (request) =>
       deps.taskOperations.list({
         status: request.query.status,
