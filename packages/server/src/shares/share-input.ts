@@ -1,22 +1,17 @@
+import { z } from 'zod';
 import { ApiError, invalidInput } from '../errors/api-error.js';
+import { jsonSchemaOf } from '../errors/input-schema.js';
 import type { ShareState } from '../store/schema.js';
 
 /** What a share is asked for: a task (its first output) or an asset, exactly one. */
 export type ShareTarget = { readonly kind: 'task' | 'asset'; readonly id: string };
 
-const ID = { type: 'string', minLength: 1, maxLength: 64 } as const;
+const id = z.string().min(1).max(64).optional();
 
 /** `POST /v1/shares`: `task_id` or `asset_id` and nothing else (the one-of rule is `parseShareBody`'s). */
-export const shareBodySchema = {
-  type: 'object',
-  additionalProperties: false,
-  properties: { task_id: ID, asset_id: ID },
-} as const;
-
-export interface ShareBody {
-  readonly task_id?: string;
-  readonly asset_id?: string;
-}
+const shareBody = z.strictObject({ task_id: id, asset_id: id });
+export const shareBodySchema = jsonSchemaOf(shareBody);
+export type ShareBody = z.output<typeof shareBody>;
 
 /** The schema-checked body as a target: exactly one of the two ids. */
 export function parseShareBody(body: ShareBody): ShareTarget {
