@@ -1,7 +1,14 @@
 import type { CallerAccount } from '@tollgate/protocol';
 import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { jsonSchemaOf } from '../../errors/input-schema.js';
 import { principalOf, requirePersonal } from '../plugins/authenticate.js';
 import type { AppDeps } from '../deps.js';
+
+/** `POST /v1/redemptions`: the code, and nothing else. */
+const redemptionBody = z.strictObject({ code: z.string().min(1).max(100) });
+const redemptionBodySchema = jsonSchemaOf(redemptionBody);
+type RedemptionBody = z.output<typeof redemptionBody>;
 
 /**
  * `GET /v1/models` (exactly what this key may call) and the caller's own account with its
@@ -24,19 +31,12 @@ export function registerModels(scope: FastifyInstance, deps: AppDeps): void {
     return { ...account, key_budget: keyBudget };
   });
 
-  scope.post<{ Body: { code: string } }>(
+  scope.post<{ Body: RedemptionBody }>(
     '/v1/redemptions',
     {
       // A redemption code is used once by its own rule (accounts), not by an Idempotency-Key.
       config: { businessPost: false },
-      schema: {
-        body: {
-          type: 'object',
-          required: ['code'],
-          additionalProperties: false,
-          properties: { code: { type: 'string', minLength: 1, maxLength: 100 } },
-        },
-      },
+      schema: { body: redemptionBodySchema },
     },
     async (request) => {
       const principal = principalOf(request);
