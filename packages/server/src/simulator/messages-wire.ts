@@ -21,7 +21,7 @@ interface MessagesUsage {
   cache_read_input_tokens: number;
   cache_creation: { ephemeral_5m_input_tokens: number; ephemeral_1h_input_tokens: number };
   output_tokens: number;
-  service_tier: 'standard';
+  service_tier: string;
 }
 
 export interface MessageObject {
@@ -45,6 +45,8 @@ export function messageObject(
   answer: TurnAnswer,
   cache: CacheUsage,
   signer: { state: OpaqueState; callerKey: string },
+  /** The tier the usage names (`[sim:service_tier=…]`), `standard` unless asked. */
+  serviceTier = 'standard',
 ): MessageObject {
   const content: Block[] = [];
   if (answer.reasoning !== undefined)
@@ -84,7 +86,7 @@ export function messageObject(
               ephemeral_1h_input_tokens: cache.created1h,
             },
             output_tokens: usage.output,
-            service_tier: 'standard',
+            service_tier: serviceTier,
           },
         }),
   };

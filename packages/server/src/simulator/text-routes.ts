@@ -183,10 +183,13 @@ export const TEXT_ROUTES: Record<string, TextRoute> = {
           state.promptCache,
           state.opaque.organisation(callerKey),
         );
-        return messageObject(input.model, answerTurn(input, cleaned, directives), cache, {
-          state: state.opaque,
-          callerKey,
-        });
+        return messageObject(
+          input.model,
+          answerTurn(input, cleaned, directives),
+          cache,
+          { state: state.opaque, callerKey },
+          directives.serviceTier,
+        );
       };
       return {
         directives,

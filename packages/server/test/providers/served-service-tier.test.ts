@@ -36,7 +36,8 @@ interface RecordBody {
  * prices (the caller overcharged), or on its priority tier at the standard prices (the operator
  * pays the difference): the served `service_tier` of the answer — top level in a plain answer,
  * on every chunk of a stream — was not read, so every request was billed at the base prices.
- * The providers' names of their standard tier (`default`, `standard`) are the base prices.
+ * The providers' names of their standard tier (`default`, `standard`) are the base prices. The
+ * same through an Anthropic Messages upstream, which reports the tier in `usage.service_tier`.
  */
 describe('the service tier an upstream reports it served on is billed as served', () => {
   let gateway: TestGateway;
@@ -46,7 +47,15 @@ describe('the service tier an upstream reports it served on is billed as served'
     if (sqlite === undefined) throw new Error('no sqlite');
     gateway = await startGateway(sqlite, {
       config: testConfig({
-        models: [...defaultConfig.models, { ...simChat, id: 'tiered-chat', prices: PRICES }],
+        upstreams: {
+          ...defaultConfig.upstreams,
+          anthropic: { kind: 'simulator', chat_api: 'messages' },
+        },
+        models: [
+          ...defaultConfig.models,
+          { ...simChat, id: 'tiered-chat', prices: PRICES },
+          { ...simChat, id: 'tiered-claude', upstream: 'anthropic', prices: PRICES },
+        ],
       }),
     });
     ({ key, accountId } = await gateway.account(1_000_000_000));
@@ -56,13 +65,13 @@ describe('the service tier an upstream reports it served on is billed as served'
     await gateway.close();
   });
 
-  async function served(tier: string | undefined, stream: boolean) {
+  async function served(tier: string | undefined, stream: boolean, model = 'tiered-chat') {
     const before = (await gateway.balance(accountId)).balance;
     const directive = tier === undefined ? '' : ` [sim:service_tier=${tier}]`;
     const answer = await gateway.call('POST', '/v1/chat/completions', {
       key,
       body: {
-        model: 'tiered-chat',
+        model,
         stream,
         messages: [{ role: 'user', content: `hello there${directive}` }],
       },
@@ -104,6 +113,19 @@ describe('the service tier an upstream reports it served on is billed as served'
         expect(record.bill?.amount).toBe(billAt(record));
         expect(record.bill?.pricing_rule).toMatch(/(^|; )chat: /);
       }
+    });
+  }
+
+  for (const stream of [false, true]) {
+    const how = stream ? 'streamed' : 'plain';
+    it(`an Anthropic upstream, ${how}: priority at the priority prices, standard at the base prices`, async () => {
+      const priority = await served('priority', stream, 'tiered-claude');
+      expect(priority.bill?.amount).toBe(billAt(priority, 'priority'));
+      expect(priority.bill?.amount).toBeGreaterThan(billAt(priority));
+      expect(priority.bill?.pricing_rule).toMatch(/(^|; )chat \(service tier priority\): /);
+      const standard = await served(undefined, stream, 'tiered-claude');
+      expect(standard.bill?.amount).toBe(billAt(standard));
+      expect(standard.bill?.pricing_rule).toMatch(/(^|; )chat: /);
     });
   }
 });

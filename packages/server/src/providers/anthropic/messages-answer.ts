@@ -60,6 +60,7 @@ export function readMessagesAnswer(
     cacheRead: message.usage.cache_read_input_tokens ?? 0,
     ...cacheWritesOf(message.usage),
     output: message.usage.output_tokens,
+    serviceTier: message.usage.service_tier,
   });
   if (usage === undefined) throw unverifiableBody(upstreamRequestId, 'usage beyond safe integers');
   const text = texts.join('');

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { servedTierSchema } from '../served-tier.js';
 
 /**
  * Anthropic Messages bodies and stream events, parsed at the boundary (docs/agents.md, "Anthropic
@@ -24,6 +25,8 @@ export const messageUsageSchema = z.object({
   cache_creation_input_tokens: tokens.nullish(),
   cache_read_input_tokens: tokens.nullish(),
   cache_creation: cacheCreationSchema.nullish(),
+  /** The tier Anthropic served the message on (`standard`, `priority`, `batch`). */
+  service_tier: servedTierSchema,
 });
 
 /** `message_delta`'s usage: the output so far, and (lately) the input figures again. */

@@ -96,6 +96,7 @@ export class MessagesStreamReader {
             input: usage.input_tokens,
             cacheRead: usage.cache_read_input_tokens ?? 0,
             ...cacheWritesOf(usage),
+            serviceTier: usage.service_tier,
           };
         return [];
       }
@@ -121,6 +122,7 @@ export class MessagesStreamReader {
             cacheRead: usage.cache_read_input_tokens ?? input.cacheRead,
             cacheWrite: writes.cacheWrite,
             cacheWrite1h: writes.cacheWrite1h ?? input.cacheWrite1h,
+            serviceTier: input.serviceTier,
           };
         }
         const reason = event.delta.stop_reason;

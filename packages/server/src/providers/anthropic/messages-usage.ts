@@ -1,3 +1,4 @@
+import { servedServiceTier } from '../../chat/chat-prices.js';
 import type { ChatUsage } from '../../chat/chat-types.js';
 import type { MessageUsage, StopReason } from './messages-schemas.js';
 
@@ -13,6 +14,8 @@ export interface MessagesTokens {
    */
   readonly cacheWrite1h?: number | undefined;
   readonly output: number;
+  /** The tier Anthropic reports it served the message on (`usage.service_tier`). */
+  readonly serviceTier?: string | null | undefined;
 }
 
 /**
@@ -47,7 +50,9 @@ export function chatUsageOf(tokens: MessagesTokens): ChatUsage | undefined {
     tokens.cacheWrite1h === undefined
       ? undefined
       : Math.min(tokens.cacheWrite1h, tokens.cacheWrite);
+  const serviceTier = servedServiceTier(tokens.serviceTier);
   return {
+    ...(serviceTier === undefined ? {} : { serviceTier }),
     promptTokens,
     completionTokens: tokens.output,
     cachedTokens: tokens.cacheRead,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { servedTierSchema } from '../served-tier.js';
 
 /**
  * Upstream chat bodies, parsed at the boundary. Zod drops every field not named here, so what
@@ -36,17 +37,6 @@ const extraContentSchema = z
   .optional()
   .catch(undefined);
 
-/**
- * The tier the upstream served the request on (OpenAI's `service_tier`: `default`, `flex`,
- * `priority`, `scale`), billed as served (chat/chat-prices.ts). A value of another shape is left
- * out, as if none was reported: the base prices.
- */
-const serviceTierSchema = z
-  .string()
-  .regex(/^[a-z0-9][a-z0-9_-]{0,31}$/)
-  .nullish()
-  .catch(undefined);
-
 const toolCallSchema = z.object({
   id: z.string().max(200),
   type: z.literal('function'),
@@ -73,7 +63,7 @@ export const completionSchema = z.object({
     )
     .min(1),
   usage: usageSchema,
-  service_tier: serviceTierSchema,
+  service_tier: servedTierSchema,
 });
 
 export const chunkSchema = z.object({
@@ -107,7 +97,7 @@ export const chunkSchema = z.object({
     }),
   ),
   usage: usageSchema.nullish(),
-  service_tier: serviceTierSchema,
+  service_tier: servedTierSchema,
 });
 
 export type UpstreamUsage = z.output<typeof usageSchema>;
