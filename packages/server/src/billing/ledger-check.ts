@@ -1,20 +1,7 @@
+import type { LedgerReport, LedgerViolation } from '@tollgate/protocol';
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { Database } from '../store/schema.js';
 import { MAX_BALANCE_MICRO_YUAN } from './money.js';
-
-export interface LedgerViolation {
-  invariant: string;
-  subject: string;
-  detail: string;
-}
-
-export interface LedgerReport {
-  ok: boolean;
-  accounts: number;
-  holds: number;
-  hold_journal_entries: number;
-  violations: LedgerViolation[];
-}
 
 /**
  * Verifies every ledger invariant (docs/billing.md):

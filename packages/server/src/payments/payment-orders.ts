@@ -1,32 +1,11 @@
+import type { PaymentOrder } from '@tollgate/protocol';
 import type { Kysely } from 'kysely';
 import type { PaymentOrderState, PaymentOrderTable, Database } from '../store/schema.js';
 import { invalidInput } from '../errors/api-error.js';
 import { parseLimit } from '../util/list-page.js';
 
 /** An order as the console shows it (members: their account's; operators: all). */
-export interface PaymentOrderView {
-  object: 'payment_order';
-  id: string;
-  account_id: string;
-  provider: string;
-  /** Micro-yuan. */
-  amount: number;
-  currency: string;
-  state: PaymentOrderState;
-  checkout_url: string | null;
-  /**
-   * Micro-yuan the provider refunded so far, and the part of it that could not be taken back when
-   * each refund came (owed by the account then; the account's `owed` says what is still owed).
-   */
-  refunded_amount: number;
-  refund_owed: number;
-  /** Why an operator should look; null when nothing is wrong. */
-  flag: string | null;
-  created_at: string;
-  updated_at: string;
-}
-
-export function paymentOrderView(row: PaymentOrderTable): PaymentOrderView {
+export function paymentOrderView(row: PaymentOrderTable): PaymentOrder {
   return {
     object: 'payment_order',
     id: row.id,
@@ -69,7 +48,7 @@ export async function listOrders(
   db: Kysely<Database>,
   accountId: string | undefined,
   query: OrderQuery,
-): Promise<{ object: 'list'; data: PaymentOrderView[] }> {
+): Promise<{ object: 'list'; data: PaymentOrder[] }> {
   const limit = parseLimit(query.limit, 50);
   let select = db.selectFrom('payment_orders').selectAll();
   if (accountId !== undefined) select = select.where('account_id', '=', accountId);

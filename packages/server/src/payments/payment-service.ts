@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { PaymentOrder } from '@tollgate/protocol';
 import type { Kysely } from 'kysely';
 import type { FastifyBaseLogger } from 'fastify';
 import type { AccountService } from '../accounts/account-service.js';
@@ -8,12 +9,7 @@ import { parseMovementAmount } from '../billing/money.js';
 import { ApiError, invalidInput } from '../errors/api-error.js';
 import type { Database, PaymentOrderTable } from '../store/schema.js';
 import { applyPaymentEvent } from './payment-events.js';
-import {
-  listOrders,
-  paymentOrderView,
-  type OrderQuery,
-  type PaymentOrderView,
-} from './payment-orders.js';
+import { listOrders, paymentOrderView, type OrderQuery } from './payment-orders.js';
 import {
   MICRO_YUAN_PER_FEN,
   UnusableEventError,
@@ -76,7 +72,7 @@ export class PaymentService {
     accountId: string,
     input: { amount: unknown },
     urls: (orderId: string) => ReturnUrls,
-  ): Promise<{ order: PaymentOrderView; checkout_url: string }> {
+  ): Promise<{ order: PaymentOrder; checkout_url: string }> {
     const provider = this.requireProvider();
     const amount = parseMovementAmount(input.amount, 'amount');
     if (amount % MICRO_YUAN_PER_FEN !== 0)

@@ -1,6 +1,7 @@
 import type { ColumnType } from 'kysely';
 import type {
   HoldState,
+  PaymentOrderState,
   RequestStatus,
   TaskBillingState,
   TaskKind,
@@ -263,6 +264,7 @@ export interface ModelPriceTable {
 /** The wire unions are the stored ones: one definition, in packages/protocol. */
 export type {
   HoldState,
+  PaymentOrderState,
   RequestStatus,
   TaskBillingState,
   TaskKind,
@@ -510,18 +512,6 @@ export interface AuditEventTable {
   /** JSON object with the action's other inputs (never a secret). */
   detail: string | null;
 }
-
-/** Where an online top-up order is (docs/payments.md, "Order states"). */
-export type PaymentOrderState =
-  | 'created'
-  | 'paid'
-  | 'expired'
-  | 'failed'
-  | 'amount_mismatch'
-  /** Paid, but crediting it would pass the maximum balance: not credited, in the operator's queue. */
-  | 'balance_limit'
-  | 'refunded_partially'
-  | 'refunded';
 
 /** One checkout a member started (migrations/026-payment-orders.ts). */
 export interface PaymentOrderTable {

@@ -92,7 +92,7 @@ import { CONSOLE_OPERATIONS } from '../../src/http/console/console-operations.js
 import { sessionView } from '../../src/users/console-sessions.js';
 import { consoleUserView, withOrigin, type ConsoleUsers } from '../../src/users/console-users.js';
 import type { OperatorActions } from '../../src/operator/operator-actions.js';
-import type { PaymentOrderView } from '../../src/payments/payment-orders.js';
+import { paymentOrderView } from '../../src/payments/payment-orders.js';
 import type { PaymentService } from '../../src/payments/payment-service.js';
 import type { ChannelStatus } from '../../src/routing/channel-router.js';
 import type { BreakerState } from '../../src/routing/circuit-breaker.js';
@@ -611,7 +611,7 @@ describe('wire types: the console API answers and takes packages/protocol types'
     expectTypeOf(sessionView).returns.toEqualTypeOf<ConsoleSession>();
     expectTypeOf(ownerTaskView).returns.toEqualTypeOf<AccountTask>();
     expectTypeOf<AccountService['topUp']>().returns.resolves.toEqualTypeOf<ToppedUpAccount>();
-    expectTypeOf<PaymentOrderView>().toEqualTypeOf<PaymentOrder>();
+    expectTypeOf(paymentOrderView).returns.toEqualTypeOf<PaymentOrder>();
     expectTypeOf<PaymentService['status']>().returns.toEqualTypeOf<PaymentStatus>();
     expectTypeOf<PaymentService['startTopUp']>().returns.resolves.toEqualTypeOf<StartedTopUp>();
     expectTypeOf(auditEventView).returns.toEqualTypeOf<AuditEvent>();

@@ -1,5 +1,6 @@
 import { afterEach, expect, it } from 'vitest';
-import { checkLedger, type LedgerReport } from '../../src/billing/ledger-check.js';
+import type { LedgerReport } from '@tollgate/protocol';
+import { checkLedger } from '../../src/billing/ledger-check.js';
 import { describeEachDialect } from '../helpers/dialects.js';
 import { embeddingsOnlyConfig, startGateway, type TestGateway } from '../helpers/gateway.js';
 
