@@ -100,6 +100,12 @@ export interface UsageExceededCap {
   review: string | null;
 }
 
+/**
+ * Usage the gateway counted because the upstream reported none: `detail` names the rule and the
+ * figures; an operator may review it as it reviews usage beyond the cap.
+ */
+export type UsageCountedLocally = UsageExceededCap;
+
 /** Where and how to settle an `awaiting_funds` record (an empty body). */
 export interface RecordSettlement {
   /** `/v1/requests/{id}/settle`. */
@@ -167,6 +173,11 @@ export interface RequestRecord {
   bill: RecordBill | null;
   /** Set when the upstream reported usage beyond the cap and the bound was billed instead. */
   usage_exceeded_cap: UsageExceededCap | null;
+  /**
+   * Set when a stream finished without the upstream reporting usage and the gateway counted it
+   * by its documented estimate (docs/billing.md, "A stream that ends without usage").
+   */
+  usage_counted_locally: UsageCountedLocally | null;
   /** True only while `POST /v1/requests/{id}/settle` may settle it (`awaiting_funds`). */
   canSettle: boolean;
   /** Present (not `null`) exactly when `canSettle` is true. */

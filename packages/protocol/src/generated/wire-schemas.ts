@@ -314,6 +314,7 @@ export const wireSchemas: Readonly<Record<string, object>> = {
     required: ['detail', 'reviewed_at', 'review'],
     additionalProperties: false,
   },
+  UsageCountedLocally: { $ref: '#/components/schemas/UsageExceededCap' },
   RecordSettlement: {
     type: 'object',
     properties: { url: { type: 'string' }, method: { type: 'string', const: 'POST' } },
@@ -382,6 +383,9 @@ export const wireSchemas: Readonly<Record<string, object>> = {
       usage_exceeded_cap: {
         anyOf: [{ $ref: '#/components/schemas/UsageExceededCap' }, { type: 'null' }],
       },
+      usage_counted_locally: {
+        anyOf: [{ $ref: '#/components/schemas/UsageCountedLocally' }, { type: 'null' }],
+      },
       canSettle: { type: 'boolean' },
       settlement: { anyOf: [{ $ref: '#/components/schemas/RecordSettlement' }, { type: 'null' }] },
       upstream_request_id: { type: ['string', 'null'] },
@@ -405,6 +409,7 @@ export const wireSchemas: Readonly<Record<string, object>> = {
       'reserve',
       'bill',
       'usage_exceeded_cap',
+      'usage_counted_locally',
       'canSettle',
       'settlement',
       'upstream_request_id',
@@ -700,6 +705,9 @@ export const wireSchemas: Readonly<Record<string, object>> = {
       usage_exceeded_cap: {
         anyOf: [{ $ref: '#/components/schemas/UsageExceededCap' }, { type: 'null' }],
       },
+      usage_counted_locally: {
+        anyOf: [{ $ref: '#/components/schemas/UsageCountedLocally' }, { type: 'null' }],
+      },
       canSettle: { type: 'boolean' },
       settlement: { anyOf: [{ $ref: '#/components/schemas/RecordSettlement' }, { type: 'null' }] },
       upstream_request_id: { type: ['string', 'null'] },
@@ -741,6 +749,7 @@ export const wireSchemas: Readonly<Record<string, object>> = {
       'updated_at',
       'upstream_request_id',
       'usage',
+      'usage_counted_locally',
       'usage_exceeded_cap',
     ],
     additionalProperties: false,
@@ -1056,6 +1065,9 @@ export const wireSchemas: Readonly<Record<string, object>> = {
       usage_exceeded_cap: {
         anyOf: [{ $ref: '#/components/schemas/UsageExceededCap' }, { type: 'null' }],
       },
+      usage_counted_locally: {
+        anyOf: [{ $ref: '#/components/schemas/UsageCountedLocally' }, { type: 'null' }],
+      },
       canSettle: { type: 'boolean' },
       settlement: { anyOf: [{ $ref: '#/components/schemas/RecordSettlement' }, { type: 'null' }] },
       upstream_request_id: { type: ['string', 'null'] },
@@ -1078,6 +1090,7 @@ export const wireSchemas: Readonly<Record<string, object>> = {
       'reserve',
       'bill',
       'usage_exceeded_cap',
+      'usage_counted_locally',
       'canSettle',
       'settlement',
       'upstream_request_id',
@@ -2908,6 +2921,9 @@ export const wireSchemas: Readonly<Record<string, object>> = {
       usage_exceeded_cap: {
         anyOf: [{ $ref: '#/components/schemas/UsageExceededCap' }, { type: 'null' }],
       },
+      usage_counted_locally: {
+        anyOf: [{ $ref: '#/components/schemas/UsageCountedLocally' }, { type: 'null' }],
+      },
       canSettle: { type: 'boolean' },
       settlement: { anyOf: [{ $ref: '#/components/schemas/RecordSettlement' }, { type: 'null' }] },
       upstream_request_id: { type: ['string', 'null'] },
@@ -2940,6 +2956,7 @@ export const wireSchemas: Readonly<Record<string, object>> = {
       'updated_at',
       'upstream_request_id',
       'usage',
+      'usage_counted_locally',
       'usage_exceeded_cap',
     ],
     additionalProperties: false,
@@ -3470,6 +3487,9 @@ export const wireSchemas: Readonly<Record<string, object>> = {
       usage_exceeded_cap: {
         anyOf: [{ $ref: '#/components/schemas/UsageExceededCap' }, { type: 'null' }],
       },
+      usage_counted_locally: {
+        anyOf: [{ $ref: '#/components/schemas/UsageCountedLocally' }, { type: 'null' }],
+      },
       canSettle: { type: 'boolean' },
       settlement: { anyOf: [{ $ref: '#/components/schemas/RecordSettlement' }, { type: 'null' }] },
       upstream_request_id: { type: ['string', 'null'] },
@@ -3514,6 +3534,7 @@ export const wireSchemas: Readonly<Record<string, object>> = {
       'updated_at',
       'upstream_request_id',
       'usage',
+      'usage_counted_locally',
       'usage_exceeded_cap',
     ],
   },

@@ -759,6 +759,7 @@ export interface components {
       reviewed_at: string | null;
       review: string | null;
     };
+    UsageCountedLocally: components['schemas']['UsageExceededCap'];
     RecordSettlement: {
       url: string;
       /** @constant */
@@ -803,6 +804,7 @@ export interface components {
       reserve: components['schemas']['RecordReserve'] | null;
       bill: components['schemas']['RecordBill'] | null;
       usage_exceeded_cap: components['schemas']['UsageExceededCap'] | null;
+      usage_counted_locally: components['schemas']['UsageCountedLocally'] | null;
       canSettle: boolean;
       settlement: components['schemas']['RecordSettlement'] | null;
       upstream_request_id: string | null;
@@ -961,6 +963,7 @@ export interface components {
       reserve: components['schemas']['RecordReserve'] | null;
       bill: components['schemas']['RecordBill'] | null;
       usage_exceeded_cap: components['schemas']['UsageExceededCap'] | null;
+      usage_counted_locally: components['schemas']['UsageCountedLocally'] | null;
       canSettle: boolean;
       settlement: components['schemas']['RecordSettlement'] | null;
       upstream_request_id: string | null;

@@ -3,6 +3,7 @@ import { ApiError } from '../errors/api-error.js';
 import { outcomeNotRecorded } from '../errors/database-outage.js';
 import { UpstreamFailure } from '../providers/upstream-error.js';
 import { readIdempotencyKey } from '../requests/idempotency.js';
+import { COUNTED_LOCALLY } from '../chat/token-estimate.js';
 import { judgedByItsClaim, requestFingerprint } from './idempotency-judgement.js';
 import type {
   Answer,
@@ -136,8 +137,10 @@ export async function finishAndCount(
     if (resolution === 'captured' && outcome.kind === 'succeeded')
       deps.metrics.captured.inc(outcome.amount);
   }
-  if (outcome.kind === 'succeeded' && outcome.usageFlag !== undefined)
-    deps.metrics.usageExceededCap.inc();
+  if (outcome.kind === 'succeeded' && outcome.usageFlag !== undefined) {
+    if (outcome.usageFlag.startsWith(COUNTED_LOCALLY)) deps.metrics.usageCountedLocally.inc();
+    else deps.metrics.usageExceededCap.inc();
+  }
   return answer;
 }
 

@@ -4,6 +4,7 @@ import { checkCapabilities } from '../chat/capabilities.js';
 import { credibleChatUsage, ruleWithFlag } from '../chat/credible-usage.js';
 import { chatCost, chatReserve, worstCaseInputTokens } from '../chat/chat-pricing.js';
 import type { ChatUsage } from '../chat/chat-types.js';
+import { locallyCountedUsage } from '../chat/token-estimate.js';
 import type { Conversations } from '../chat/conversations.js';
 import { inlineImageUrls } from '../chat/inline-image-urls.js';
 import { namesAssets, resolveAssets } from '../chat/resolve-assets.js';
@@ -186,6 +187,7 @@ export async function runChatTurn(
         open: (signal) => provider.stream(signal),
         price: bill,
         insured: model.zero_completion_insurance,
+        countLocally: (generated) => locallyCountedUsage(chat, model, generated),
       });
     }
     return await runBilledRequest(deps, request, reply, {

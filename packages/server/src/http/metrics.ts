@@ -44,6 +44,12 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly usageCountedLocally = new Counter({
+    name: 'tollgate_usage_counted_locally_total',
+    help: 'Streams that finished without the upstream reporting usage, billed on the gateway estimate (flagged for review)',
+    registers: [this.registry],
+  });
+
   readonly taskTransitions = new Counter({
     name: 'tollgate_task_transitions_total',
     help: 'Image and video task status changes, by the status reached',

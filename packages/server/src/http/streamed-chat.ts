@@ -3,11 +3,13 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { insuresAnswer, insuresFault, ZERO_COMPLETION_RULE } from '../chat/zero-completion.js';
 import { errors as undiciErrors } from 'undici';
 import type { ChatUsage } from '../chat/chat-types.js';
+import { COUNTED_LOCALLY, type GeneratedBytes } from '../chat/token-estimate.js';
 import { usageFields } from '../chat/usage-fields.js';
 import { ApiError } from '../errors/api-error.js';
 import { heartbeatEveryMs } from '../requests/record-ages.js';
 import type { StreamEvent } from '../providers/chat-upstream.js';
 import { toChatUsage } from '../providers/openai-compatible/chat.js';
+import type { UpstreamChunk } from '../providers/openai-compatible/chat-schemas.js';
 import { UnpresentableChunk, type StreamPresenter } from './dialects/chat-dialect.js';
 import type { RecordHeartbeat } from '../requests/record-heartbeat.js';
 import type { RecordedOutcome, Reserve } from '../requests/request-service.js';
@@ -47,6 +49,11 @@ export interface StreamedChat {
   readonly routing?: RoutedCall;
   /** Zero-completion insurance is on for this model (chat/zero-completion.ts). */
   readonly insured: boolean;
+  /**
+   * The usage of a stream that finished without reporting any, counted by the gateway's estimate
+   * (chat/token-estimate.ts), with the record's note saying so.
+   */
+  countLocally(generated: GeneratedBytes): { usage: ChatUsage; flag: string };
   /** The bill for reported usage; `flag` when usage beyond the gateway's cap was cut (chat/credible-usage.ts). */
   price(usage: ChatUsage): {
     amount: number;
@@ -68,14 +75,24 @@ export const CHUNK_SLACK = 16;
 
 /** How a stream ended; each has one rule in docs/billing.md ("Stream endings"). */
 type Ending =
-  | { kind: 'completed'; usage: ChatUsage }
-  | { kind: 'no_usage' }
+  /** `countedLocally`: the record's note when the usage was counted here (`no_usage` below). */
+  | { kind: 'completed'; usage: ChatUsage; countedLocally?: string }
   | { kind: 'upstream_error' }
   | { kind: 'invalid'; detail: string }
   | { kind: 'dropped'; detail: string }
   | { kind: 'stalled' }
   /** This gateway stopped reading (streams-in-flight.ts): shut down, or past the cap unheard. */
   | { kind: 'cut'; cut: StreamCut; bound: number };
+
+/** How reading the stream ended: a stream finished without usage is then counted (`counted`). */
+type ReadEnding = Ending | { kind: 'no_usage'; generated: GeneratedBytes };
+
+/** A stream finished without usage is billed on the gateway's count, flagged on the record. */
+function counted(read: ReadEnding, chat: StreamedChat): Ending {
+  if (read.kind !== 'no_usage') return read;
+  const { usage, flag } = chat.countLocally(read.generated);
+  return { kind: 'completed', usage, countedLocally: flag };
+}
 
 type StreamDeps = Pick<
   AppDeps,
@@ -152,16 +169,17 @@ async function relayStream(
   };
   const relay = chat.presenter;
   relayed(relay.opening());
-  const ending = await relayEvents(opened.events, relay, relayed, {
+  const read = await relayEvents(opened.events, relay, relayed, {
     writer,
     stop,
     heartbeat,
     unheardBound: chat.outputCap + CHUNK_SLACK,
   });
+  const ending = counted(read, chat);
   chat.routing?.finish();
   if (writer.closed && ending.kind !== 'cut')
     deps.logger.info(
-      { requestId: request.id, ending: ending.kind, chunks: relay.chunks },
+      { requestId: request.id, ending: read.kind, chunks: relay.chunks },
       'stream read to its end after the caller went away',
     );
   const outcome = decide(ending, relay, chat, opened.upstreamRequestId, request.id);
@@ -226,7 +244,7 @@ async function relayEvents(
   relay: StreamPresenter,
   send: (frames: readonly SseFrame[]) => void,
   control: RelayControl,
-): Promise<Ending> {
+): Promise<ReadEnding> {
   const { writer, stop, heartbeat, unheardBound } = control;
   const cut = (): Ending => ({
     kind: 'cut',
@@ -235,11 +253,12 @@ async function relayEvents(
   });
   let usage: ChatUsage | undefined;
   let read = 0;
+  const generated: GeneratedBytes = { visible: 0, reasoning: 0 };
   try {
     for await (const event of events) {
       await heartbeat.beat();
       if (event.kind === 'done')
-        return usage === undefined ? { kind: 'no_usage' } : { kind: 'completed', usage };
+        return usage === undefined ? { kind: 'no_usage', generated } : { kind: 'completed', usage };
       if (event.kind === 'upstream_error') return { kind: 'upstream_error' };
       if (event.kind === 'invalid') return { kind: 'invalid', detail: event.detail };
       if (event.usage !== undefined) usage = event.usage;
@@ -250,6 +269,8 @@ async function relayEvents(
       }
       // Sent while the caller listens; kept for the record (and a replay) either way.
       send(relay.relay(event.chunk, event.opaque));
+      // Only read when the upstream reports no usage: the basis of the gateway's own count.
+      if (usage === undefined) countGenerated(event.chunk, generated);
       read += 1;
       // Nobody listens any more: an upstream that goes on past the output cap is not read on.
       if (writer.closed && read > unheardBound) stop.abort('over_cap' satisfies StreamCut);
@@ -264,6 +285,23 @@ async function relayEvents(
       kind: 'dropped',
       detail: (error as { code?: string }).code ?? (error as Error).message,
     };
+  }
+}
+
+/** Adds the bytes a chunk generated (token-estimate.ts `GeneratedBytes`) to `generated`. */
+function countGenerated(chunk: UpstreamChunk, generated: GeneratedBytes): void {
+  for (const choice of chunk.choices) {
+    const delta = choice.delta;
+    if (delta.content != null) generated.visible += Buffer.byteLength(delta.content);
+    if (delta.refusal != null) generated.visible += Buffer.byteLength(delta.refusal);
+    if (delta.reasoning_content != null)
+      generated.reasoning += Buffer.byteLength(delta.reasoning_content);
+    for (const call of delta.tool_calls ?? []) {
+      if (call.function?.name !== undefined)
+        generated.visible += Buffer.byteLength(call.function.name);
+      if (call.function?.arguments !== undefined)
+        generated.visible += Buffer.byteLength(call.function.arguments);
+    }
   }
 }
 
@@ -293,6 +331,8 @@ function decide(
   switch (ending.kind) {
     case 'completed': {
       const { amount, rule, flag, channelCost, lineItems } = chat.price(ending.usage);
+      const counted = ending.countedLocally;
+      const usageFlag = counted === undefined ? flag : [counted, flag].filter(Boolean).join('; ');
       return {
         kind: 'succeeded',
         body: relay.assembled(ending.usage),
@@ -300,9 +340,12 @@ function decide(
         amount,
         channelCost,
         lineItems,
-        pricingRule: `stream completed with usage; ${rule}`,
+        pricingRule:
+          counted === undefined
+            ? `stream completed with usage; ${rule}`
+            : `stream completed without usage, counted by the gateway's estimate (${COUNTED_LOCALLY}); ${rule}`,
         upstreamRequestId,
-        ...(flag === undefined ? {} : { usageFlag: flag }),
+        ...(usageFlag === undefined ? {} : { usageFlag }),
       };
     }
     case 'upstream_error':
@@ -321,12 +364,6 @@ function decide(
         'UPSTREAM_ERROR',
         'the upstream failed in the middle of the stream',
         'upstream error',
-      );
-    case 'no_usage':
-      return unknown(
-        'UPSTREAM_ERROR',
-        'the upstream finished without reporting usage, so the result cannot be priced',
-        'ended without usage',
       );
     case 'invalid':
       return unknown(

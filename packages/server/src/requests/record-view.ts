@@ -5,8 +5,10 @@ import type {
   OperatorRequestRecord,
   RequestRecord,
   RequestResolution,
+  UsageExceededCap,
 } from '@tollgate/protocol';
 import type { HoldState, RequestTable } from '../store/schema.js';
+import { COUNTED_LOCALLY } from '../chat/token-estimate.js';
 
 export type RecordRow = RequestTable & { hold_state: HoldState | null };
 
@@ -19,6 +21,8 @@ export function recordView(row: RecordRow): RequestRecord {
   const isError = row.http_status !== null && row.http_status >= 400;
   // A task's creation record shows the task as it was created (202); the task is read at its own path.
   const resultVisible = (row.status === 'succeeded' || row.status === 'accepted') && !isError;
+  // One column holds the note an operator reviews; its first word says which kind it is.
+  const countedLocally = row.usage_flag?.startsWith(COUNTED_LOCALLY) === true;
   return {
     object: 'request' as const,
     id: row.id,
@@ -57,15 +61,9 @@ export function recordView(row: RecordRow): RequestRecord {
      * Set when the upstream reported usage beyond what the gateway allowed: the bound was billed
      * instead (docs/billing.md "Usage beyond the cap"); `reviewed_at` once an operator looked.
      */
-    usage_exceeded_cap:
-      row.usage_flag === null
-        ? null
-        : {
-            detail: row.usage_flag,
-            reviewed_at:
-              row.usage_reviewed_at === null ? null : new Date(row.usage_reviewed_at).toISOString(),
-            review: row.usage_review,
-          },
+    usage_exceeded_cap: countedLocally ? null : usageNote(row),
+    /** Set when the gateway counted a stream's usage the upstream did not report. */
+    usage_counted_locally: countedLocally ? usageNote(row) : null,
     canSettle: row.status === 'awaiting_funds',
     settlement:
       row.status === 'awaiting_funds'
@@ -83,6 +81,17 @@ export function recordView(row: RecordRow): RequestRecord {
 export type RecordView = ReturnType<typeof recordView>;
 
 /** What an operator sees (admin API, CLI): the caller's view, whose it is, how it ended. */
+/** A record's usage note (`usage_flag`) with its review. */
+function usageNote(row: RecordRow): UsageExceededCap | null {
+  if (row.usage_flag === null) return null;
+  return {
+    detail: row.usage_flag,
+    reviewed_at:
+      row.usage_reviewed_at === null ? null : new Date(row.usage_reviewed_at).toISOString(),
+    review: row.usage_review,
+  };
+}
+
 export function operatorRecordView(row: RecordRow): OperatorRequestRecord {
   return {
     ...recordView(row),

@@ -188,20 +188,69 @@ describeEachDialect('stream endings on $name', (dialect) => {
     expect(balance).toEqual({ balance: 100_000_000, held: 0, available: 100_000_000 });
   });
 
-  it('stream ended without usage: final error event, record submission_unknown', async () => {
-    const { parsed, record } = await stream('no meter here [sim:no_usage]');
+  it('stream finished without usage: billed on the documented estimate, flagged, never at the hold', async () => {
+    const idempotencyKey = randomUUID();
+    const { parsed, record, balance, key } = await stream(
+      'no meter here [sim:no_usage]',
+      { stream_options: { include_usage: true } },
+      idempotencyKey,
+    );
     expect(parsed.text).toBe('Simulated reply to: no meter here');
-    expect(parsed.done).toBe(false);
-    expect(parsed.error).toMatchObject({ code: 'UPSTREAM_ERROR' });
-    expect(record).toMatchObject({ status: 'submission_unknown', reserve: { state: 'open' } });
-    expect(record.error?.message).toContain('finished without reporting usage');
-    const operatorView = await gateway?.admin('GET', `/admin/v1/requests/${String(record['id'])}`);
-    expect(String(operatorView?.['ending_rule'])).toContain('ended without usage');
-    await gateway?.admin('POST', `/admin/v1/requests/${String(record['id'])}/resolve`, {
-      action: 'capture',
-      amount: 10,
-      reason: 'provider invoice',
+    expect(parsed.done).toBe(true);
+    expect(parsed.error).toBeUndefined();
+    // Worked by hand (docs/billing.md, "A stream that ends without usage"): the prompt is 28
+    // bytes, ceil(28 / 3) + 8 for its one message = 18 input tokens; the answer is 33 bytes,
+    // ceil(33 / 3) = 11 output tokens; 18 x 2 + 11 x 8 = 124 micro-yuan.
+    expect(record).toMatchObject({
+      status: 'succeeded',
+      reserve: { state: 'captured' },
+      usage: { prompt_tokens: 18, completion_tokens: 11 },
+      bill: { amount: 124 },
+      usage_exceeded_cap: null,
     });
+    expect(record.bill?.pricing_rule).toContain('counted by the gateway');
+    const note = record['usage_counted_locally'] as { detail: string; reviewed_at: unknown };
+    expect(note.detail).toMatch(/^usage_counted_locally: .*input 18 tokens.*output 11 tokens/);
+    expect(note.reviewed_at).toBeNull();
+    expect(balance).toEqual({ balance: 100_000_000 - 124, held: 0, available: 100_000_000 - 124 });
+    // The caller asked for usage: the last chunk carries the counted usage, as billed.
+    const usageChunk = parsed.events.find(
+      (event) => (event as { usage?: unknown }).usage != null,
+    ) as { usage: { prompt_tokens: number; completion_tokens: number } } | undefined;
+    expect(usageChunk?.usage).toMatchObject({ prompt_tokens: 18, completion_tokens: 11 });
+    // A replay sends the same stream and charges nothing more.
+    const replay = await gateway?.call('POST', '/v1/chat/completions', {
+      key,
+      idempotencyKey,
+      body: {
+        model: 'sim-chat',
+        stream: true,
+        messages: [{ role: 'user', content: 'no meter here [sim:no_usage]' }],
+        max_tokens: 100,
+        stream_options: { include_usage: true },
+      },
+    });
+    expect(replay?.headers['idempotent-replayed']).toBe('true');
+    expect(parseSse(replay?.body ?? '').text).toBe(parsed.text);
+    // The operator's review queue lists it with the usage beyond the cap.
+    const queue = await gateway?.admin('GET', '/admin/v1/requests?usage_exceeded_cap=unreviewed');
+    expect(JSON.stringify(queue)).toContain(String(record['id']));
+  });
+
+  it('stream finished without usage past the output cap: output counted at most at the cap sent', async () => {
+    const { parsed, record } = await stream('no meter here either [sim:no_usage]', {
+      max_tokens: 3,
+    });
+    expect(parsed.done).toBe(true);
+    // 3 simulator tokens of text are more than 9 bytes: the count is cut to the cap, 3.
+    expect(record).toMatchObject({
+      status: 'succeeded',
+      usage: { completion_tokens: 3 },
+      usage_exceeded_cap: null,
+    });
+    expect((record['usage_counted_locally'] as { detail: string }).detail).toContain(
+      'cut to the output cap 3',
+    );
   });
 
   it('upstream hangs before the first byte: 504 JSON error, submission_unknown', async () => {

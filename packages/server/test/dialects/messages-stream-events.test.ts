@@ -188,6 +188,32 @@ describeEachDialect('Anthropic stream events of /v1/messages on $name', (dialect
     expect(after.held).toBeGreaterThan(before.held);
   });
 
+  it('an upstream stream that finished without usage is billed on the gateway count, which message_delta reports', async () => {
+    const response = await stream({
+      messages: [{ role: 'user', content: 'count me here [sim:no_usage]' }],
+    });
+    expect(response.statusCode).toBe(200);
+    const frames = framesOf(response.body);
+    expect(frames.at(-1)?.event).toBe('message_stop');
+    const delta = frames.find((frame) => frame.event === 'message_delta');
+    const record = (
+      await gateway.call(
+        'GET',
+        `/v1/requests/${String(response.headers['x-service-request-id'])}`,
+        { key },
+      )
+    ).json<{
+      status: string;
+      usage: { completion_tokens: number };
+      usage_counted_locally: { detail: string } | null;
+    }>();
+    expect(record.status).toBe('succeeded');
+    expect(record.usage_counted_locally?.detail).toMatch(/^usage_counted_locally: /);
+    expect((delta?.data['usage'] as { output_tokens: number }).output_tokens).toBe(
+      record.usage.completion_tokens,
+    );
+  });
+
   it('the same idempotency key replays the same stream and the same answer, charged once', async () => {
     const body = { messages: [{ role: 'user', content: 'replay me once' }] };
     const idempotencyKey = randomUUID();

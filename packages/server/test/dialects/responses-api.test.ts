@@ -13,6 +13,8 @@ interface RecordBody {
   path: string;
   result: unknown;
   bill: { amount: number; captured: boolean } | null;
+  usage: Record<string, number> | null;
+  usage_counted_locally: { detail: string } | null;
 }
 
 /** A response as the gateway sent it: less what the SDK adds (`output_text`, `parsed: null`). */
@@ -351,6 +353,19 @@ describe('the Responses API through the official openai SDK', () => {
       action: 'release',
       reason: 'test cleanup',
     });
+  });
+
+  it('an upstream stream that finished without usage completes, billed on the gateway count its usage shows', async () => {
+    const response = await gateway.call('POST', '/v1/responses', {
+      key,
+      body: { model: 'sim-chat', input: 'count me here [sim:no_usage]', stream: true },
+    });
+    const last = namedFrames(response.body).at(-1);
+    expect(last?.event).toBe('response.completed');
+    const usage = (last?.data['response'] as { usage: { output_tokens: number } }).usage;
+    const read = await charged(String(response.headers['x-service-request-id']));
+    expect(usage.output_tokens).toBe(read.usage?.['completion_tokens']);
+    expect(read.usage_counted_locally?.detail).toMatch(/^usage_counted_locally: /);
   });
 
   it('what cannot be honoured is a 400 naming the field, and nothing is held', async () => {

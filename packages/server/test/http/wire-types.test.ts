@@ -231,6 +231,7 @@ const recordKeys = {
   reserve: 'always',
   bill: 'always',
   usage_exceeded_cap: 'always',
+  usage_counted_locally: 'always',
   canSettle: 'always',
   settlement: 'always',
   upstream_request_id: 'always',
@@ -409,6 +410,7 @@ function expectRecord(label: string, body: unknown, keys: KeyList = recordKeys):
     ['reserve', reserveKeys],
     ['bill', billKeys],
     ['usage_exceeded_cap', usageExceededCapKeys],
+    ['usage_counted_locally', usageExceededCapKeys],
     ['settlement', settlementKeys],
   ];
   for (const [field, fieldKeys] of nested)

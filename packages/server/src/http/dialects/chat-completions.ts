@@ -37,6 +37,8 @@ class ChunkRelay implements StreamPresenter {
   >();
   private readonly id: string;
   private readonly includeUsage: boolean;
+  /** A chunk with the upstream's usage was passed on (the caller asked for usage). */
+  private usageSent = false;
 
   constructor(
     private readonly names: AnswerNames,
@@ -83,6 +85,7 @@ class ChunkRelay implements StreamPresenter {
       chunk.usage !== undefined && chunk.usage !== null ? toChatUsage(chunk.usage) : undefined;
     if (chunk.choices.length === 0 && (!this.includeUsage || usage === undefined)) return [];
     this.chunks += 1;
+    if (this.includeUsage && usage !== undefined) this.usageSent = true;
     const rebuilt = {
       id: this.id,
       object: 'chat.completion.chunk',
@@ -122,8 +125,21 @@ class ChunkRelay implements StreamPresenter {
     };
   }
 
-  completed(): SseFrame[] {
-    return [{ data: '[DONE]' }];
+  /**
+   * `[DONE]`, after the usage chunk a caller who asked for usage is owed when the upstream sent
+   * none: the usage billed (the gateway's count, docs/billing.md "A stream that ends without usage").
+   */
+  completed(usage: ChatUsage): SseFrame[] {
+    if (!this.includeUsage || this.usageSent) return [{ data: '[DONE]' }];
+    const usageChunk = {
+      id: this.id,
+      object: 'chat.completion.chunk',
+      created: this.names.created,
+      model: this.names.model,
+      choices: [],
+      usage: openAiUsage(usage),
+    };
+    return [{ data: JSON.stringify(usageChunk) }, { data: '[DONE]' }];
   }
 
   failed(errorBody: unknown): SseFrame[] {

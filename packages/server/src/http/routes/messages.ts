@@ -10,7 +10,7 @@ import { principalOf } from '../plugins/authenticate.js';
 import { anthropicErrorAnswers } from '../dialects/messages/anthropic-errors.js';
 import { droppedBetaNames, requestedBetas } from '../dialects/messages/anthropic-headers.js';
 import { inMessagesTerms } from '../dialects/messages/chat-error-paths.js';
-import { countInputTokens } from '../dialects/messages/count-tokens.js';
+import { estimatedInputTokens } from '../../chat/token-estimate.js';
 import { messagesDialect } from '../dialects/messages/messages-dialect.js';
 import { parseInput } from '../../errors/input-schema.js';
 import {
@@ -73,7 +73,7 @@ export function registerMessages(scope: FastifyInstance, deps: AppDeps): void {
           ...model,
           max_input_bytes: Number.MAX_SAFE_INTEGER,
         });
-        return { input_tokens: countInputTokens(chat, model) };
+        return { input_tokens: estimatedInputTokens(chat, model) };
       } catch (error) {
         throw inMessagesTerms(error, translated.origins);
       }

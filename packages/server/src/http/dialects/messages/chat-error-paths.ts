@@ -1,5 +1,5 @@
 import { ApiError } from '../../../errors/api-error.js';
-import { BYTES_PER_TOKEN, estimatedTokens } from './count-tokens.js';
+import { BYTES_PER_TOKEN, estimatedTokens } from '../../../chat/token-estimate.js';
 import type { ChatOrigins, MessageOrigin } from './to-chat-body.js';
 
 /**
