@@ -54,12 +54,29 @@ const dotted = (path: readonly PropertyKey[]) =>
  * A body's JSON Schema from its zod schema, as the caller sends it (before any defaults), for the
  * places that take JSON Schema: a route's Fastify schema (validated by Ajv before the handler
  * runs, its errors named by http/plugins/error-handler.ts) and the OpenAPI document. The zod
- * schema stays the one source: the TypeScript type is derived from it too.
+ * schema stays the one source: the TypeScript type is derived from it too. An enum or literal
+ * marked `valuesOnly` is written without its `type` (below).
  */
 export function jsonSchemaOf(schema: z.ZodType): Record<string, unknown> {
   const { $schema: _dialect, ...json } = z.toJSONSchema(schema, {
     io: 'input',
     unrepresentable: 'any',
+    override: ({ zodSchema, jsonSchema }) => {
+      if (namedValuesOnly.has(zodSchema)) delete jsonSchema.type;
+    },
   });
   return json;
+}
+
+const namedValuesOnly = new WeakSet<z.core.$ZodType>();
+
+/**
+ * An enum or literal whose JSON Schema names its values alone (`{"enum": ["json", "csv"]}`,
+ * `{"const": "settle_original_h3"}`), without zod's `"type": "string"`: Ajv then answers a value
+ * of any other type (a number, a repeated query parameter, which arrives as an array) with the
+ * values allowed (`query.format must be json or csv`) rather than `must be string`.
+ */
+export function valuesOnly<Schema extends z.ZodEnum | z.ZodLiteral>(schema: Schema): Schema {
+  namedValuesOnly.add(schema);
+  return schema;
 }

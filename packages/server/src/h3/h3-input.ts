@@ -1,6 +1,8 @@
 import type { H3Action, H3Role } from '@tollgate/protocol';
+import { z } from 'zod';
 import type { H3VideoSource } from '../config/schema.js';
 import { ApiError, invalidInput } from '../errors/api-error.js';
+import { jsonSchemaOf, valuesOnly } from '../errors/input-schema.js';
 import { canonicalJson, sha256Hex } from '../util/canonical-json.js';
 
 /** Spec 8: the seconds of video `understand` may watch. */
@@ -21,70 +23,40 @@ const ROLES: readonly H3Role[] = [
  * The body of `POST /v1/h3/tasks` (spec 4.4) as a schema: types and bounds only. The rules
  * between fields (per action, per operation) are `parseH3Body`'s, so each names its rule.
  */
-export const h3BodySchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['operation', 'model', 'action'],
-  properties: {
-    operation: { enum: ['quote', 'submit'] },
-    model: { type: 'string', minLength: 1, maxLength: 128 },
-    action: { enum: ['generate', 'regenerate', 'understand'] },
-    prompt: { type: 'string', minLength: 1, maxLength: MAX_PROMPT_CHARACTERS },
-    parameters: {
-      type: 'object',
-      additionalProperties: false,
-      properties: {
-        resolution: { type: 'string', minLength: 1, maxLength: 16 },
-        ratio: { type: 'string', minLength: 1, maxLength: 16 },
-        duration: { type: 'integer', minimum: 1, maximum: 3_600 },
-        generate_audio: { type: 'boolean' },
-        watermark: { type: 'boolean' },
-      },
-    },
-    referenceAssets: {
-      type: 'array',
-      maxItems: MAX_REFERENCES,
-      items: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['asset_id', 'source', 'role'],
-        properties: {
-          asset_id: { type: 'string', minLength: 1, maxLength: 2_048 },
-          source: { type: 'string', minLength: 1, maxLength: 32 },
-          role: { type: 'string', minLength: 1, maxLength: 32 },
-        },
-      },
-    },
-    source_task_id: { type: 'string', minLength: 1, maxLength: 64 },
-    expected_input_digest: { type: 'string', minLength: 1, maxLength: 200 },
-    expected_price_version: { type: 'string', minLength: 1, maxLength: 200 },
-    expected_quote_amount: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER },
-  },
-} as const;
+export const h3Body = z.strictObject({
+  operation: valuesOnly(z.enum(['quote', 'submit'])),
+  model: z.string().min(1).max(128),
+  action: valuesOnly(z.enum(['generate', 'regenerate', 'understand'])),
+  prompt: z.string().min(1).max(MAX_PROMPT_CHARACTERS).optional(),
+  parameters: z
+    .strictObject({
+      resolution: z.string().min(1).max(16).optional(),
+      ratio: z.string().min(1).max(16).optional(),
+      duration: z.int().min(1).max(3_600).optional(),
+      generate_audio: z.boolean().optional(),
+      watermark: z.boolean().optional(),
+    })
+    .optional(),
+  referenceAssets: z
+    .array(
+      z.strictObject({
+        asset_id: z.string().min(1).max(2_048),
+        source: z.string().min(1).max(32),
+        role: z.string().min(1).max(32),
+      }),
+    )
+    .max(MAX_REFERENCES)
+    .optional(),
+  source_task_id: z.string().min(1).max(64).optional(),
+  expected_input_digest: z.string().min(1).max(200).optional(),
+  expected_price_version: z.string().min(1).max(200).optional(),
+  expected_quote_amount: z.int().min(1).max(Number.MAX_SAFE_INTEGER).optional(),
+});
+/** The route's schema, checked by Ajv before the handler runs (and documented). */
+export const h3BodySchema = jsonSchemaOf(h3Body);
 
 /** The body as the schema lets it through. */
-export interface H3Body {
-  readonly operation: 'quote' | 'submit';
-  readonly model: string;
-  readonly action: H3Action;
-  readonly prompt?: string;
-  readonly parameters?: {
-    readonly resolution?: string;
-    readonly ratio?: string;
-    readonly duration?: number;
-    readonly generate_audio?: boolean;
-    readonly watermark?: boolean;
-  };
-  readonly referenceAssets?: readonly {
-    readonly asset_id: string;
-    readonly source: string;
-    readonly role: string;
-  }[];
-  readonly source_task_id?: string;
-  readonly expected_input_digest?: string;
-  readonly expected_price_version?: string;
-  readonly expected_quote_amount?: number;
-}
+export type H3Body = z.output<typeof h3Body>;
 
 export interface H3Reference {
   readonly assetId: string;

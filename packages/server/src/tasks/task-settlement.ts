@@ -1,33 +1,62 @@
-import { SETTLE_CONFIRMATION, type H3SettleBody, type SettleBody } from '@tollgate/protocol';
+import {
+  SETTLE_CONFIRMATION,
+  type H3_SETTLE_CONFIRMATION,
+  type H3SettleBody,
+  type SettleBody as ProtocolSettleBody,
+} from '@tollgate/protocol';
 import type { Kysely } from 'kysely';
+import { z } from 'zod';
 import { captureHold, type LedgerEffects } from '../billing/ledger.js';
 import { ApiError } from '../errors/api-error.js';
+import { jsonSchemaOf, valuesOnly } from '../errors/input-schema.js';
 import type { Claim, RequestIdentity, RequestService } from '../requests/request-service.js';
 import type { Database, TaskKind } from '../store/schema.js';
 import { taskNotFound } from './task-reads.js';
 import type { TaskRow, TaskStore } from './task-store.js';
 import type { TaskFamilies } from './task-family.js';
 
-export { SETTLE_CONFIRMATION, type SettleBody } from '@tollgate/protocol';
+export { SETTLE_CONFIRMATION } from '@tollgate/protocol';
 
 /**
  * The settle body of spec 4.3 as a schema: exactly three fields, `confirmation` a constant. The
  * route adds the 4096-byte limit, `application/json` only and the no-query rule.
  */
-export const settleBodySchema = settleBodySchemaFor(SETTLE_CONFIRMATION);
+export const settleBody = settleBodyFor(SETTLE_CONFIRMATION);
 
 /** The same schema with the confirmation word of a family: H3's is `settle_original_h3` (spec 4.5). */
-export function settleBodySchemaFor<Word extends string>(confirmation: Word) {
-  return {
-    type: 'object',
-    additionalProperties: false,
-    required: ['actual_amount', 'price_version', 'confirmation'],
-    properties: {
-      actual_amount: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER },
-      price_version: { type: 'string', minLength: 1, maxLength: 200 },
-      confirmation: { const: confirmation },
-    },
-  } as const;
+export function settleBodyFor<const Word extends string>(confirmation: Word) {
+  return z.strictObject({
+    actual_amount: z.int().min(1).max(Number.MAX_SAFE_INTEGER),
+    price_version: z.string().min(1).max(200),
+    // `{"const": word}` alone: any other value, a number too, is "must be <word>".
+    confirmation: valuesOnly(z.literal(confirmation)),
+  });
+}
+
+/** The body as the schema lets it through: the protocol's `SettleBody` (both ways, below). */
+export type SettleBody = z.output<typeof settleBody>;
+type DerivedH3SettleBody = z.output<
+  ReturnType<typeof settleBodyFor<typeof H3_SETTLE_CONFIRMATION>>
+>;
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const sameAsProtocol: [
+  Same<SettleBody, ProtocolSettleBody>,
+  Same<DerivedH3SettleBody, H3SettleBody>,
+] = [true, true];
+void sameAsProtocol;
+
+/**
+ * A settle body's JSON Schema, checked by Ajv before the handler runs, made of its zod schema;
+ * typed as its readers (the wire-types test) see it: these fields, each required, no other.
+ */
+export type SettleBodySchema = Record<string, unknown> & {
+  readonly required: readonly (keyof SettleBody)[];
+  readonly properties: Readonly<Record<keyof SettleBody, Readonly<Record<string, unknown>>>>;
+  readonly additionalProperties: false;
+};
+export const settleBodySchema = settleBodySchemaFor(SETTLE_CONFIRMATION);
+export function settleBodySchemaFor(confirmation: string): SettleBodySchema {
+  return jsonSchemaOf(settleBodyFor(confirmation)) as SettleBodySchema;
 }
 
 /**

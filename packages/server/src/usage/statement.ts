@@ -8,8 +8,10 @@ import type {
   WalletMovementList,
 } from '@tollgate/protocol';
 import { sql, type Kysely, type RawBuilder } from 'kysely';
+import { z } from 'zod';
 import { keyHint } from '../auth/key-service.js';
 import { invalidInput, notFound } from '../errors/api-error.js';
+import { jsonSchemaOf, valuesOnly } from '../errors/input-schema.js';
 import type { Database } from '../store/schema.js';
 import type { Clock } from '../util/effects.js';
 import { parseDayRange, startOfMonth, type DayRange } from './days.js';
@@ -52,15 +54,14 @@ export interface PreparedStatement {
   events(): AsyncGenerator<StatementEvent>;
 }
 
-export const statementQuerySchema = {
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    from: { type: 'string' },
-    to: { type: 'string' },
-    format: { enum: ['json', 'csv'] },
-  },
-} as const;
+/** `?from=&to=` (UTC days) and `?format=json|csv`, each optional, and no other parameter. */
+const statementQuery = z.strictObject({
+  from: z.string().optional(),
+  to: z.string().optional(),
+  format: valuesOnly(z.enum(['json', 'csv'])).optional(),
+});
+export const statementQuerySchema = jsonSchemaOf(statementQuery);
+export type StatementQueryString = z.output<typeof statementQuery>;
 
 /**
  * `from`/`to` (UTC days, both included) into a period: `to` defaults to today, `from` to the

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { listAccountAssets } from '../../assets/asset-listing.js';
 import { deleteAsset } from '../../assets/asset-uses.js';
 import { parseUpload } from '../routes/assets.js';
-import { pageQuerySchema } from '../page-query.js';
+import { pageQuerySchema, type PageQueryString } from '../page-query.js';
 import { answerClaim } from '../claim-answer.js';
 import { parseShareBody, shareBodySchema, type ShareBody } from '../../shares/share-input.js';
 import { shareServiceOf } from '../../shares/share-service.js';
@@ -12,7 +12,7 @@ import { memberAccountOf } from './console-auth.js';
 import { consolePrincipal, consoleRequestIdentity } from './console-principal.js';
 import { withKeyNames } from './console-names.js';
 
-type PageQuery = { Querystring: { limit?: string; after?: string } };
+type PageQuery = { Querystring: PageQueryString };
 
 /**
  * The owner's assets and shares (docs/console.md, "Assets and shares"). Uploads go through the

@@ -1,29 +1,37 @@
 import type { OwnerTask, OwnerTaskList } from '@tollgate/protocol';
 import { H3_SETTLE_CONFIRMATION, SETTLE_CONFIRMATION } from '@tollgate/protocol';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
 import { ownDeliveredAsset } from '../../assets/asset-uses.js';
 import { ApiError } from '../../errors/api-error.js';
+import { jsonSchemaOf } from '../../errors/input-schema.js';
 import { answerClaim } from '../claim-answer.js';
 import { serveContent } from '../serve-content.js';
 import { refuseQueryString, SETTLE_BODY_LIMIT } from '../settle-rules.js';
 import { recordNotFound } from '../../requests/request-errors.js';
 import { AccountTasks, ownerTaskView } from './account-tasks.js';
-import { settleBodySchemaFor, type SettleBody } from '../../tasks/task-settlement.js';
+import { settleBodyFor } from '../../tasks/task-settlement.js';
 import { memberAccountOf } from './console-auth.js';
 import type { ConsoleDeps } from './console-deps.js';
 import { withKeyNames } from './console-names.js';
 import { actingAsCreator } from './owner-identity.js';
 
 /** Either family's settle body (spec 4.3, 4.5); the route then holds it to the task's own word. */
-const anySettleBodySchema = {
-  oneOf: [settleBodySchemaFor(SETTLE_CONFIRMATION), settleBodySchemaFor(H3_SETTLE_CONFIRMATION)],
-} as const;
+const anySettleBody = z.xor([
+  settleBodyFor(SETTLE_CONFIRMATION),
+  settleBodyFor(H3_SETTLE_CONFIRMATION),
+]);
+const anySettleBodySchema = jsonSchemaOf(anySettleBody);
+type AnySettleBody = z.output<typeof anySettleBody>;
 
-interface TaskQuery {
-  kind?: string;
-  status?: string;
-  billing_state?: string;
-}
+/** The list's filters, each once, and no other (400 naming it); the list judges their values. */
+const taskQuery = z.strictObject({
+  kind: z.string().optional(),
+  status: z.string().optional(),
+  billing_state: z.string().optional(),
+});
+const taskQuerySchema = jsonSchemaOf(taskQuery);
+type TaskQueryString = z.output<typeof taskQuery>;
 
 /**
  * The owner's tasks, settles and delivered files (docs/console.md): every key's tasks of the
@@ -34,21 +42,9 @@ interface TaskQuery {
 export function registerCallerTaskRoutes(scope: FastifyInstance, deps: ConsoleDeps): void {
   const tasks = new AccountTasks(deps.store.db, deps.taskFamilies);
 
-  scope.get<{ Querystring: TaskQuery }>(
+  scope.get<{ Querystring: TaskQueryString }>(
     '/console/api/tasks',
-    {
-      schema: {
-        querystring: {
-          type: 'object',
-          additionalProperties: false,
-          properties: {
-            kind: { type: 'string' },
-            status: { type: 'string' },
-            billing_state: { type: 'string' },
-          },
-        },
-      },
-    },
+    { schema: { querystring: taskQuerySchema } },
     async (request): Promise<OwnerTaskList> => {
       const list = await tasks.list(memberAccountOf(request), {
         kind: request.query.kind,
@@ -68,7 +64,7 @@ export function registerCallerTaskRoutes(scope: FastifyInstance, deps: ConsoleDe
     return named;
   });
 
-  scope.post<{ Params: { id: string }; Body: SettleBody }>(
+  scope.post<{ Params: { id: string }; Body: AnySettleBody }>(
     '/console/api/tasks/:id/settle',
     { bodyLimit: SETTLE_BODY_LIMIT, schema: { body: anySettleBodySchema } },
     async (request, reply) => {

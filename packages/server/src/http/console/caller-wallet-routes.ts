@@ -1,5 +1,7 @@
 import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { jsonSchemaOf } from '../../errors/input-schema.js';
 import type { AppDeps } from '../deps.js';
 import { parseLimit } from '../../util/list-page.js';
 import { decodeJournalPosition, parseStatementPeriod } from '../../usage/statement.js';
@@ -12,30 +14,20 @@ import { Wallets } from '../../usage/wallet.js';
 import { memberAccountOf } from './console-auth.js';
 
 /** A period of UTC days (`YYYY-MM-DD`, both included), as the statements take it. */
-const periodProperties = {
-  from: { type: 'string', maxLength: 10 },
-  to: { type: 'string', maxLength: 10 },
-} as const;
+const periodQuery = z.strictObject({
+  from: z.string().max(10).optional(),
+  to: z.string().max(10).optional(),
+});
+const statementCsvQuerySchema = jsonSchemaOf(periodQuery);
+type PeriodQuery = z.output<typeof periodQuery>;
 
 /** The movements' query: a period, and a page of it (each parameter once, no other: 400 naming it). */
-const movementsQuerySchema = {
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    ...periodProperties,
-    cursor: { type: 'string', maxLength: 200 },
-    limit: { type: 'string' },
-  },
-} as const;
-
-const statementCsvQuerySchema = {
-  type: 'object',
-  additionalProperties: false,
-  properties: periodProperties,
-} as const;
-
-type PeriodQuery = { from?: string; to?: string };
-type MovementsQuery = PeriodQuery & { cursor?: string; limit?: string };
+const movementsQuery = periodQuery.extend({
+  cursor: z.string().max(200).optional(),
+  limit: z.string().optional(),
+});
+const movementsQuerySchema = jsonSchemaOf(movementsQuery);
+type MovementsQuery = z.output<typeof movementsQuery>;
 
 /**
  * The member's wallet (docs/console.md, "Wallet"): the account's money and its open holds

@@ -1,7 +1,9 @@
 import type { RedemptionBatchVoided } from '@tollgate/protocol';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { z } from 'zod';
 import { RedemptionBatches } from '../../accounts/redemption-batches.js';
 import type { AppDeps } from '../deps.js';
+import { jsonSchemaOf } from '../../errors/input-schema.js';
 import { OperatorActions } from '../../operator/operator-actions.js';
 import { parseUsageRange, usageQuerySchema } from '../../usage/account-usage.js';
 import { OperatorDashboardReader } from '../../usage/operator-dashboard.js';
@@ -13,11 +15,13 @@ import {
 } from '../../usage/operator-request-log.js';
 import { operatorActorOf } from './operator-auth.js';
 
-const batchesQuerySchema = {
-  type: 'object',
-  additionalProperties: false,
-  properties: { limit: { type: 'string' }, after: { type: 'string', maxLength: 100 } },
-} as const;
+/** The code batches' page (each parameter once, no other: 400 naming it); the list judges them. */
+const batchesQuery = z.strictObject({
+  limit: z.string().optional(),
+  after: z.string().max(100).optional(),
+});
+const batchesQuerySchema = jsonSchemaOf(batchesQuery);
+type BatchesQueryString = z.output<typeof batchesQuery>;
 
 /**
  * The operator's dashboard, request log and code batches (docs/console.md, "Dashboard",
@@ -55,7 +59,7 @@ export function registerOperatorDashboardRoutes(scope: FastifyInstance, deps: Ap
       ),
   );
 
-  scope.get<{ Querystring: { limit?: string; after?: string } }>(
+  scope.get<{ Querystring: BatchesQueryString }>(
     `${admin}/code-batches`,
     { schema: { querystring: batchesQuerySchema }, ...operatorFirst },
     async (request) => batches.list(request.query),

@@ -1,14 +1,22 @@
 import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { jsonSchemaOf } from '../../errors/input-schema.js';
 import type { OperatorActions } from '../../operator/operator-actions.js';
 import type { AppDeps } from '../deps.js';
 import { adminActor } from './admin-audit.js';
+import { adminBodyOf } from './admin-bodies.js';
 
 /** Disable and enable take no body: an absent one, `{}`, or `null`; any field is 400 naming it. */
-const noFields = {
-  type: ['object', 'null'],
-  additionalProperties: false,
-  properties: {},
-} as const;
+const noFields = adminBodyOf(z.strictObject({}), { absent: true });
+
+/** `GET /admin/v1/users` parameters, and no other (400 naming it); the list judges their values. */
+const userListQuery = z.strictObject({
+  email: z.unknown().optional(),
+  limit: z.unknown().optional(),
+  after: z.unknown().optional(),
+});
+const userListQuerySchema = jsonSchemaOf(userListQuery);
+type UserListQueryString = z.output<typeof userListQuery>;
 
 /**
  * Console users under `/admin/v1` (docs/admin.md, docs/console.md "Taking access away"): the
@@ -21,17 +29,9 @@ export function registerAdminUsers(
   deps: AppDeps,
   operator: OperatorActions,
 ): void {
-  scope.get<{ Querystring: Record<string, string | undefined> }>(
+  scope.get<{ Querystring: UserListQueryString }>(
     '/admin/v1/users',
-    {
-      schema: {
-        querystring: {
-          type: 'object',
-          additionalProperties: false,
-          properties: { email: {}, limit: {}, after: {} },
-        },
-      },
-    },
+    { schema: { querystring: userListQuerySchema } },
     async (request) => deps.consoleUsers.list(request.query),
   );
   for (const action of ['disable', 'enable'] as const)
