@@ -10,7 +10,9 @@ import { inlineImageUrls } from '../chat/inline-image-urls.js';
 import { namesAssets, resolveAssets } from '../chat/resolve-assets.js';
 import { checkOcrRules } from '../chat/ocr.js';
 import { validateChat } from '../chat/validate-chat.js';
-import { invalidInput } from '../errors/api-error.js';
+import { invalidInput, type ApiError } from '../errors/api-error.js';
+import { UpstreamFailure } from '../providers/upstream-error.js';
+import { renamedField } from './dialects/responses/responses-to-chat.js';
 import type { ModelConfig } from '../config/schema.js';
 import { readIdempotencyKey } from '../requests/idempotency.js';
 import { runBilledRequest } from './billed-request.js';
@@ -58,6 +60,12 @@ export interface ChatTurnInput {
   ) => Promise<ChatAnswer>;
   /** Runs after the idempotency key is judged and before the upstream call (state kept for later turns). */
   readonly beforeUpstream?: () => Promise<void>;
+  /**
+   * The caller's name for a chat field, where its protocol names it otherwise (`messages` is
+   * `input` in the Responses API): an upstream's refusal of the caller's input (a context-length
+   * error: providers/context-length.ts) names the field as the caller sent it.
+   */
+  readonly fieldName?: (chatField: string) => string;
 }
 
 /**
@@ -118,29 +126,41 @@ export async function runChatTurn(
   const routing = routeTurn(deps.channels, model, caller.abandoned, opaque);
   const options = (channel: Channel) => ({
     channel: channel.id,
+    model: model.id,
     opaque,
     maxOutputTokens: chat.maxOutputTokens,
     anthropicBeta: input.anthropicBeta,
   });
+  // An upstream's refusal of the caller's input names the field as the caller sent it.
+  const inCallerTerms = (error: unknown): never => {
+    const { fieldName } = input;
+    throw error instanceof UpstreamFailure && error.refusal !== null && fieldName !== undefined
+      ? error.withApiError(renamedField(error.apiError, fieldName) as ApiError)
+      : error;
+  };
   // Each channel is sent the body with its own upstream model name, in its own protocol.
   const provider = {
     // A stream keeps its channel's concurrency slot until it ends (runStreamedChat frees it).
     stream: (signal: AbortSignal) =>
-      routing.run(
-        (channel) =>
-          deps.providers
-            .chat(channel.upstream, caller)
-            .stream(withFields(upstreamBody, { model: channel.model }), signal, options(channel)),
-        { holdSlot: true },
-      ),
+      routing
+        .run(
+          (channel) =>
+            deps.providers
+              .chat(channel.upstream, caller)
+              .stream(withFields(upstreamBody, { model: channel.model }), signal, options(channel)),
+          { holdSlot: true },
+        )
+        .catch(inCallerTerms),
     complete: () =>
-      routing.run((channel) => {
-        const upstream = deps.providers.chat(channel.upstream, caller);
-        const sent = withFields(upstreamBody, { model: channel.model });
-        return input.call === undefined
-          ? upstream.complete(sent, options(channel))
-          : input.call(upstream, sent, options(channel));
-      }),
+      routing
+        .run((channel) => {
+          const upstream = deps.providers.chat(channel.upstream, caller);
+          const sent = withFields(upstreamBody, { model: channel.model });
+          return input.call === undefined
+            ? upstream.complete(sent, options(channel))
+            : input.call(upstream, sent, options(channel));
+        })
+        .catch(inCallerTerms),
   };
   // Usage beyond what the gateway allowed is billed at the bound and flagged (chat/credible-usage.ts).
   const bounds = {

@@ -27,6 +27,11 @@ export interface ChatUpstream {
 export interface ChatCallOptions {
   /** The channel called: opaque parts it makes are sealed with its id. */
   readonly channel: string;
+  /**
+   * The model id the caller named (never the upstream's name for it), for the caller's own
+   * errors (a context-length refusal: context-length.ts).
+   */
+  readonly model?: string;
   /** The conversation's opaque parts, all made by this channel (the turn is pinned to it). */
   readonly opaque: readonly PlacedOpaquePart[];
   /** The output cap held: sent by protocols that require one (Anthropic's `max_tokens`). */

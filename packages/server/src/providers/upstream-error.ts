@@ -23,10 +23,44 @@ export class UpstreamFailure extends Error {
      * health, so no channel's circuit breaker counts it (routing/channel-router.ts).
      */
     readonly origin: 'upstream' | 'gateway' = 'upstream',
+    /**
+     * What the upstream's error answer said, when its adapter recognised it (context-length.ts):
+     * `context_length`, the caller's input does not fit the model's context window. A refusal
+     * of the request itself, not a fault of the channel: never moved to another channel, never
+     * counted against the channel's health (routing/failover-rule.ts).
+     */
+    readonly refusal: UpstreamRefusal | null = null,
   ) {
     super(`${certainty}: ${detail}`);
   }
+
+  /** The same failure, answered to the caller with `apiError` (its field in the caller's terms). */
+  withApiError(apiError: ApiError): UpstreamFailure {
+    return new UpstreamFailure(
+      this.certainty,
+      apiError,
+      this.upstreamRequestId,
+      this.detail,
+      this.upstreamStatus,
+      this.origin,
+      this.refusal,
+    );
+  }
 }
+
+/** What an upstream's error answer was recognised as (`UpstreamFailure.refusal`). */
+export type UpstreamRefusal = 'context_length';
+
+/**
+ * Reads an upstream's error answer — its status and its body, read to a bound and parsed (or
+ * `undefined`) — into the caller's error when the adapter recognises it; `undefined` leaves it
+ * the status's failure (`upstreamStatusFailure`). The body goes no further than this function:
+ * it is classified, never passed on.
+ */
+export type RefusalReader = (
+  status: number,
+  body: unknown,
+) => { apiError: ApiError; refusal: UpstreamRefusal } | undefined;
 
 /**
  * Whether a read (a task poll) failed because the upstream has no such job (404): an upstream
@@ -39,7 +73,18 @@ export function isNoSuchJob(error: unknown): boolean {
 export function upstreamStatusFailure(
   status: number,
   upstreamRequestId: string | null,
+  recognised?: ReturnType<RefusalReader>,
 ): UpstreamFailure {
+  if (recognised !== undefined)
+    return new UpstreamFailure(
+      'failed',
+      recognised.apiError,
+      upstreamRequestId,
+      `upstream status ${status}: ${recognised.refusal}`,
+      status,
+      'upstream',
+      recognised.refusal,
+    );
   const error =
     status === 429 || status === 503
       ? new ApiError(

@@ -3,7 +3,13 @@ import { Pool, type Dispatcher, type buildConnector } from 'undici';
 import { chatApiOf, type UpstreamConfig } from '../config/schema.js';
 import { classifyTransportError } from './transport-errors.js';
 import { UpstreamAdmission } from './upstream-admission.js';
-import { upstreamStatusFailure, unverifiableBody } from './upstream-error.js';
+import { ERROR_BODY_BYTES } from './context-length.js';
+import {
+  upstreamStatusFailure,
+  unverifiableBody,
+  type RefusalReader,
+  type UpstreamFailure,
+} from './upstream-error.js';
 
 export { classifyTransportError } from './transport-errors.js';
 
@@ -44,19 +50,25 @@ export interface UpstreamBinary {
   readonly bytes: number | null;
 }
 
-/** What an adapter sends through: one upstream, on behalf of one caller. */
+/**
+ * What an adapter sends through: one upstream, on behalf of one caller. A post may pass a
+ * `readRefusal`: an error answer's body, read to `ERROR_BODY_BYTES`, is handed to it to
+ * recognise (a provider's context-length refusal: context-length.ts); it goes no further.
+ */
 export interface UpstreamClient {
   postJson(
     path: string,
     body: unknown,
     signal?: AbortSignal,
     headers?: UpstreamHeaders,
+    readRefusal?: RefusalReader,
   ): Promise<UpstreamResponse>;
   postStream(
     path: string,
     body: unknown,
     signal?: AbortSignal,
     headers?: UpstreamHeaders,
+    readRefusal?: RefusalReader,
   ): Promise<{ body: AsyncIterable<Buffer>; upstreamRequestId: string | null }>;
   /** A read (task status, look-ups); failures are classified as for posts, and reads may be repeated. */
   getJson(path: string, signal?: AbortSignal): Promise<UpstreamResponse>;
@@ -113,7 +125,7 @@ export class UpstreamHttp {
   /** The client adapters use for one caller's request. */
   for(caller: UpstreamCaller): UpstreamClient {
     return {
-      postJson: async (path, body, signal, headers) =>
+      postJson: async (path, body, signal, headers, readRefusal) =>
         readJson(
           await this.send(caller, {
             method: 'POST',
@@ -123,8 +135,9 @@ export class UpstreamHttp {
             signal,
             headers,
           }),
+          readRefusal,
         ),
-      postStream: async (path, body, signal, headers) =>
+      postStream: async (path, body, signal, headers, readRefusal) =>
         readEventStream(
           await this.send(caller, {
             method: 'POST',
@@ -134,6 +147,7 @@ export class UpstreamHttp {
             signal,
             headers,
           }),
+          readRefusal,
         ),
       getJson: async (path, signal) =>
         readJson(
@@ -195,17 +209,25 @@ export class UpstreamHttp {
   }
 }
 
-/** Reads a JSON answer whole (bounded); any status but 200 is a classified failure. */
-async function readJson(response: Dispatcher.ResponseData): Promise<UpstreamResponse> {
+/**
+ * Reads a JSON answer whole (bounded); any status but 200 is a classified failure (an error
+ * status's body read only to `ERROR_BODY_BYTES`, for `readRefusal`).
+ */
+async function readJson(
+  response: Dispatcher.ResponseData,
+  readRefusal?: RefusalReader,
+): Promise<UpstreamResponse> {
   const upstreamRequestId = headerValue(response.headers['x-request-id']);
+  const refused = response.statusCode >= 400;
   let text: string;
   try {
-    text = await readLimited(response.body);
+    text = refused
+      ? await readPrefix(response.body, ERROR_BODY_BYTES)
+      : await readLimited(response.body);
   } catch (error) {
     throw classifyTransportError(error, upstreamRequestId);
   }
-  if (response.statusCode >= 400)
-    throw upstreamStatusFailure(response.statusCode, upstreamRequestId);
+  if (refused) throw statusFailure(response.statusCode, upstreamRequestId, text, readRefusal);
   if (response.statusCode !== 200)
     throw unverifiableBody(upstreamRequestId, `unexpected status ${response.statusCode}`);
   try {
@@ -222,9 +244,10 @@ async function readJson(response: Dispatcher.ResponseData): Promise<UpstreamResp
  */
 async function readEventStream(
   response: Dispatcher.ResponseData,
+  readRefusal?: RefusalReader,
 ): Promise<{ body: AsyncIterable<Buffer>; upstreamRequestId: string | null }> {
   const upstreamRequestId = headerValue(response.headers['x-request-id']);
-  await refuseUnless(response, upstreamRequestId, 200);
+  await refuseUnless(response, upstreamRequestId, 200, readRefusal);
   const type = headerValue(response.headers['content-type']) ?? '';
   if (!type.startsWith('text/event-stream')) {
     await readLimited(response.body).catch(() => '');
@@ -243,17 +266,76 @@ async function readBinary(response: Dispatcher.ResponseData): Promise<UpstreamBi
   };
 }
 
-/** Drains and throws the classified failure unless the status is `expected`. */
+/**
+ * Reads (to `ERROR_BODY_BYTES`) and throws the classified failure unless the status is
+ * `expected`.
+ */
 async function refuseUnless(
   response: Dispatcher.ResponseData,
   upstreamRequestId: string | null,
   expected: number,
+  readRefusal?: RefusalReader,
 ): Promise<void> {
   if (response.statusCode === expected) return;
-  await readLimited(response.body).catch(() => '');
+  const text = await readPrefix(response.body, ERROR_BODY_BYTES).catch(() => '');
   if (response.statusCode >= 400)
-    throw upstreamStatusFailure(response.statusCode, upstreamRequestId);
+    throw statusFailure(response.statusCode, upstreamRequestId, text, readRefusal);
   throw unverifiableBody(upstreamRequestId, `unexpected status ${response.statusCode}`);
+}
+
+/**
+ * The failure of an error status: the adapter's `readRefusal` reads the body first (parsed when
+ * it is JSON, else `undefined`); what it does not recognise is the status's failure.
+ */
+function statusFailure(
+  status: number,
+  upstreamRequestId: string | null,
+  text: string,
+  readRefusal: RefusalReader | undefined,
+): UpstreamFailure {
+  if (readRefusal === undefined) return upstreamStatusFailure(status, upstreamRequestId);
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = undefined;
+  }
+  return upstreamStatusFailure(status, upstreamRequestId, readRefusal(status, body));
+}
+
+/**
+ * At most the first `maxBytes` of a body, as text: an error answer is read only as far as it is
+ * worth classifying. A longer body is cut there and destroyed (its connection is not reused);
+ * the read fails only when the connection does before the bound.
+ */
+export function readPrefix(body: Readable, maxBytes: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let done = false;
+    const settle = () => {
+      done = true;
+      resolve(Buffer.concat(chunks, size).toString('utf8'));
+    };
+    body.on('data', (chunk: Buffer) => {
+      if (done) return;
+      const room = maxBytes - size;
+      const kept = chunk.length > room ? chunk.subarray(0, room) : chunk;
+      chunks.push(kept);
+      size += kept.length;
+      if (size >= maxBytes) {
+        settle();
+        body.destroy();
+      }
+    });
+    finished(body, (error) => {
+      if (done) return;
+      if (error) {
+        done = true;
+        reject(error);
+      } else settle();
+    });
+  });
 }
 
 /**

@@ -40,7 +40,9 @@ export type FailoverPurpose = 'request' | 'task';
  * a second one elsewhere is billed separately (the task id as `Idempotency-Key` does not dedupe
  * across providers). A timeout after sending, a dropped connection, a body we cannot verify
  * are `unknown` (`maybe_processed`); any other error status is a definite refusal of this
- * attempt (`refused`): the hold is released and the caller told, never sent elsewhere.
+ * attempt (`refused`): the hold is released and the caller told, never sent elsewhere. An error
+ * answer its adapter recognised as the caller's own (`UpstreamFailure.refusal`: a context-length
+ * refusal) is `refused` whatever its status.
  */
 export function judgeAttempt(
   error: unknown,
@@ -49,6 +51,11 @@ export function judgeAttempt(
 ): AttemptVerdict {
   if (!(error instanceof UpstreamFailure) || error.certainty !== 'failed') return 'maybe_processed';
   if (error.upstreamStatus === null) return 'not_processed';
+  // The provider refused the caller's input (too long for the model's context window): the
+  // request's own fault, whichever channel it went to, so it is the caller's to fix. Another
+  // channel of the same model would refuse it too (and if one had a larger window, the caller
+  // would be served by chance of the pick); nor does it say anything of this channel's health.
+  if (error.refusal !== null) return 'refused';
   const certain =
     purpose === 'task' ? upstream.task_failover_statuses : CERTAIN_FAILURE_STATUSES[upstream.kind];
   return certain.includes(error.upstreamStatus) ? 'not_processed' : 'refused';

@@ -6,10 +6,13 @@ import { SIMULATOR_LIMITS } from './limits.js';
  * `[sim:no_usage]`, `[sim:hang]`, `[sim:extra_tokens=50]`, `[sim:extra_prompt_tokens=50]`,
  * `[sim:cached_tokens=N]`, `[sim:cache_write_tokens=N]`, `[sim:service_tier=flex]`,
  * `[sim:task=fail]`, `[sim:task=fail_billed]`, `[sim:task=unknown]`, `[sim:task_seconds=8]`,
- * `[sim:deliver_seconds=4]`, `[sim:deliver_images=1]`. Real adapters never read them.
+ * `[sim:deliver_seconds=4]`, `[sim:deliver_images=1]`, `[sim:context_overflow]`. Real adapters
+ * never read them.
  */
 export interface Directives {
   fail?: number;
+  /** Text routes: refused as too long for the model's context window, in the provider's words. */
+  contextOverflow?: boolean;
   delayMs?: number;
   cutAfter?: number;
   stallAfter?: number;
@@ -71,6 +74,9 @@ function apply(directives: Directives, name: string, value: string | undefined):
       return;
     case 'hang':
       directives.hang = true;
+      return;
+    case 'context_overflow':
+      directives.contextOverflow = true;
       return;
     case 'extra_tokens':
       directives.extraTokens = integer(name, value, 0, 1_000_000_000);

@@ -149,6 +149,11 @@ async function handle(
     route.errors.fail(response, directives.fail);
     return;
   }
+  if (directives.contextOverflow === true) {
+    log.failed(recordId);
+    route.errors.contextOverflow(response, dialect);
+    return;
+  }
   // The work is done once the answer is computed: a stream cut later was still generated (and
   // would be billed by a real upstream), so the look-up reports its usage.
   const answered = handled.answer();

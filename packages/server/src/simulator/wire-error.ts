@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import type { SimulatorDialect } from './dialect-path.js';
 import { send } from './http-io.js';
 
 /**
@@ -28,7 +29,66 @@ export interface ErrorDialect {
   refuse(response: ServerResponse, error: WireError): void;
   /** `[sim:fail=STATUS]`. */
   fail(response: ServerResponse, status: number): void;
+  /**
+   * `[sim:context_overflow]`: the input does not fit the model's context window, refused as the
+   * provider imitated refuses it (the chat routes: as the path's `dialect`).
+   */
+  contextOverflow(response: ServerResponse, dialect: SimulatorDialect): void;
 }
+
+/**
+ * Each provider's context-length refusal of a chat completion, as it sends it (status 400; the
+ * bodies of test/providers/fixtures/provider-dialect-outcomes.json, with the simulator's own
+ * figures): what the gateway must tell apart from its other refusals
+ * (providers/context-length.ts).
+ */
+const CONTEXT_OVERFLOW_BODIES: Readonly<Record<SimulatorDialect, unknown>> = {
+  openai: {
+    error: {
+      message:
+        "This model's maximum context length is 131072 tokens. However, your messages resulted in 131073 tokens. Please reduce the length of the messages.",
+      type: 'invalid_request_error',
+      param: 'messages',
+      code: 'context_length_exceeded',
+    },
+  },
+  deepseek: {
+    error: {
+      message:
+        "This model's maximum context length is 131072 tokens. However, you requested 131073 tokens (131073 in the messages, 0 in the completion). Please reduce the length of the messages or completion.",
+      type: 'invalid_request_error',
+      param: null,
+      code: 'invalid_request_error',
+    },
+  },
+  qwen: {
+    error: {
+      message:
+        '<400> InternalError.Algo.InvalidParameter: Range of input length should be [1, 129024]',
+      type: 'invalid_request_error',
+      param: null,
+      code: 'invalid_parameter_error',
+    },
+  },
+  glm: { error: { code: '1261', message: 'Prompt 超长' } },
+  kimi: {
+    error: {
+      message: 'Invalid request: Your request exceeded model token limit: 262144',
+      type: 'invalid_request_error',
+    },
+  },
+  // Gemini's OpenAI compatibility sends Google's error object in a list.
+  gemini: [
+    {
+      error: {
+        code: 400,
+        message:
+          'The input token count (1048577) exceeds the maximum number of tokens allowed (1048576).',
+        status: 'INVALID_ARGUMENT',
+      },
+    },
+  ],
+};
 
 const openAiType = (status: number) => (status < 500 ? 'invalid_request_error' : 'server_error');
 
@@ -50,6 +110,7 @@ export const CHAT_ERRORS: ErrorDialect = {
     send(response, status, {
       error: { message: `simulated failure ${status}`, type: 'simulated_error' },
     }),
+  contextOverflow: (response, dialect) => send(response, 400, CONTEXT_OVERFLOW_BODIES[dialect]),
 };
 
 /** OpenAI's full error object, as the Responses API sends it: `param` and `code` always present. */
@@ -70,6 +131,17 @@ export const OPENAI_ERRORS: ErrorDialect = {
         type: 'simulated_error',
         param: null,
         code: null,
+      },
+    }),
+  // The Responses API's refusal of an input beyond the model's context window.
+  contextOverflow: (response) =>
+    send(response, 400, {
+      error: {
+        message:
+          'Your input exceeds the context window of this model. Please adjust your input and try again.',
+        type: 'invalid_request_error',
+        param: 'input',
+        code: 'context_length_exceeded',
       },
     }),
 };
@@ -101,6 +173,14 @@ export const ANTHROPIC_ERRORS: ErrorDialect = {
     send(response, status, {
       type: 'error',
       error: { type: anthropicErrorType(status), message: `simulated failure ${status}` },
+    }),
+  contextOverflow: (response) =>
+    send(response, 400, {
+      type: 'error',
+      error: {
+        type: 'invalid_request_error',
+        message: 'prompt is too long: 200001 tokens > 200000 maximum',
+      },
     }),
 };
 

@@ -299,4 +299,72 @@ describeEachDialect('a model whose channel is an Anthropic upstream ($name)', (d
     });
     expect(unknown.statusCode).toBe(502);
   });
+  it("an input beyond the model's context window (Anthropic's 400 \"prompt is too long\"): the caller's own 400 from every inbound protocol, plain and streamed; failed, released, nothing charged", async () => {
+    const before = await gateway.balance(accountId);
+    const prompt = 'a question far too long [sim:context_overflow]';
+    const cases = [
+      {
+        path: '/v1/chat/completions',
+        body: { model: 'sim-chat', messages: [{ role: 'user', content: prompt }] },
+        param: 'messages',
+      },
+      { path: '/v1/responses', body: { model: 'sim-chat', input: prompt }, param: 'input' },
+      {
+        path: '/v1/messages',
+        body: { model: 'sim-chat', max_tokens: 64, messages: [{ role: 'user', content: prompt }] },
+        param: undefined,
+      },
+    ];
+    for (const { path, body, param } of cases)
+      for (const stream of [false, true]) {
+        const answer = await call(path, { ...body, stream });
+        expect(answer.statusCode, answer.body).toBe(400);
+        // Refused before the stream began: answered as JSON, in the caller's protocol.
+        expect(String(answer.headers['content-type'])).toContain('application/json');
+        expect(answer.body).not.toContain('200001 tokens');
+        if (param === undefined)
+          expect(answer.json()).toMatchObject({
+            type: 'error',
+            error: {
+              type: 'invalid_request_error',
+              message: expect.stringContaining(
+                "the input is longer than sim-chat's context window allows",
+              ) as unknown,
+            },
+          });
+        else
+          expect(answer.json()).toMatchObject({
+            error: {
+              code: 'INVALID_INPUT',
+              param,
+              message: expect.stringMatching(
+                new RegExp(`^${param}: the input is longer than sim-chat's context window allows`),
+              ) as unknown,
+            },
+          });
+        const id = String(answer.headers['x-service-request-id']);
+        expect(await gateway.admin('GET', `/admin/v1/requests/${id}`)).toMatchObject({
+          status: 'failed',
+          bill: null,
+          channel: 'claude',
+          channel_attempts: [
+            {
+              channel: 'claude',
+              outcome: 'refused',
+              detail: 'upstream status 400: context_length',
+            },
+          ],
+        });
+      }
+    expect(await gateway.balance(accountId)).toEqual(before);
+  });
+
+  it('another 400 from Anthropic (not its context-length error) stays the upstream refusal it was', async () => {
+    const answer = await call('/v1/chat/completions', {
+      model: 'sim-chat',
+      messages: [{ role: 'user', content: 'refused [sim:fail=400]' }],
+    });
+    expect(answer.statusCode, answer.body).toBe(502);
+    expect(answer.json()).toMatchObject({ error: { code: 'UPSTREAM_ERROR' } });
+  });
 });

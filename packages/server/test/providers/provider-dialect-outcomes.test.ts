@@ -32,8 +32,11 @@ import { startGateway, testConfig, type TestGateway } from '../helpers/gateway.j
  * - gemini:   120 x 2 = 240; thinking = total 290 - 120 - 18 = 152; output 18 x 8 = 144;
  *             reasoning 152 x 8 = 1216; total 1600.
  * An error answered before any output: the caller gets the spec's error shape (429 from the
- * provider: 503 MODEL_UNAVAILABLE; any other refusal: 502 UPSTREAM_ERROR), the record is
- * `failed` with its hold released, and nothing is charged.
+ * provider: 503 MODEL_UNAVAILABLE; its context-length error: the caller's own 400 INVALID_INPUT
+ * naming `messages`, in our words; any other refusal, Qwen's 400 `Arrearage` included: 502
+ * UPSTREAM_ERROR), the record is `failed` with its hold released, and nothing is charged. A
+ * context-length error is no fault of the channel: the model's next channel (one that would
+ * answer) is never tried, and the channel's breaker does not count it.
  */
 type Json = Record<string, unknown>;
 interface ToolCallFixture {
@@ -65,10 +68,16 @@ const NAMES: ProviderDialectName[] = ['openai', 'deepseek', 'qwen', 'glm', 'kimi
 const CASES = ['tool_call', 'error', 'context_overflow'] as const;
 
 const [sqlite] = dialects;
+/** A context-length model's channels: the provider that refuses, then one that would answer. */
+const overflowChannels = (name: ProviderDialectName) => ({
+  first: `${name}-overflow-first`,
+  next: `${name}-overflow-next`,
+});
 /** Long enough that each fixture's input is within what the gateway finds credible. */
 const PROMPT = 'hello '.repeat(1_000);
 const simChat = defaultConfig.models.find((model) => model.id === 'sim-chat');
 if (simChat === undefined) throw new Error('no sim-chat in the default configuration');
+const { upstream: _single, upstream_model: _name, ...simChatAlone } = simChat;
 const tools = [
   {
     type: 'function',
@@ -103,13 +112,22 @@ function toolCallChunks(name: ProviderDialectName, fixture: ToolCallFixture, ask
   return chunks;
 }
 
-/** Answers `/<dialect>/<case>/v1/chat/completions` with that dialect's recorded outcome. */
-async function recordedProviders(): Promise<{ server: Server; url: string }> {
+/**
+ * Answers `/<dialect>/<case>/v1/chat/completions` with that dialect's recorded outcome, counting
+ * the calls each `<dialect>/<case>` got.
+ */
+async function recordedProviders(): Promise<{
+  server: Server;
+  url: string;
+  calls: Map<string, number>;
+}> {
+  const calls = new Map<string, number>();
   const server = createServer((request, response) => {
     let text = '';
     request.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
     request.on('end', () => {
       const [, name = '', kind = ''] = (request.url ?? '').split('/');
+      calls.set(`${name}/${kind}`, (calls.get(`${name}/${kind}`) ?? 0) + 1);
       const outcome = outcomes[name as ProviderDialectName][kind as (typeof CASES)[number]];
       const body = JSON.parse(text) as Json;
       response.setHeader('x-request-id', `up-${name}-${kind}`);
@@ -143,7 +161,7 @@ async function recordedProviders(): Promise<{ server: Server; url: string }> {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  return { server, url: `http://127.0.0.1:${port}` };
+  return { server, url: `http://127.0.0.1:${port}`, calls };
 }
 
 /** The provider's own error message (Gemini sends its error object in a list). */
@@ -185,10 +203,25 @@ describe('provider dialects: recorded tool calls and errors into the record and 
           ]),
         ),
         models: pairs.map(({ name, kind }) => ({
-          ...simChat,
+          ...simChatAlone,
           id: `${name}-${kind}`,
-          upstream: `${name}-${kind}`,
-          upstream_model: `${name}-model`,
+          // The context-length model has a second channel, one that would answer: never tried.
+          channels:
+            kind === 'context_overflow'
+              ? [
+                  {
+                    id: overflowChannels(name).first,
+                    upstream: `${name}-${kind}`,
+                    model: `${name}-model`,
+                    priority: 1,
+                  },
+                  {
+                    id: overflowChannels(name).next,
+                    upstream: `${name}-tool_call`,
+                    model: `${name}-model`,
+                  },
+                ]
+              : [{ upstream: `${name}-${kind}`, model: `${name}-model` }],
           prices: {
             input_per_million_tokens: 2_000_000,
             cached_input_per_million_tokens: 500_000,
@@ -205,6 +238,11 @@ describe('provider dialects: recorded tool calls and errors into the record and 
     await new Promise((resolve) => upstream.server.close(resolve));
   });
 
+  /** The calls a dialect's context-length provider and its answering one got so far. */
+  const upstreamCalls = (name: ProviderDialectName) => ({
+    overflow: upstream.calls.get(`${name}/context_overflow`) ?? 0,
+    toolCall: upstream.calls.get(`${name}/tool_call`) ?? 0,
+  });
   const ask = (model: string, stream: boolean) =>
     gateway.call('POST', '/v1/chat/completions', {
       key,
@@ -277,11 +315,14 @@ describe('provider dialects: recorded tool calls and errors into the record and 
         const fixture = outcomes[name][kind];
         for (const stream of [false, true]) {
           const before = await gateway.balance(accountId);
+          const called = { ...upstreamCalls(name) };
           const answer = await ask(`${name}-${kind}`, stream);
           expect(answer.statusCode, answer.body).toBe(fixture.caller.status);
           // Nothing streamed yet: the spec's error object, as JSON, never the provider's body.
           expect(String(answer.headers['content-type'])).toContain('application/json');
-          const { error } = answer.json<{ error: { code: string; message: string } }>();
+          const { error } = answer.json<{
+            error: { code: string; message: string; param?: string };
+          }>();
           expect(error.code).toBe(fixture.caller.code);
           expect(typeof error.message).toBe('string');
           expect(answer.body).not.toContain(providerMessage(fixture.body));
@@ -291,6 +332,42 @@ describe('provider dialects: recorded tool calls and errors into the record and 
           expect(record.bill).toBeNull();
           expect(record.reserve?.state).toBe('released');
           expect(await gateway.balance(accountId)).toEqual(before);
+          if (kind === 'error') {
+            // Not the caller's input: never read as a context-length error.
+            expect(error.param).toBeUndefined();
+            continue;
+          }
+          // The caller's own 400, in our words: the field and what to do about it.
+          expect(error.param).toBe('messages');
+          expect(error.message).toBe(
+            `messages: the input is longer than ${name}-${kind}'s context window allows (the model's provider refused it before any output; nothing was charged); shorten it or ask for fewer output tokens`,
+          );
+          // One call, on the first channel; the next (which would answer) never tried.
+          expect(upstreamCalls(name)).toEqual({
+            overflow: called.overflow + 1,
+            toolCall: called.toolCall,
+          });
+          const operatorView = await gateway.admin(
+            'GET',
+            `/admin/v1/requests/${String(answer.headers['x-service-request-id'])}`,
+          );
+          expect(operatorView['channel_attempts']).toEqual([
+            {
+              channel: overflowChannels(name).first,
+              upstream: `${name}-${kind}`,
+              outcome: 'refused',
+              detail: 'upstream status 400: context_length',
+            },
+          ]);
+        }
+        if (kind === 'context_overflow') {
+          // No fault of the channel: its breaker counted nothing.
+          const { data } = await gateway.admin('GET', '/admin/v1/channels');
+          expect(
+            (data as { id: string }[]).find(
+              (channel) => channel.id === overflowChannels(name).first,
+            ),
+          ).toMatchObject({ breaker: 'closed', consecutive_failures: 0 });
         }
       });
   }

@@ -245,4 +245,60 @@ describeEachDialect('a Responses upstream on $name', (dialect) => {
     );
     expect(response.body).toContain('event: response.completed');
   });
+  it("an input beyond the model's context window (the Responses upstream's 400 context_length_exceeded): the caller's own 400 naming its field, plain and streamed; never moved to the next channel, nothing charged", async () => {
+    const before = await gateway.balance(accountId);
+    const prompt = 'a question far too long [sim:context_overflow]';
+    const cases = [
+      {
+        path: '/v1/chat/completions',
+        body: { model: 'agent-chat', messages: [{ role: 'user', content: prompt }] },
+        param: 'messages',
+      },
+      { path: '/v1/responses', body: { model: 'agent-chat', input: prompt }, param: 'input' },
+    ];
+    for (const { path, body, param } of cases)
+      for (const stream of [false, true]) {
+        const answer = await gateway.call('POST', path, { key, body: { ...body, stream } });
+        expect(answer.statusCode, answer.body).toBe(400);
+        // Refused before the stream began: answered as JSON, in our words.
+        expect(String(answer.headers['content-type'])).toContain('application/json');
+        const { error } = answer.json<{
+          error: { code: string; param: string; message: string };
+        }>();
+        expect(error).toMatchObject({ code: 'INVALID_INPUT', param });
+        expect(error.message).toMatch(
+          new RegExp(`^${param}: the input is longer than agent-chat's context window allows`),
+        );
+        expect(answer.body).not.toContain('Your input exceeds the context window');
+        const id = String(answer.headers['x-service-request-id']);
+        const record = (await gateway.call('GET', `/v1/requests/${id}`, { key })).json<{
+          status: string;
+          bill: unknown;
+          reserve: { state: string } | null;
+          error: { code: string } | null;
+        }>();
+        expect(record).toMatchObject({
+          status: 'failed',
+          bill: null,
+          reserve: { state: 'released' },
+          error: { code: 'INVALID_INPUT' },
+        });
+        // The first channel's refusal is final: org-b (which would refuse it too) never tried.
+        const operatorView = await gateway.admin('GET', `/admin/v1/requests/${id}`);
+        expect(operatorView['channel_attempts']).toEqual([
+          {
+            channel: 'org-a',
+            upstream: 'responses-a',
+            outcome: 'refused',
+            detail: 'upstream status 400: context_length',
+          },
+        ]);
+      }
+    expect(await gateway.balance(accountId)).toEqual(before);
+    const { data } = await gateway.admin('GET', '/admin/v1/channels');
+    expect((data as { id: string }[]).find((channel) => channel.id === 'org-a')).toMatchObject({
+      breaker: 'closed',
+      consecutive_failures: 0,
+    });
+  });
 });

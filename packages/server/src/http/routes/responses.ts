@@ -54,6 +54,7 @@ export function registerResponses(scope: FastifyInstance, deps: AppDeps): void {
           dialect: compacting ? compactionTurnDialect(echo) : responsesDialect(echo),
           dropped: translated.dropped,
           opaque: translated.opaque,
+          fieldName: (field) => translated.fieldName(field),
           // A compaction turn is not a response to continue from: nothing is kept for it.
           ...(body.store === false || compacting
             ? {}
@@ -113,6 +114,7 @@ export function registerResponses(scope: FastifyInstance, deps: AppDeps): void {
           dialect: compactionDialect,
           dropped: translated.dropped,
           opaque: translated.opaque,
+          fieldName: (field) => translated.fieldName(field),
           call: compactionCall(request.id, [...history, ...own]),
         });
       } catch (error) {

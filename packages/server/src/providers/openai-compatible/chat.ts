@@ -12,6 +12,7 @@ import {
 import { withFields } from '../../util/with-fields.js';
 import { openAiUsage } from '../../chat/usage-fields.js';
 import { PROVIDER_DIALECTS, type ProviderDialect } from './provider-dialects.js';
+import { contextLengthReader } from '../context-length.js';
 import { dialectRequest } from './dialect-request.js';
 import { sealedChunk, sealedCompletion } from './thought-signatures.js';
 import type { ChatAnswer, ChatCallOptions, ChatUpstream, StreamEvent } from '../chat-upstream.js';
@@ -33,7 +34,8 @@ export function toChatUsage(usage: UpstreamUsage): ChatUsage | undefined {
  * by dialect-request.ts), and the answer's usage read the provider's way — handed on as the
  * internal record and shown to the caller in OpenAI's shape. The only opaque state it carries
  * is Gemini's thought signature, which travels on its tool call (thought-signatures.ts); opaque
- * parts placed between messages are another protocol's, and refused.
+ * parts placed between messages are another protocol's, and refused. The provider's
+ * context-length refusal is read by its dialect's rule (context-length.ts).
  */
 export class OpenAiChat implements ChatUpstream {
   constructor(
@@ -64,6 +66,8 @@ export class OpenAiChat implements ChatUpstream {
       '/chat/completions',
       withFields(this.requestBody(body, options), { stream: false }),
       signal,
+      undefined,
+      contextLengthReader(this.dialect.name, options?.model),
     );
     const data = parseUpstream(
       completionSchema,
@@ -99,6 +103,8 @@ export class OpenAiChat implements ChatUpstream {
         ...(this.dialect.streamOptions ? { stream_options: { include_usage: true } } : {}),
       }),
       signal,
+      undefined,
+      contextLengthReader(this.dialect.name, options?.model),
     );
     return {
       events: parseEvents(opened.body, this.dialect, options?.channel ?? ''),

@@ -4,6 +4,7 @@ import { opaqueToken, type OpaqueOutput } from '../../chat/opaque-parts.js';
 import type { ChatAnswer, ChatCallOptions, ChatUpstream, StreamEvent } from '../chat-upstream.js';
 import type { UpstreamChunk, UpstreamCompletion } from '../openai-compatible/chat-schemas.js';
 import { parseUpstream, unverifiableBody } from '../upstream-error.js';
+import { contextLengthReader } from '../context-length.js';
 import type { UpstreamClient } from '../upstream-http.js';
 import { withFields } from '../../util/with-fields.js';
 import { openAiUsage } from '../../chat/usage-fields.js';
@@ -23,14 +24,21 @@ import {
  * An OpenAI Responses upstream (`chat_api: responses`): the internal chat request is sent as a
  * Responses body (chat-to-responses.ts) and the answer read back as a chat completion, its
  * reasoning items sealed as opaque parts for the caller (chat/opaque-parts.ts) and its usage
- * read from Responses' own fields.
+ * read from Responses' own fields. Its 400 `context_length_exceeded` is read as the caller's
+ * context-length error (context-length.ts).
  */
 export class ResponsesChat implements ChatUpstream {
   constructor(private readonly http: UpstreamClient) {}
 
   async complete(body: Record<string, unknown>, options: ChatCallOptions): Promise<ChatAnswer> {
     const request = chatToResponses(body, options.opaque, options.maxOutputTokens);
-    const response = await this.http.postJson('/responses', withFields(request, { stream: false }));
+    const response = await this.http.postJson(
+      '/responses',
+      withFields(request, { stream: false }),
+      undefined,
+      undefined,
+      contextLengthReader('openai_responses', options.model),
+    );
     const answer = parseUpstream(
       responseSchema,
       response.json,
@@ -55,13 +63,19 @@ export class ResponsesChat implements ChatUpstream {
    */
   async compact(body: Record<string, unknown>, options: ChatCallOptions): Promise<ChatAnswer> {
     const request = chatToResponses(body, options.opaque, options.maxOutputTokens);
-    const response = await this.http.postJson('/responses/compact', {
-      model: request['model'],
-      input: request['input'],
-      ...(request['prompt_cache_key'] === undefined
-        ? {}
-        : { prompt_cache_key: request['prompt_cache_key'] }),
-    });
+    const response = await this.http.postJson(
+      '/responses/compact',
+      {
+        model: request['model'],
+        input: request['input'],
+        ...(request['prompt_cache_key'] === undefined
+          ? {}
+          : { prompt_cache_key: request['prompt_cache_key'] }),
+      },
+      undefined,
+      undefined,
+      contextLengthReader('openai_responses', options.model),
+    );
     const answer = parseUpstream(
       compactionAnswerSchema,
       response.json,
@@ -102,6 +116,8 @@ export class ResponsesChat implements ChatUpstream {
       '/responses',
       withFields(request, { stream: true }),
       signal,
+      undefined,
+      contextLengthReader('openai_responses', options.model),
     );
     return {
       events: readEvents(opened.body, options.channel),
