@@ -31,6 +31,10 @@ const TOKEN_ROWS = [
   ['cache_write_1h_per_million_tokens', 'models.price.cacheWrite1h'],
   ['output_per_million_tokens', 'models.price.output'],
   ['reasoning_per_million_tokens', 'models.price.reasoning'],
+  ['audio_input_per_million_tokens', 'models.price.audioInput'],
+  ['image_input_per_million_tokens', 'models.price.imageInput'],
+  ['audio_output_per_million_tokens', 'models.price.audioOutput'],
+  ['image_output_per_million_tokens', 'models.price.imageOutput'],
 ] as const satisfies readonly (readonly [keyof TokenPriceFields, MessageKey])[];
 
 function byKey(

@@ -19,6 +19,10 @@ export const PRICE_FORM_FIELDS = [
   ['cache_write_1h_per_million_tokens', 'op.price.cacheWrite1h'],
   ['output_per_million_tokens', 'op.price.output'],
   ['reasoning_per_million_tokens', 'op.price.reasoning'],
+  ['audio_input_per_million_tokens', 'op.price.audioInput'],
+  ['image_input_per_million_tokens', 'op.price.imageInput'],
+  ['audio_output_per_million_tokens', 'op.price.audioOutput'],
+  ['image_output_per_million_tokens', 'op.price.imageOutput'],
 ] as const satisfies readonly (readonly [TokenPriceField, MessageKey])[];
 
 /** A price per million tokens: 0 (free, where the price book allows it) up to one movement. */
@@ -29,7 +33,7 @@ const TOKEN_FAMILIES = new Set(['chat', 'ocr', 'embeddings', 'rerank']);
 /** Families billed on input tokens alone (the price book refuses any other token field). */
 const INPUT_ONLY_FAMILIES = new Set(['embeddings', 'rerank']);
 
-/** The token fields a model of `families` has an input for: none, input alone, or all six. */
+/** The token fields a model of `families` has an input for: none, input alone, or all of them. */
 export function formFields(families: readonly string[]): readonly TokenPriceField[] {
   if (!families.some((family) => TOKEN_FAMILIES.has(family))) return [];
   if (families.every((family) => INPUT_ONLY_FAMILIES.has(family)))

@@ -22,8 +22,12 @@ describe('price form', () => {
       'cache_write_1h_per_million_tokens',
       'output_per_million_tokens',
       'reasoning_per_million_tokens',
+      'audio_input_per_million_tokens',
+      'image_input_per_million_tokens',
+      'audio_output_per_million_tokens',
+      'image_output_per_million_tokens',
     ]);
-    expect(formFields(['ocr'])).toHaveLength(6);
+    expect(formFields(['ocr'])).toHaveLength(10);
     expect(formFields(['embeddings'])).toEqual(['input_per_million_tokens']);
     expect(formFields(['rerank'])).toEqual(['input_per_million_tokens']);
     expect(formFields(['images'])).toEqual([]);

@@ -103,7 +103,7 @@ export type ChatFeature =
 /**
  * Token prices per 1 000 000 tokens, micro-yuan. In a tier or a service tier a field left out
  * takes the base's value; where none gives it, cache reads and writes cost the input price and
- * reasoning the output price.
+ * reasoning the output price, and audio and image tokens are billed as input or output.
  */
 export interface TokenPriceFields {
   input_per_million_tokens?: MicroYuan;
@@ -115,6 +115,14 @@ export interface TokenPriceFields {
   cache_write_1h_per_million_tokens?: MicroYuan;
   output_per_million_tokens?: MicroYuan;
   reasoning_per_million_tokens?: MicroYuan;
+  /** Uncached audio input tokens; absent: billed as input. */
+  audio_input_per_million_tokens?: MicroYuan;
+  /** Uncached image input tokens; absent: billed as input. */
+  image_input_per_million_tokens?: MicroYuan;
+  /** Audio output tokens; absent: billed as output. */
+  audio_output_per_million_tokens?: MicroYuan;
+  /** Image output tokens; absent: billed as output. */
+  image_output_per_million_tokens?: MicroYuan;
 }
 
 /** A length tier: the whole request at `prices` when its input tokens are above `above_input_tokens`. */

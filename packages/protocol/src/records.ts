@@ -38,7 +38,16 @@ export interface RecordReserve {
 
 /** What a token line item counts (docs/billing.md, "Line items"). */
 export type TokenLineItemName =
-  'input' | 'cache_read' | 'cache_write' | 'cache_write_1h' | 'output' | 'reasoning';
+  | 'input'
+  | 'cache_read'
+  | 'cache_write'
+  | 'cache_write_1h'
+  | 'audio_input'
+  | 'image_input'
+  | 'output'
+  | 'reasoning'
+  | 'audio_output'
+  | 'image_output';
 
 /**
  * One line of a token bill: `amount = ceil(units × price_per_million / 1 000 000)`, rounded up
@@ -47,7 +56,9 @@ export type TokenLineItemName =
 export interface TokenLineItem {
   /**
    * `input`: input tokens neither read from nor written to the prompt cache; `cache_read`;
-   * `cache_write` (5-minute cache); `cache_write_1h`; `output`: visible output; `reasoning`.
+   * `cache_write` (5-minute cache); `cache_write_1h`; `audio_input` and `image_input`: uncached
+   * input tokens of audio and images, apart only where the model prices them apart; `output`:
+   * visible output; `reasoning`; `audio_output` and `image_output`, likewise.
    */
   item: TokenLineItemName;
   /** Tokens. */

@@ -108,6 +108,22 @@ export const modelMessages = {
     'zh-CN': '推理，每百万 tokens',
     en: 'Reasoning, per million tokens',
   },
+  'models.price.audioInput': {
+    'zh-CN': '音频输入，每百万 tokens',
+    en: 'Audio input, per million tokens',
+  },
+  'models.price.imageInput': {
+    'zh-CN': '图片输入，每百万 tokens',
+    en: 'Image input, per million tokens',
+  },
+  'models.price.audioOutput': {
+    'zh-CN': '音频输出，每百万 tokens',
+    en: 'Audio output, per million tokens',
+  },
+  'models.price.imageOutput': {
+    'zh-CN': '图片输出，每百万 tokens',
+    en: 'Image output, per million tokens',
+  },
   'models.price.perRequest': { 'zh-CN': '每次请求', en: 'Per request' },
   'models.price.inTier': {
     'zh-CN': '{item}（输入超过 {above} tokens 的请求）',

@@ -116,6 +116,22 @@ export const operatorMessages = {
     'zh-CN': '推理（元/百万 tokens）',
     en: 'Reasoning (yuan per million tokens)',
   },
+  'op.price.audioInput': {
+    'zh-CN': '音频输入（元/百万 tokens，留空按输入计）',
+    en: 'Audio input (yuan per million tokens; empty: billed as input)',
+  },
+  'op.price.imageInput': {
+    'zh-CN': '图片输入（元/百万 tokens，留空按输入计）',
+    en: 'Image input (yuan per million tokens; empty: billed as input)',
+  },
+  'op.price.audioOutput': {
+    'zh-CN': '音频输出（元/百万 tokens，留空按输出计）',
+    en: 'Audio output (yuan per million tokens; empty: billed as output)',
+  },
+  'op.price.imageOutput': {
+    'zh-CN': '图片输出（元/百万 tokens，留空按输出计）',
+    en: 'Image output (yuan per million tokens; empty: billed as output)',
+  },
   'op.priceUnset': { 'zh-CN': '未设置', en: 'Not set' },
   'op.pricesJsonOnly': {
     'zh-CN': '该模型按图片或按秒计价：这些价格表在 JSON 中编辑（单位微元）。',

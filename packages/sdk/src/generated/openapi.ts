@@ -730,7 +730,16 @@ export interface components {
     };
     /** @enum {string} */
     TokenLineItemName:
-      'input' | 'cache_read' | 'cache_write' | 'cache_write_1h' | 'output' | 'reasoning';
+      | 'input'
+      | 'cache_read'
+      | 'cache_write'
+      | 'cache_write_1h'
+      | 'audio_input'
+      | 'image_input'
+      | 'output'
+      | 'reasoning'
+      | 'audio_output'
+      | 'image_output';
     TokenLineItem: {
       item: components['schemas']['TokenLineItemName'];
       units: number;
@@ -1119,6 +1128,10 @@ export interface components {
       cache_write_1h_per_million_tokens?: components['schemas']['MicroYuan'];
       output_per_million_tokens?: components['schemas']['MicroYuan'];
       reasoning_per_million_tokens?: components['schemas']['MicroYuan'];
+      audio_input_per_million_tokens?: components['schemas']['MicroYuan'];
+      image_input_per_million_tokens?: components['schemas']['MicroYuan'];
+      audio_output_per_million_tokens?: components['schemas']['MicroYuan'];
+      image_output_per_million_tokens?: components['schemas']['MicroYuan'];
     };
     PriceTier: {
       above_input_tokens: number;
@@ -1131,6 +1144,10 @@ export interface components {
       cache_write_1h_per_million_tokens?: components['schemas']['MicroYuan'];
       output_per_million_tokens?: components['schemas']['MicroYuan'];
       reasoning_per_million_tokens?: components['schemas']['MicroYuan'];
+      audio_input_per_million_tokens?: components['schemas']['MicroYuan'];
+      image_input_per_million_tokens?: components['schemas']['MicroYuan'];
+      audio_output_per_million_tokens?: components['schemas']['MicroYuan'];
+      image_output_per_million_tokens?: components['schemas']['MicroYuan'];
       tiers?: components['schemas']['PriceTier'][];
     };
     ModelPricing: {
@@ -1140,6 +1157,10 @@ export interface components {
       cache_write_1h_per_million_tokens?: components['schemas']['MicroYuan'];
       output_per_million_tokens?: components['schemas']['MicroYuan'];
       reasoning_per_million_tokens?: components['schemas']['MicroYuan'];
+      audio_input_per_million_tokens?: components['schemas']['MicroYuan'];
+      image_input_per_million_tokens?: components['schemas']['MicroYuan'];
+      audio_output_per_million_tokens?: components['schemas']['MicroYuan'];
+      image_output_per_million_tokens?: components['schemas']['MicroYuan'];
       currency: components['schemas']['Currency'];
       /** @constant */
       unit?: 'per_million_tokens';

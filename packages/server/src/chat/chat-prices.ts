@@ -8,7 +8,7 @@ import type { TokenPrices } from '../config/schema.js';
  * capture (`chatPricesFor`) and the hold (`reachableChatPrices`) both read this one rule.
  */
 
-/** The six per-million prices a chat usage is billed at, every default applied. */
+/** The per-million prices a chat usage is billed at, every default applied. */
 export interface ChatTokenPrices {
   readonly input: number;
   readonly cacheRead: number;
@@ -16,6 +16,15 @@ export interface ChatTokenPrices {
   readonly cacheWrite1h: number;
   readonly output: number;
   readonly reasoning: number;
+  /**
+   * Audio and image tokens' own prices; `undefined` where the table gives none: those tokens are
+   * then billed as input or output, in its line item (so a bill of a model that prices no
+   * modality apart is the same as before these prices existed, to the micro-yuan).
+   */
+  readonly audioInput: number | undefined;
+  readonly imageInput: number | undefined;
+  readonly audioOutput: number | undefined;
+  readonly imageOutput: number | undefined;
 }
 
 type Tier = NonNullable<TokenPrices['tiers']>[number];
@@ -91,6 +100,14 @@ function serviceTable(base: TableFields, own: PriceTable): PriceTable {
       own.cache_write_per_million_tokens ?? base.cache_write_per_million_tokens,
     cache_write_1h_per_million_tokens:
       own.cache_write_1h_per_million_tokens ?? base.cache_write_1h_per_million_tokens,
+    audio_input_per_million_tokens:
+      own.audio_input_per_million_tokens ?? base.audio_input_per_million_tokens,
+    image_input_per_million_tokens:
+      own.image_input_per_million_tokens ?? base.image_input_per_million_tokens,
+    audio_output_per_million_tokens:
+      own.audio_output_per_million_tokens ?? base.audio_output_per_million_tokens,
+    image_output_per_million_tokens:
+      own.image_output_per_million_tokens ?? base.image_output_per_million_tokens,
     tiers: own.tiers,
   };
 }
@@ -113,6 +130,10 @@ function tierPrices(table: TableFields, tier: Tier | undefined): ChatTokenPrices
       own.cache_write_1h_per_million_tokens ?? table.cache_write_1h_per_million_tokens ?? input,
     output,
     reasoning: own.reasoning_per_million_tokens ?? table.reasoning_per_million_tokens ?? output,
+    audioInput: own.audio_input_per_million_tokens ?? table.audio_input_per_million_tokens,
+    imageInput: own.image_input_per_million_tokens ?? table.image_input_per_million_tokens,
+    audioOutput: own.audio_output_per_million_tokens ?? table.audio_output_per_million_tokens,
+    imageOutput: own.image_output_per_million_tokens ?? table.image_output_per_million_tokens,
   };
 }
 

@@ -1,7 +1,7 @@
 import type { BillLineItem, TokenLineItemName } from '@tollgate/protocol';
 import type { ModelConfig, TokenPrices } from '../config/schema.js';
 import { costPerMillion } from '../billing/money.js';
-import { chatPricesFor, reachableChatPrices } from './chat-prices.js';
+import { chatPricesFor, reachableChatPrices, type ChatTokenPrices } from './chat-prices.js';
 import type { ChatRequest, ChatUsage } from './chat-types.js';
 
 const TOKENS_PER_MESSAGE = 8;
@@ -9,9 +9,21 @@ const TOKENS_PER_MESSAGE = 8;
  * What the hold adds for rounding. Each line item rounds up once, and k items rounded apart are
  * at most k − 1 micro-yuan above their total rounded once: the capture's four input items
  * (uncached, cache read, 5-minute and 1-hour cache writes) against the hold's one input item,
- * and its two output items (visible, reasoning) against the hold's one output item: 3 + 1.
+ * and its two output items (visible, reasoning) against the hold's one output item: 3 + 1; and
+ * one more for each audio or image item a reachable price table bills apart.
  */
-const ROUNDING_MARGIN = 4;
+function roundingMargin(reachable: readonly ChatTokenPrices[]): number {
+  const apart = (price: (prices: ChatTokenPrices) => number | undefined) =>
+    reachable.some((prices) => price(prices) !== undefined) ? 1 : 0;
+  return (
+    3 +
+    1 +
+    apart((prices) => prices.audioInput) +
+    apart((prices) => prices.imageInput) +
+    apart((prices) => prices.audioOutput) +
+    apart((prices) => prices.imageOutput)
+  );
+}
 
 /** The worst-case input tokens: text bytes, per-message overhead, configured image/video tokens. */
 export function worstCaseInputTokens(request: ChatRequest, model: ModelConfig): number {
@@ -25,7 +37,8 @@ export function worstCaseInputTokens(request: ChatRequest, model: ModelConfig): 
 
 /**
  * Hold: every worst-case input token at the dearest input-side price (input, cache read, either
- * cache write) and the whole output cap at the dearest output-side price (output, reasoning),
+ * cache write, audio and image input) and the whole output cap at the dearest output-side price
+ * (output, reasoning, audio and image output),
  * each the dearest over every price set the request could be billed at — the base prices, each
  * length tier its worst-case input could be above, each service tier — plus the per-request
  * fee and the rounding margin. So no usage within the request's caps captures more.
@@ -35,17 +48,26 @@ export function chatReserve(request: ChatRequest, model: ModelConfig, prices: To
   const reachable = reachableChatPrices(prices, inputTokens);
   const inputPrice = Math.max(
     ...reachable.map((price) =>
-      Math.max(price.input, price.cacheRead, price.cacheWrite, price.cacheWrite1h),
+      Math.max(
+        price.input,
+        price.cacheRead,
+        price.cacheWrite,
+        price.cacheWrite1h,
+        price.audioInput ?? 0,
+        price.imageInput ?? 0,
+      ),
     ),
   );
   const outputPrice = Math.max(
-    ...reachable.map((price) => Math.max(price.output, price.reasoning)),
+    ...reachable.map((price) =>
+      Math.max(price.output, price.reasoning, price.audioOutput ?? 0, price.imageOutput ?? 0),
+    ),
   );
   return (
     costPerMillion(inputTokens, inputPrice) +
     costPerMillion(request.maxOutputTokens, outputPrice) +
     (prices.per_request ?? 0) +
-    ROUNDING_MARGIN
+    roundingMargin(reachable)
   );
 }
 
@@ -59,20 +81,33 @@ export interface ChatBill {
 
 /**
  * Actual cost: one line item per usage field — uncached input, cache reads, 5-minute and 1-hour
- * cache writes, visible output, reasoning — each `ceil(units × price / 1e6)`, rounded once for
+ * cache writes, audio and image input (where priced apart), visible output, reasoning, audio and
+ * image output (likewise) — each `ceil(units × price / 1e6)`, rounded once for
  * the whole request, at the prices of the request's service tier and length tier
  * (chat-prices.ts); then the per-request fee.
  */
 export function chatCost(usage: ChatUsage, prices: TokenPrices): ChatBill {
   const { prices: price, basis } = chatPricesFor(prices, usage.promptTokens, usage.serviceTier);
   const counts = uncachedAndVisible(usage);
+  const input = pricedApart(counts.input, [
+    [usage.audioInputTokens, price.audioInput],
+    [usage.imageInputTokens, price.imageInput],
+  ]);
+  const output = pricedApart(counts.output, [
+    [usage.audioOutputTokens, price.audioOutput],
+    [usage.imageOutputTokens, price.imageOutput],
+  ]);
   const tokens: readonly (readonly [TokenLineItemName, number, number])[] = [
-    ['input', counts.input, price.input],
+    ['input', input.rest, price.input],
     ['cache_read', usage.cachedTokens, price.cacheRead],
     ['cache_write', usage.cacheWriteTokens ?? 0, price.cacheWrite],
     ['cache_write_1h', usage.cacheWrite1hTokens ?? 0, price.cacheWrite1h],
-    ['output', counts.output, price.output],
+    ['audio_input', input.apart[0] ?? 0, price.audioInput ?? 0],
+    ['image_input', input.apart[1] ?? 0, price.imageInput ?? 0],
+    ['output', output.rest, price.output],
     ['reasoning', usage.reasoningTokens, price.reasoning],
+    ['audio_output', output.apart[0] ?? 0, price.audioOutput ?? 0],
+    ['image_output', output.apart[1] ?? 0, price.imageOutput ?? 0],
   ];
   const lineItems: BillLineItem[] = tokens
     .filter(([, units]) => units > 0)
@@ -98,6 +133,27 @@ export function chatCost(usage: ChatUsage, prices: TokenPrices): ChatBill {
     rule: `${head}: ${parts.join(' + ') || 'no tokens'} = ${amount} micro-yuan${notes}`,
     lineItems,
   };
+}
+
+/**
+ * The parts of `total` (uncached input, or visible output) billed at their own price: each
+ * reported count whose price is configured, in order, within what the earlier ones left of the
+ * total; a count without its own price stays in `rest`, billed as input or output. Audio and
+ * image input may overlap the cache reads (a cache holds tokens of every kind): what does not fit
+ * in the uncached input was read from the cache, and is billed at the cache price.
+ */
+function pricedApart(
+  total: number,
+  parts: readonly (readonly [number | undefined, number | undefined])[],
+): { rest: number; apart: number[] } {
+  let rest = total;
+  const apart = parts.map(([count, price]) => {
+    if (count === undefined || price === undefined) return 0;
+    const billed = Math.min(count, rest);
+    rest -= billed;
+    return billed;
+  });
+  return { rest, apart };
 }
 
 /**

@@ -61,6 +61,17 @@ export interface ChatUsage {
    */
   cacheWrite1hTokens?: number;
   /**
+   * Audio and image tokens, where the upstream reports them apart (OpenAI's and Qwen's
+   * `prompt_tokens_details.audio_tokens` / `image_tokens`, `completion_tokens_details` likewise):
+   * the input ones are part of `promptTokens`, the output ones of `completionTokens`. Absent when
+   * not reported. Billed at the model's audio and image prices where it has them, else as input
+   * or output (chat-pricing.ts).
+   */
+  audioInputTokens?: number;
+  imageInputTokens?: number;
+  audioOutputTokens?: number;
+  imageOutputTokens?: number;
+  /**
    * The `service_tier` the upstream reports it served the request on (`flex`, `priority`): the
    * model's `service_tiers` table of that name prices it, else the base prices.
    */

@@ -83,14 +83,29 @@ export function credibleChatUsage(
     parts > usage.promptTokens
       ? `cache reads and writes: upstream reported ${parts}, above its prompt_tokens ${usage.promptTokens} (input-side inconsistency), billed within prompt_tokens`
       : undefined;
+  const reasoningTokens = Math.min(usage.reasoningTokens, output.tokens);
+  // Audio and image parts within the (cut) totals too: input ones within all of the input (they
+  // may overlap cache reads), output ones within what reasoning leaves.
+  const [audioIn = 0, imageIn = 0] = withinTotal(input.tokens, [
+    usage.audioInputTokens ?? 0,
+    usage.imageInputTokens ?? 0,
+  ]);
+  const [audioOut = 0, imageOut = 0] = withinTotal(output.tokens - reasoningTokens, [
+    usage.audioOutputTokens ?? 0,
+    usage.imageOutputTokens ?? 0,
+  ]);
   return {
     billed: {
       promptTokens: input.tokens,
       cachedTokens,
       completionTokens: output.tokens,
-      reasoningTokens: Math.min(usage.reasoningTokens, output.tokens),
+      reasoningTokens,
       ...(usage.cacheWriteTokens === undefined ? {} : { cacheWriteTokens: cacheWrite }),
       ...(usage.cacheWrite1hTokens === undefined ? {} : { cacheWrite1hTokens: cacheWrite1h }),
+      ...(usage.audioInputTokens === undefined ? {} : { audioInputTokens: audioIn }),
+      ...(usage.imageInputTokens === undefined ? {} : { imageInputTokens: imageIn }),
+      ...(usage.audioOutputTokens === undefined ? {} : { audioOutputTokens: audioOut }),
+      ...(usage.imageOutputTokens === undefined ? {} : { imageOutputTokens: imageOut }),
       ...(usage.serviceTier === undefined ? {} : { serviceTier: usage.serviceTier }),
     },
     flag: flagOf([input.note, inconsistent, output.note]),

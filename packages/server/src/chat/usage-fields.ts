@@ -16,6 +16,14 @@ export function usageFields(usage: ChatUsage): Record<string, number> {
     ...(usage.cacheWrite1hTokens === undefined
       ? {}
       : { cache_write_1h_tokens: usage.cacheWrite1hTokens }),
+    ...(usage.audioInputTokens === undefined ? {} : { audio_input_tokens: usage.audioInputTokens }),
+    ...(usage.imageInputTokens === undefined ? {} : { image_input_tokens: usage.imageInputTokens }),
+    ...(usage.audioOutputTokens === undefined
+      ? {}
+      : { audio_output_tokens: usage.audioOutputTokens }),
+    ...(usage.imageOutputTokens === undefined
+      ? {}
+      : { image_output_tokens: usage.imageOutputTokens }),
   };
 }
 
@@ -29,7 +37,15 @@ export function openAiUsage(usage: ChatUsage) {
     prompt_tokens: usage.promptTokens,
     completion_tokens: usage.completionTokens,
     total_tokens: usage.promptTokens + usage.completionTokens,
-    prompt_tokens_details: { cached_tokens: usage.cachedTokens },
-    completion_tokens_details: { reasoning_tokens: usage.reasoningTokens },
+    prompt_tokens_details: {
+      cached_tokens: usage.cachedTokens,
+      ...(usage.audioInputTokens === undefined ? {} : { audio_tokens: usage.audioInputTokens }),
+      ...(usage.imageInputTokens === undefined ? {} : { image_tokens: usage.imageInputTokens }),
+    },
+    completion_tokens_details: {
+      reasoning_tokens: usage.reasoningTokens,
+      ...(usage.audioOutputTokens === undefined ? {} : { audio_tokens: usage.audioOutputTokens }),
+      ...(usage.imageOutputTokens === undefined ? {} : { image_tokens: usage.imageOutputTokens }),
+    },
   };
 }

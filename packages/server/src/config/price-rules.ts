@@ -33,7 +33,19 @@ export const TOKEN_PRICE_FIELDS = [
   'cached_input_per_million_tokens',
   'cache_write_per_million_tokens',
   'cache_write_1h_per_million_tokens',
+  'audio_input_per_million_tokens',
+  'image_input_per_million_tokens',
+  'audio_output_per_million_tokens',
+  'image_output_per_million_tokens',
 ] as const satisfies readonly (keyof ModelPrices)[];
+
+/** The token prices only a chat answer's usage reports (audio and image tokens). */
+const MODALITY_PRICE_FIELDS = [
+  'audio_input_per_million_tokens',
+  'image_input_per_million_tokens',
+  'audio_output_per_million_tokens',
+  'image_output_per_million_tokens',
+] as const satisfies readonly (typeof TOKEN_PRICE_FIELDS)[number][];
 
 /** What only a chat request is billed by: length tiers, a fee per request, service tiers. */
 export const CHAT_PRICE_FIELDS = [
@@ -88,7 +100,9 @@ export function modelPriceIssues(
   }
 
   if (!families.some((family) => CHAT_PRICED_FAMILIES.has(family))) {
-    const chatField = CHAT_PRICE_FIELDS.find((field) => prices[field] !== undefined);
+    const chatField = [...CHAT_PRICE_FIELDS, ...MODALITY_PRICE_FIELDS].find(
+      (field) => prices[field] !== undefined,
+    );
     if (chatField !== undefined && families.some(billsTokens))
       // Anything else would be taken and never applied: only chat requests read these.
       add(

@@ -32,7 +32,8 @@ const keyMessage = {
 /**
  * The token prices of one price table, per 1 000 000 tokens, in micro-yuan, one per usage field
  * (docs/billing.md, "Chat prices"). Absent: cached input (cache reads) and both cache writes
- * cost the input price, reasoning the output price.
+ * cost the input price, reasoning the output price, audio and image tokens count as input or
+ * output.
  */
 const tokenPriceFields = {
   input_per_million_tokens: microYuan.optional(),
@@ -44,6 +45,14 @@ const tokenPriceFields = {
   cache_write_per_million_tokens: microYuan.optional(),
   /** Cache writes of the 1-hour cache. */
   cache_write_1h_per_million_tokens: microYuan.optional(),
+  /**
+   * Audio and image tokens, where the upstream reports them apart (`prompt_tokens_details` /
+   * `completion_tokens_details`). Absent: they are billed as input or output, in its line item.
+   */
+  audio_input_per_million_tokens: microYuan.optional(),
+  image_input_per_million_tokens: microYuan.optional(),
+  audio_output_per_million_tokens: microYuan.optional(),
+  image_output_per_million_tokens: microYuan.optional(),
 };
 
 /** More length tiers than this is a table nobody priced on purpose. */

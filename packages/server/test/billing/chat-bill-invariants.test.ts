@@ -44,6 +44,10 @@ const FIELDS = [
   'cached_input_per_million_tokens',
   'cache_write_per_million_tokens',
   'cache_write_1h_per_million_tokens',
+  'audio_input_per_million_tokens',
+  'image_input_per_million_tokens',
+  'audio_output_per_million_tokens',
+  'image_output_per_million_tokens',
 ] as const;
 
 /** Some of the six fields, each a price from 0 to 500 yuan per million tokens. */
@@ -101,13 +105,24 @@ function someUsage(random: Random, maxInput: number, maxOutput: number): ChatUsa
   const cacheWriteTokens = part();
   const cacheWrite1hTokens = part();
   const completionTokens = random.pick([maxOutput, random.int(0, maxOutput)]);
+  const reasoningTokens = random.int(0, completionTokens);
+  // Audio and image input anywhere in the input (they may overlap the cache reads); audio and
+  // image output within what reasoning leaves of the output.
+  const audioInputTokens = random.int(0, promptTokens);
+  const imageInputTokens = random.int(0, promptTokens - audioInputTokens);
+  const audioOutputTokens = random.int(0, completionTokens - reasoningTokens);
+  const imageOutputTokens = random.int(0, completionTokens - reasoningTokens - audioOutputTokens);
   return {
     promptTokens,
     cachedTokens,
     completionTokens,
-    reasoningTokens: random.int(0, completionTokens),
+    reasoningTokens,
     ...(random.chance(0.8) ? { cacheWriteTokens } : {}),
     ...(random.chance(0.5) ? { cacheWrite1hTokens } : {}),
+    ...(random.chance(0.4) ? { audioInputTokens } : {}),
+    ...(random.chance(0.4) ? { imageInputTokens } : {}),
+    ...(random.chance(0.4) ? { audioOutputTokens } : {}),
+    ...(random.chance(0.4) ? { imageOutputTokens } : {}),
     ...(random.chance(0.5) ? { serviceTier: random.pick(['flex', 'priority', 'standard']) } : {}),
   };
 }
@@ -224,6 +239,37 @@ describe('every chat bill, over random prices and usages', () => {
     expect(capture.lineItems).toHaveLength(6);
     expect(capture.amount).toBe(6);
     expect(hold).toBe(6);
+  });
+
+  it('and with audio and image priced apart: ten line items of one token each, ten micro-yuan held', () => {
+    const ones = tokenPricesSchema.parse({
+      input_per_million_tokens: 1,
+      output_per_million_tokens: 1,
+      audio_input_per_million_tokens: 1,
+      image_input_per_million_tokens: 1,
+      audio_output_per_million_tokens: 1,
+      image_output_per_million_tokens: 1,
+    });
+    const maxInput = overhead + 6;
+    const hold = chatReserve(requestOf(maxInput, 4), model, ones);
+    const capture = chatCost(
+      {
+        promptTokens: maxInput,
+        cachedTokens: 1,
+        cacheWriteTokens: 1,
+        cacheWrite1hTokens: 1,
+        audioInputTokens: 1,
+        imageInputTokens: 1,
+        completionTokens: 4,
+        reasoningTokens: 1,
+        audioOutputTokens: 1,
+        imageOutputTokens: 1,
+      },
+      ones,
+    );
+    expect(capture.lineItems).toHaveLength(10);
+    expect(capture.amount).toBe(10);
+    expect(hold).toBe(10);
   });
 
   it("nor, cut to the caps, for an inconsistent report within them (the caller's bill)", () => {

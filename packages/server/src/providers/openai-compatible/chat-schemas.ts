@@ -16,9 +16,17 @@ export const usageSchema = z.object({
       cached_tokens: tokens.nullish(),
       /** Qwen's explicit-cache writes. */
       cache_creation_input_tokens: tokens.nullish(),
+      audio_tokens: tokens.nullish(),
+      image_tokens: tokens.nullish(),
     })
     .nullish(),
-  completion_tokens_details: z.object({ reasoning_tokens: tokens.nullish() }).nullish(),
+  completion_tokens_details: z
+    .object({
+      reasoning_tokens: tokens.nullish(),
+      audio_tokens: tokens.nullish(),
+      image_tokens: tokens.nullish(),
+    })
+    .nullish(),
   /** DeepSeek's cache read (and miss) counts, where OpenAI has `prompt_tokens_details`. */
   prompt_cache_hit_tokens: tokens.nullish(),
   prompt_cache_miss_tokens: tokens.nullish(),

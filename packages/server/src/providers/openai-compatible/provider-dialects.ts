@@ -75,14 +75,23 @@ function cacheReads(raw: UpstreamUsage): number {
 }
 
 /**
- * OpenAI's reading: input counts cache reads (and writes), output counts reasoning. A detail
- * above its total is a contradiction, never a negative line item.
+ * OpenAI's reading: input counts cache reads (and writes), audio and image tokens; output counts
+ * reasoning, audio and image tokens. A detail above its total is a contradiction, never a
+ * negative line item. (Audio and image input may overlap the cache reads, which count tokens of
+ * every kind: how much of them is billed at their own price is chat-pricing.ts's rule.)
  */
 function openAiReading(raw: UpstreamUsage, extra: { cacheWriteTokens?: number } = {}) {
   const cachedTokens = cacheReads(raw);
   const reasoningTokens = raw.completion_tokens_details?.reasoning_tokens ?? 0;
   const written = extra.cacheWriteTokens ?? 0;
-  if (cachedTokens + written > raw.prompt_tokens || reasoningTokens > raw.completion_tokens)
+  const modalities = modalityTokens(raw);
+  const modalOutput = (modalities.audioOutputTokens ?? 0) + (modalities.imageOutputTokens ?? 0);
+  const modalInput = (modalities.audioInputTokens ?? 0) + (modalities.imageInputTokens ?? 0);
+  if (
+    cachedTokens + written > raw.prompt_tokens ||
+    modalInput > raw.prompt_tokens ||
+    reasoningTokens + modalOutput > raw.completion_tokens
+  )
     return undefined;
   return {
     promptTokens: raw.prompt_tokens,
@@ -90,7 +99,27 @@ function openAiReading(raw: UpstreamUsage, extra: { cacheWriteTokens?: number } 
     cachedTokens,
     reasoningTokens,
     ...(extra.cacheWriteTokens === undefined ? {} : { cacheWriteTokens: extra.cacheWriteTokens }),
+    ...modalities,
   } satisfies ChatUsage;
+}
+
+/** The audio and image counts a provider reports apart (OpenAI, Qwen's Omni and VL models). */
+function modalityTokens(
+  raw: UpstreamUsage,
+): Pick<
+  ChatUsage,
+  'audioInputTokens' | 'imageInputTokens' | 'audioOutputTokens' | 'imageOutputTokens'
+> {
+  const counts = {
+    audioInputTokens: raw.prompt_tokens_details?.audio_tokens,
+    imageInputTokens: raw.prompt_tokens_details?.image_tokens,
+    audioOutputTokens: raw.completion_tokens_details?.audio_tokens,
+    imageOutputTokens: raw.completion_tokens_details?.image_tokens,
+  };
+  // A count of 0 or none says nothing: the usage record keeps only counts reported above 0.
+  return Object.fromEntries(
+    Object.entries(counts).filter(([, count]) => count != null && count > 0),
+  );
 }
 
 /**
