@@ -1,6 +1,8 @@
 import type { Kysely } from 'kysely';
+import { z } from 'zod';
 import { invalidInput } from '../errors/api-error.js';
 import type { AuditActorKind, AuditEventTable, Database } from '../store/schema.js';
+import { parseStoredJson } from '../store/stored-json.js';
 import type { Clock, IdGenerator } from '../util/effects.js';
 import { listPage, parseLimit, type ListPage } from '../util/list-page.js';
 
@@ -13,6 +15,13 @@ export interface AuditActor {
   readonly address?: string;
 }
 
+/**
+ * `audit_events.detail`: a JSON object with the action's other inputs (never a secret), as the
+ * action gave it; the column is null when it gave none.
+ */
+const auditDetailSchema = z.record(z.string(), z.unknown());
+export type AuditDetail = z.output<typeof auditDetailSchema>;
+
 /** What was done; `amount` only when money moved (positive micro-yuan). */
 export interface AuditAction {
   readonly action: string;
@@ -20,7 +29,7 @@ export interface AuditAction {
   readonly accountId?: string | null;
   readonly amount?: number | null;
   readonly reason?: string | null;
-  readonly detail?: Record<string, unknown>;
+  readonly detail?: AuditDetail;
 }
 
 /**
@@ -40,7 +49,7 @@ export interface AuditEventView {
   account_id: string | null;
   amount: number | null;
   reason: string | null;
-  detail: Record<string, unknown> | null;
+  detail: AuditDetail | null;
 }
 
 export function auditEventView(row: AuditEventTable): AuditEventView {
@@ -59,7 +68,14 @@ export function auditEventView(row: AuditEventTable): AuditEventView {
     account_id: row.account_id,
     amount: row.amount,
     reason: row.reason,
-    detail: row.detail === null ? null : (JSON.parse(row.detail) as Record<string, unknown>),
+    detail:
+      row.detail === null
+        ? null
+        : parseStoredJson(auditDetailSchema, row.detail, {
+            table: 'audit_events',
+            column: 'detail',
+            id: row.id,
+          }),
   };
 }
 

@@ -1,6 +1,7 @@
 import type { ApiKey, Budget } from '@tollgate/protocol';
 import type { Kysely } from 'kysely';
 import { LRUCache } from 'lru-cache';
+import { z } from 'zod';
 import { ApiError, invalidInput, notFound } from '../errors/api-error.js';
 import type { ApiKeyTable, Database, KeyIdempotency, KeyKind } from '../store/schema.js';
 import type { Clock, IdGenerator } from '../util/effects.js';
@@ -9,6 +10,7 @@ import { generateApiKey, hashApiKey, isWellFormedKey } from './key-format.js';
 import { budgetStateOf, budgetView } from '../budgets/budget-ledger.js';
 import { cidrMatcher, parseCidrList } from '../util/ip-allowlist.js';
 import { DEFAULT_BUDGET_TIME_ZONE } from '../config/time-zone.js';
+import { parseStoredJson } from '../store/stored-json.js';
 
 /** What a route knows about the caller after authentication. */
 export interface Principal {
@@ -35,6 +37,42 @@ export function keyHint(lastFour: string): string {
   return `tgk_…${lastFour}`;
 }
 
+/**
+ * `api_keys.models`: the model ids the key may call, each a configured model when it was
+ * created (`create` below); the column is null for every model.
+ */
+const modelsSchema = z.array(z.string());
+
+/**
+ * `api_keys.allowed_ips`: the canonical CIDR blocks the key may be used from, at least one
+ * (`parseAllowedIps` below); the column is null for everywhere.
+ */
+const allowedIpsSchema = z.array(z.string()).min(1);
+
+/**
+ * A key's stored model allowlist, null for every model: read by the key's views, by
+ * authentication (once, when the key enters the cache) and by the console's settles on behalf
+ * of the key (http/console/owner-identity.ts). A value that fails its schema is a `CorruptRow`.
+ */
+export const keyModelsOf = (row: Pick<ApiKeyTable, 'id' | 'models'>): string[] | null =>
+  row.models === null
+    ? null
+    : parseStoredJson(modelsSchema, row.models, {
+        table: 'api_keys',
+        column: 'models',
+        id: row.id,
+      });
+
+/** A key's stored address allowlist, null for everywhere. */
+const allowedIpsOf = (row: Pick<ApiKeyTable, 'id' | 'allowed_ips'>): string[] | null =>
+  row.allowed_ips === null
+    ? null
+    : parseStoredJson(allowedIpsSchema, row.allowed_ips, {
+        table: 'api_keys',
+        column: 'allowed_ips',
+        id: row.id,
+      });
+
 export function keyView(row: ApiKeyTable, now: number, budgetTimeZone: string): KeyView {
   return {
     object: 'api_key',
@@ -43,14 +81,14 @@ export function keyView(row: ApiKeyTable, now: number, budgetTimeZone: string): 
     kind: row.kind,
     name: row.name,
     hint: keyHint(row.key_hint),
-    models: row.models === null ? null : (JSON.parse(row.models) as string[]),
+    models: keyModelsOf(row),
     expires_at: iso(row.expires_at),
     disabled_at: iso(row.disabled_at),
     last_used_at: iso(row.last_used_at),
     created_at: iso(row.created_at) ?? '',
     replaced_by: row.replaced_by,
     budget: budgetView(budgetStateOf(row, row.budget_held, now, budgetTimeZone)),
-    allowed_ips: row.allowed_ips === null ? null : (JSON.parse(row.allowed_ips) as string[]),
+    allowed_ips: allowedIpsOf(row),
     idempotency: row.idempotency,
   };
 }
@@ -394,17 +432,16 @@ export class KeyService {
         ])
         .where('key_hash', '=', hash)
         .executeTakeFirst();
+      // Its JSON columns are parsed once here, when the key enters the cache, not per request.
+      const allowedIps = row === undefined ? null : allowedIpsOf(row);
       cached = {
         value:
           row === undefined
             ? null
             : {
                 ...row,
-                models: row.models === null ? null : (JSON.parse(row.models) as string[]),
-                addressAllowed:
-                  row.allowed_ips === null
-                    ? null
-                    : cidrMatcher(JSON.parse(row.allowed_ips) as string[]),
+                models: keyModelsOf(row),
+                addressAllowed: allowedIps === null ? null : cidrMatcher(allowedIps),
               },
       };
       if (this.evictions === evictionsBefore) this.cache.set(hash, cached);

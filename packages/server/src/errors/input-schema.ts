@@ -63,6 +63,7 @@ export function jsonSchemaOf(schema: z.ZodType): Record<string, unknown> {
     unrepresentable: 'any',
     override: ({ zodSchema, jsonSchema }) => {
       if (namedValuesOnly.has(zodSchema)) delete jsonSchema.type;
+      if (choices.has(zodSchema)) writeAsOneObject(jsonSchema);
     },
   });
   return json;
@@ -79,4 +80,49 @@ const namedValuesOnly = new WeakSet<z.core.$ZodType>();
 export function valuesOnly<Schema extends z.ZodEnum | z.ZodLiteral>(schema: Schema): Schema {
   namedValuesOnly.add(schema);
   return schema;
+}
+
+const choices = new WeakSet<z.core.$ZodType>();
+
+/**
+ * A choice of exactly one field among several (`?usage_exceeded_cap=` or `?status=`, neither
+ * both nor none): a `z.xor` of strict objects of one required field each, its type the union of
+ * them. Its JSON Schema is the one object it is, those fields and no other, with a `oneOf` of
+ * which one is `required`, rather than zod's `oneOf` of whole objects: Ajv then judges the field
+ * given by its own schema (`querystring.status must be submission_unknown`), not by the first
+ * branch it fails (`querystring.usage_exceeded_cap is required`). The same values pass either way.
+ */
+export function oneFieldOf<Schema extends z.ZodXor<readonly z.ZodObject[]>>(
+  schema: Schema,
+): Schema {
+  const fields = schema.options.map((option) => {
+    const shape: z.core.$ZodShape = option.shape;
+    const entries = Object.entries(shape);
+    const [only] = entries;
+    const strict = option.def.catchall?._zod.def.type === 'never';
+    if (entries.length !== 1 || only === undefined || !strict || only[1]._zod.optin === 'optional')
+      throw new Error('oneFieldOf: each option is a strict object of one required field');
+    return only[0];
+  });
+  if (new Set(fields).size !== fields.length)
+    throw new Error('oneFieldOf: a field is offered twice');
+  choices.add(schema);
+  return schema;
+}
+
+/**
+ * `{oneOf: [{type: object, properties: {a}, required: [a]}, …]}` becomes
+ * `{type: object, additionalProperties: false, oneOf: [{required: [a]}, …], properties: {a, …}}`.
+ */
+function writeAsOneObject(json: z.core.JSONSchema.BaseSchema): void {
+  const options = (json.oneOf ?? []) as z.core.JSONSchema.ObjectSchema[];
+  const properties: Record<string, z.core.JSONSchema._JSONSchema> = {};
+  for (const option of options) Object.assign(properties, option.properties);
+  delete json.oneOf;
+  Object.assign(json, {
+    type: 'object',
+    additionalProperties: false,
+    oneOf: options.map((option) => ({ required: option.required })),
+    properties,
+  });
 }

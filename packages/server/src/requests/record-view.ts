@@ -7,7 +7,10 @@ import type {
   RequestResolution,
   UsageExceededCap,
 } from '@tollgate/protocol';
+import { z } from 'zod';
+import type { ChannelAttempt as RouterChannelAttempt } from '../routing/channel-router.js';
 import type { HoldState, RequestTable } from '../store/schema.js';
+import { parseStoredJson } from '../store/stored-json.js';
 import { COUNTED_LOCALLY } from '../chat/token-estimate.js';
 
 export type RecordRow = RequestTable & { hold_state: HoldState | null };
@@ -92,6 +95,29 @@ function usageNote(row: RecordRow): UsageExceededCap | null {
   };
 }
 
+/**
+ * `requests.channel_attempts`: every channel tried, in order, as the router noted them
+ * (routing/channel-router.ts `ChannelAttempt`, written by record-outcome.ts); the wire's
+ * `ChannelAttempt` (both ways, below). Read for operators only, so parsed with its schema; the
+ * caller's view above reads its columns as stored (docs/architecture.md, "Validation at the
+ * boundary": it is every record read and every row of the listings and their CSV export).
+ */
+const channelAttemptsSchema = z.array(
+  z.strictObject({
+    channel: z.string(),
+    upstream: z.string(),
+    outcome: z.enum(['succeeded', 'not_processed', 'maybe_processed', 'refused']),
+    detail: z.string().nullable(),
+  }),
+);
+type StoredChannelAttempt = z.output<typeof channelAttemptsSchema>[number];
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const sameAsWritten: [
+  Same<StoredChannelAttempt, ChannelAttempt>,
+  Same<StoredChannelAttempt, RouterChannelAttempt>,
+] = [true, true];
+void sameAsWritten;
+
 export function operatorRecordView(row: RecordRow): OperatorRequestRecord {
   return {
     ...recordView(row),
@@ -101,7 +127,13 @@ export function operatorRecordView(row: RecordRow): OperatorRequestRecord {
     ending_rule: row.amount === null ? row.pricing_rule : null,
     channel: row.channel,
     channel_attempts:
-      row.channel_attempts === null ? [] : (JSON.parse(row.channel_attempts) as ChannelAttempt[]),
+      row.channel_attempts === null
+        ? []
+        : parseStoredJson(channelAttemptsSchema, row.channel_attempts, {
+            table: 'requests',
+            column: 'channel_attempts',
+            id: row.id,
+          }),
     channel_cost: row.channel_cost === null ? null : Number(row.channel_cost),
   };
 }

@@ -4,6 +4,7 @@ import { parseMovementAmount } from '../billing/money.js';
 import type { AuditWrite } from '../audit/audit-log.js';
 import { ApiError, invalidInput } from '../errors/api-error.js';
 import type { Database } from '../store/schema.js';
+import { parseStoredJson, requestResolutionSchema } from '../store/stored-json.js';
 import {
   operatorRecordView,
   recordView,
@@ -216,5 +217,10 @@ function resolutionRefused(requestId: string): ApiError {
 /** The idempotency key that settled a record, as its resolution names it. */
 function settledBy(row: RecordRow): string | undefined {
   if (row.resolution === null) return undefined;
-  return (JSON.parse(row.resolution) as { idempotency_key?: string }).idempotency_key;
+  const resolution = parseStoredJson(requestResolutionSchema, row.resolution, {
+    table: 'requests',
+    column: 'resolution',
+    id: row.id,
+  });
+  return resolution.action === 'settled' ? resolution.idempotency_key : undefined;
 }

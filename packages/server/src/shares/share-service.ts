@@ -5,7 +5,7 @@ import { ApiError, invalidInput } from '../errors/api-error.js';
 import type { ServedObject } from '../assets/asset-objects.js';
 import type { Claim, RequestIdentity, RequestService } from '../requests/request-service.js';
 import type { Database, ShareState } from '../store/schema.js';
-import type { TaskOutput } from '../tasks/task-view.js';
+import { outputsOf } from '../tasks/task-stored-json.js';
 import type { Clock, IdGenerator } from '../util/effects.js';
 import { parseReason, parseState, type ShareTarget } from './share-input.js';
 import { canMove, DECISION_TARGET, type ShareAction } from './share-states.js';
@@ -176,7 +176,7 @@ export class ShareService {
     if (target.kind === 'task') {
       const task = await trx
         .selectFrom('tasks')
-        .select(['key_id', 'account_id', 'outputs'])
+        .select(['id', 'key_id', 'account_id', 'outputs'])
         .where('id', '=', target.id)
         .executeTakeFirst();
       const owned =
@@ -184,10 +184,10 @@ export class ShareService {
         (requester.kind === 'console'
           ? task.account_id === principal.accountId
           : task.key_id === principal.keyId);
-      // A task id names its first output, as the caller sees it in `outputs`.
-      const first =
-        !owned || task.outputs === null ? undefined : (JSON.parse(task.outputs) as TaskOutput[])[0];
-      if (first === undefined) throw unshareable(target);
+      // A task id names its first output, as the caller sees it in `outputs` (read with its
+      // schema: tasks/task-stored-json.ts); a text answer (H3 `understand`) has no file to share.
+      const first = owned ? outputsOf(task)?.[0] : undefined;
+      if (first === undefined || !('asset_id' in first)) throw unshareable(target);
       assetId = first.asset_id;
     }
     const asset = await trx

@@ -21,11 +21,7 @@ import { ApiError } from '../../errors/api-error.js';
 import { parseInput } from '../../errors/input-schema.js';
 import type { AppDeps } from '../deps.js';
 import { answerRedemptionBatch } from '../redemption-batch-output.js';
-import {
-  answerStatement,
-  statementRouteOptions,
-  type StatementQuery,
-} from '../routes/admin-statements.js';
+import { answerStatement, statementRouteOptions } from '../routes/admin-statements.js';
 import { serveContent } from '../serve-content.js';
 import {
   budgetInput,
@@ -42,6 +38,7 @@ import {
   topUpInput,
 } from '../../operator/operator-inputs.js';
 import { unresolvedQueue } from '../../usage/unresolved-queue.js';
+import type { StatementQueryString } from '../../usage/statement.js';
 import { shareServiceOf } from '../../shares/share-service.js';
 import { withAccountEmails, withKeyNames, withTaskNames } from './console-names.js';
 import { operatorActorOf as actorOf } from './operator-auth.js';
@@ -97,7 +94,7 @@ export function registerOperatorRoutes(scope: FastifyInstance, deps: AppDeps): v
     return { object: 'list', data: await deps.keys.list(request.params.id) };
   });
   // The same statement as `GET /admin/v1/accounts/{id}/statement` (JSON, or CSV to download).
-  scope.get<{ Params: { id: string }; Querystring: StatementQuery }>(
+  scope.get<{ Params: { id: string }; Querystring: StatementQueryString }>(
     `${admin}/accounts/:id/statement`,
     // The role is checked before the query is validated: a member learns nothing, not even a 400.
     { ...statementRouteOptions, preValidation: async (request) => read(request) },

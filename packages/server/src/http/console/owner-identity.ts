@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { FastifyRequest } from 'fastify';
-import type { Principal } from '../../auth/key-service.js';
+import { keyModelsOf, type Principal } from '../../auth/key-service.js';
 import { requestFingerprint } from '../idempotency-judgement.js';
 import { readIdempotencyKey } from '../../requests/idempotency.js';
 import type { RequestIdentity } from '../../requests/request-service.js';
@@ -29,7 +29,7 @@ export async function actingAsCreator(
     keyId: key.id,
     accountId: key.account_id,
     kind: key.kind,
-    models: key.models === null ? null : (JSON.parse(key.models) as string[]),
+    models: keyModelsOf(key),
     // The creating key's budget binds what the owner settles on its behalf (docs/billing.md).
     budgeted: key.budget_limit !== null,
   };

@@ -1,16 +1,17 @@
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { parseStatementPeriod, statementQuerySchema } from '../../usage/statement.js';
+import {
+  parseStatementPeriod,
+  statementQuerySchema,
+  type StatementQueryString,
+} from '../../usage/statement.js';
 import {
   renderStatement,
   STATEMENT_CONTENT_TYPES,
   statementFileName,
   statementFormat,
-  type StatementFormat,
 } from '../../usage/statement-output.js';
 import type { AppDeps } from '../deps.js';
-
-export type StatementQuery = { from?: string; to?: string; format?: StatementFormat };
 
 /**
  * The route options every statement route shares: the query schema (`from`, `to`, `format`),
@@ -28,7 +29,7 @@ export const statementRouteOptions = {
  */
 export async function answerStatement(
   deps: Pick<AppDeps, 'statements' | 'clock'>,
-  request: FastifyRequest<{ Querystring: StatementQuery }>,
+  request: FastifyRequest<{ Querystring: StatementQueryString }>,
   reply: FastifyReply,
   accountId: string,
 ): Promise<Readable> {
@@ -51,7 +52,7 @@ export async function answerStatement(
  * (the console's operator pages answer the same statement: http/console/operator-routes.ts).
  */
 export function registerAdminStatements(admin: FastifyInstance, deps: AppDeps): void {
-  admin.get<{ Params: { id: string }; Querystring: StatementQuery }>(
+  admin.get<{ Params: { id: string }; Querystring: StatementQueryString }>(
     '/admin/v1/accounts/:id/statement',
     statementRouteOptions,
     async (request, reply) => answerStatement(deps, request, reply, request.params.id),

@@ -1,11 +1,12 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
 import { AccountListing } from '../../accounts/account-listing.js';
 import { OperatorActions } from '../../operator/operator-actions.js';
 import { checkLedger } from '../../billing/ledger-check.js';
 import { priceHistoryView } from '../../billing/price-view.js';
 import { ApiError } from '../../errors/api-error.js';
-import { parseInput } from '../../errors/input-schema.js';
+import { jsonSchemaOf, oneFieldOf, parseInput, valuesOnly } from '../../errors/input-schema.js';
 import {
   createAccountInput,
   createKeyInput,
@@ -33,6 +34,32 @@ import { registerShareReview } from './shares.js';
 
 /** A body as it came: each operator route parses it with its action's input schema. */
 type Body = unknown;
+
+/**
+ * `GET /admin/v1/accounts` parameters, and no other: an unknown one (`?email=` for `?q=`) is a
+ * 400 naming it, not an unfiltered list. The listing judges their values (accounts/account-listing.ts).
+ */
+const accountListQuery = z.strictObject({
+  q: z.unknown().optional(),
+  id_prefix: z.unknown().optional(),
+  limit: z.unknown().optional(),
+  after: z.unknown().optional(),
+});
+const accountListQuerySchema = jsonSchemaOf(accountListQuery);
+type AccountListQueryString = z.output<typeof accountListQuery>;
+
+/**
+ * `GET /admin/v1/requests`: one queue at a time, the records flagged beyond the cap
+ * (`?usage_exceeded_cap=unreviewed|all`) or those to resolve (`?status=submission_unknown`).
+ */
+const requestQueueQuery = oneFieldOf(
+  z.xor([
+    z.strictObject({ usage_exceeded_cap: valuesOnly(z.enum(['unreviewed', 'all'])) }),
+    z.strictObject({ status: valuesOnly(z.enum(['submission_unknown'])) }),
+  ]),
+);
+const requestQueueQuerySchema = jsonSchemaOf(requestQueueQuery);
+type RequestQueueQueryString = z.output<typeof requestQueueQuery>;
 
 const digest = (text: string) => createHash('sha256').update(text).digest();
 
@@ -75,18 +102,9 @@ export function registerAdmin(scope: FastifyInstance, deps: AppDeps): void {
     clock: deps.clock,
     budgetTimeZone: deps.config.budget_time_zone,
   });
-  scope.get<{ Querystring: Record<string, string | undefined> }>(
+  scope.get<{ Querystring: AccountListQueryString }>(
     '/admin/v1/accounts',
-    {
-      schema: {
-        // An unknown parameter (`?email=` for `?q=`) is a 400 naming it, not an unfiltered list.
-        querystring: {
-          type: 'object',
-          additionalProperties: false,
-          properties: { q: {}, id_prefix: {}, limit: {}, after: {} },
-        },
-      },
-    },
+    { schema: { querystring: accountListQuerySchema } },
     async (request) => accountListing.list(request.query),
   );
   scope.get<{ Params: { id: string } }>('/admin/v1/accounts/:id', async (request) =>
@@ -200,26 +218,13 @@ export function registerAdmin(scope: FastifyInstance, deps: AppDeps): void {
     if (row === undefined) throw new ApiError('NOT_FOUND', 'no such request');
     return operatorRecordView(row);
   });
-  scope.get<{ Querystring: { usage_exceeded_cap?: string; status?: string } }>(
+  scope.get<{ Querystring: RequestQueueQueryString }>(
     '/admin/v1/requests',
-    {
-      schema: {
-        querystring: {
-          type: 'object',
-          additionalProperties: false,
-          // One queue at a time: the records flagged beyond the cap, or those to resolve.
-          oneOf: [{ required: ['usage_exceeded_cap'] }, { required: ['status'] }],
-          properties: {
-            usage_exceeded_cap: { enum: ['unreviewed', 'all'] },
-            status: { enum: ['submission_unknown'] },
-          },
-        },
-      },
-    },
+    { schema: { querystring: requestQueueQuerySchema } },
     async (request) => ({
       object: 'list',
       data:
-        request.query.status === 'submission_unknown'
+        'status' in request.query
           ? await deps.settlements.awaitingResolution()
           : await deps.usageReviews.listFlagged({
               includeReviewed: request.query.usage_exceeded_cap === 'all',

@@ -1,5 +1,7 @@
 import { H3_SETTLE_CONFIRMATION } from '@tollgate/protocol';
 import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { jsonSchemaOf, valuesOnly } from '../../errors/input-schema.js';
 import { h3BodySchema, parseH3Body, type H3Body } from '../../h3/h3-input.js';
 import { readIdempotencyKey } from '../../requests/idempotency.js';
 import { settleBodySchemaFor } from '../../tasks/task-settlement.js';
@@ -9,11 +11,10 @@ import type { AppDeps } from '../deps.js';
 import { principalOf } from '../plugins/authenticate.js';
 import { registerSettle, registerTaskContent } from './tasks.js';
 
-const readQuerySchema = {
-  type: 'object',
-  additionalProperties: false,
-  properties: { refresh: { enum: ['true', 'false'] } },
-} as const;
+/** `?refresh=true` asks the provider again before answering (docs/h3.md); no other parameter. */
+const readQuery = z.strictObject({ refresh: valuesOnly(z.enum(['true', 'false'])).optional() });
+const readQuerySchema = jsonSchemaOf(readQuery);
+type ReadQueryString = z.output<typeof readQuery>;
 
 const isSubmit = (body: unknown): boolean =>
   (body as { operation?: unknown } | undefined)?.operation === 'submit';
@@ -42,7 +43,7 @@ export function registerH3(scope: FastifyInstance, deps: AppDeps): void {
     },
   );
 
-  scope.get<{ Params: { id: string }; Querystring: { refresh?: 'true' | 'false' } }>(
+  scope.get<{ Params: { id: string }; Querystring: ReadQueryString }>(
     '/v1/h3/tasks/:id',
     { schema: { querystring: readQuerySchema } },
     async (request) =>
