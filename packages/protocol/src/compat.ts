@@ -149,6 +149,8 @@ export interface ModelPricing extends TokenPriceFields {
   tiers?: PriceTier[];
   /** Chat: a fee added to every request, micro-yuan. */
   per_request?: MicroYuan;
+  /** Chat: a fee per tool call the answer makes, micro-yuan. */
+  per_tool_call?: MicroYuan;
   /** Chat: the prices of a request the upstream served on that `service_tier`. */
   service_tiers?: Record<string, ServiceTierPricing>;
   /** The unit of each task price field present. */

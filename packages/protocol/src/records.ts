@@ -68,11 +68,14 @@ export interface TokenLineItem {
   amount: MicroYuan;
 }
 
-/** The fee of a chat request (`per_request`): `amount = units × unit_price`, `units` 1. */
+/**
+ * A chat request's fees: `request` (`per_request`, `units` 1) and `tool_call` (`per_tool_call`,
+ * `units` the tool calls of the answer): `amount = units × unit_price`.
+ */
 export interface RequestFeeLineItem {
-  item: 'request';
+  item: 'request' | 'tool_call';
   units: number;
-  /** Micro-yuan per request. */
+  /** Micro-yuan per request, or per tool call. */
   unit_price: MicroYuan;
   amount: MicroYuan;
 }

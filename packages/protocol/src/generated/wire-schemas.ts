@@ -283,7 +283,7 @@ export const wireSchemas: Readonly<Record<string, object>> = {
   RequestFeeLineItem: {
     type: 'object',
     properties: {
-      item: { type: 'string', const: 'request' },
+      item: { type: 'string', enum: ['request', 'tool_call'] },
       units: { type: 'number' },
       unit_price: { $ref: '#/components/schemas/MicroYuan' },
       amount: { $ref: '#/components/schemas/MicroYuan' },
@@ -1702,6 +1702,7 @@ export const wireSchemas: Readonly<Record<string, object>> = {
       price_version: { type: 'string' },
       tiers: { type: 'array', items: { $ref: '#/components/schemas/PriceTier' } },
       per_request: { $ref: '#/components/schemas/MicroYuan' },
+      per_tool_call: { $ref: '#/components/schemas/MicroYuan' },
       service_tiers: {
         type: 'object',
         additionalProperties: { $ref: '#/components/schemas/ServiceTierPricing' },

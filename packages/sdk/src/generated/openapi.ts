@@ -747,8 +747,8 @@ export interface components {
       amount: components['schemas']['MicroYuan'];
     };
     RequestFeeLineItem: {
-      /** @constant */
-      item: 'request';
+      /** @enum {string} */
+      item: 'request' | 'tool_call';
       units: number;
       unit_price: components['schemas']['MicroYuan'];
       amount: components['schemas']['MicroYuan'];
@@ -1167,6 +1167,7 @@ export interface components {
       price_version: string;
       tiers?: components['schemas']['PriceTier'][];
       per_request?: components['schemas']['MicroYuan'];
+      per_tool_call?: components['schemas']['MicroYuan'];
       service_tiers?: {
         [key: string]: components['schemas']['ServiceTierPricing'];
       };

@@ -41,7 +41,7 @@ export function worstCaseInputTokens(request: ChatRequest, model: ModelConfig): 
  * (output, reasoning, audio and image output),
  * each the dearest over every price set the request could be billed at — the base prices, each
  * length tier its worst-case input could be above, each service tier — plus the per-request
- * fee and the rounding margin. So no usage within the request's caps captures more.
+ * fee, the fee per tool call for the most tool calls the answer may make, and the rounding margin. So no usage within the request's caps captures more.
  */
 export function chatReserve(request: ChatRequest, model: ModelConfig, prices: TokenPrices): number {
   const inputTokens = worstCaseInputTokens(request, model);
@@ -67,8 +67,24 @@ export function chatReserve(request: ChatRequest, model: ModelConfig, prices: To
     costPerMillion(inputTokens, inputPrice) +
     costPerMillion(request.maxOutputTokens, outputPrice) +
     (prices.per_request ?? 0) +
+    (prices.per_tool_call ?? 0) * heldToolCalls(request, model) +
     roundingMargin(reachable)
   );
+}
+
+/**
+ * The most tool calls of one answer the `per_tool_call` fee is held and billed for: none without
+ * tools or with `tool_choice: "none"`, one with `parallel_tool_calls: false` (as sent upstream),
+ * else the model's `max_tool_calls`.
+ */
+export function heldToolCalls(request: ChatRequest, model: ModelConfig): number {
+  if (!request.features.has('tools') || request.passthrough['tool_choice'] === 'none') return 0;
+  return request.passthrough['parallel_tool_calls'] === false ? 1 : model.max_tool_calls;
+}
+
+/** `usage` with the answer's tool calls counted (`toolCalls`, left out when there are none). */
+export function withToolCalls(usage: ChatUsage, toolCalls: number): ChatUsage {
+  return toolCalls === 0 ? usage : { ...usage, toolCalls };
 }
 
 /** A chat request's bill: its line items, their sum, and the computation for people. */
@@ -84,7 +100,7 @@ export interface ChatBill {
  * cache writes, audio and image input (where priced apart), visible output, reasoning, audio and
  * image output (likewise) — each `ceil(units × price / 1e6)`, rounded once for
  * the whole request, at the prices of the request's service tier and length tier
- * (chat-prices.ts); then the per-request fee.
+ * (chat-prices.ts); then the per-request fee and the fee per tool call.
  */
 export function chatCost(usage: ChatUsage, prices: TokenPrices): ChatBill {
   const { prices: price, basis } = chatPricesFor(prices, usage.promptTokens, usage.serviceTier);
@@ -120,6 +136,15 @@ export function chatCost(usage: ChatUsage, prices: TokenPrices): ChatBill {
   const fee = prices.per_request;
   if (fee !== undefined)
     lineItems.push({ item: 'request', units: 1, unit_price: fee, amount: fee });
+  const toolCallFee = prices.per_tool_call;
+  const toolCalls = usage.toolCalls ?? 0;
+  if (toolCallFee !== undefined && toolCalls > 0)
+    lineItems.push({
+      item: 'tool_call',
+      units: toolCalls,
+      unit_price: toolCallFee,
+      amount: toolCalls * toolCallFee,
+    });
   const amount = lineItems.reduce((sum, item) => sum + item.amount, 0);
   const parts = lineItems.map((item) =>
     'price_per_million' in item

@@ -67,6 +67,11 @@ export interface ChatUsage {
    * not reported. Billed at the model's audio and image prices where it has them, else as input
    * or output (chat-pricing.ts).
    */
+  /**
+   * The tool calls the answer made (entries of its `tool_calls`), counted by the gateway from
+   * the answer it relayed; absent when it made none. Billed at `per_tool_call`.
+   */
+  toolCalls?: number;
   audioInputTokens?: number;
   imageInputTokens?: number;
   audioOutputTokens?: number;

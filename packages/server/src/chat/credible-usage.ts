@@ -64,7 +64,12 @@ function flagOf(notes: readonly (string | undefined)[]): string | undefined {
  */
 export function credibleChatUsage(
   usage: ChatUsage,
-  bounds: { readonly inputUpperEstimate: number; readonly outputCap: number },
+  bounds: {
+    readonly inputUpperEstimate: number;
+    readonly outputCap: number;
+    /** The most tool calls billed (chat-pricing.ts `heldToolCalls`); absent: no fee, no bound. */
+    readonly toolCallCap?: number;
+  },
 ): CredibleUsage<ChatUsage> {
   const input = capTokens(
     'prompt_tokens',
@@ -84,6 +89,10 @@ export function credibleChatUsage(
       ? `cache reads and writes: upstream reported ${parts}, above its prompt_tokens ${usage.promptTokens} (input-side inconsistency), billed within prompt_tokens`
       : undefined;
   const reasoningTokens = Math.min(usage.reasoningTokens, output.tokens);
+  const toolCalls =
+    usage.toolCalls === undefined || bounds.toolCallCap === undefined
+      ? { tokens: usage.toolCalls, note: undefined }
+      : capTokens('tool_calls', usage.toolCalls, bounds.toolCallCap);
   // Audio and image parts within the (cut) totals too: input ones within all of the input (they
   // may overlap cache reads), output ones within what reasoning leaves.
   const [audioIn = 0, imageIn = 0] = withinTotal(input.tokens, [
@@ -102,13 +111,16 @@ export function credibleChatUsage(
       reasoningTokens,
       ...(usage.cacheWriteTokens === undefined ? {} : { cacheWriteTokens: cacheWrite }),
       ...(usage.cacheWrite1hTokens === undefined ? {} : { cacheWrite1hTokens: cacheWrite1h }),
+      ...(toolCalls.tokens === undefined || toolCalls.tokens === 0
+        ? {}
+        : { toolCalls: toolCalls.tokens }),
       ...(usage.audioInputTokens === undefined ? {} : { audioInputTokens: audioIn }),
       ...(usage.imageInputTokens === undefined ? {} : { imageInputTokens: imageIn }),
       ...(usage.audioOutputTokens === undefined ? {} : { audioOutputTokens: audioOut }),
       ...(usage.imageOutputTokens === undefined ? {} : { imageOutputTokens: imageOut }),
       ...(usage.serviceTier === undefined ? {} : { serviceTier: usage.serviceTier }),
     },
-    flag: flagOf([input.note, inconsistent, output.note]),
+    flag: flagOf([input.note, inconsistent, output.note, toolCalls.note]),
   };
 }
 

@@ -16,6 +16,7 @@ export function usageFields(usage: ChatUsage): Record<string, number> {
     ...(usage.cacheWrite1hTokens === undefined
       ? {}
       : { cache_write_1h_tokens: usage.cacheWrite1hTokens }),
+    ...(usage.toolCalls === undefined ? {} : { tool_calls: usage.toolCalls }),
     ...(usage.audioInputTokens === undefined ? {} : { audio_input_tokens: usage.audioInputTokens }),
     ...(usage.imageInputTokens === undefined ? {} : { image_input_tokens: usage.imageInputTokens }),
     ...(usage.audioOutputTokens === undefined

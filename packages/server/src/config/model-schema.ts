@@ -308,6 +308,12 @@ export const modelSchema = z
      * reason is not charged (docs/billing.md, "Zero-completion insurance").
      */
     zero_completion_insurance: z.boolean().default(true),
+    /**
+     * Chat: the most tool calls of one answer billed at the model's `per_tool_call` fee. The hold
+     * covers this many (one with `parallel_tool_calls: false`); an answer with more is billed
+     * this many and flagged for review (docs/billing.md, "Fees").
+     */
+    max_tool_calls: positiveInt.max(1_000).default(16),
     /** Chat: worst-case input tokens counted for each image and each video. */
     image_input_tokens: positiveInt.default(1_500),
     video_input_tokens: positiveInt.default(8_000),

@@ -51,6 +51,7 @@ const MODALITY_PRICE_FIELDS = [
 export const CHAT_PRICE_FIELDS = [
   'tiers',
   'per_request',
+  'per_tool_call',
   'service_tiers',
 ] as const satisfies readonly (keyof ModelPrices)[];
 

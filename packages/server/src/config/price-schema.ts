@@ -119,6 +119,14 @@ export const tokenPricesSchema = z
     per_request: taskAmount
       .min(1, 'must be at least 1; leave per_request out for no fee')
       .optional(),
+    /**
+     * Added for each tool call of the answer (each entry of its `tool_calls`, counted by the
+     * gateway: no provider reports function calls in its usage), up to the model's
+     * `max_tool_calls`.
+     */
+    per_tool_call: taskAmount
+      .min(1, 'must be at least 1; leave per_tool_call out for no fee')
+      .optional(),
     service_tiers: z
       .record(serviceTierName, z.object(priceTableShape).strict(), keyMessage)
       .refine(nonEmpty, 'give at least one service tier')

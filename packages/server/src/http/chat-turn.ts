@@ -2,9 +2,15 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { insuresAnswer, ZERO_COMPLETION_RULE } from '../chat/zero-completion.js';
 import { checkCapabilities } from '../chat/capabilities.js';
 import { credibleChatUsage, ruleWithFlag } from '../chat/credible-usage.js';
-import { chatCost, chatReserve, worstCaseInputTokens } from '../chat/chat-pricing.js';
+import {
+  chatCost,
+  chatReserve,
+  heldToolCalls,
+  withToolCalls,
+  worstCaseInputTokens,
+} from '../chat/chat-pricing.js';
 import type { ChatUsage } from '../chat/chat-types.js';
-import { locallyCountedUsage } from '../chat/token-estimate.js';
+import { estimatedInputTokens, locallyCountedUsage } from '../chat/token-estimate.js';
 import type { Conversations } from '../chat/conversations.js';
 import { inlineImageUrls } from '../chat/inline-image-urls.js';
 import { namesAssets, resolveAssets } from '../chat/resolve-assets.js';
@@ -66,6 +72,13 @@ export interface ChatTurnInput {
    * error: providers/context-length.ts) names the field as the caller sent it.
    */
   readonly fieldName?: (chatField: string) => string;
+  /**
+   * The caller's protocol's own words for an upstream's context-length refusal (Anthropic's
+   * `prompt is too long` on `/v1/messages`, which Claude Code compacts on), given the model and
+   * the gateway's estimate of the input (chat/token-estimate.ts, what `count_tokens` answers).
+   * Absent: the gateway's words (providers/context-length.ts).
+   */
+  readonly contextTooLong?: (modelId: string, estimatedInputTokens: number) => ApiError;
 }
 
 /**
@@ -132,11 +145,17 @@ export async function runChatTurn(
     anthropicBeta: input.anthropicBeta,
   });
   // An upstream's refusal of the caller's input names the field as the caller sent it.
+  // Changed where the adapter throws it, before the turn records it: the record, the answer and
+  // a replay say the same. Only the words change: the refusal is never failed over nor counted
+  // against the channel (routing/failover-rule.ts).
   const inCallerTerms = (error: unknown): never => {
-    const { fieldName } = input;
-    throw error instanceof UpstreamFailure && error.refusal !== null && fieldName !== undefined
-      ? error.withApiError(renamedField(error.apiError, fieldName) as ApiError)
-      : error;
+    if (!(error instanceof UpstreamFailure) || error.refusal === null) throw error;
+    const { fieldName, contextTooLong } = input;
+    if (error.refusal === 'context_length' && contextTooLong !== undefined)
+      throw error.withApiError(contextTooLong(model.id, estimatedInputTokens(chat, model)));
+    throw fieldName === undefined
+      ? error
+      : error.withApiError(renamedField(error.apiError, fieldName) as ApiError);
   };
   // Each channel is sent the body with its own upstream model name, in its own protocol.
   const provider = {
@@ -166,6 +185,10 @@ export async function runChatTurn(
   const bounds = {
     inputUpperEstimate: worstCaseInputTokens(chat, model),
     outputCap: chat.maxOutputTokens,
+    // Tool calls are bounded where they are billed: the fee's hold covers this many.
+    ...(price.prices.per_tool_call === undefined
+      ? {}
+      : { toolCallCap: heldToolCalls(chat, model) }),
   };
   const bill = (usage: ChatUsage) => {
     const credible = credibleChatUsage(usage, bounds);
@@ -217,6 +240,13 @@ export async function runChatTurn(
       routing,
       execute: async () => {
         const result = await provider.complete();
+        const usage = withToolCalls(
+          result.usage,
+          result.completion.choices.reduce(
+            (calls, choice) => calls + (choice.message.tool_calls?.length ?? 0),
+            0,
+          ),
+        );
         const finishReason =
           result.completion.choices.find((choice) => choice.finish_reason != null)?.finish_reason ??
           null;
@@ -233,7 +263,7 @@ export async function runChatTurn(
               channelCost: null,
               lineItems: undefined,
             }
-          : bill(result.usage);
+          : bill(usage);
         return {
           kind: 'succeeded',
           amount,
@@ -241,7 +271,7 @@ export async function runChatTurn(
           pricingRule: rule,
           ...(lineItems === undefined ? {} : { lineItems }),
           ...(flag === undefined ? {} : { usageFlag: flag }),
-          usage: usageFields(result.usage),
+          usage: usageFields(usage),
           upstreamRequestId: result.upstreamRequestId,
           body: input.dialect.answer(result, names),
         };

@@ -4,6 +4,7 @@ import { insuresAnswer, insuresFault, ZERO_COMPLETION_RULE } from '../chat/zero-
 import { errors as undiciErrors } from 'undici';
 import type { ChatUsage } from '../chat/chat-types.js';
 import { COUNTED_LOCALLY, type GeneratedBytes } from '../chat/token-estimate.js';
+import { withToolCalls } from '../chat/chat-pricing.js';
 import { usageFields } from '../chat/usage-fields.js';
 import { ApiError } from '../errors/api-error.js';
 import { heartbeatEveryMs } from '../requests/record-ages.js';
@@ -85,13 +86,13 @@ type Ending =
   | { kind: 'cut'; cut: StreamCut; bound: number };
 
 /** How reading the stream ended: a stream finished without usage is then counted (`counted`). */
-type ReadEnding = Ending | { kind: 'no_usage'; generated: GeneratedBytes };
+type ReadEnding = Ending | { kind: 'no_usage'; generated: GeneratedBytes; toolCalls: number };
 
 /** A stream finished without usage is billed on the gateway's count, flagged on the record. */
 function counted(read: ReadEnding, chat: StreamedChat): Ending {
   if (read.kind !== 'no_usage') return read;
   const { usage, flag } = chat.countLocally(read.generated);
-  return { kind: 'completed', usage, countedLocally: flag };
+  return { kind: 'completed', usage: withToolCalls(usage, read.toolCalls), countedLocally: flag };
 }
 
 type StreamDeps = Pick<
@@ -254,11 +255,15 @@ async function relayEvents(
   let usage: ChatUsage | undefined;
   let read = 0;
   const generated: GeneratedBytes = { visible: 0, reasoning: 0 };
+  // The answer's tool calls, each a (choice, call index) pair its first chunk names.
+  const toolCalls = new Set<string>();
   try {
     for await (const event of events) {
       await heartbeat.beat();
       if (event.kind === 'done')
-        return usage === undefined ? { kind: 'no_usage', generated } : { kind: 'completed', usage };
+        return usage === undefined
+          ? { kind: 'no_usage', generated, toolCalls: toolCalls.size }
+          : { kind: 'completed', usage: withToolCalls(usage, toolCalls.size) };
       if (event.kind === 'upstream_error') return { kind: 'upstream_error' };
       if (event.kind === 'invalid') return { kind: 'invalid', detail: event.detail };
       if (event.usage !== undefined) usage = event.usage;
@@ -269,6 +274,9 @@ async function relayEvents(
       }
       // Sent while the caller listens; kept for the record (and a replay) either way.
       send(relay.relay(event.chunk, event.opaque));
+      for (const choice of event.chunk.choices)
+        for (const call of choice.delta.tool_calls ?? [])
+          toolCalls.add(`${choice.index}:${call.index}`);
       // Only read when the upstream reports no usage: the basis of the gateway's own count.
       if (usage === undefined) countGenerated(event.chunk, generated);
       read += 1;

@@ -122,31 +122,55 @@ export function isContextLengthError(
   return message !== undefined && (rule.phrases ?? []).some((phrase) => phrase.test(message));
 }
 
+/** The model named in the caller's error: its id, or "the model's" when the adapter has none. */
+const whose = (model: string | undefined) => (model === undefined ? "the model's" : `${model}'s`);
+
+/**
+ * What every context-length error says of a chat input, whatever field or protocol names it:
+ * `/v1/messages` says it in Anthropic's words around it (http/dialects/messages/chat-error-paths.ts).
+ */
+export function contextLengthReason(model: string | undefined): string {
+  return `the input is longer than ${whose(model)} context window allows`;
+}
+
 /**
  * The caller's error for an input its model's provider refused as too long: 400 `INVALID_INPUT`
  * naming `messages` (the route renames it where the caller's protocol calls it otherwise:
  * `input` in the Responses API), in our words.
  */
 export function contextLengthError(model: string | undefined) {
-  const whose = model === undefined ? "the model's" : `${model}'s`;
   return invalidInput(
     'messages',
-    `the input is longer than ${whose} context window allows (the model's provider refused it before any output; nothing was charged); shorten it or ask for fewer output tokens`,
+    `${contextLengthReason(model)} (the model's provider refused it before any output; nothing was charged); shorten it or ask for fewer output tokens`,
+  );
+}
+
+/**
+ * The same for an embeddings input (`POST /v1/embeddings`): 400 `INVALID_INPUT` naming `input`.
+ * The provider does not say which of several inputs is too long, and no output is asked for.
+ */
+export function embeddingsContextLengthError(model: string | undefined) {
+  return invalidInput(
+    'input',
+    `an input is longer than ${whose(model)} context window allows (the model's provider refused it before any embedding; nothing was charged); shorten or split the longest`,
   );
 }
 
 /**
  * What an adapter hands its upstream client: an error answer its provider gave as a
- * context-length refusal becomes the caller's 400 (`contextLengthError`); any other stays the
- * upstream failure it was.
+ * context-length refusal becomes the caller's 400 (`contextLengthError`, or
+ * `embeddingsContextLengthError` for the embeddings adapter); any other stays the upstream
+ * failure it was.
  */
 export function contextLengthReader(
   dialect: ContextLengthDialect,
   model: string | undefined,
+  family: 'chat' | 'embeddings' = 'chat',
 ): RefusalReader {
   const rule = CONTEXT_LENGTH_RULES[dialect];
+  const error = family === 'chat' ? contextLengthError : embeddingsContextLengthError;
   return (status, body) =>
     isContextLengthError(rule, status, body)
-      ? { apiError: contextLengthError(model), refusal: 'context_length' }
+      ? { apiError: error(model), refusal: 'context_length' }
       : undefined;
 }

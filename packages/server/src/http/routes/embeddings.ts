@@ -2,6 +2,8 @@ import { z } from 'zod';
 import type { FastifyInstance } from 'fastify';
 import { costPerMillion } from '../../billing/money.js';
 import { invalidInput } from '../../errors/api-error.js';
+import { embeddingsContextLengthError } from '../../providers/context-length.js';
+import { UpstreamFailure } from '../../providers/upstream-error.js';
 import { jsonSchemaOf } from '../../errors/input-schema.js';
 import { principalOf } from '../plugins/authenticate.js';
 import { inputTokenOutcome } from '../../requests/input-token-outcome.js';
@@ -34,7 +36,12 @@ const embeddingsBody = z.strictObject({
 export const embeddingsBodySchema = jsonSchemaOf(embeddingsBody);
 type EmbeddingsBody = z.output<typeof embeddingsBody>;
 
-/** `POST /v1/embeddings`, OpenAI's shape. Billed on the upstream's reported prompt tokens. */
+/**
+ * `POST /v1/embeddings`, OpenAI's shape. Billed on the upstream's reported prompt tokens. An input
+ * its provider refuses as longer than the model's context window is the caller's 400
+ * `INVALID_INPUT` naming `input`: failed, released, not moved to another channel
+ * (docs/providers.md, "Errors and context length").
+ */
 export function registerEmbeddings(scope: FastifyInstance, deps: AppDeps): void {
   scope.post<{ Body: EmbeddingsBody }>(
     '/v1/embeddings',
@@ -63,11 +70,18 @@ export function registerEmbeddings(scope: FastifyInstance, deps: AppDeps): void 
             priceVersion: price.priceVersion,
           },
           execute: async () => {
-            const result = await routing.run((channel) =>
-              deps.providers
-                .embeddings(channel.upstream, caller)
-                .embed({ model: channel.model, input: inputs, dimensions }),
-            );
+            const result = await routing
+              .run((channel) =>
+                deps.providers
+                  .embeddings(channel.upstream, caller)
+                  .embed({ model: channel.model, input: inputs, dimensions }),
+              )
+              .catch((error: unknown) => {
+                // An input beyond the model's context window: the caller's 400, naming its model.
+                throw error instanceof UpstreamFailure && error.refusal === 'context_length'
+                  ? error.withApiError(embeddingsContextLengthError(model.id))
+                  : error;
+              });
             const usage = { prompt_tokens: result.promptTokens, total_tokens: result.promptTokens };
             return inputTokenOutcome({
               family: 'embeddings',

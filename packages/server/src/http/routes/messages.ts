@@ -9,7 +9,7 @@ import { judgedAtClaim } from '../idempotency-judgement.js';
 import { principalOf } from '../plugins/authenticate.js';
 import { anthropicErrorAnswers } from '../dialects/messages/anthropic-errors.js';
 import { droppedBetaNames, requestedBetas } from '../dialects/messages/anthropic-headers.js';
-import { inMessagesTerms } from '../dialects/messages/chat-error-paths.js';
+import { inMessagesTerms, upstreamPromptTooLong } from '../dialects/messages/chat-error-paths.js';
 import { estimatedInputTokens } from '../../chat/token-estimate.js';
 import { messagesDialect } from '../dialects/messages/messages-dialect.js';
 import { parseInput } from '../../errors/input-schema.js';
@@ -18,13 +18,15 @@ import {
   messagesBodySchema,
 } from '../dialects/messages/messages-request.js';
 import { toChatBody } from '../dialects/messages/to-chat-body.js';
+import type { ModelConfig } from '../../config/schema.js';
 
 /**
  * Anthropic's Messages API (docs/anthropic-messages.md), for Claude Code and Anthropic's SDKs:
  * `POST /v1/messages` is one chat turn (the same hold, billing, record and replays as
  * `/v1/chat/completions`) with the body translated to the internal chat request, and
  * `POST /v1/messages/count_tokens` an estimate that moves no money and records nothing. Every
- * error of both leaves in Anthropic's shape (`anthropicErrorAnswers`).
+ * error of both leaves in Anthropic's shape (`anthropicErrorAnswers`); a context too long for
+ * the model, the gateway's finding or its provider's, in Anthropic's words (chat-error-paths.ts).
  */
 export function registerMessages(scope: FastifyInstance, deps: AppDeps): void {
   const conversations = new Conversations(deps.store.db, deps.clock, staleAfterMs(deps.config));
@@ -48,6 +50,8 @@ export function registerMessages(scope: FastifyInstance, deps: AppDeps): void {
         ],
         opaque: translated.opaque,
         anthropicBeta: betas.header,
+        // A provider's context-length refusal reads as Anthropic's, sized as count_tokens counts it.
+        contextTooLong: upstreamPromptTooLong,
       });
     } catch (error) {
       throw inMessagesTerms(error, translated.origins);
@@ -68,15 +72,19 @@ export function registerMessages(scope: FastifyInstance, deps: AppDeps): void {
       const model = deps.catalog.resolve(principalOf(request), body.model, 'chat');
       const translated = toChatBody(body);
       try {
-        // Counted whatever its size: the size limit is the answer's, not the count's.
-        const chat = validateChat(translated.body, {
-          ...model,
-          max_input_bytes: Number.MAX_SAFE_INTEGER,
-        });
-        return { input_tokens: estimatedInputTokens(chat, model) };
+        return { input_tokens: estimatedTokensOf(translated.body, model) };
       } catch (error) {
         throw inMessagesTerms(error, translated.origins);
       }
     },
   );
+}
+
+/**
+ * count_tokens' estimate of a translated body (chat/token-estimate.ts): validated as a message
+ * would be, and counted whatever its size (the size limit is the answer's, not the count's).
+ */
+function estimatedTokensOf(body: Record<string, unknown> | undefined, model: ModelConfig): number {
+  const chat = validateChat(body, { ...model, max_input_bytes: Number.MAX_SAFE_INTEGER });
+  return estimatedInputTokens(chat, model);
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { contextLengthReader } from '../context-length.js';
 import { parseUpstream, unverifiableBody } from '../upstream-error.js';
 import type { UpstreamClient } from '../upstream-http.js';
 import type { EmbeddingsProvider, EmbeddingsRequest, EmbeddingsResult } from '../types.js';
@@ -12,7 +13,13 @@ const responseSchema = z.object({
   usage: z.object({ prompt_tokens: tokenCount, total_tokens: tokenCount.optional() }),
 });
 
-/** OpenAI-compatible `POST /embeddings` (OpenAI, vLLM, Ollama, ...). Always asks for floats. */
+/**
+ * OpenAI-compatible `POST /embeddings` (OpenAI, vLLM, Ollama, ...). Always asks for floats. An
+ * input beyond the model's context window is read by OpenAI's rule (context-length.ts: its 400
+ * "This model's maximum context length is N tokens, however you requested M tokens", `code`
+ * null, which vLLM's embeddings answer shares) as the caller's 400 naming `input`; the route
+ * names the model (routes/embeddings.ts).
+ */
 export class OpenAiEmbeddings implements EmbeddingsProvider {
   constructor(private readonly http: UpstreamClient) {}
 
@@ -26,6 +33,8 @@ export class OpenAiEmbeddings implements EmbeddingsProvider {
         ...(request.dimensions === undefined ? {} : { dimensions: request.dimensions }),
       },
       signal,
+      undefined,
+      contextLengthReader('openai', undefined, 'embeddings'),
     );
     const data = parseUpstream(
       responseSchema,

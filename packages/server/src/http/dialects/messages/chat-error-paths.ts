@@ -1,5 +1,6 @@
 import { ApiError } from '../../../errors/api-error.js';
 import { BYTES_PER_TOKEN, estimatedTokens } from '../../../chat/token-estimate.js';
+import { contextLengthReason } from '../../../providers/context-length.js';
 import type { ChatOrigins, MessageOrigin } from './to-chat-body.js';
 
 /**
@@ -97,5 +98,30 @@ function promptTooLong(error: ApiError): ApiError | undefined {
     `prompt is too long: ${tokens} tokens > ${maximum} maximum`,
     'messages',
     error.headers,
+  );
+}
+
+/**
+ * An upstream's context-length refusal (providers/context-length.ts) in Anthropic's words, as
+ * the gateway's own size check is (`promptTooLong`): Claude Code compacts on an error whose
+ * message holds `prompt is too long`. Anthropic adds `N tokens > M maximum`, which Claude Code
+ * reads to know how much to drop; the gateway knows no model's context window (its
+ * configuration has only `max_input_bytes`, which this input was within) and passes on nothing
+ * of the provider's body, so it gives no such pair: the message says the input's size in the
+ * count_tokens estimate, worded so that it never reads as one, and Claude Code compacts by its
+ * own measure.
+ */
+export function upstreamPromptTooLong(
+  model: string,
+  estimatedInputTokens: number | undefined,
+): ApiError {
+  const size =
+    estimatedInputTokens === undefined
+      ? ''
+      : `about ${estimatedInputTokens} tokens by the gateway's estimate; `;
+  return new ApiError(
+    'INVALID_INPUT',
+    `prompt is too long: ${contextLengthReason(model)} (${size}the model's provider refused it before any output, nothing was charged); shorten it or ask for fewer output tokens`,
+    'messages',
   );
 }
