@@ -1,3 +1,4 @@
+import { TOKEN_PRICE_FIELDS } from '../config/price-rules.js';
 import { STANDARD_SERVICE_TIERS } from '../config/price-schema.js';
 import type { TokenPrices } from '../config/schema.js';
 
@@ -89,27 +90,10 @@ export function reachableChatPrices(
 
 /** A service tier's table: its fields over the base's, and only its own length tiers. */
 function serviceTable(base: TableFields, own: PriceTable): PriceTable {
-  return {
-    input_per_million_tokens: own.input_per_million_tokens ?? base.input_per_million_tokens,
-    output_per_million_tokens: own.output_per_million_tokens ?? base.output_per_million_tokens,
-    reasoning_per_million_tokens:
-      own.reasoning_per_million_tokens ?? base.reasoning_per_million_tokens,
-    cached_input_per_million_tokens:
-      own.cached_input_per_million_tokens ?? base.cached_input_per_million_tokens,
-    cache_write_per_million_tokens:
-      own.cache_write_per_million_tokens ?? base.cache_write_per_million_tokens,
-    cache_write_1h_per_million_tokens:
-      own.cache_write_1h_per_million_tokens ?? base.cache_write_1h_per_million_tokens,
-    audio_input_per_million_tokens:
-      own.audio_input_per_million_tokens ?? base.audio_input_per_million_tokens,
-    image_input_per_million_tokens:
-      own.image_input_per_million_tokens ?? base.image_input_per_million_tokens,
-    audio_output_per_million_tokens:
-      own.audio_output_per_million_tokens ?? base.audio_output_per_million_tokens,
-    image_output_per_million_tokens:
-      own.image_output_per_million_tokens ?? base.image_output_per_million_tokens,
-    tiers: own.tiers,
-  };
+  const fields: TableFields = Object.fromEntries(
+    TOKEN_PRICE_FIELDS.map((field) => [field, own[field] ?? base[field]]),
+  );
+  return { ...fields, tiers: own.tiers };
 }
 
 /**

@@ -1,9 +1,8 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { defaultConfig } from '../../src/config/default-config.js';
 import { describeEachDialect } from '../helpers/dialects.js';
 import { startGateway, testConfig, type TestGateway } from '../helpers/gateway.js';
+import { recordedUpstream, sendChatCompletion } from '../helpers/recorded-upstream.js';
 
 /**
  * The fee per tool call (`per_tool_call`, docs/billing.md "Fees"). The risks: an answer's tool
@@ -26,56 +25,22 @@ const WEATHER = {
   },
 };
 
+const CALLS = [0, 1, 2].map((index) => ({
+  id: `call_${index}`,
+  type: 'function',
+  function: { name: 'get_weather', arguments: `{"city":"c${index}"}` },
+}));
+
 /** Answers every chat with three tool calls (plain, or streamed with its usage chunk). */
-async function threeCalls(): Promise<{ server: Server; url: string }> {
-  const server = createServer((request, response) => {
-    let text = '';
-    request.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
-    request.on('end', () => {
-      const body = JSON.parse(text) as Record<string, unknown>;
-      const calls = [0, 1, 2].map((index) => ({
-        id: `call_${index}`,
-        type: 'function',
-        function: { name: 'get_weather', arguments: `{"city":"c${index}"}` },
-      }));
-      const usage = { prompt_tokens: 100, completion_tokens: 30, total_tokens: 130 };
-      const base = { id: 'cmpl-tools', created: 1_700_000_000, model: body['model'] };
-      if (body['stream'] !== true) {
-        response.setHeader('content-type', 'application/json');
-        response.end(
-          JSON.stringify({
-            ...base,
-            object: 'chat.completion',
-            choices: [
-              {
-                index: 0,
-                message: { role: 'assistant', content: null, tool_calls: calls },
-                finish_reason: 'tool_calls',
-              },
-            ],
-            usage,
-          }),
-        );
-        return;
-      }
-      response.setHeader('content-type', 'text/event-stream');
-      const chunk = { ...base, object: 'chat.completion.chunk' };
-      const send = (data: unknown) => response.write(`data: ${JSON.stringify(data)}\n\n`);
-      calls.forEach((call, index) =>
-        send({
-          ...chunk,
-          choices: [{ index: 0, delta: { tool_calls: [{ index, ...call }] } }],
-        }),
-      );
-      send({ ...chunk, choices: [{ index: 0, delta: {}, finish_reason: 'tool_calls' }] });
-      send({ ...chunk, choices: [], usage });
-      response.end('data: [DONE]\n\n');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return { server, url: `http://127.0.0.1:${port}` };
-}
+const threeCalls = () =>
+  recordedUpstream((_path, body, response) =>
+    sendChatCompletion(response, body, {
+      message: { content: null, tool_calls: CALLS },
+      deltas: CALLS.map((call, index) => ({ tool_calls: [{ index, ...call }] })),
+      finishReason: 'tool_calls',
+      usage: { prompt_tokens: 100, completion_tokens: 30, total_tokens: 130 },
+    }),
+  );
 
 describeEachDialect('a fee per tool call on $name', (dialect) => {
   let upstream: Awaited<ReturnType<typeof threeCalls>>;
@@ -102,7 +67,7 @@ describeEachDialect('a fee per tool call on $name', (dialect) => {
   afterAll(async () => {
     await gateway.expectLedgerClean();
     await gateway.close();
-    await new Promise((resolve) => upstream.server.close(resolve));
+    await upstream.close();
   });
 
   const chat = async (body: Record<string, unknown>) => {

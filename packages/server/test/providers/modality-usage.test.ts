@@ -1,10 +1,9 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultConfig } from '../../src/config/default-config.js';
 import { parseConfig } from '../../src/config/load.js';
 import { dialects } from '../helpers/dialects.js';
 import { startGateway, testConfig, type TestGateway } from '../helpers/gateway.js';
+import { recordedUpstream, sendChatCompletion } from '../helpers/recorded-upstream.js';
 
 /**
  * Audio and image tokens a provider reports apart (OpenAI's audio models, Qwen's Omni and VL
@@ -69,41 +68,15 @@ const BASE_PRICES = {
 };
 
 /** Answers `/<case>/v1/chat/completions` with that case's usage, plain or streamed. */
-async function recordedProvider(): Promise<{ server: Server; url: string }> {
-  const server = createServer((request, response) => {
-    let text = '';
-    request.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
-    request.on('end', () => {
-      const usage = USAGES[(request.url ?? '').split('/')[1] as Case];
-      const body = JSON.parse(text) as Record<string, unknown>;
-      const base = { id: 'cmpl-modal', created: 1_700_000_000, model: body['model'] };
-      if (body['stream'] !== true) {
-        response.setHeader('content-type', 'application/json');
-        response.end(
-          JSON.stringify({
-            ...base,
-            object: 'chat.completion',
-            choices: [
-              { index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' },
-            ],
-            usage,
-          }),
-        );
-        return;
-      }
-      response.setHeader('content-type', 'text/event-stream');
-      const chunk = { ...base, object: 'chat.completion.chunk' };
-      const send = (data: unknown) => response.write(`data: ${JSON.stringify(data)}\n\n`);
-      send({ ...chunk, choices: [{ index: 0, delta: { role: 'assistant', content: 'hi' } }] });
-      send({ ...chunk, choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] });
-      send({ ...chunk, choices: [], usage });
-      response.end('data: [DONE]\n\n');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return { server, url: `http://127.0.0.1:${port}` };
-}
+const recordedProvider = () =>
+  recordedUpstream((path, body, response) =>
+    sendChatCompletion(response, body, {
+      message: { content: 'hi' },
+      deltas: [{ role: 'assistant', content: 'hi' }],
+      finishReason: 'stop',
+      usage: USAGES[path.split('/')[1] as Case],
+    }),
+  );
 
 describe('audio and image tokens reported apart: read into the record, billed at their prices', () => {
   let upstream: Awaited<ReturnType<typeof recordedProvider>>;
@@ -138,7 +111,7 @@ describe('audio and image tokens reported apart: read into the record, billed at
   afterAll(async () => {
     await gateway.expectLedgerClean();
     await gateway.close();
-    await new Promise((resolve) => upstream.server.close(resolve));
+    await upstream.close();
   });
 
   const send = (model: string, stream: boolean) =>
