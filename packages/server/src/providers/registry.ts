@@ -66,8 +66,10 @@ export class ProviderRegistry {
     return pool;
   }
 
+  /** The embeddings adapter, reading refusals by the upstream's `dialect` (context-length.ts). */
   embeddings(upstream: string, caller: UpstreamCaller): EmbeddingsProvider {
-    return new OpenAiEmbeddings(this.pool(upstream).for(caller));
+    const config = this.config.upstreams[upstream];
+    return new OpenAiEmbeddings(this.pool(upstream).for(caller), dialectOf(config ?? {}));
   }
 
   /** The chat adapter of the protocol the upstream speaks (`chat_api`; docs/agents.md). */

@@ -43,12 +43,15 @@ interface ResponsesUsage {
  * The response object OpenAI's Responses API answers: a reasoning item (with
  * `encrypted_content` when included) when the turn reasons, then the message or the function
  * call. A function call made after reasoning carries the reasoning item's id in its call id
- * (`call_rs<hex>` for `rs_<hex>`), so a later request can insist on that item.
+ * (`call_rs<hex>` for `rs_<hex>`), so a later request can insist on that item. With
+ * `serviceTier` (`[sim:service_tier=…]`) the object names the tier it was served on
+ * (`service_tier`), as OpenAI's does.
  */
 export function responseObject(
   input: ResponsesInput,
   answer: TurnAnswer,
   caller: ResponsesCaller,
+  serviceTier?: string,
 ): ResponseObject {
   const output: OutputItem[] = [];
   const reasoningHex = hex(16);
@@ -112,6 +115,7 @@ export function responseObject(
     top_p: input.echo.topP,
     truncation: 'disabled',
     metadata: input.echo.metadata,
+    ...(serviceTier === undefined ? {} : { service_tier: serviceTier }),
     ...(usage === undefined
       ? {}
       : {
@@ -132,7 +136,8 @@ type StreamEvent = { type: string } & Record<string, unknown>;
  * Streams the response as OpenAI does: `response.created`, `response.in_progress`, each output
  * item (added, its parts and deltas, done), then `response.completed` (or `response.incomplete`),
  * every event with an `event:` line and a `sequence_number` from 0. A failure mid-stream
- * (`[sim:error_after=N]`) is an `error` event then `response.failed`.
+ * (`[sim:error_after=N]`) is an `error` event then `response.failed`. A served tier is named
+ * by the finished response only: the pending one names the tier asked (`auto`), as OpenAI's do.
  */
 export async function streamResponse(
   response: ServerResponse,
@@ -146,6 +151,7 @@ export async function streamResponse(
     incomplete_details: null,
     output: [],
     usage: null,
+    ...(answered['service_tier'] === undefined ? {} : { service_tier: 'auto' }),
   };
   function* events(): Generator<StreamEvent> {
     yield { type: 'response.created', response: pending };

@@ -144,7 +144,12 @@ export const TEXT_ROUTES: Record<string, TextRoute> = {
       const input = parseResponsesBody(body, opaqueCheck(context));
       const { directives, cleaned } = parseDirectives(input.texts);
       const answer = () =>
-        responseObject(input, answerTurn(input, cleaned, directives), responsesCaller(context));
+        responseObject(
+          input,
+          answerTurn(input, cleaned, directives),
+          responsesCaller(context),
+          directives.serviceTier,
+        );
       return {
         directives,
         answer,

@@ -15,6 +15,18 @@ const OPENAI_OVERFLOW = {
     code: null,
   },
 };
+/**
+ * Qwen's (DashScope compatible mode) answer to an input beyond the model's context window
+ * (test/providers/fixtures/provider-dialect-outcomes.json): not OpenAI's words.
+ */
+const QWEN_OVERFLOW = {
+  error: {
+    message: '<400> InternalError.Algo.InvalidParameter: Range of input length should be [1, 8192]',
+    type: 'invalid_request_error',
+    param: null,
+    code: 'invalid_parameter_error',
+  },
+};
 /** Another invalid request: not the caller's input being too long. */
 const OPENAI_OTHER = {
   error: {
@@ -28,10 +40,15 @@ const OPENAI_OTHER = {
 
 /**
  * An OpenAI-compatible embeddings upstream: an input holding "too long" is refused as OpenAI
- * refuses one beyond the model's context, one holding "malformed" with another 400, any other
- * embedded. Counts what it was sent.
+ * refuses one beyond the model's context (as Qwen does under `/qwen/`), one holding "malformed"
+ * with another 400, any other embedded. Counts what it was sent.
  */
-async function fakeEmbeddings(): Promise<{ server: Server; url: string; calls: string[][] }> {
+async function fakeEmbeddings(): Promise<{
+  server: Server;
+  url: string;
+  qwenUrl: string;
+  calls: string[][];
+}> {
   const calls: string[][] = [];
   const server = createServer((request, response) => {
     let text = '';
@@ -44,7 +61,8 @@ async function fakeEmbeddings(): Promise<{ server: Server; url: string; calls: s
         response.statusCode = status;
         response.end(JSON.stringify(json));
       };
-      if (body.input.some((input) => input.includes('too long'))) answer(400, OPENAI_OVERFLOW);
+      const overflow = (request.url ?? '').startsWith('/qwen/') ? QWEN_OVERFLOW : OPENAI_OVERFLOW;
+      if (body.input.some((input) => input.includes('too long'))) answer(400, overflow);
       else if (body.input.some((input) => input.includes('malformed'))) answer(400, OPENAI_OTHER);
       else
         answer(200, {
@@ -61,7 +79,12 @@ async function fakeEmbeddings(): Promise<{ server: Server; url: string; calls: s
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  return { server, url: `http://127.0.0.1:${port}/v1`, calls };
+  return {
+    server,
+    url: `http://127.0.0.1:${port}/v1`,
+    qwenUrl: `http://127.0.0.1:${port}/qwen/v1`,
+    calls,
+  };
 }
 
 /**
@@ -82,6 +105,8 @@ describeEachDialect('an embeddings input beyond the context window ($name)', (di
         upstreams: {
           simulator: { kind: 'simulator' },
           openai: { kind: 'openai', base_url: upstream.url },
+          qwen: { kind: 'openai', base_url: upstream.qwenUrl, dialect: 'qwen' },
+          'sim-qwen': { kind: 'simulator', dialect: 'qwen' },
         },
         models: [
           {
@@ -94,6 +119,24 @@ describeEachDialect('an embeddings input beyond the context window ($name)', (di
               { id: 'openai', upstream: 'openai', model: 'text-embedding-3-small', priority: 1 },
               { id: 'backup', upstream: 'simulator', model: 'sim-embed', priority: 0 },
             ],
+          },
+          {
+            id: 'qwen-embed',
+            families: ['embeddings'],
+            prices: { input_per_million_tokens: 500_000 },
+            default_dimensions: 8,
+            channels: [
+              { id: 'qwen', upstream: 'qwen', model: 'text-embedding-v4', priority: 1 },
+              { id: 'qwen-backup', upstream: 'simulator', model: 'sim-embed', priority: 0 },
+            ],
+          },
+          {
+            id: 'sim-qwen-embed',
+            upstream: 'sim-qwen',
+            upstream_model: 'sim-embed',
+            families: ['embeddings'],
+            prices: { input_per_million_tokens: 500_000 },
+            default_dimensions: 8,
           },
           {
             id: 'sim-embed',
@@ -178,6 +221,38 @@ describeEachDialect('an embeddings input beyond the context window ($name)', (di
         ) as unknown,
       },
     });
+    expect(await gateway.balance(accountId)).toEqual(before);
+  });
+
+  it("a qwen upstream's 400 \"Range of input length\": read by its dialect's rule, the caller's 400 naming input, released, never failed over", async () => {
+    const before = await gateway.balance(accountId);
+    const sent = upstream.calls.length;
+    const answer = await embed('qwen-embed', ['short', 'a text far too long for the model']);
+    expect(answer.statusCode, answer.body).toBe(400);
+    expect(answer.json()).toMatchObject({
+      error: {
+        code: 'INVALID_INPUT',
+        param: 'input',
+        message:
+          "input: an input is longer than qwen-embed's context window allows (the model's provider refused it before any embedding; nothing was charged); shorten or split the longest",
+      },
+    });
+    expect(answer.body).not.toMatch(/8192|Range of input length|InvalidParameter/i);
+    expect(upstream.calls.length).toBe(sent + 1);
+    const id = String(answer.headers['x-service-request-id']);
+    expect(await gateway.admin('GET', `/admin/v1/requests/${id}`)).toMatchObject({
+      status: 'failed',
+      channel: 'qwen',
+      channel_attempts: [
+        { channel: 'qwen', outcome: 'refused', detail: 'upstream status 400: context_length' },
+      ],
+    });
+    expect(await gateway.balance(accountId)).toEqual(before);
+
+    // The simulator as Qwen answers the same words, read the same way.
+    const simulated = await embed('sim-qwen-embed', 'far too long [sim:context_overflow]');
+    expect(simulated.statusCode, simulated.body).toBe(400);
+    expect(simulated.json()).toMatchObject({ error: { code: 'INVALID_INPUT', param: 'input' } });
     expect(await gateway.balance(accountId)).toEqual(before);
   });
 

@@ -37,7 +37,9 @@ interface RecordBody {
  * pays the difference): the served `service_tier` of the answer — top level in a plain answer,
  * on every chunk of a stream — was not read, so every request was billed at the base prices.
  * The providers' names of their standard tier (`default`, `standard`) are the base prices. The
- * same through an Anthropic Messages upstream, which reports the tier in `usage.service_tier`.
+ * same through an Anthropic Messages upstream, which reports the tier in `usage.service_tier`,
+ * and through an OpenAI Responses upstream, which reports it on the response object (the plain
+ * answer, and `response.completed` of a stream, whose `response.created` names `auto`).
  */
 describe('the service tier an upstream reports it served on is billed as served', () => {
   let gateway: TestGateway;
@@ -50,11 +52,13 @@ describe('the service tier an upstream reports it served on is billed as served'
         upstreams: {
           ...defaultConfig.upstreams,
           anthropic: { kind: 'simulator', chat_api: 'messages' },
+          responses: { kind: 'simulator', chat_api: 'responses' },
         },
         models: [
           ...defaultConfig.models,
           { ...simChat, id: 'tiered-chat', prices: PRICES },
           { ...simChat, id: 'tiered-claude', upstream: 'anthropic', prices: PRICES },
+          { ...simChat, id: 'tiered-codex', upstream: 'responses', prices: PRICES },
         ],
       }),
     });
@@ -126,6 +130,24 @@ describe('the service tier an upstream reports it served on is billed as served'
       const standard = await served(undefined, stream, 'tiered-claude');
       expect(standard.bill?.amount).toBe(billAt(standard));
       expect(standard.bill?.pricing_rule).toMatch(/(^|; )chat: /);
+    });
+  }
+
+  for (const stream of [false, true]) {
+    const how = stream ? 'streamed' : 'plain';
+    it(`a Responses upstream, ${how}: flex and priority at their prices, default at the base prices`, async () => {
+      const flex = await served('flex', stream, 'tiered-codex');
+      expect(flex.bill?.amount).toBe(billAt(flex, 'flex'));
+      expect(flex.bill?.amount).toBeLessThan(billAt(flex));
+      expect(flex.bill?.pricing_rule).toMatch(/(^|; )chat \(service tier flex\): /);
+      const priority = await served('priority', stream, 'tiered-codex');
+      expect(priority.bill?.amount).toBe(billAt(priority, 'priority'));
+      expect(priority.bill?.amount).toBeGreaterThan(billAt(priority));
+      for (const tier of [undefined, 'default']) {
+        const record = await served(tier, stream, 'tiered-codex');
+        expect(record.bill?.amount).toBe(billAt(record));
+        expect(record.bill?.pricing_rule).toMatch(/(^|; )chat: /);
+      }
     });
   }
 });

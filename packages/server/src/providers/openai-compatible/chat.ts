@@ -1,5 +1,4 @@
 import { createParser } from 'eventsource-parser';
-import { servedServiceTier } from '../../chat/chat-prices.js';
 import type { ChatUsage } from '../../chat/chat-types.js';
 import { notCarried, parseUpstream, unverifiableBody } from '../upstream-error.js';
 import type { UpstreamClient } from '../upstream-http.js';
@@ -13,6 +12,7 @@ import { withFields } from '../../util/with-fields.js';
 import { openAiUsage } from '../../chat/usage-fields.js';
 import { PROVIDER_DIALECTS, type ProviderDialect } from './provider-dialects.js';
 import { contextLengthReader } from '../context-length.js';
+import { withServedTier } from '../served-tier.js';
 import { dialectRequest } from './dialect-request.js';
 import { sealedChunk, sealedCompletion } from './thought-signatures.js';
 import type { ChatAnswer, ChatCallOptions, ChatUpstream, StreamEvent } from '../chat-upstream.js';
@@ -177,10 +177,4 @@ function withUsageLifted(chunk: UpstreamChunk): UpstreamChunk {
     choices: chunk.choices.map(({ usage: _usage, ...choice }) => choice),
     usage: chunk.usage ?? inChoice,
   };
-}
-
-/** The usage with the tier the upstream served it on, when that is not its standard tier. */
-function withServedTier(usage: ChatUsage, reported: string | null | undefined): ChatUsage {
-  const serviceTier = servedServiceTier(reported);
-  return serviceTier === undefined ? usage : { ...usage, serviceTier };
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { ProviderDialectName } from '../../config/schema.js';
 import { contextLengthReader } from '../context-length.js';
 import { parseUpstream, unverifiableBody } from '../upstream-error.js';
 import type { UpstreamClient } from '../upstream-http.js';
@@ -15,13 +16,18 @@ const responseSchema = z.object({
 
 /**
  * OpenAI-compatible `POST /embeddings` (OpenAI, vLLM, Ollama, ...). Always asks for floats. An
- * input beyond the model's context window is read by OpenAI's rule (context-length.ts: its 400
- * "This model's maximum context length is N tokens, however you requested M tokens", `code`
- * null, which vLLM's embeddings answer shares) as the caller's 400 naming `input`; the route
- * names the model (routes/embeddings.ts).
+ * input beyond the model's context window is read by the rule of the upstream's `dialect`
+ * (context-length.ts: OpenAI's 400 "This model's maximum context length is N tokens, however
+ * you requested M tokens", `code` null, which vLLM's embeddings answer shares; Qwen's "Range of
+ * input length"; …) as the caller's 400 naming `input`; the route names the model
+ * (routes/embeddings.ts).
  */
 export class OpenAiEmbeddings implements EmbeddingsProvider {
-  constructor(private readonly http: UpstreamClient) {}
+  constructor(
+    private readonly http: UpstreamClient,
+    /** The upstream's provider, whose context-length rule applies (default OpenAI's). */
+    private readonly dialect: ProviderDialectName = 'openai',
+  ) {}
 
   async embed(request: EmbeddingsRequest, signal?: AbortSignal): Promise<EmbeddingsResult> {
     const response = await this.http.postJson(
@@ -34,7 +40,7 @@ export class OpenAiEmbeddings implements EmbeddingsProvider {
       },
       signal,
       undefined,
-      contextLengthReader('openai', undefined, 'embeddings'),
+      contextLengthReader(this.dialect, undefined, 'embeddings'),
     );
     const data = parseUpstream(
       responseSchema,

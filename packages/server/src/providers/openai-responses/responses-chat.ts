@@ -5,6 +5,7 @@ import type { ChatAnswer, ChatCallOptions, ChatUpstream, StreamEvent } from '../
 import type { UpstreamChunk, UpstreamCompletion } from '../openai-compatible/chat-schemas.js';
 import { parseUpstream, unverifiableBody } from '../upstream-error.js';
 import { contextLengthReader } from '../context-length.js';
+import { withServedTier } from '../served-tier.js';
 import type { UpstreamClient } from '../upstream-http.js';
 import { withFields } from '../../util/with-fields.js';
 import { openAiUsage } from '../../chat/usage-fields.js';
@@ -24,7 +25,8 @@ import {
  * An OpenAI Responses upstream (`chat_api: responses`): the internal chat request is sent as a
  * Responses body (chat-to-responses.ts) and the answer read back as a chat completion, its
  * reasoning items sealed as opaque parts for the caller (chat/opaque-parts.ts) and its usage
- * read from Responses' own fields. Its 400 `context_length_exceeded` is read as the caller's
+ * read from Responses' own fields, with the tier the response object says it was served on
+ * (`service_tier`, served-tier.ts). Its 400 `context_length_exceeded` is read as the caller's
  * context-length error (context-length.ts).
  */
 export class ResponsesChat implements ChatUpstream {
@@ -45,7 +47,10 @@ export class ResponsesChat implements ChatUpstream {
       response.upstreamRequestId,
       'responses body',
     );
-    const usage = checkedUsage(answer.usage, response.upstreamRequestId);
+    const usage = withServedTier(
+      checkedUsage(answer.usage, response.upstreamRequestId),
+      answer.service_tier,
+    );
     return {
       completion: completionOf(answer),
       usage,
@@ -332,16 +337,19 @@ async function* readEvents(
         case 'response.completed':
         case 'response.incomplete': {
           const answer = (event as { response: ResponsesAnswer }).response;
-          const usage = chatUsageOf(answer.usage);
-          if (usage === undefined) {
+          const read = chatUsageOf(answer.usage);
+          if (read === undefined) {
             yield { kind: 'invalid', detail: 'usage details exceed their totals' };
             return;
           }
+          // The finished response names the tier it was served on (`response.created` names
+          // the one asked, `auto`): the usage is billed at that one.
+          const usage = withServedTier(read, answer.service_tier);
           yield {
             kind: 'chunk',
             chunk: { choices: [{ index: 0, delta: {}, finish_reason: finishReasonOf(answer) }] },
           };
-          yield { kind: 'chunk', chunk: { choices: [], usage: openAiUsage(usage) } };
+          yield { kind: 'chunk', chunk: { choices: [], usage: openAiUsage(usage) }, usage };
           yield { kind: 'done' };
           return;
         }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { servedTierSchema } from '../served-tier.js';
 
 /**
  * A Responses upstream's bodies and stream events, parsed at the boundary. Zod drops every field
@@ -54,6 +55,8 @@ export const responseSchema = z.object({
   incomplete_details: z.object({ reason: z.string().max(100) }).nullish(),
   output: z.array(outputItemSchema),
   usage: responsesUsageSchema,
+  /** The tier the response was served on (`default`, `flex`, `priority`), billed as served. */
+  service_tier: servedTierSchema,
 });
 
 /**
