@@ -1,21 +1,28 @@
 import type { Account } from '@tollgate/protocol';
 import { sql, type Kysely } from 'kysely';
-import { invalidInput } from '../errors/api-error.js';
+import { z } from 'zod';
+import { parseInput, type Unparsed } from '../errors/input-schema.js';
 import type { Database } from '../store/schema.js';
 import { afterCursor, listPage, parseLimit, type ListPage } from '../util/list-page.js';
 import { accountView, type BudgetClock } from './account-service.js';
 
+const MAX_FILTER_LENGTH = 254;
+const NOT_A_FILTER = `must be a string of 1 to ${MAX_FILTER_LENGTH} characters`;
+const filterText = z
+  .string({ error: NOT_A_FILTER })
+  .min(1, { error: NOT_A_FILTER })
+  .max(MAX_FILTER_LENGTH, { error: NOT_A_FILTER });
+
+/** The accounts' filters; the page (`limit`, `after`) is the listing's own (util/list-page.ts). */
+const accountFilter = z.object({ q: filterText.optional(), id_prefix: filterText.optional() });
+
 /** What an operator may filter accounts by; each field as it came (query string or CLI option). */
-export interface AccountQuery {
-  readonly q?: unknown;
-  readonly id_prefix?: unknown;
+export type AccountQuery = Unparsed<typeof accountFilter> & {
   readonly limit?: unknown;
   readonly after?: unknown;
-}
+};
 
 export type AccountPage = ListPage<Account>;
-
-const MAX_FILTER_LENGTH = 254;
 
 /**
  * Operators finding accounts (`GET /admin/v1/accounts`, `tollgate accounts list`): newest first,
@@ -30,8 +37,7 @@ export class AccountListing {
   ) {}
 
   async list(query: AccountQuery): Promise<AccountPage> {
-    const q = optionalFilter(query.q, 'q');
-    const idPrefix = optionalFilter(query.id_prefix, 'id_prefix');
+    const { q, id_prefix: idPrefix } = parseInput(accountFilter, query);
     const limit = parseLimit(query.limit, 20);
     let select = this.db.selectFrom('accounts').selectAll();
     // Emails are stored lower-cased, so a lower-cased needle matches whatever case was typed;
@@ -52,13 +58,6 @@ export class AccountListing {
       .execute();
     return listPage(rows, limit, (row) => accountView(row, this.at));
   }
-}
-
-function optionalFilter(value: unknown, field: string): string | undefined {
-  if (value === undefined) return undefined;
-  if (typeof value !== 'string' || value.length < 1 || value.length > MAX_FILTER_LENGTH)
-    throw invalidInput(field, `must be a string of 1 to ${MAX_FILTER_LENGTH} characters`);
-  return value;
 }
 
 function likeEscaped(text: string): string {

@@ -1,9 +1,11 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Account } from '@tollgate/protocol';
 import type { Kysely } from 'kysely';
+import { z } from 'zod';
 import { ApiError, invalidInput, notFound } from '../errors/api-error.js';
+import { parseInput, requiredAs, type Unparsed } from '../errors/input-schema.js';
 import { credit, type LedgerEffects } from '../billing/ledger.js';
-import { balanceLimitError, parseMovementAmount } from '../billing/money.js';
+import { balanceLimitError, movementAmount } from '../billing/money.js';
 import type { AuditWrite } from '../audit/audit-log.js';
 import type { AccountTable, Database } from '../store/schema.js';
 import { base62, type Clock } from '../util/effects.js';
@@ -40,6 +42,81 @@ const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
 /** C0 and C1 control characters (NUL included): never part of an address, and they break logs. */
 const CONTROL_CHARACTER = /\p{Cc}/u;
 
+const NOT_AN_EMAIL = 'must be an email address';
+
+/** A new account: its email, stored in lower case. */
+const accountInput = z.object({
+  email: requiredAs(
+    NOT_AN_EMAIL,
+    z
+      .string({ error: NOT_AN_EMAIL })
+      .regex(EMAIL, { error: NOT_AN_EMAIL })
+      .refine((email) => !CONTROL_CHARACTER.test(email), {
+        error: 'must not contain control characters',
+      })
+      .transform((email) => email.toLowerCase()),
+  ),
+});
+
+const NOT_A_REFERENCE = 'must be a string of 1 to 200 characters';
+
+/** An operator's top-up: the amount, once per reference (`topUp`). */
+const topUpInput = z.object({
+  amount: movementAmount,
+  reference: requiredAs(
+    NOT_A_REFERENCE,
+    z
+      .string({ error: NOT_A_REFERENCE })
+      .min(1, { error: NOT_A_REFERENCE })
+      .max(200, { error: NOT_A_REFERENCE }),
+  ),
+});
+
+const NOT_A_TIME = 'must be an ISO 8601 time or epoch milliseconds';
+
+/**
+ * An optional time: an ISO 8601 string or epoch milliseconds, as epoch milliseconds; absent or
+ * `null` is none (null). A Date holds at most ±8.64e15 ms: beyond that the time could not be
+ * shown back as ISO 8601. Whether it must be in the future is the clock's rule (`refuseIfPast`).
+ */
+export const optionalTime = z
+  .custom<number | string | null | undefined>(
+    (value) => value === null || typeof value === 'number' || typeof value === 'string',
+    { error: NOT_A_TIME },
+  )
+  .optional()
+  .transform((value) => (typeof value === 'string' ? Date.parse(value) : (value ?? null)))
+  .pipe(
+    z
+      .int({ error: NOT_A_TIME })
+      .refine((time) => !Number.isNaN(new Date(time).getTime()), { error: NOT_A_TIME })
+      .nullable(),
+  );
+
+/** Most codes one batch creates (one insert). */
+const MAX_BATCH = 1_000;
+const NOT_A_COUNT = `must be an integer from 1 to ${MAX_BATCH}`;
+
+/** A batch of redemption codes (a single code is a batch of one): the clock judges `expires_at`. */
+const redemptionBatchInput = z.object({
+  amount: movementAmount,
+  expires_at: optionalTime,
+  count: requiredAs(
+    NOT_A_COUNT,
+    z
+      .int({ error: NOT_A_COUNT })
+      .min(1, { error: NOT_A_COUNT })
+      .max(MAX_BATCH, { error: NOT_A_COUNT }),
+  ),
+});
+
+const NOT_A_CODE = 'must be a redemption code';
+
+/** A code redeemed into an account. */
+const redeemInput = z.object({
+  code: requiredAs(NOT_A_CODE, z.string({ error: NOT_A_CODE }).max(100, { error: NOT_A_CODE })),
+});
+
 /** A new redemption code, with its plaintext (shown once). */
 export interface RedemptionCodeView {
   id: string;
@@ -47,9 +124,6 @@ export interface RedemptionCodeView {
   amount: number;
   expires_at: string | null;
 }
-
-/** Most codes one batch creates (one insert). */
-const MAX_BATCH = 1_000;
 
 /** Accounts, top-ups and redemption codes: the operator's side of money coming in. */
 export class AccountService {
@@ -60,16 +134,13 @@ export class AccountService {
 
   /** `within`: the caller's transaction, when the account is made with something else (a sign-up). */
   async create(
-    input: { email: unknown },
+    input: Unparsed<typeof accountInput>,
     within: Kysely<Database> = this.db,
   ): Promise<AccountView> {
-    if (typeof input.email !== 'string' || !EMAIL.test(input.email))
-      throw invalidInput('email', 'must be an email address');
-    if (CONTROL_CHARACTER.test(input.email))
-      throw invalidInput('email', 'must not contain control characters');
+    const { email } = parseInput(accountInput, input);
     const row: AccountTable = {
       id: this.effects.ids.next('acct'),
-      email: input.email.toLowerCase(),
+      email,
       balance: 0,
       held: 0,
       owed: 0,
@@ -112,18 +183,10 @@ export class AccountService {
    */
   async topUp(
     accountId: string,
-    input: { amount: unknown; reference: unknown },
+    input: Unparsed<typeof topUpInput>,
     audit?: AuditWrite,
   ): Promise<AccountView & { replayed: boolean }> {
-    const amount = parseMovementAmount(input.amount, 'amount');
-    if (
-      typeof input.reference !== 'string' ||
-      input.reference.length < 1 ||
-      input.reference.length > 200
-    ) {
-      throw invalidInput('reference', 'must be a string of 1 to 200 characters');
-    }
-    const reference = input.reference;
+    const { amount, reference } = parseInput(topUpInput, input);
     await this.get(accountId);
     const replayed = await this.db
       .transaction()
@@ -139,7 +202,7 @@ export class AccountService {
    * the credit and its journal entry. Returns true for a replay (same reference and amount:
    * nothing credited); throws on a reference used for another amount (409) or a balance that
    * would pass the maximum (400 naming `amount`), so the caller's transaction rolls back whole.
-   * `amount` must already be parsed (`parseMovementAmount`).
+   * `amount` must already be parsed (`movementAmount`).
    */
   async topUpWithin(
     trx: Kysely<Database>,
@@ -195,10 +258,9 @@ export class AccountService {
    * Creates a one-time code worth `amount` (at most one movement's maximum) that expires at
    * `expires_at` (in the future) or never; the plaintext code is returned once.
    */
-  async createRedemptionCode(input: {
-    amount: unknown;
-    expires_at?: unknown;
-  }): Promise<RedemptionCodeView> {
+  async createRedemptionCode(
+    input: Omit<Unparsed<typeof redemptionBatchInput>, 'count'>,
+  ): Promise<RedemptionCodeView> {
     const [code] = await this.createRedemptionCodes({ ...input, count: 1 });
     if (code === undefined) throw new Error('a batch of one made no code');
     return code;
@@ -208,11 +270,9 @@ export class AccountService {
    * A batch of `count` (1 to 1,000) such codes, all or none (one insert); each plaintext code is
    * returned once, here.
    */
-  async createRedemptionCodes(input: {
-    amount: unknown;
-    count: unknown;
-    expires_at?: unknown;
-  }): Promise<RedemptionCodeView[]> {
+  async createRedemptionCodes(
+    input: Unparsed<typeof redemptionBatchInput>,
+  ): Promise<RedemptionCodeView[]> {
     return (await this.createRedemptionBatch(input)).codes;
   }
 
@@ -220,16 +280,11 @@ export class AccountService {
    * The same, with the batch the codes belong to (`redemption_batches`, migrations/040): the
    * batch row and its codes are written in one transaction, so a batch's count is its codes'.
    */
-  async createRedemptionBatch(input: {
-    amount: unknown;
-    count: unknown;
-    expires_at?: unknown;
-  }): Promise<{ batch_id: string; codes: RedemptionCodeView[] }> {
-    const amount = parseMovementAmount(input.amount, 'amount');
-    const expiresAt = parseOptionalFutureTime(input.expires_at, 'expires_at', this.effects.clock);
-    const count = input.count;
-    if (typeof count !== 'number' || !Number.isInteger(count) || count < 1 || count > MAX_BATCH)
-      throw invalidInput('count', `must be an integer from 1 to ${MAX_BATCH}`);
+  async createRedemptionBatch(
+    input: Unparsed<typeof redemptionBatchInput>,
+  ): Promise<{ batch_id: string; codes: RedemptionCodeView[] }> {
+    const { amount, expires_at: expiresAt, count } = parseInput(redemptionBatchInput, input);
+    refuseIfPast(expiresAt, 'expires_at', this.effects.clock);
     const now = this.effects.clock.now();
     const batchId = this.effects.ids.next('rdb');
     const codes = Array.from({ length: count }, () => ({
@@ -279,12 +334,10 @@ export class AccountService {
    */
   async redeem(
     accountId: string,
-    input: { code: unknown },
+    input: Unparsed<typeof redeemInput>,
     audit?: AuditWrite,
   ): Promise<AccountView> {
-    if (typeof input.code !== 'string' || input.code.length > 100)
-      throw invalidInput('code', 'must be a redemption code');
-    const codeHash = hashCode(input.code);
+    const codeHash = hashCode(parseInput(redeemInput, input).code);
     await this.get(accountId);
     await this.db.transaction().execute(async (trx) => {
       const now = this.effects.clock.now();
@@ -336,28 +389,14 @@ function hashCode(code: string): string {
   return createHash('sha256').update(code.trim()).digest('hex');
 }
 
-/** Accepts an ISO 8601 string or epoch milliseconds; `undefined`/`null` mean none. */
-export function parseOptionalTime(value: unknown, field: string): number | null {
-  if (value === undefined || value === null) return null;
-  const time =
-    typeof value === 'number' ? value : typeof value === 'string' ? Date.parse(value) : Number.NaN;
-  // A Date holds at most ±8.64e15 ms; beyond that the time could not be shown back as ISO 8601.
-  if (!Number.isSafeInteger(time) || Number.isNaN(new Date(time).getTime()))
-    throw invalidInput(field, 'must be an ISO 8601 time or epoch milliseconds');
-  return time;
-}
-
-/** As `parseOptionalTime`, and the time must be after now: a past expiry is refused. */
-export function parseOptionalFutureTime(
-  value: unknown,
-  field: string,
-  clock: { now(): number },
-): number | null {
-  const time = parseOptionalTime(value, field);
+/**
+ * The clock's rule for an expiry (an `optionalTime` already parsed): none, or after now. A past
+ * one is the 400 naming `field`.
+ */
+export function refuseIfPast(time: number | null, field: string, clock: { now(): number }): void {
   if (time !== null && time <= clock.now())
     throw invalidInput(
       field,
       `is in the past (${new Date(time).toISOString()}); give a future time or none`,
     );
-  return time;
 }

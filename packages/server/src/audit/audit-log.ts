@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
 import { invalidInput } from '../errors/api-error.js';
+import { parseInput, type Unparsed } from '../errors/input-schema.js';
 import type { AuditActorKind, AuditEventTable, Database } from '../store/schema.js';
 import { parseStoredJson } from '../store/stored-json.js';
 import type { Clock, IdGenerator } from '../util/effects.js';
@@ -79,15 +80,25 @@ export function auditEventView(row: AuditEventTable): AuditEventView {
   };
 }
 
-/** What an operator may filter the audit log by, each field as it came (query string). */
-export interface AuditQuery {
-  readonly account_id?: unknown;
-  readonly action?: unknown;
-  readonly limit?: unknown;
-  readonly after?: unknown;
-}
-
 const MAX_FILTER_LENGTH = 200;
+const NOT_A_FILTER = `must be a string of 1 to ${MAX_FILTER_LENGTH} characters`;
+const filterText = z
+  .string({ error: NOT_A_FILTER })
+  .min(1, { error: NOT_A_FILTER })
+  .max(MAX_FILTER_LENGTH, { error: NOT_A_FILTER });
+
+/**
+ * The audit log's filters; `after` names an event of the log (`list` looks it up), and the page
+ * size is the listing's own (`parseLimit`).
+ */
+const auditFilter = z.object({
+  account_id: filterText.optional(),
+  action: filterText.optional(),
+  after: filterText.optional(),
+});
+
+/** What an operator may filter the audit log by, each field as it came (query string). */
+export type AuditQuery = Unparsed<typeof auditFilter> & { readonly limit?: unknown };
 
 /**
  * The audit log (docs/audit.md): who did what, when and why, through the admin API or the
@@ -115,22 +126,17 @@ export class AuditLog {
   }
 
   async list(query: AuditQuery): Promise<ListPage<AuditEventView>> {
-    const accountId = optionalFilter(query.account_id, 'account_id');
-    const action = optionalFilter(query.action, 'action');
+    const { account_id: accountId, action, after } = parseInput(auditFilter, query);
     const limit = parseLimit(query.limit, 50);
     let select = this.db.selectFrom('audit_events').selectAll();
     if (accountId !== undefined) select = select.where('account_id', '=', accountId);
     if (action !== undefined) select = select.where('action', '=', action);
-    if (query.after !== undefined) {
-      const after = optionalFilter(query.after, 'after');
-      const cursor =
-        after === undefined
-          ? undefined
-          : await this.db
-              .selectFrom('audit_events')
-              .select(['created_at', 'id'])
-              .where('id', '=', after)
-              .executeTakeFirst();
+    if (after !== undefined) {
+      const cursor = await this.db
+        .selectFrom('audit_events')
+        .select(['created_at', 'id'])
+        .where('id', '=', after)
+        .executeTakeFirst();
       if (cursor === undefined) throw invalidInput('after', 'is not an audit event id');
       select = select.where((eb) =>
         eb.or([
@@ -163,11 +169,4 @@ export class AuditLog {
       detail: action.detail === undefined ? null : JSON.stringify(action.detail),
     };
   }
-}
-
-function optionalFilter(value: unknown, field: string): string | undefined {
-  if (value === undefined) return undefined;
-  if (typeof value !== 'string' || value.length < 1 || value.length > MAX_FILTER_LENGTH)
-    throw invalidInput(field, `must be a string of 1 to ${MAX_FILTER_LENGTH} characters`);
-  return value;
 }

@@ -3,9 +3,10 @@ import type { Kysely } from 'kysely';
 import { LRUCache } from 'lru-cache';
 import { z } from 'zod';
 import { ApiError, invalidInput, notFound } from '../errors/api-error.js';
+import { parseInput, requiredAs, type Unparsed } from '../errors/input-schema.js';
 import type { ApiKeyTable, Database, KeyIdempotency, KeyKind } from '../store/schema.js';
 import type { Clock, IdGenerator } from '../util/effects.js';
-import { parseOptionalFutureTime } from '../accounts/account-service.js';
+import { optionalTime, refuseIfPast } from '../accounts/account-service.js';
 import { generateApiKey, hashApiKey, isWellFormedKey } from './key-format.js';
 import { budgetStateOf, budgetView } from '../budgets/budget-ledger.js';
 import { cidrMatcher, parseCidrList } from '../util/ip-allowlist.js';
@@ -103,16 +104,80 @@ type CachedKey =
     })
   | null;
 
-/** `allowed_ips` as stored (JSON of canonical blocks), or null; refused naming the field. */
-function parseAllowedIps(value: unknown): string | null {
-  if (value === undefined || value === null) return null;
-  const parsed = parseCidrList(value);
-  if ('problem' in parsed) throw invalidInput('allowed_ips', parsed.problem);
-  return JSON.stringify(parsed.cidrs);
-}
+/**
+ * `allowed_ips` as given: a list of CIDR blocks (the list's rule is util/ip-allowlist.ts
+ * `parseCidrList`, shared with `server.trusted_proxies`), as stored (JSON of its canonical
+ * blocks); absent or `null` allows every address (null).
+ */
+const allowedIpsInput = z
+  .unknown()
+  .optional()
+  .transform((value, context) => {
+    if (value === undefined || value === null) return null;
+    const parsed = parseCidrList(value);
+    if ('problem' in parsed) {
+      context.addIssue({ code: 'custom', message: parsed.problem, input: value });
+      return z.NEVER;
+    }
+    return JSON.stringify(parsed.cidrs);
+  });
+
+const KEY_KINDS = ['personal', 'service'] as const satisfies readonly KeyKind[];
+const IDEMPOTENCY = ['required', 'optional'] as const satisfies readonly KeyIdempotency[];
+const NOT_MODEL_IDS = 'must be an array of model ids';
+const NOT_A_NAME = 'must be a string of at most 100 characters';
+
+/**
+ * A new key (`KeyService.create`): each field optional, `null` as absent. Whether each model
+ * is configured and whether `expires_at` is in the future are the service's own checks (the
+ * configuration's, the clock's).
+ */
+const keyInput = z.object({
+  kind: z
+    .enum(KEY_KINDS, { error: 'must be personal or service' })
+    .nullish()
+    .transform((kind) => kind ?? 'personal'),
+  idempotency: z
+    .enum(IDEMPOTENCY, { error: 'must be required or optional' })
+    .nullish()
+    .transform((idempotency) => idempotency ?? 'required'),
+  // The list is refused whole (`models`, not `models.2`), duplicates dropped.
+  models: z
+    .array(z.unknown(), { error: NOT_MODEL_IDS })
+    .nullish()
+    .transform((models, context) => {
+      if (models === undefined || models === null) return null;
+      const ids = models.filter((model) => typeof model === 'string');
+      if (ids.length === models.length) return [...new Set(ids)];
+      context.addIssue({ code: 'custom', message: NOT_MODEL_IDS, input: models });
+      return z.NEVER;
+    }),
+  name: z
+    .string({ error: NOT_A_NAME })
+    .max(100, { error: NOT_A_NAME })
+    .nullish()
+    .transform((name) => name ?? null),
+  expires_at: optionalTime,
+  allowed_ips: allowedIpsInput,
+});
 
 /** The longest an old key keeps working after a rotation. */
 const MAX_ROTATION_OVERLAP_SECONDS = 7 * 24 * 3600;
+const NOT_AN_OVERLAP = `must be an integer from 0 to ${MAX_ROTATION_OVERLAP_SECONDS} (7 days)`;
+
+/** A rotation: how long the old key keeps working, none by default. */
+const rotationInput = z.object({
+  expire_old_in_seconds: z
+    .int({ error: NOT_AN_OVERLAP })
+    .min(0, { error: NOT_AN_OVERLAP })
+    .max(MAX_ROTATION_OVERLAP_SECONDS, { error: NOT_AN_OVERLAP })
+    .default(0),
+});
+
+/** A key changed in place: its `allowed_ips`, given (`null` allows every address again). */
+const keyUpdateInput = z.object({
+  allowed_ips: requiredAs('is required (null allows every address)', allowedIpsInput),
+});
 
 /** Keys remembered in memory at most (authentications and last-used writes each), by default. */
 const MAX_CACHED_KEYS = 50_000;
@@ -174,43 +239,23 @@ export class KeyService {
    */
   async create(
     accountId: string,
-    input: {
-      kind?: unknown;
-      models?: unknown;
-      expires_at?: unknown;
-      name?: unknown;
-      allowed_ips?: unknown;
-      idempotency?: unknown;
-    },
+    input: Unparsed<typeof keyInput>,
   ): Promise<KeyView & { key: string }> {
-    const kind = input.kind ?? 'personal';
-    if (kind !== 'personal' && kind !== 'service')
-      throw invalidInput('kind', 'must be personal or service');
-    const idempotency = input.idempotency ?? 'required';
-    if (idempotency !== 'required' && idempotency !== 'optional')
-      throw invalidInput('idempotency', 'must be required or optional');
-    let models: string[] | null = null;
-    if (input.models !== undefined && input.models !== null) {
-      if (!Array.isArray(input.models) || input.models.some((model) => typeof model !== 'string')) {
-        throw invalidInput('models', 'must be an array of model ids');
-      }
-      models = [...new Set(input.models as string[])];
-      const unknown = models.find((model) => !this.knownModels.has(model));
-      if (unknown !== undefined)
-        throw invalidInput(
-          'models',
-          `names ${JSON.stringify(unknown).slice(0, 140)}, which is not a configured model`,
-        );
-    }
-    if (
-      input.name !== undefined &&
-      input.name !== null &&
-      (typeof input.name !== 'string' || input.name.length > 100)
-    ) {
-      throw invalidInput('name', 'must be a string of at most 100 characters');
-    }
-    const expiresAt = parseOptionalFutureTime(input.expires_at, 'expires_at', this.clock);
-    const allowedIps = parseAllowedIps(input.allowed_ips);
+    const {
+      kind,
+      idempotency,
+      models,
+      name,
+      expires_at: expiresAt,
+      allowed_ips: allowedIps,
+    } = parseInput(keyInput, input);
+    const unknown = models?.find((model) => !this.knownModels.has(model));
+    if (unknown !== undefined)
+      throw invalidInput(
+        'models',
+        `names ${JSON.stringify(unknown).slice(0, 140)}, which is not a configured model`,
+      );
+    refuseIfPast(expiresAt, 'expires_at', this.clock);
     const account = await this.db
       .selectFrom('accounts')
       .select('id')
@@ -222,7 +267,7 @@ export class KeyService {
       id: this.ids.next('key'),
       account_id: accountId,
       kind,
-      name: typeof input.name === 'string' ? input.name : null,
+      name,
       key_hash: hashApiKey(key),
       key_hint: key.slice(-4),
       models: models === null ? null : JSON.stringify(models),
@@ -252,19 +297,9 @@ export class KeyService {
    */
   async rotate(
     keyId: string,
-    input: { expire_old_in_seconds?: unknown },
+    input: Unparsed<typeof rotationInput>,
   ): Promise<KeyView & { key: string; replaces: KeyView }> {
-    const overlap = input.expire_old_in_seconds === undefined ? 0 : input.expire_old_in_seconds;
-    if (
-      typeof overlap !== 'number' ||
-      !Number.isSafeInteger(overlap) ||
-      overlap < 0 ||
-      overlap > MAX_ROTATION_OVERLAP_SECONDS
-    )
-      throw invalidInput(
-        'expire_old_in_seconds',
-        `must be an integer from 0 to ${MAX_ROTATION_OVERLAP_SECONDS} (7 days)`,
-      );
+    const { expire_old_in_seconds: overlap } = parseInput(rotationInput, input);
     const now = this.clock.now();
     const key = generateApiKey();
     const rotated = await this.db.transaction().execute(async (trx) => {
@@ -325,10 +360,8 @@ export class KeyService {
    * `allowed_ips` (`null` allows every address again). The cached entry is dropped here; other
    * instances are told by the change notice (as for a disable), `cacheTtlMs` bounding it.
    */
-  async update(keyId: string, input: { allowed_ips?: unknown }): Promise<KeyView> {
-    if (!('allowed_ips' in input) || input.allowed_ips === undefined)
-      throw invalidInput('allowed_ips', 'is required (null allows every address)');
-    const allowedIps = parseAllowedIps(input.allowed_ips);
+  async update(keyId: string, input: Unparsed<typeof keyUpdateInput>): Promise<KeyView> {
+    const { allowed_ips: allowedIps } = parseInput(keyUpdateInput, input);
     const updated = await this.db
       .updateTable('api_keys')
       .set({ allowed_ips: allowedIps })

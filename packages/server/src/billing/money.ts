@@ -1,5 +1,7 @@
 import { MAX_BALANCE_MICRO_YUAN, MAX_MOVEMENT_MICRO_YUAN } from '@tollgate/protocol';
+import { z } from 'zod';
 import { invalidInput } from '../errors/api-error.js';
+import { requiredAs } from '../errors/input-schema.js';
 
 export { MAX_BALANCE_MICRO_YUAN, MAX_MOVEMENT_MICRO_YUAN };
 
@@ -25,24 +27,28 @@ export function assertSafeNonNegative(value: number, name: string): void {
     throw new RangeError(`${name} must be a non-negative safe integer, got ${value}`);
 }
 
-/** True for a positive safe integer: the only shape an amount takes on the wire. */
-export function isPositiveAmount(value: unknown): value is number {
-  return typeof value === 'number' && Number.isSafeInteger(value) && value > 0;
-}
+const NOT_AN_AMOUNT = 'must be a positive integer of micro-yuan';
 
 /**
- * An amount one movement may move (a top-up, a redemption code, an operator capture): a positive
- * safe integer of at most MAX_MOVEMENT_MICRO_YUAN. Anything else is the 400 naming `field`.
+ * An amount one movement may move (a top-up, a redemption code, an online top-up, an operator
+ * capture): a positive safe integer of at most MAX_MOVEMENT_MICRO_YUAN, required. The field of
+ * the services' input schemas (accounts/account-service.ts, payments/payment-service.ts).
  */
+export const movementAmount = requiredAs(
+  NOT_AN_AMOUNT,
+  z
+    .int({ error: NOT_AN_AMOUNT })
+    .positive({ error: NOT_AN_AMOUNT })
+    .max(MAX_MOVEMENT_MICRO_YUAN, {
+      error: `must be at most ${MAX_MOVEMENT_MICRO_YUAN} micro-yuan (10 million yuan) per movement`,
+    }),
+);
+
+/** `movementAmount` for one value outside an input schema: anything else is the 400 naming `field`. */
 export function parseMovementAmount(value: unknown, field: string): number {
-  if (!isPositiveAmount(value))
-    throw invalidInput(field, 'must be a positive integer of micro-yuan');
-  if (value > MAX_MOVEMENT_MICRO_YUAN)
-    throw invalidInput(
-      field,
-      `must be at most ${MAX_MOVEMENT_MICRO_YUAN} micro-yuan (10 million yuan) per movement`,
-    );
-  return value;
+  const parsed = movementAmount.safeParse(value);
+  if (!parsed.success) throw invalidInput(field, parsed.error.issues[0]?.message ?? NOT_AN_AMOUNT);
+  return parsed.data;
 }
 
 /**

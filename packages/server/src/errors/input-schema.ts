@@ -20,6 +20,28 @@ export function parseInput<Schema extends z.ZodType>(
 }
 
 /**
+ * What a service is handed before it parses it with its schema (`parseInput`): the schema's
+ * fields, each of any value, as a route's body, the console's form and the CLI's flags give them.
+ */
+export type Unparsed<Schema extends z.ZodObject> = {
+  readonly [Field in keyof z.input<Schema>]?: unknown;
+};
+
+/**
+ * A required field whose absence is refused in its rule's own words (`email: must be an email
+ * address`, as a value of another type is), not in `parseInput`'s `is required`: for the
+ * services' inputs, whose hand checks said so before they were schemas.
+ */
+export function requiredAs<Schema extends z.ZodType>(message: string, schema: Schema) {
+  return z
+    .unknown()
+    .superRefine((value, context) => {
+      if (value === undefined) context.addIssue({ code: 'custom', message });
+    })
+    .pipe(schema);
+}
+
+/**
  * One zod issue as a 400. A union reports each branch it tried; the branch that got furthest
  * into the value is the one the caller meant (a content array, not a string).
  */

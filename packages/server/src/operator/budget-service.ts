@@ -1,45 +1,30 @@
 import type { Account } from '@tollgate/protocol';
 import { sql, type Kysely } from 'kysely';
+import { z } from 'zod';
 import { accountView } from '../accounts/account-service.js';
 import type { KeyService, KeyView } from '../auth/key-service.js';
 import { MAX_BALANCE_MICRO_YUAN } from '../billing/money.js';
-import { invalidInput, notFound } from '../errors/api-error.js';
+import { notFound } from '../errors/api-error.js';
+import { parseInput, requiredAs, type Unparsed } from '../errors/input-schema.js';
 import type { Database } from '../store/schema.js';
 import type { Clock } from '../util/effects.js';
-import {
-  BUDGET_WINDOWS,
-  currentWindowStart,
-  windowStarts,
-  type BudgetWindow,
-} from '../budgets/budget-windows.js';
+import { BUDGET_WINDOWS, currentWindowStart, windowStarts } from '../budgets/budget-windows.js';
 
-export interface BudgetInput {
-  readonly limit?: unknown;
-  readonly window?: unknown;
-}
+const NOT_A_LIMIT = `must be an integer of micro-yuan from 0 to ${MAX_BALANCE_MICRO_YUAN}`;
+const NOT_A_WINDOW = `must be one of ${BUDGET_WINDOWS.join(', ')}`;
 
-interface ValidBudget {
-  readonly limit: number;
-  readonly window: BudgetWindow;
-}
-
-/** The one rule for a budget's fields (admin API and CLI alike). */
-export function parseBudget(input: BudgetInput): ValidBudget {
-  const { limit, window } = input;
-  if (
-    typeof limit !== 'number' ||
-    !Number.isSafeInteger(limit) ||
-    limit < 0 ||
-    limit > MAX_BALANCE_MICRO_YUAN
-  )
-    throw invalidInput(
-      'limit',
-      `must be an integer of micro-yuan from 0 to ${MAX_BALANCE_MICRO_YUAN}`,
-    );
-  if (typeof window !== 'string' || !(BUDGET_WINDOWS as readonly string[]).includes(window))
-    throw invalidInput('window', `must be one of ${BUDGET_WINDOWS.join(', ')}`);
-  return { limit, window: window as BudgetWindow };
-}
+/** The one rule for a budget's fields (admin API, console and CLI alike), a key's or an account's. */
+const budgetInput = z.object({
+  limit: requiredAs(
+    NOT_A_LIMIT,
+    z
+      .int({ error: NOT_A_LIMIT })
+      .min(0, { error: NOT_A_LIMIT })
+      .max(MAX_BALANCE_MICRO_YUAN, { error: NOT_A_LIMIT }),
+  ),
+  window: requiredAs(NOT_A_WINDOW, z.enum(BUDGET_WINDOWS, { error: NOT_A_WINDOW })),
+});
+export type BudgetInput = Unparsed<typeof budgetInput>;
 
 /**
  * Setting and removing budgets (`PUT`/`DELETE /admin/v1/{keys,accounts}/{id}/budget`, `tollgate
@@ -56,7 +41,7 @@ export class BudgetService {
   ) {}
 
   async setForKey(keyId: string, input: BudgetInput): Promise<KeyView> {
-    const budget = parseBudget(input);
+    const budget = parseInput(budgetInput, input);
     const updated = await this.db
       .updateTable('api_keys')
       .set(this.assignment(budget))
@@ -77,7 +62,7 @@ export class BudgetService {
   }
 
   async setForAccount(accountId: string, input: BudgetInput): Promise<Account> {
-    const budget = parseBudget(input);
+    const budget = parseInput(budgetInput, input);
     const updated = await this.db
       .updateTable('accounts')
       .set(this.assignment(budget))
@@ -98,7 +83,7 @@ export class BudgetService {
   }
 
   /** The columns of a budget being set; a row keeps its spend only for the same window. */
-  private assignment(budget: ValidBudget) {
+  private assignment(budget: z.output<typeof budgetInput>) {
     const start = currentWindowStart(
       budget.window,
       windowStarts(this.at.clock.now(), this.at.budgetTimeZone),

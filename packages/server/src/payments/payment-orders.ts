@@ -1,7 +1,8 @@
 import type { PaymentOrder } from '@tollgate/protocol';
 import type { Kysely } from 'kysely';
+import { z } from 'zod';
 import type { PaymentOrderState, PaymentOrderTable, Database } from '../store/schema.js';
-import { invalidInput } from '../errors/api-error.js';
+import { parseInput, type Unparsed } from '../errors/input-schema.js';
 import { parseLimit } from '../util/list-page.js';
 
 /** An order as the console shows it (members: their account's; operators: all). */
@@ -24,7 +25,7 @@ export function paymentOrderView(row: PaymentOrderTable): PaymentOrder {
   };
 }
 
-const STATES: readonly PaymentOrderState[] = [
+const STATES = [
   'created',
   'paid',
   'expired',
@@ -33,15 +34,17 @@ const STATES: readonly PaymentOrderState[] = [
   'balance_limit',
   'refunded_partially',
   'refunded',
-];
+] as const satisfies readonly PaymentOrderState[];
+
+/** The lists' filters; the page size is the listing's own (`parseLimit`, judged first). */
+const orderFilter = z.object({
+  state: z.enum(STATES, { error: `must be one of ${STATES.join(', ')}` }).optional(),
+  /** `true`: only orders with a flag (operators). */
+  flagged: z.literal(['true', true], { error: 'must be true or absent' }).optional(),
+});
 
 /** What the order lists filter by, each as it came (query string). */
-export interface OrderQuery {
-  readonly limit?: unknown;
-  readonly state?: unknown;
-  /** `true`: only orders with a flag (operators). */
-  readonly flagged?: unknown;
-}
+export type OrderQuery = Unparsed<typeof orderFilter> & { readonly limit?: unknown };
 
 /** Newest first, at most `limit` (1 to 100, default 50); `accountId` bounds it to one account. */
 export async function listOrders(
@@ -50,18 +53,11 @@ export async function listOrders(
   query: OrderQuery,
 ): Promise<{ object: 'list'; data: PaymentOrder[] }> {
   const limit = parseLimit(query.limit, 50);
+  const { state, flagged } = parseInput(orderFilter, query);
   let select = db.selectFrom('payment_orders').selectAll();
   if (accountId !== undefined) select = select.where('account_id', '=', accountId);
-  if (query.state !== undefined) {
-    const state = STATES.find((candidate) => candidate === query.state);
-    if (state === undefined) throw invalidInput('state', `must be one of ${STATES.join(', ')}`);
-    select = select.where('state', '=', state);
-  }
-  if (query.flagged !== undefined) {
-    if (query.flagged !== 'true' && query.flagged !== true)
-      throw invalidInput('flagged', 'must be true or absent');
-    select = select.where('flag', 'is not', null);
-  }
+  if (state !== undefined) select = select.where('state', '=', state);
+  if (flagged !== undefined) select = select.where('flag', 'is not', null);
   const rows = await select
     .orderBy('created_at', 'desc')
     .orderBy('id', 'desc')

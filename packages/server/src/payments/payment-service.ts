@@ -2,11 +2,13 @@ import { createHash } from 'node:crypto';
 import type { PaymentOrder } from '@tollgate/protocol';
 import type { Kysely } from 'kysely';
 import type { FastifyBaseLogger } from 'fastify';
+import { z } from 'zod';
 import type { AccountService } from '../accounts/account-service.js';
 import type { AuditLog } from '../audit/audit-log.js';
 import { lockAccountMoney, type LedgerEffects } from '../billing/ledger.js';
-import { parseMovementAmount } from '../billing/money.js';
+import { movementAmount } from '../billing/money.js';
 import { ApiError, invalidInput } from '../errors/api-error.js';
+import { parseInput, type Unparsed } from '../errors/input-schema.js';
 import type { Database, PaymentOrderTable } from '../store/schema.js';
 import { applyPaymentEvent } from './payment-events.js';
 import { listOrders, paymentOrderView, type OrderQuery } from './payment-orders.js';
@@ -17,6 +19,16 @@ import {
   type PaymentEvent,
   type PaymentProvider,
 } from './payment-provider.js';
+
+/**
+ * An online top-up: one movement's amount (billing/money.ts), in whole fen, the smallest unit
+ * a checkout charges.
+ */
+const topUpOrderInput = z.object({
+  amount: movementAmount.refine((amount) => amount % MICRO_YUAN_PER_FEN === 0, {
+    error: `must be a whole number of fen (a multiple of ${MICRO_YUAN_PER_FEN} micro-yuan)`,
+  }),
+});
 
 export interface PaymentServiceDeps {
   readonly db: Kysely<Database>;
@@ -70,16 +82,11 @@ export class PaymentService {
    */
   async startTopUp(
     accountId: string,
-    input: { amount: unknown },
+    input: Unparsed<typeof topUpOrderInput>,
     urls: (orderId: string) => ReturnUrls,
   ): Promise<{ order: PaymentOrder; checkout_url: string }> {
     const provider = this.requireProvider();
-    const amount = parseMovementAmount(input.amount, 'amount');
-    if (amount % MICRO_YUAN_PER_FEN !== 0)
-      throw invalidInput(
-        'amount',
-        `must be a whole number of fen (a multiple of ${MICRO_YUAN_PER_FEN} micro-yuan)`,
-      );
+    const { amount } = parseInput(topUpOrderInput, input);
     await this.deps.accounts.get(accountId);
     const now = this.deps.effects.clock.now();
     const row: PaymentOrderTable = {

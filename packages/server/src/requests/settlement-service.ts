@@ -1,8 +1,10 @@
 import type { Kysely } from 'kysely';
+import { z } from 'zod';
 import { captureHold, releaseHold, type LedgerEffects } from '../billing/ledger.js';
 import { parseMovementAmount } from '../billing/money.js';
 import type { AuditWrite } from '../audit/audit-log.js';
 import { ApiError, invalidInput } from '../errors/api-error.js';
+import { parseInput, requiredAs, type Unparsed } from '../errors/input-schema.js';
 import type { Database } from '../store/schema.js';
 import { parseStoredJson, requestResolutionSchema } from '../store/stored-json.js';
 import {
@@ -15,6 +17,21 @@ import {
 import { awaitingFundsError, recordNotFound } from './request-errors.js';
 import type { RequestStore } from './request-store.js';
 import type { Claim, RequestIdentity, RequestService } from './request-service.js';
+
+const NOT_AN_ACTION = 'must be capture or release';
+const NO_REASON = 'is required';
+
+/**
+ * An operator's resolution of a record. The amount goes with the action (a capture's, a
+ * movement's amount; none for a release): `resolve`'s rule, across the fields.
+ */
+const resolutionInput = z.object({
+  action: requiredAs(NOT_AN_ACTION, z.enum(['capture', 'release'], { error: NOT_AN_ACTION })),
+  reason: z
+    .string({ error: NO_REASON })
+    .refine((reason) => reason.trim().length > 0, { error: NO_REASON }),
+  amount: z.unknown().optional(),
+});
 
 /**
  * Money moved after a request has finished: the caller settling a result that awaited funds
@@ -120,13 +137,10 @@ export class SettlementService {
    */
   async resolve(
     requestId: string,
-    input: { action: unknown; amount?: unknown; reason: unknown },
+    given: Unparsed<typeof resolutionInput>,
     audit?: AuditWrite,
   ): Promise<RecordView> {
-    if (input.action !== 'capture' && input.action !== 'release')
-      throw invalidInput('action', 'must be capture or release');
-    if (typeof input.reason !== 'string' || input.reason.trim().length === 0)
-      throw invalidInput('reason', 'is required');
+    const input = parseInput(resolutionInput, given);
     if (input.action === 'release' && input.amount !== undefined)
       throw invalidInput('amount', 'a release frees the whole hold and takes no amount');
     if (input.action === 'capture' && input.amount === 0)

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ApiError, invalidInput } from '../errors/api-error.js';
-import { jsonSchemaOf } from '../errors/input-schema.js';
+import { jsonSchemaOf, parseInput, type Unparsed } from '../errors/input-schema.js';
 import type { ShareState } from '../store/schema.js';
 
 /** What a share is asked for: a task (its first output) or an asset, exactly one. */
@@ -22,48 +22,50 @@ export function parseShareBody(body: ShareBody): ShareTarget {
   throw invalidInput('task_id', 'send exactly one of task_id and asset_id');
 }
 
-export const SHARE_STATES: readonly ShareState[] = [
+export const SHARE_STATES = [
   'pending_review',
   'approved',
   'rejected',
   'revoked',
-];
+] as const satisfies readonly ShareState[];
 
-/** An optional `state` filter (query string, CLI flag). */
-export function parseState(value: unknown): ShareState | undefined {
-  if (value === undefined) return undefined;
-  const state = SHARE_STATES.find((candidate) => candidate === value);
-  if (state === undefined) throw invalidInput('state', `must be one of ${SHARE_STATES.join(', ')}`);
-  return state;
-}
+/** The review queue's filter (query string, CLI flag): one state, or every share. */
+export const reviewFilter = z.object({
+  state: z.enum(SHARE_STATES, { error: `must be one of ${SHARE_STATES.join(', ')}` }).optional(),
+});
 
 const MAX_REASON_LENGTH = 1_000;
+const NOT_A_REASON = `must be 1 to ${MAX_REASON_LENGTH} characters of text, not only blanks, no control characters`;
 
 /**
- * A decision's reason: 1 to 1,000 characters, not only blanks, no control character but line
- * breaks and tabs. Required to reject or revoke (someone will ask why), optional to approve.
+ * An operator's decision on a share: its reason, 1 to 1,000 characters, not only blanks, no
+ * control character but line breaks and tabs; absent or `null` is none.
  */
-export function parseReason(value: unknown, required: boolean): string | null {
-  if (value === undefined || value === null) {
-    if (required)
-      throw new ApiError(
-        'INVALID_INPUT',
-        'reason is required: say why (it is journalled and shown to the share owner)',
-        'reason',
-      );
-    return null;
-  }
-  if (
-    typeof value !== 'string' ||
-    value.trim() === '' ||
-    value.length > MAX_REASON_LENGTH ||
-    [...value].some(isControlCharacter)
-  )
-    throw invalidInput(
+const decisionInput = z.object({
+  reason: z
+    .string({ error: NOT_A_REASON })
+    .max(MAX_REASON_LENGTH, { error: NOT_A_REASON })
+    .refine((reason) => reason.trim() !== '' && ![...reason].some(isControlCharacter), {
+      error: NOT_A_REASON,
+    })
+    .nullish()
+    .transform((reason) => reason ?? null),
+});
+export type DecisionInput = Unparsed<typeof decisionInput>;
+
+/**
+ * A decision's reason. Required to reject or revoke (someone will ask why), optional to approve:
+ * which is the decision's rule, and its 400 says why in words of its own.
+ */
+export function parseDecision(input: DecisionInput, required: boolean): string | null {
+  const { reason } = parseInput(decisionInput, input);
+  if (reason === null && required)
+    throw new ApiError(
+      'INVALID_INPUT',
+      'reason is required: say why (it is journalled and shown to the share owner)',
       'reason',
-      `must be 1 to ${MAX_REASON_LENGTH} characters of text, not only blanks, no control characters`,
     );
-  return value;
+  return reason;
 }
 
 /** C0 (but tab, line feed, carriage return), DEL and C1: nothing a reason needs, much a log abuses. */

@@ -7,7 +7,13 @@ import type { Claim, RequestIdentity, RequestService } from '../requests/request
 import type { Database, ShareState } from '../store/schema.js';
 import { outputsOf } from '../tasks/task-stored-json.js';
 import type { Clock, IdGenerator } from '../util/effects.js';
-import { parseReason, parseState, type ShareTarget } from './share-input.js';
+import { parseInput } from '../errors/input-schema.js';
+import {
+  parseDecision,
+  reviewFilter,
+  type DecisionInput,
+  type ShareTarget,
+} from './share-input.js';
 import { canMove, DECISION_TARGET, type ShareAction } from './share-states.js';
 import { ShareStore, type SharedRow } from './share-store.js';
 import { looksLikeShareToken, shareToken, shareTokenHash } from './share-token.js';
@@ -286,7 +292,7 @@ export class ShareService {
 
   /** Operators: shares of every account, oldest first (the review queue), optionally in one state. */
   async listForReview(query: { state?: unknown; limit?: unknown; after?: unknown }) {
-    const state = parseState(query.state);
+    const { state } = parseInput(reviewFilter, query);
     const limit = parseLimit(query.limit, 100);
     const after = await this.cursor(query.after, () => true);
     const rows = await this.store.listForReview(state, { limit: limit + 1, after });
@@ -312,16 +318,16 @@ export class ShareService {
     return operatorShareView(row, await this.store.events(id));
   }
 
-  approve(id: string, input: { reason?: unknown }) {
-    return this.operatorDecision(id, 'approved', parseReason(input.reason, false));
+  approve(id: string, input: DecisionInput) {
+    return this.operatorDecision(id, 'approved', parseDecision(input, false));
   }
 
-  reject(id: string, input: { reason?: unknown }) {
-    return this.operatorDecision(id, 'rejected', parseReason(input.reason, true));
+  reject(id: string, input: DecisionInput) {
+    return this.operatorDecision(id, 'rejected', parseDecision(input, true));
   }
 
-  revoke(id: string, input: { reason?: unknown }) {
-    return this.operatorDecision(id, 'revoked', parseReason(input.reason, true));
+  revoke(id: string, input: DecisionInput) {
+    return this.operatorDecision(id, 'revoked', parseDecision(input, true));
   }
 
   /** Operators: the content under review, whatever the share's state, while its asset exists. */

@@ -5,9 +5,11 @@ import {
   type Task,
 } from '@tollgate/protocol';
 import type { Kysely } from 'kysely';
+import { z } from 'zod';
 import { releaseHold, type LedgerEffects } from '../billing/ledger.js';
 import type { AuditWrite } from '../audit/audit-log.js';
 import { ApiError, invalidInput } from '../errors/api-error.js';
+import { parseInput, requiredAs, type Unparsed } from '../errors/input-schema.js';
 import type { Database, TaskKind, TaskStatus } from '../store/schema.js';
 import { CorruptTaskRow, type TaskFamilies } from './task-family.js';
 import type { TaskRow, TaskStore } from './task-store.js';
@@ -18,7 +20,40 @@ import { taskResolutionSchema } from './task-stored-json.js';
 
 const LIST_LIMIT = 100;
 /** Every status: the keys of its transition table (task-states.ts). */
-const STATUSES = Object.keys(TASK_MOVES) as TaskStatus[];
+const STATUSES = Object.keys(TASK_MOVES) as [TaskStatus, ...TaskStatus[]];
+
+/**
+ * The operators' task list's filters, named as the query string names them (`account_id`).
+ * The kinds are the families registered (`kind`: one of them).
+ */
+const taskFilter = (kinds: readonly string[]) =>
+  z.object({
+    status: z.enum(STATUSES, { error: `must be one of ${STATUSES.join(', ')}` }).optional(),
+    kind: z
+      .string({ error: `must be one of ${kinds.join(', ')}` })
+      .refine((kind) => kinds.includes(kind), { error: `must be one of ${kinds.join(', ')}` })
+      .optional(),
+    account_id: z.string({ error: 'must be an id' }).optional(),
+  });
+
+const NOT_AN_ACTION = 'must be release or attach';
+const NOT_A_REASON = 'is required (1-1000 characters)';
+
+/**
+ * An operator's resolution of a task. Whether `upstream_task_id` is given goes with the action
+ * (attach names it, release does not): `resolve`'s rule, across the fields.
+ */
+const resolutionInput = z.object({
+  action: requiredAs(NOT_AN_ACTION, z.enum(['release', 'attach'], { error: NOT_AN_ACTION })),
+  reason: requiredAs(
+    NOT_A_REASON,
+    z
+      .string({ error: NOT_A_REASON })
+      .max(1_000, { error: NOT_A_REASON })
+      .refine((reason) => reason.trim() !== '', { error: NOT_A_REASON }),
+  ),
+  upstream_task_id: z.unknown().optional(),
+});
 
 /** What an operator sees of a task: the caller's view plus whose it is and the worker's state. */
 export function operatorTaskView(families: TaskFamilies, row: TaskRow): OperatorTask {
@@ -95,26 +130,23 @@ export class TaskOperations {
   ) {}
 
   async list(filter: { status?: unknown; accountId?: unknown; kind?: unknown }) {
+    const {
+      status,
+      kind,
+      account_id: accountId,
+    } = parseInput(taskFilter(this.deps.families.kinds()), {
+      status: filter.status,
+      kind: filter.kind,
+      account_id: filter.accountId,
+    });
     let query = this.deps.db
       .selectFrom('tasks')
       .selectAll()
       .orderBy('created_at', 'desc')
       .limit(LIST_LIMIT);
-    if (filter.status !== undefined) {
-      if (!STATUSES.includes(filter.status as TaskStatus))
-        throw invalidInput('status', `must be one of ${STATUSES.join(', ')}`);
-      query = query.where('status', '=', filter.status as TaskStatus);
-    }
-    if (filter.kind !== undefined) {
-      const kinds = this.deps.families.kinds();
-      if (typeof filter.kind !== 'string' || !kinds.includes(filter.kind))
-        throw invalidInput('kind', `must be one of ${kinds.join(', ')}`);
-      query = query.where('kind', '=', filter.kind as TaskKind);
-    }
-    if (filter.accountId !== undefined) {
-      if (typeof filter.accountId !== 'string') throw invalidInput('account_id', 'must be an id');
-      query = query.where('account_id', '=', filter.accountId);
-    }
+    if (status !== undefined) query = query.where('status', '=', status);
+    if (kind !== undefined) query = query.where('kind', '=', kind as TaskKind);
+    if (accountId !== undefined) query = query.where('account_id', '=', accountId);
     return {
       object: 'list' as const,
       data: (await query.execute()).map((row) => operatorTaskView(this.deps.families, row)),
@@ -127,19 +159,8 @@ export class TaskOperations {
     return operatorTaskView(this.deps.families, row);
   }
 
-  async resolve(
-    id: string,
-    input: { action: unknown; upstream_task_id?: unknown; reason: unknown },
-    audit?: AuditWrite,
-  ) {
-    if (input.action !== 'release' && input.action !== 'attach')
-      throw invalidInput('action', 'must be release or attach');
-    if (
-      typeof input.reason !== 'string' ||
-      input.reason.trim() === '' ||
-      input.reason.length > 1_000
-    )
-      throw invalidInput('reason', 'is required (1-1000 characters)');
+  async resolve(id: string, given: Unparsed<typeof resolutionInput>, audit?: AuditWrite) {
+    const input = parseInput(resolutionInput, given);
     const upstreamTaskId = input.upstream_task_id;
     if (input.action === 'attach' && (typeof upstreamTaskId !== 'string' || upstreamTaskId === ''))
       throw invalidInput('upstream_task_id', 'attach names the task the upstream has');
@@ -249,7 +270,7 @@ export class TaskOperations {
       if (failed)
         await releaseHold(trx, this.deps.effects, {
           holdId: row.hold_id,
-          reason: `operator: ${input.reason as string}`,
+          reason: `operator: ${input.reason}`,
         });
       if (failed) await audit?.(trx);
       return failed;

@@ -1,4 +1,6 @@
+import { z } from 'zod';
 import { invalidInput } from '../errors/api-error.js';
+import { parseInput } from '../errors/input-schema.js';
 
 /** Milliseconds in a UTC day (UTC has no daylight saving; leap seconds do not exist in epoch time). */
 export const DAY_MS = 86_400_000;
@@ -30,16 +32,27 @@ export function startOfDay(time: number): number {
 }
 
 /**
- * `YYYY-MM-DD` to its first instant (00:00 UTC). A day that does not exist (`2026-02-30`) or
- * lies outside 1970–9999 is the 400 naming `field`.
+ * `YYYY-MM-DD` to its first instant (00:00 UTC); NaN for a day that does not exist
+ * (`2026-02-30`) or lies outside 1970–9999.
  */
-export function parseDay(value: string, field: string): number {
-  const match = DAY.exec(value);
-  const time = match === null ? Number.NaN : Date.parse(`${value}T00:00:00Z`);
-  if (match === null || Number.isNaN(time) || time < 0 || dayOf(time) !== value)
-    throw invalidInput(field, 'must be a UTC day written YYYY-MM-DD (1970-01-01 or later)');
-  return time;
+function dayStart(value: string): number {
+  const time = DAY.test(value) ? Date.parse(`${value}T00:00:00Z`) : Number.NaN;
+  return Number.isNaN(time) || time < 0 || dayOf(time) !== value ? Number.NaN : time;
 }
+
+/** A UTC day, `YYYY-MM-DD`, as its first instant (00:00 UTC). */
+const utcDay = z
+  .string()
+  .refine((value) => !Number.isNaN(dayStart(value)), {
+    error: 'must be a UTC day written YYYY-MM-DD (1970-01-01 or later)',
+  })
+  .transform(dayStart);
+
+/**
+ * A day range as asked (a usage range's, a statement's or a wallet export's query string, the
+ * CLI's flags): each end optional. `to` is judged first.
+ */
+const dayRangeInput = z.object({ to: utcDay.optional(), from: utcDay.optional() });
 
 /**
  * Reads `from` and `to` (`YYYY-MM-DD`, each optional) into a day range: `to` defaults to the day
@@ -47,12 +60,12 @@ export function parseDay(value: string, field: string): number {
  * in all, is the 400 naming `from`.
  */
 export function parseDayRange(
-  input: { from?: string | undefined; to?: string | undefined },
+  input: z.input<typeof dayRangeInput>,
   options: { now: number; defaultFrom: (toStart: number) => number; maxDays?: number },
 ): DayRange {
-  const toStart = input.to === undefined ? startOfDay(options.now) : parseDay(input.to, 'to');
-  const start =
-    input.from === undefined ? options.defaultFrom(toStart) : parseDay(input.from, 'from');
+  const asked = parseInput(dayRangeInput, input);
+  const toStart = asked.to ?? startOfDay(options.now);
+  const start = asked.from ?? options.defaultFrom(toStart);
   if (start > toStart) throw invalidInput('from', `must not be after to (${dayOf(toStart)})`);
   const days = (toStart - start) / DAY_MS + 1;
   if (options.maxDays !== undefined && days > options.maxDays)

@@ -2,15 +2,17 @@ import { z } from 'zod';
 import type { OperatorRequestLog, OperatorRequestLogRow } from '@tollgate/protocol';
 import type { Kysely } from 'kysely';
 import { invalidInput } from '../errors/api-error.js';
-import { jsonSchemaOf } from '../errors/input-schema.js';
+import { jsonSchemaOf, parseInput } from '../errors/input-schema.js';
 import type { Database } from '../store/schema.js';
 import { MAX_USAGE_DAYS } from './account-usage.js';
 import { DAY_MS } from './days.js';
 import {
-  decodeCursor,
-  parseLimit,
-  parseStatus,
-  parseTime,
+  listCursor,
+  listLimit,
+  listTime,
+  listValuesOf,
+  recordStatus,
+  timeOf,
   type RequestListFilter,
 } from './request-list-query.js';
 import type { RequestListing } from './request-listing.js';
@@ -26,11 +28,11 @@ export const requestLogQuery = z.strictObject({
   account_id: z.string().min(1).max(100).optional(),
   key_id: z.string().min(1).max(100).optional(),
   model: z.string().min(1).max(200).optional(),
-  status: z.string().optional(),
-  from: z.string().optional(),
-  to: z.string().optional(),
-  cursor: z.string().max(200).optional(),
-  limit: z.string().optional(),
+  status: recordStatus.optional(),
+  from: listTime.optional(),
+  to: listTime.optional(),
+  cursor: listCursor.optional(),
+  limit: listLimit.optional(),
 });
 export const requestLogQuerySchema = jsonSchemaOf(requestLogQuery);
 export type RequestLogQueryString = z.output<typeof requestLogQuery>;
@@ -45,12 +47,14 @@ export interface RequestLogQuery {
  * `from` (included) and `to` (excluded): ISO 8601 times with their zone, or UTC days (their
  * 00:00), as `GET /v1/requests` reads `created_after`/`created_before`. `to` defaults to now,
  * `from` to 30 days before `to`; at most 366 days at once (a filter on a rare model scans the
- * period's records in time order), else the 400 naming `from`. The rest is the listing's own
- * parsing (status, limit, cursor), each 400 naming its field.
+ * period's records in time order), else the 400 naming `from`. Each value is judged by its
+ * schema first (`requestLogQuery`: the listing's status, limit, cursor and times), the 400
+ * naming its field.
  */
-export function parseRequestLogQuery(query: RequestLogQueryString, now: number): RequestLogQuery {
-  const to = parseTime(query.to, 'to') ?? now + 1;
-  const from = parseTime(query.from, 'from') ?? to - DEFAULT_LOG_DAYS * DAY_MS;
+export function parseRequestLogQuery(given: RequestLogQueryString, now: number): RequestLogQuery {
+  const query = parseInput(requestLogQuery, given);
+  const to = query.to === undefined ? now + 1 : timeOf(query.to);
+  const from = query.from === undefined ? to - DEFAULT_LOG_DAYS * DAY_MS : timeOf(query.from);
   if (from >= to) throw invalidInput('to', 'must be later than from');
   if (to - from > MAX_USAGE_DAYS * DAY_MS)
     throw invalidInput(
@@ -58,14 +62,7 @@ export function parseRequestLogQuery(query: RequestLogQueryString, now: number):
       `the period is longer than ${MAX_USAGE_DAYS} days; ask for at most ${MAX_USAGE_DAYS} at once`,
     );
   return {
-    filter: {
-      limit: parseLimit(query.limit),
-      cursor: query.cursor === undefined ? null : decodeCursor(query.cursor),
-      model: query.model ?? null,
-      status: parseStatus(query.status),
-      createdAfter: from,
-      createdBefore: to,
-    },
+    filter: { ...listValuesOf(query), createdAfter: from, createdBefore: to },
     owner: {
       ...(query.account_id === undefined ? {} : { accountId: query.account_id }),
       ...(query.key_id === undefined ? {} : { keyId: query.key_id }),

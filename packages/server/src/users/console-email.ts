@@ -1,4 +1,5 @@
-import { invalidInput } from '../errors/api-error.js';
+import { z } from 'zod';
+import { parseInput, requiredAs } from '../errors/input-schema.js';
 
 /**
  * The one rule by which console emails compare (docs/console.md, "Emails"): sign-up, sign-in,
@@ -24,12 +25,23 @@ export function canonicalEmail(value: string): string {
   return value.normalize('NFKC').toLowerCase().normalize('NFKC');
 }
 
-/** A console user's email in canonical form; anything else is 400 naming `email`. */
+const NOT_AN_EMAIL = 'must be an email address';
+
+/**
+ * A console user's email, required, as its canonical form: the field of the inputs that name a
+ * user by email (an invitation, a sign-up, the users list's filter).
+ */
+export const consoleEmail = requiredAs(
+  NOT_AN_EMAIL,
+  z
+    .string({ error: NOT_AN_EMAIL })
+    .transform(canonicalEmail)
+    .pipe(z.string().regex(EMAIL, { error: NOT_AN_EMAIL })),
+);
+
+/** `consoleEmail` of one value: anything else is 400 naming `email`. */
 export function parseConsoleEmail(value: unknown): string {
-  if (typeof value !== 'string') throw invalidInput('email', 'must be an email address');
-  const canonical = canonicalEmail(value);
-  if (!EMAIL.test(canonical)) throw invalidInput('email', 'must be an email address');
-  return canonical;
+  return parseInput(z.object({ email: consoleEmail }), { email: value }).email;
 }
 
 /** A canonical address split at its last `@`. */

@@ -1,6 +1,8 @@
 import type { ConsoleSession } from '@tollgate/protocol';
 import type { Kysely } from 'kysely';
+import { z } from 'zod';
 import { ApiError, invalidInput, notFound } from '../errors/api-error.js';
+import { parseInput, requiredAs, type Unparsed } from '../errors/input-schema.js';
 import type { ConsoleSessionTable, ConsoleUserTable, Database } from '../store/schema.js';
 import type { ConsoleIdentity } from './console-identity.js';
 import type { Clock, IdGenerator } from '../util/effects.js';
@@ -9,7 +11,7 @@ import { CONSOLE_TOKEN, hashConsoleToken, newConsoleToken } from './console-toke
 import type { ConsoleUsers } from './console-users.js';
 import type { LoginThrottle } from './login-throttle.js';
 import type { ConsoleTotp } from './totp.js';
-import { hashPassword, parsePassword, passwordMatches } from './passwords.js';
+import { hashPassword, newPassword, passwordMatches } from './passwords.js';
 import { endSessionsOf } from './session-ending.js';
 
 /** A session ends this long after sign-in, however active. */
@@ -21,6 +23,36 @@ const SEEN_WRITE_INTERVAL_MS = 60_000;
 
 /** Who is signed in (console-identity.ts, below this file and totp.ts). */
 export type { ConsoleIdentity } from './console-identity.js';
+
+const NOT_AN_EMAIL = 'must be an email address';
+const NOT_A_STRING = 'must be a string';
+
+/**
+ * A sign-in: the email as typed (compared in its canonical form: console-email.ts) and the
+ * password, each bounded so that nothing long is hashed or looked up; `totp`, the code of the
+ * second factor, is judged against the user's secret (`ConsoleTotp.claim`), the same 401 for
+ * any wrong value.
+ */
+const signInInput = z.object({
+  email: requiredAs(
+    NOT_AN_EMAIL,
+    z
+      .string({ error: NOT_AN_EMAIL })
+      .min(3, { error: NOT_AN_EMAIL })
+      .max(320, { error: NOT_AN_EMAIL }),
+  ),
+  password: requiredAs(
+    NOT_A_STRING,
+    z.string({ error: NOT_A_STRING }).max(1_000, { error: NOT_A_STRING }),
+  ),
+  totp: z.unknown().optional(),
+});
+
+/** A password change: the current password (checked against the stored hash) and the new one. */
+const passwordChangeInput = z.object({
+  current_password: requiredAs(NOT_A_STRING, z.string({ error: NOT_A_STRING })),
+  new_password: newPassword,
+});
 
 /** Where a sign-in comes from. */
 export interface ClientOrigin {
@@ -48,36 +80,33 @@ export class ConsoleSessions {
    * yet or a disabled one. Failures count towards the throttle (429 past it).
    */
   async signIn(
-    input: { email?: unknown; password?: unknown; totp?: unknown },
+    input: Unparsed<typeof signInInput>,
     origin: ClientOrigin,
   ): Promise<{ token: string; identity: ConsoleIdentity }> {
-    if (typeof input.email !== 'string' || input.email.length < 3 || input.email.length > 320)
-      throw invalidInput('email', 'must be an email address');
-    if (typeof input.password !== 'string' || input.password.length > 1_000)
-      throw invalidInput('password', 'must be a string');
+    const { email: given, password, totp } = parseInput(signInInput, input);
     // Every spelling of one address is one user and one throttle count (console-email.ts).
-    const email = canonicalEmail(input.email);
+    const email = canonicalEmail(given);
     await this.throttle.refuseIfBlocked(origin.address, email);
     const user = await this.users.byEmail(email);
-    const matches = await passwordMatches(input.password, user?.password_hash ?? null);
+    const matches = await passwordMatches(password, user?.password_hash ?? null);
     if (user === undefined || !matches || user.disabled_at !== null) {
       await this.throttle.recordFailure(origin.address, email);
       throw new ApiError('UNAUTHENTICATED', 'wrong email or password', 'password');
     }
     if (user.totp_enabled_at === null) {
-      if (input.totp !== undefined)
+      if (totp !== undefined)
         throw invalidInput('totp', 'this user has no second factor: send email and password');
       return this.open(user, origin, false);
     }
     // The password was right; the code is the second factor. A missing code is asked for (no
     // failure counted); a wrong or replayed one counts towards the throttle like a password.
-    if (input.totp === undefined)
+    if (totp === undefined)
       throw new ApiError(
         'UNAUTHENTICATED',
         'this user signs in with a second factor: send the code of the authenticator app as totp',
         'totp',
       );
-    if (!(await this.totp.claim(user, input.totp))) {
+    if (!(await this.totp.claim(user, totp))) {
       await this.throttle.recordFailure(origin.address, email);
       throw new ApiError('UNAUTHENTICATED', 'wrong or already used code', 'totp');
     }
@@ -145,14 +174,15 @@ export class ConsoleSessions {
    */
   async changePassword(
     identity: ConsoleIdentity,
-    input: { current_password?: unknown; new_password?: unknown },
+    input: Unparsed<typeof passwordChangeInput>,
     address: string,
   ): Promise<void> {
-    if (typeof input.current_password !== 'string')
-      throw invalidInput('current_password', 'must be a string');
-    const next = parsePassword(input.new_password, 'new_password');
+    const { current_password: current, new_password: next } = parseInput(
+      passwordChangeInput,
+      input,
+    );
     await this.throttle.refuseIfBlocked(address, identity.user.email);
-    if (!(await passwordMatches(input.current_password, identity.user.password_hash))) {
+    if (!(await passwordMatches(current, identity.user.password_hash))) {
       await this.throttle.recordFailure(address, identity.user.email);
       throw new ApiError('PERMISSION_DENIED', 'the current password is wrong', 'current_password');
     }

@@ -1,18 +1,34 @@
 import type { ConsoleInvitation, ConsoleUser, ConsoleUserPage } from '@tollgate/protocol';
 import { sql, type Kysely } from 'kysely';
+import { z } from 'zod';
 import { ApiError, invalidInput, notFound } from '../errors/api-error.js';
+import { parseInput, requiredAs, type Unparsed } from '../errors/input-schema.js';
 import type { ConsoleUserTable, Database } from '../store/schema.js';
 import type { Clock, IdGenerator } from '../util/effects.js';
 import { listPage, parseLimit } from '../util/list-page.js';
-import {
-  canonicalEmail,
-  mailboxOf,
-  parseConsoleEmail,
-  taggedAddressPattern,
-} from './console-email.js';
+import { canonicalEmail, consoleEmail, mailboxOf, taggedAddressPattern } from './console-email.js';
 import { setUserDisabled, type AccessChange } from './console-user-access.js';
 import { CONSOLE_TOKEN, hashConsoleToken, newConsoleToken } from './console-tokens.js';
-import { hashPassword, parsePassword } from './passwords.js';
+import { hashPassword, newPassword } from './passwords.js';
+
+const NOT_A_ROLE = 'must be member or operator';
+
+/**
+ * An invitation. Which `account_id` goes with which role (a member's account, which must exist;
+ * none for an operator) is `invite`'s rule, across the fields and against the database, answered
+ * naming `account`.
+ */
+const invitationInput = z.object({
+  email: consoleEmail,
+  role: requiredAs(NOT_A_ROLE, z.enum(['member', 'operator'], { error: NOT_A_ROLE })),
+  account_id: z.unknown().optional(),
+});
+
+/** An invitation accepted: the password it sets. */
+const acceptanceInput = z.object({ password: newPassword });
+
+/** The users list's filter: the user of that address, any spelling of it. */
+const userListFilter = z.object({ email: consoleEmail.optional() });
 
 /** How long an invitation link works. */
 export const INVITATION_LIFETIME_MS = 7 * 24 * 3_600_000;
@@ -57,16 +73,9 @@ export class ConsoleUsers {
     private readonly options: { readonly ignorePlusTags?: boolean } = {},
   ) {}
 
-  async invite(input: {
-    email: unknown;
-    role: unknown;
-    account_id?: unknown;
-  }): Promise<ConsoleInvitation> {
-    const email = parseConsoleEmail(input.email);
-    const role = input.role;
-    if (role !== 'member' && role !== 'operator')
-      throw invalidInput('role', 'must be member or operator');
-    const accountId = input.account_id ?? null;
+  async invite(input: Unparsed<typeof invitationInput>): Promise<ConsoleInvitation> {
+    const { email, role, account_id: given } = parseInput(invitationInput, input);
+    const accountId = given ?? null;
     if (role === 'member' && typeof accountId !== 'string')
       throw invalidInput('account', 'a member belongs to one account: give its id');
     if (role === 'operator' && accountId !== null)
@@ -160,8 +169,11 @@ export class ConsoleUsers {
    * Sets the password of an invited user and uses the invitation up, once: the claim is a
    * guarded update, so two tabs racing with the same link set one password.
    */
-  async acceptInvitation(token: string, input: { password?: unknown }): Promise<ConsoleUser> {
-    const password = parsePassword(input.password, 'password');
+  async acceptInvitation(
+    token: string,
+    input: Unparsed<typeof acceptanceInput>,
+  ): Promise<ConsoleUser> {
+    const { password } = parseInput(acceptanceInput, input);
     const passwordHash = await hashPassword(password);
     return this.db.transaction().execute(async (trx) => {
       const found = await this.openInvitation(trx, token);
@@ -237,9 +249,9 @@ export class ConsoleUsers {
     after?: unknown;
   }): Promise<ConsoleUserPage> {
     const limit = parseLimit(query.limit, 100);
+    const { email } = parseInput(userListFilter, { email: query.email });
     let select = this.db.selectFrom('console_users').selectAll();
-    if (query.email !== undefined)
-      select = select.where('email', '=', parseConsoleEmail(query.email));
+    if (email !== undefined) select = select.where('email', '=', email);
     if (query.after !== undefined) {
       const cursor =
         typeof query.after === 'string'

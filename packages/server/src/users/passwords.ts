@@ -1,5 +1,6 @@
 import { hash, verify } from '@node-rs/argon2';
-import { invalidInput } from '../errors/api-error.js';
+import { z } from 'zod';
+import { requiredAs } from '../errors/input-schema.js';
 
 /**
  * Console passwords: argon2id through @node-rs/argon2 (docs/decisions/0011-console.md), with the
@@ -10,21 +11,23 @@ import { invalidInput } from '../errors/api-error.js';
 export const MIN_PASSWORD_LENGTH = 10;
 export const MAX_PASSWORD_LENGTH = 200;
 
-/** Refuses a password too short to resist guessing or too long to hash cheaply (400 naming `field`). */
-export function parsePassword(value: unknown, field: string): string {
-  if (typeof value !== 'string')
-    throw invalidInput(
-      field,
-      `must be a string of ${MIN_PASSWORD_LENGTH} to ${MAX_PASSWORD_LENGTH} characters`,
-    );
-  const length = [...value].length;
-  if (length < MIN_PASSWORD_LENGTH || length > MAX_PASSWORD_LENGTH)
-    throw invalidInput(
-      field,
-      `must be ${MIN_PASSWORD_LENGTH} to ${MAX_PASSWORD_LENGTH} characters long`,
-    );
-  return value;
-}
+const NOT_A_PASSWORD = `must be a string of ${MIN_PASSWORD_LENGTH} to ${MAX_PASSWORD_LENGTH} characters`;
+
+/**
+ * A password being set (an invitation accepted, a sign-up, a change), required: long enough to
+ * resist guessing, short enough to hash cheaply, counted in characters (code points), not in
+ * UTF-16 units.
+ */
+export const newPassword = requiredAs(
+  NOT_A_PASSWORD,
+  z.string({ error: NOT_A_PASSWORD }).refine(
+    (password) => {
+      const length = [...password].length;
+      return length >= MIN_PASSWORD_LENGTH && length <= MAX_PASSWORD_LENGTH;
+    },
+    { error: `must be ${MIN_PASSWORD_LENGTH} to ${MAX_PASSWORD_LENGTH} characters long` },
+  ),
+);
 
 export function hashPassword(password: string): Promise<string> {
   return hash(password);

@@ -1,13 +1,18 @@
 import type { Kysely } from 'kysely';
+import { z } from 'zod';
 import type { AccountService } from '../accounts/account-service.js';
 import { ApiError } from '../errors/api-error.js';
+import { parseInput, type Unparsed } from '../errors/input-schema.js';
 import type { ConsoleUserTable, Database } from '../store/schema.js';
 import type { Clock, IdGenerator } from '../util/effects.js';
 import type { ClientOrigin, ConsoleIdentity, ConsoleSessions } from './console-sessions.js';
-import { parseConsoleEmail } from './console-email.js';
+import { consoleEmail } from './console-email.js';
 import type { ConsoleUsers } from './console-users.js';
 import type { LoginThrottle } from './login-throttle.js';
-import { hashPassword, parsePassword } from './passwords.js';
+import { hashPassword, newPassword } from './passwords.js';
+
+/** A sign-up: the member's email (canonical form) and password. */
+const signUpInput = z.object({ email: consoleEmail, password: newPassword });
 
 /**
  * Self sign-up (docs/console.md, "Self sign-up"), only when `server.console_self_signup` is
@@ -33,7 +38,7 @@ export class ConsoleSignUp {
   }
 
   async signUp(
-    input: { email?: unknown; password?: unknown },
+    input: Unparsed<typeof signUpInput>,
     origin: ClientOrigin,
   ): Promise<{ token: string; identity: ConsoleIdentity }> {
     if (!this.deps.enabled)
@@ -41,8 +46,7 @@ export class ConsoleSignUp {
         'PERMISSION_DENIED',
         'self sign-up is turned off on this gateway: ask an operator for an invitation',
       );
-    const email = parseConsoleEmail(input.email);
-    const password = parsePassword(input.password, 'password');
+    const { email, password } = parseInput(signUpInput, input);
     await this.deps.throttle.claimSignUp(origin.address);
     // Hashed before the email is looked up, so a taken email answers in the time a free one does.
     const passwordHash = await hashPassword(password);
