@@ -8,7 +8,7 @@ import type { ChatUsage } from '../../../chat/chat-types.js';
 import { unverifiableBody } from '../../../providers/upstream-error.js';
 import type { UpstreamCompletion } from '../../../providers/openai-compatible/chat-schemas.js';
 import type { AnswerNames } from '../chat-dialect.js';
-import { tollgateSignature } from './thinking-signature.js';
+import { carriedThinkingSignature, tollgateSignature } from './thinking-signature.js';
 import type { OpaqueOutput } from '../../../chat/opaque-parts.js';
 
 /** `msg_` and the request id without its `req_` prefix: the record is found by either. */
@@ -105,12 +105,13 @@ export function plainMessage(
   const message = choice?.message;
   const content: AnthropicContentBlock[] = opaque.map((part) => sealedThinking(part, thinking));
   const reasoning = message?.reasoning_content ?? '';
-  if (reasoning !== '' && thinking.shown && opaque.length === 0)
-    content.push({
-      type: 'thinking',
-      thinking: reasoning,
-      signature: tollgateSignature(reasoning),
-    });
+  if (reasoning !== '' && opaque.length === 0)
+    content.push(
+      thinking.shown
+        ? { type: 'thinking', thinking: reasoning, signature: tollgateSignature(reasoning) }
+        : // Not shown: its text travels in the signature, to be given back (thinking-signature.ts).
+          { type: 'thinking', thinking: '', signature: carriedThinkingSignature(reasoning) },
+    );
   const text = message?.content ?? message?.refusal ?? '';
   if (text !== '') content.push({ type: 'text', text });
   for (const call of message?.tool_calls ?? []) {

@@ -10,7 +10,7 @@ import type { SseFrame } from '../../sse.js';
 import { UnpresentableChunk, type AnswerNames, type StreamPresenter } from '../chat-dialect.js';
 import { anthropicStreamError } from './anthropic-errors.js';
 import { messageOf, toolInput } from './messages-answer.js';
-import { tollgateSignature } from './thinking-signature.js';
+import { carriedThinkingSignature, tollgateSignature } from './thinking-signature.js';
 import type { ThinkingShown } from './messages-answer.js';
 import type { OpaqueOutput } from '../../../chat/opaque-parts.js';
 
@@ -36,6 +36,8 @@ type OpenBlock =
       readonly kind: 'thinking';
       readonly index: number;
       thinking: string;
+      /** Thinking not shown (`display: "omitted"`): carried in the signature instead. */
+      hidden?: string;
       /** The upstream's sealed thinking (chat/opaque-parts.ts): its token is the signature. */
       sealed?: OpaqueOutput;
     }
@@ -81,7 +83,7 @@ export class MessagesStream implements StreamPresenter {
       this.chunks += 1;
       const delta = choice.delta;
       const reasoning = delta.reasoning_content ?? '';
-      if (reasoning !== '' && this.thinking.shown) frames.push(...this.thinkingDelta(reasoning));
+      if (reasoning !== '') frames.push(...this.thinkingDelta(reasoning));
       const text = (delta.content ?? '') + (delta.refusal ?? '');
       if (text !== '') frames.push(...this.textDelta(text));
       for (const call of delta.tool_calls ?? []) frames.push(...this.toolDelta(call));
@@ -175,6 +177,11 @@ export class MessagesStream implements StreamPresenter {
       open = { kind: 'thinking', index: this.blocks.length, thinking: '' };
       frames.push(this.begin(open));
     }
+    if (!this.thinking.shown) {
+      // Not shown: the block's text stays empty and its signature carries it (close()).
+      open.hidden = (open.hidden ?? '') + thinking;
+      return frames;
+    }
     open.thinking += thinking;
     frames.push(
       frame({
@@ -264,7 +271,11 @@ export class MessagesStream implements StreamPresenter {
     if (open === undefined) return [];
     const frames: SseFrame[] = [];
     if (open.kind === 'thinking') {
-      const signature = open.sealed?.token ?? tollgateSignature(open.thinking);
+      const signature =
+        open.sealed?.token ??
+        (open.hidden === undefined
+          ? tollgateSignature(open.thinking)
+          : carriedThinkingSignature(open.hidden));
       frames.push(
         frame({
           type: 'content_block_delta',

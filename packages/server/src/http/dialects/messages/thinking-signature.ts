@@ -17,3 +17,24 @@ export function tollgateSignature(thinking: string): string {
 export function isTollgateSignature(thinking: string, signature: string): boolean {
   return signature.startsWith(PREFIX) && signature === tollgateSignature(thinking);
 }
+
+/**
+ * The signature of a thinking block whose text is not shown (`thinking.display: "omitted"`):
+ * `tollgate.text.v1.` and the base64url of the text. The block's `thinking` is empty, as
+ * Anthropic's is, and the signature carries the text so that a later turn can give it back as
+ * `reasoning_content` (DeepSeek and Kimi refuse a tool call without it). Not a secret: the
+ * reasoning is the caller's own answer, merely not displayed.
+ */
+const CARRIED = 'tollgate.text.v1.';
+
+export function carriedThinkingSignature(thinking: string): string {
+  return `${CARRIED}${Buffer.from(thinking).toString('base64url')}`;
+}
+
+/** The text a carried signature holds; `undefined` for any other signature. */
+export function carriedThinking(signature: string): string | undefined {
+  if (!signature.startsWith(CARRIED)) return undefined;
+  const encoded = signature.slice(CARRIED.length);
+  if (!/^[A-Za-z0-9_-]*$/.test(encoded)) return undefined;
+  return Buffer.from(encoded, 'base64url').toString('utf8');
+}

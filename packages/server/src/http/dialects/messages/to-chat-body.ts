@@ -6,7 +6,7 @@ import type {
   ToolResultBlock,
   UserBlock,
 } from './messages-request.js';
-import { isTollgateSignature } from './thinking-signature.js';
+import { carriedThinking, isTollgateSignature } from './thinking-signature.js';
 import { readOpaqueToken, type PlacedOpaquePart } from '../../../chat/opaque-parts.js';
 
 /**
@@ -233,8 +233,11 @@ function toolResultText(block: ToolResultBlock): string {
 
 /**
  * An assistant turn: text blocks as text parts, tool uses as tool calls. A thinking block Tollgate
- * signed is not sent (chat upstreams take no reasoning back); any other, and redacted thinking,
- * was made by an Anthropic upstream and can only go back there.
+ * signed (a chat upstream's `reasoning_content`) goes back as the message's `reasoning_content`
+ * (several blank-line separated, as they were split); whether it is sent is the upstream's rule
+ * (provider-dialects.ts `reasoningHistory`: DeepSeek and Kimi refuse a tool call without it). Any
+ * other thinking block, and redacted thinking, was made by an upstream that sealed it and can
+ * only go back to that channel.
  */
 function translateAssistant(
   blocks: readonly AssistantBlock[],
@@ -246,6 +249,7 @@ function translateAssistant(
   const partPaths: string[] = [];
   const toolCalls: ChatPart[] = [];
   const callPaths: string[] = [];
+  const reasoning: string[] = [];
   blocks.forEach((block, index) => {
     const at = `${path}.content.${index}`;
     switch (block.type) {
@@ -262,7 +266,16 @@ function translateAssistant(
         callPaths.push(at);
         return;
       case 'thinking': {
-        if (isTollgateSignature(block.thinking, block.signature)) return;
+        if (isTollgateSignature(block.thinking, block.signature)) {
+          if (block.thinking !== '') reasoning.push(block.thinking);
+          return;
+        }
+        // Thinking not shown (`display: "omitted"`): its text is in the signature.
+        const carried = block.thinking === '' ? carriedThinking(block.signature) : undefined;
+        if (carried !== undefined) {
+          if (carried !== '') reasoning.push(carried);
+          return;
+        }
         const sealed = readOpaqueToken(block.signature);
         if (sealed === undefined)
           throw foreignThinking(at, 'this thinking block was not signed through this gateway');
@@ -284,6 +297,7 @@ function translateAssistant(
     {
       role: 'assistant',
       content: parts.length > 0 ? parts : null,
+      ...(reasoning.length > 0 ? { reasoning_content: reasoning.join('\n\n') } : {}),
       ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
     },
     { path, parts: partPaths, toolCalls: callPaths },

@@ -29,10 +29,12 @@ export interface TranslatedResponses {
  * Translates a Responses body (its items after any stored conversation) into the chat body
  * (docs/agents.md, "One internal request"): instructions become the first system message, items
  * become messages (a function call joins the assistant message before it), function tools and
- * `text.format` take chat's shape. Reasoning the gateway itself returned (no encrypted content)
- * is not sent back: chat upstreams take no reasoning in their input. Encrypted reasoning was
- * made by a Responses upstream and can only go back to it: a 400 here, where no such channel
- * serves the model.
+ * `text.format` take chat's shape. Reasoning the gateway itself returned (no encrypted content:
+ * a chat upstream's `reasoning_content`) goes back as the `reasoning_content` of the assistant
+ * message after it (its content text, else its summary text); whether it is sent is the
+ * upstream's rule (provider-dialects.ts `reasoningHistory`: DeepSeek and Kimi refuse a tool call
+ * without it). Encrypted reasoning was made by an upstream that sealed it and can only go back
+ * to it: a 400 here, where no such channel serves the model.
  */
 export function responsesToChat(
   body: ResponsesBody,
@@ -45,6 +47,13 @@ export function responsesToChat(
   const opaque: PlacedOpaquePart[] = [];
   /** A reasoning item was just read: the function call after it opens its own assistant turn. */
   let reasoningPending = false;
+  /** The text of reasoning items just read that the gateway made from `reasoning_content`. */
+  let reasoningText: string[] = [];
+  /** The next assistant message takes the reasoning read just before it. */
+  const withReasoning = (message: ChatMessage): ChatMessage =>
+    message['role'] === 'assistant' && reasoningText.length > 0
+      ? { ...message, reasoning_content: reasoningText.join('\n\n') }
+      : message;
   if (body.instructions !== undefined && body.instructions !== null) {
     messages.push({ role: 'system', content: body.instructions });
     origins.push('instructions');
@@ -52,7 +61,7 @@ export function responsesToChat(
   for (const { item, path } of items) {
     switch (item.type) {
       case 'message':
-        messages.push(chatMessage(item.role, item.content, path));
+        messages.push(withReasoning(chatMessage(item.role, item.content, path)));
         origins.push(path);
         break;
       case 'function_call': {
@@ -68,7 +77,7 @@ export function responsesToChat(
           const index = messages.length - 1;
           callOrigins.set(index, [...(callOrigins.get(index) ?? []), path]);
         } else {
-          messages.push({ role: 'assistant', content: null, tool_calls: [call] });
+          messages.push(withReasoning({ role: 'assistant', content: null, tool_calls: [call] }));
           origins.push(path);
           callOrigins.set(messages.length - 1, [path]);
         }
@@ -87,7 +96,15 @@ export function responsesToChat(
         break;
       case 'reasoning': {
         const sealed = item.encrypted_content;
-        if (sealed === undefined || sealed === null) break;
+        if (sealed === undefined || sealed === null) {
+          const text = reasoningTextOf(item);
+          if (text !== '') {
+            reasoningText = [...reasoningText, text];
+            // It opens the answer it came with, as sealed reasoning does.
+            reasoningPending = true;
+          }
+          continue;
+        }
         // Any upstream's reasoning (a Messages upstream's thinking is shown as a reasoning item).
         opaque.push(
           placedPart(sealed, (kind) => kind !== 'responses_compaction', messages.length, path),
@@ -119,6 +136,7 @@ export function responsesToChat(
       }
     }
     reasoningPending = false;
+    reasoningText = [];
   }
   const chat: Record<string, unknown> = { model: body.model, messages };
   const set = (name: string, value: unknown) => {
@@ -164,6 +182,19 @@ export function responsesToChat(
     opaque,
     fieldName: (field) => callerField(field, origins, callOrigins),
   };
+}
+
+/**
+ * The text of a reasoning item the gateway made from a chat upstream's `reasoning_content`: its
+ * `reasoning_text` content as the gateway gave it, else its summary (a caller may keep only that).
+ */
+function reasoningTextOf(item: Extract<ResponsesInputItem, { type: 'reasoning' }>): string {
+  const content = (item.content ?? []).map((part) => part.text).filter((text) => text !== '');
+  if (content.length > 0) return content.join('');
+  return item.summary
+    .map((part) => part.text)
+    .filter((text) => text !== '')
+    .join('\n\n');
 }
 
 /**
