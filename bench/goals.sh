@@ -135,7 +135,7 @@ fi
 (IFS=,; echo "{ \"targets\": [ ${TARGETS[*]} ] }") > "$WORK/targets.json"
 
 if [ "$SMOKE" = 1 ]; then
-  set -- --rounds 1 --duration 1 --warmup 0 --target-warmup 1 --rates 100,200 --stream-rate 20 --connections 16
+  set -- --rounds 1 --duration 1 --warmup 0 --target-warmup 1 --rates 100 --stream-rate 20 --connections 16
 else
   set -- --quick --rounds 3 --rates 500,2000 ${HARNESS_FLAGS[@]+"${HARNESS_FLAGS[@]}"}
 fi
