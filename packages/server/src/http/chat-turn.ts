@@ -18,7 +18,6 @@ import { checkOcrRules } from '../chat/ocr.js';
 import { validateChat } from '../chat/validate-chat.js';
 import { invalidInput, type ApiError } from '../errors/api-error.js';
 import { UpstreamFailure } from '../providers/upstream-error.js';
-import { renamedField } from './dialects/responses/responses-to-chat.js';
 import type { ModelConfig } from '../config/schema.js';
 import { readIdempotencyKey } from '../requests/idempotency.js';
 import { runBilledRequest } from './billed-request.js';
@@ -67,11 +66,12 @@ export interface ChatTurnInput {
   /** Runs after the idempotency key is judged and before the upstream call (state kept for later turns). */
   readonly beforeUpstream?: () => Promise<void>;
   /**
-   * The caller's name for a chat field, where its protocol names it otherwise (`messages` is
-   * `input` in the Responses API): an upstream's refusal of the caller's input (a context-length
-   * error: providers/context-length.ts) names the field as the caller sent it.
+   * An error naming a chat field, named as the caller's protocol names it (`messages.3` is
+   * `input.2` in the Responses API, `messages.1.content.0` in Messages): a channel's refusal of
+   * the caller's input (a field its upstream cannot carry, a context-length error) is renamed
+   * before the turn records it, so the answer, the record and a replay name the same field.
    */
-  readonly fieldName?: (chatField: string) => string;
+  readonly inCallerTerms?: (error: ApiError) => ApiError;
   /**
    * The caller's protocol's own words for an upstream's context-length refusal (Anthropic's
    * `prompt is too long` on `/v1/messages`, which Claude Code compacts on), given the model and
@@ -144,18 +144,17 @@ export async function runChatTurn(
     maxOutputTokens: chat.maxOutputTokens,
     anthropicBeta: input.anthropicBeta,
   });
-  // An upstream's refusal of the caller's input names the field as the caller sent it.
-  // Changed where the adapter throws it, before the turn records it: the record, the answer and
-  // a replay say the same. Only the words change: the refusal is never failed over nor counted
-  // against the channel (routing/failover-rule.ts).
+  // A channel's refusal of the caller's input names the field as the caller sent it. Changed
+  // once the router has given up on every channel, before the turn records it: the record, the
+  // answer and a replay say the same. Only the words change (routing/failover-rule.ts decides
+  // what is failed over and counted against a channel).
   const inCallerTerms = (error: unknown): never => {
-    if (!(error instanceof UpstreamFailure) || error.refusal === null) throw error;
-    const { fieldName, contextTooLong } = input;
+    if (!(error instanceof UpstreamFailure)) throw error;
+    const { inCallerTerms: renamed, contextTooLong } = input;
     if (error.refusal === 'context_length' && contextTooLong !== undefined)
       throw error.withApiError(contextTooLong(model.id, estimatedInputTokens(chat, model)));
-    throw fieldName === undefined
-      ? error
-      : error.withApiError(renamedField(error.apiError, fieldName) as ApiError);
+    if (renamed === undefined || error.apiError.param === undefined) throw error;
+    throw error.withApiError(renamed(error.apiError));
   };
   // Each channel is sent the body with its own upstream model name, in its own protocol.
   const provider = {

@@ -15,6 +15,7 @@ import type {
   ResponsesBody,
   ResponsesInputItem,
 } from '../../src/http/dialects/responses/responses-request.js';
+import { messagesContent, responsesOutput } from '../helpers/sse-frames.js';
 import { dialects } from '../helpers/dialects.js';
 import { startGateway, testConfig, type TestGateway } from '../helpers/gateway.js';
 
@@ -56,59 +57,6 @@ interface RecordBody {
 }
 
 const str = (value: unknown) => (typeof value === 'string' ? value : '');
-
-/** SSE frames as `{event, data}`. */
-function frames(body: string): { event: string; data: Json }[] {
-  return body.split('\n\n').flatMap((frame) => {
-    const event = /^event: (.*)$/m.exec(frame)?.[1];
-    const data = /^data: (.*)$/m.exec(frame)?.[1];
-    if (event === undefined || data === undefined) return [];
-    return [{ event, data: JSON.parse(data) as Json }];
-  });
-}
-
-/** A Messages stream's content blocks put together as Claude Code (the Anthropic SDK) does. */
-function messagesContent(body: string): Json[] {
-  const blocks: Json[] = [];
-  const json: string[] = [];
-  for (const { event, data } of frames(body)) {
-    const index = data['index'] as number;
-    if (event === 'content_block_start') {
-      blocks[index] = { ...(data['content_block'] as Json) };
-      json[index] = '';
-    }
-    if (event !== 'content_block_delta' && event !== 'content_block_stop') continue;
-    const block = blocks[index]!;
-    if (event === 'content_block_stop') {
-      if (block['type'] === 'tool_use' && json[index] !== '')
-        block['input'] = JSON.parse(json[index]!) as unknown;
-      continue;
-    }
-    const delta = data['delta'] as Json;
-    switch (delta['type']) {
-      case 'thinking_delta':
-        block['thinking'] = str(block['thinking']) + String(delta['thinking']);
-        break;
-      case 'signature_delta':
-        block['signature'] = str(block['signature']) + String(delta['signature']);
-        break;
-      case 'text_delta':
-        block['text'] = str(block['text']) + String(delta['text']);
-        break;
-      case 'input_json_delta':
-        json[index] += String(delta['partial_json']);
-        break;
-    }
-  }
-  return blocks;
-}
-
-/** A Responses stream's output items as Codex keeps them: each `response.output_item.done`. */
-function responsesOutput(body: string): Json[] {
-  return frames(body)
-    .filter(({ event }) => event === 'response.output_item.done')
-    .map(({ data }) => data['item'] as Json);
-}
 
 describe.each(sqlite === undefined ? [] : [sqlite])(
   'reasoning back to chat upstreams from /v1/messages and /v1/responses',

@@ -19,6 +19,7 @@ import {
 } from '../dialects/messages/messages-request.js';
 import { toChatBody } from '../dialects/messages/to-chat-body.js';
 import type { ModelConfig } from '../../config/schema.js';
+import type { ApiError } from '../../errors/api-error.js';
 
 /**
  * Anthropic's Messages API (docs/anthropic-messages.md), for Claude Code and Anthropic's SDKs:
@@ -50,6 +51,7 @@ export function registerMessages(scope: FastifyInstance, deps: AppDeps): void {
         ],
         opaque: translated.opaque,
         anthropicBeta: betas.header,
+        inCallerTerms: (error) => inMessagesTerms(error, translated.origins) as ApiError,
         // A provider's context-length refusal reads as Anthropic's, sized as count_tokens counts it.
         contextTooLong: upstreamPromptTooLong,
       });

@@ -29,7 +29,7 @@ import {
   compactionDialect,
   compactionRequest,
 } from '../dialects/responses/responses-compact.js';
-import { invalidInput } from '../../errors/api-error.js';
+import { invalidInput, type ApiError } from '../../errors/api-error.js';
 
 /**
  * The OpenAI Responses API (docs/agents.md): `POST /v1/responses` is a chat turn like any other
@@ -54,7 +54,8 @@ export function registerResponses(scope: FastifyInstance, deps: AppDeps): void {
           dialect: compacting ? compactionTurnDialect(echo) : responsesDialect(echo),
           dropped: translated.dropped,
           opaque: translated.opaque,
-          fieldName: (field) => translated.fieldName(field),
+          inCallerTerms: (error) =>
+            renamedField(error, (field) => translated.fieldName(field)) as ApiError,
           // A compaction turn is not a response to continue from: nothing is kept for it.
           ...(body.store === false || compacting
             ? {}
@@ -114,7 +115,8 @@ export function registerResponses(scope: FastifyInstance, deps: AppDeps): void {
           dialect: compactionDialect,
           dropped: translated.dropped,
           opaque: translated.opaque,
-          fieldName: (field) => translated.fieldName(field),
+          inCallerTerms: (error) =>
+            renamedField(error, (field) => translated.fieldName(field)) as ApiError,
           call: compactionCall(request.id, [...history, ...own]),
         });
       } catch (error) {

@@ -71,6 +71,7 @@ function withinMessage(origin: MessageOrigin, rest: string): string {
     const block = origin.toolCalls[Number(call[1])];
     if (block === undefined) return origin.path;
     const field = call[2] ?? '';
+    if (field.startsWith('extra_content')) return origin.signatures?.[Number(call[1])] ?? block;
     if (field.includes('arguments')) return `${block}.input`;
     if (field.includes('name')) return `${block}.name`;
     return block;

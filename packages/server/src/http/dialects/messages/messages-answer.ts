@@ -90,7 +90,7 @@ export interface ThinkingShown {
 
 /**
  * The plain answer: thinking (Tollgate-signed), text (content, else a refusal's text), then a
- * tool_use per tool call. A tool call whose arguments are not a JSON object makes the answer
+ * tool_use per tool call, each after its thought signature's block where it has one. A tool call whose arguments are not a JSON object makes the answer
  * unverifiable (an upstream error, `submission_unknown`, hold kept: the upstream did the work),
  * exactly as an answer failing the boundary schema.
  */
@@ -121,9 +121,21 @@ export function plainMessage(
         null,
         `tool call ${call.id} has arguments that are not a JSON object; a tool_use input must be one`,
       );
+    const signature = call.extra_content?.google.thought_signature;
+    if (signature !== undefined) content.push(thoughtSignatureBlock(signature));
     content.push({ type: 'tool_use', id: call.id, name: call.function.name, input });
   }
   return messageOf(names, content, choice?.finish_reason ?? null, usage);
+}
+
+/**
+ * A Gemini thought signature (sealed: providers/openai-compatible/thought-signatures.ts) as the
+ * block just before the tool_use it belongs to: thinking without text whose signature is the
+ * token. A tool_use has no field for it, and a Messages client gives thinking blocks back
+ * unchanged; the next turn puts it back on that tool call (to-chat-body.ts).
+ */
+export function thoughtSignatureBlock(token: string): AnthropicContentBlock {
+  return { type: 'thinking', thinking: '', signature: token };
 }
 
 /**

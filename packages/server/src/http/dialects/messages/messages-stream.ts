@@ -227,6 +227,10 @@ export class MessagesStream implements StreamPresenter {
       if (id === '' || name === '')
         throw new UnpresentableChunk(`tool call ${call.index} began without an id and a name`);
       frames.push(...this.close());
+      // Gemini's thought signature comes whole with the call's first delta (as Gemini sends it):
+      // its block goes just before the tool_use (messages-answer.ts `thoughtSignatureBlock`).
+      const signature = call.extra_content?.google.thought_signature;
+      if (signature !== undefined) frames.push(...this.signatureBlock(signature));
       open = {
         kind: 'tool_use',
         index: this.blocks.length,
@@ -251,6 +255,17 @@ export class MessagesStream implements StreamPresenter {
       );
     }
     return frames;
+  }
+
+  /** A thinking block without text whose signature is a sealed thought signature, whole. */
+  private signatureBlock(token: string): SseFrame[] {
+    const block: OpenBlock = {
+      kind: 'thinking',
+      index: this.blocks.length,
+      thinking: '',
+      sealed: { token, kind: 'gemini_thought_signature', text: '' },
+    };
+    return [this.begin(block), ...this.close()];
   }
 
   /** Opens `block` (the open one was closed first): its `content_block_start`. */

@@ -40,6 +40,8 @@ export interface MessageOrigin {
   readonly parts: readonly string[];
   /** For each chat tool call: the tool_use block it was made of. */
   readonly toolCalls: readonly string[];
+  /** For a chat tool call given a thought signature: the signature of the block it came in. */
+  readonly signatures?: readonly (string | undefined)[];
 }
 
 type ChatMessage = Record<string, unknown>;
@@ -232,7 +234,10 @@ function toolResultText(block: ToolResultBlock): string {
 }
 
 /**
- * An assistant turn: text blocks as text parts, tool uses as tool calls. A thinking block Tollgate
+ * An assistant turn: text blocks as text parts, tool uses as tool calls. A thinking block holding
+ * a Gemini thought signature (messages-answer.ts `thoughtSignatureBlock`) goes back on the tool
+ * call of the tool_use after it, still sealed (a block with no tool_use after it carries
+ * nothing Gemini reads: left out). A thinking block Tollgate
  * signed (a chat upstream's `reasoning_content`) goes back as the message's `reasoning_content`
  * (several blank-line separated, as they were split); whether it is sent is the upstream's rule
  * (provider-dialects.ts `reasoningHistory`: DeepSeek and Kimi refuse a tool call without it). Any
@@ -250,6 +255,9 @@ function translateAssistant(
   const toolCalls: ChatPart[] = [];
   const callPaths: string[] = [];
   const reasoning: string[] = [];
+  const signatures: (string | undefined)[] = [];
+  /** A Gemini thought signature's block just read: it goes on the next tool_use's call. */
+  let signature: { token: string; path: string } | undefined;
   blocks.forEach((block, index) => {
     const at = `${path}.content.${index}`;
     switch (block.type) {
@@ -262,8 +270,13 @@ function translateAssistant(
           id: block.id,
           type: 'function',
           function: { name: block.name, arguments: JSON.stringify(block.input) },
+          ...(signature === undefined
+            ? {}
+            : { extra_content: { google: { thought_signature: signature.token } } }),
         });
         callPaths.push(at);
+        signatures.push(signature?.path);
+        signature = undefined;
         return;
       case 'thinking': {
         if (isTollgateSignature(block.thinking, block.signature)) {
@@ -279,7 +292,10 @@ function translateAssistant(
         const sealed = readOpaqueToken(block.signature);
         if (sealed === undefined)
           throw foreignThinking(at, 'this thinking block was not signed through this gateway');
-        keep({ ...sealed, path: `${at}.signature` });
+        // Sealed still: the channel's adapter opens it, or refuses it on another channel.
+        if (sealed.kind === 'gemini_thought_signature')
+          signature = { token: block.signature, path: `${at}.signature` };
+        else keep({ ...sealed, path: `${at}.signature` });
         return;
       }
       case 'redacted_thinking': {
@@ -300,7 +316,12 @@ function translateAssistant(
       ...(reasoning.length > 0 ? { reasoning_content: reasoning.join('\n\n') } : {}),
       ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
     },
-    { path, parts: partPaths, toolCalls: callPaths },
+    {
+      path,
+      parts: partPaths,
+      toolCalls: callPaths,
+      ...(signatures.some((at) => at !== undefined) ? { signatures } : {}),
+    },
   );
 }
 

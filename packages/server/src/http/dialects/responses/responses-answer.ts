@@ -104,13 +104,20 @@ export function responseObject(
   };
 }
 
-/** The output items of one chat answer: reasoning, then the message, then each function call. */
+/**
+ * The output items of one chat answer: reasoning, then the message, then each function call
+ * (after its thought signature's item, where it has one).
+ */
 export function outputItems(
   answer: {
     content: string | null;
     reasoning: string;
     refusal: string | null;
-    toolCalls: readonly { id: string; function: { name: string; arguments: string } }[];
+    toolCalls: readonly {
+      id: string;
+      function: { name: string; arguments: string };
+      extra_content?: { google: { thought_signature: string } } | undefined;
+    }[];
   },
   requestId: string,
   echo: ResponseEcho,
@@ -143,7 +150,10 @@ export function outputItems(
         ...(answer.refusal === null ? [] : [{ type: 'refusal' as const, refusal: answer.refusal }]),
       ],
     });
-  for (const call of answer.toolCalls)
+  for (const call of answer.toolCalls) {
+    const signature = call.extra_content?.google.thought_signature;
+    if (signature !== undefined)
+      items.push(thoughtSignatureItem(itemId('rs', requestId, items.length), signature));
     items.push({
       type: 'function_call',
       id: itemId('fc', requestId, items.length),
@@ -152,7 +162,18 @@ export function outputItems(
       arguments: call.function.arguments,
       status: 'completed',
     });
+  }
   return items;
+}
+
+/**
+ * A Gemini thought signature (sealed: providers/openai-compatible/thought-signatures.ts) as the
+ * reasoning item just before the function_call it belongs to, its `encrypted_content` the token:
+ * a function_call item has no field for it, and Codex gives reasoning items back unchanged; the
+ * next turn puts it back on that call (responses-to-chat.ts).
+ */
+export function thoughtSignatureItem(id: string, token: string): ResponseReasoningItem {
+  return sealedReasoningItem(id, { token, kind: 'gemini_thought_signature', text: '' });
 }
 
 /**

@@ -40,6 +40,15 @@ type OpenItem =
       arguments: string;
     };
 
+/** A tool call whose item has not opened yet (its id or name is still to come). */
+interface PendingCall {
+  callId: string;
+  name: string;
+  arguments: string;
+  /** Its sealed thought signature (Gemini), if it came with it. */
+  signature?: string | undefined;
+}
+
 /**
  * A streamed Responses answer (docs/agents.md, "Responses stream"): `response.created` and
  * `response.in_progress` as soon as the upstream is open; then per output item
@@ -58,10 +67,7 @@ export class ResponseEvents implements StreamPresenter {
   private open: OpenItem | undefined;
   /** Tool calls by the upstream's index, and calls whose name has not arrived yet. */
   private readonly calls = new Map<number, OpenItem & { kind: 'function_call' }>();
-  private readonly pendingCalls = new Map<
-    number,
-    { callId: string; name: string; arguments: string }
-  >();
+  private readonly pendingCalls = new Map<number, PendingCall>();
 
   constructor(
     protected readonly names: AnswerNames,
@@ -246,8 +252,13 @@ export class ResponseEvents implements StreamPresenter {
       ];
     }
     // The item opens once the call's id and name are known (OpenAI sends both first).
-    const pending = this.pendingCalls.get(call.index) ?? { callId: '', name: '', arguments: '' };
+    const pending: PendingCall = this.pendingCalls.get(call.index) ?? {
+      callId: '',
+      name: '',
+      arguments: '',
+    };
     pending.callId ||= call.id ?? '';
+    pending.signature ??= call.extra_content?.google.thought_signature;
     pending.name += call.function?.name ?? '';
     pending.arguments += call.function?.arguments ?? '';
     if (pending.callId === '' || pending.name === '') {
@@ -258,11 +269,14 @@ export class ResponseEvents implements StreamPresenter {
     return this.openCall(call.index, pending);
   }
 
-  private openCall(
-    index: number,
-    pending: { callId: string; name: string; arguments: string },
-  ): SseFrame[] {
+  private openCall(index: number, pending: PendingCall): SseFrame[] {
     const frames = this.close();
+    // Gemini's thought signature, with the call's first delta (as Gemini sends it): an item of
+    // its own just before the call's (responses-answer.ts `thoughtSignatureItem`).
+    if (pending.signature !== undefined)
+      frames.push(
+        ...this.seal({ token: pending.signature, kind: 'gemini_thought_signature', text: '' }),
+      );
     const outputIndex = this.items.length;
     const item = {
       kind: 'function_call' as const,

@@ -44,6 +44,10 @@ export function responsesToChat(
   /** Where each chat message (and each of its tool calls) came from, for error names. */
   const origins: string[] = [];
   const callOrigins = new Map<number, string[]>();
+  /** Where a tool call's thought signature came from, by `message:call` index. */
+  const signatureOrigins = new Map<string, string>();
+  /** A reasoning item holding a Gemini thought signature was just read: the next call's. */
+  let signature: { token: string; path: string } | undefined;
   const opaque: PlacedOpaquePart[] = [];
   /** A reasoning item was just read: the function call after it opens its own assistant turn. */
   let reasoningPending = false;
@@ -69,6 +73,9 @@ export function responsesToChat(
           id: item.call_id,
           type: 'function',
           function: { name: item.name, arguments: item.arguments },
+          ...(signature === undefined
+            ? {}
+            : { extra_content: { google: { thought_signature: signature.token } } }),
         };
         const last = messages.at(-1);
         if (last?.['role'] === 'assistant' && !reasoningPending) {
@@ -80,6 +87,11 @@ export function responsesToChat(
           messages.push(withReasoning({ role: 'assistant', content: null, tool_calls: [call] }));
           origins.push(path);
           callOrigins.set(messages.length - 1, [path]);
+        }
+        if (signature !== undefined) {
+          const index = messages.length - 1;
+          const calls = callOrigins.get(index) ?? [];
+          signatureOrigins.set(`${index}:${calls.length - 1}`, signature.path);
         }
         break;
       }
@@ -103,6 +115,13 @@ export function responsesToChat(
             // It opens the answer it came with, as sealed reasoning does.
             reasoningPending = true;
           }
+          continue;
+        }
+        // Gemini's thought signature (responses-answer.ts `thoughtSignatureItem`) goes back,
+        // still sealed, on the function call right after it: the channel's adapter opens it,
+        // or refuses it on another channel. Not an answer's reasoning: the call joins its turn.
+        if (readOpaqueToken(sealed)?.kind === 'gemini_thought_signature') {
+          signature = { token: sealed, path: `${path}.encrypted_content` };
           continue;
         }
         // Any upstream's reasoning (a Messages upstream's thinking is shown as a reasoning item).
@@ -137,6 +156,8 @@ export function responsesToChat(
     }
     reasoningPending = false;
     reasoningText = [];
+    // A signature belongs to the call right after it; any other item leaves it behind.
+    signature = undefined;
   }
   const chat: Record<string, unknown> = { model: body.model, messages };
   const set = (name: string, value: unknown) => {
@@ -180,7 +201,7 @@ export function responsesToChat(
     body: chat,
     dropped,
     opaque,
-    fieldName: (field) => callerField(field, origins, callOrigins),
+    fieldName: (field) => callerField(field, origins, callOrigins, signatureOrigins),
   };
 }
 
@@ -319,10 +340,14 @@ function callerField(
   field: string,
   origins: readonly string[],
   callOrigins: ReadonlyMap<number, readonly string[]>,
+  signatureOrigins: ReadonlyMap<string, string>,
 ): string {
   const message = /^messages\.(\d+)(?:\.tool_calls\.(\d+)(?:\.function)?)?(.*)$/.exec(field);
   if (message !== null) {
     const index = Number(message[1]);
+    const signature = signatureOrigins.get(`${index}:${message[2]}`);
+    if (signature !== undefined && (message[3] ?? '').startsWith('.extra_content'))
+      return signature;
     const call =
       message[2] === undefined ? undefined : callOrigins.get(index)?.[Number(message[2])];
     const origin = call ?? origins[index];
