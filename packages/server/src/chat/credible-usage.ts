@@ -23,11 +23,13 @@ export function capTokens(
   name: string,
   reported: number,
   bound: number,
+  /** Who gave the count: the upstream's usage, or the gateway counting the answer (tool calls). */
+  countedBy: 'upstream reported' | 'answer made' = 'upstream reported',
 ): { tokens: number; note: string | undefined } {
   if (reported <= bound) return { tokens: reported, note: undefined };
   return {
     tokens: bound,
-    note: `${name}: upstream reported ${reported}, billed the bound ${bound}`,
+    note: `${name}: ${countedBy} ${reported}, billed the bound ${bound}`,
   };
 }
 
@@ -92,7 +94,7 @@ export function credibleChatUsage(
   const toolCalls =
     usage.toolCalls === undefined || bounds.toolCallCap === undefined
       ? { tokens: usage.toolCalls, note: undefined }
-      : capTokens('tool_calls', usage.toolCalls, bounds.toolCallCap);
+      : capTokens('tool_calls', usage.toolCalls, bounds.toolCallCap, 'answer made');
   // Audio and image parts within the (cut) totals too: input ones within all of the input (they
   // may overlap cache reads), output ones within what reasoning leaves.
   const [audioIn = 0, imageIn = 0] = withinTotal(input.tokens, [

@@ -149,7 +149,7 @@ describeEachDialect('a fee per tool call on $name', (dialect) => {
         amount: 20_000,
       });
       expect(record.usage_exceeded_cap?.detail).toContain(
-        'tool_calls: upstream reported 3, billed the bound 2',
+        'tool_calls: answer made 3, billed the bound 2',
       );
       expect(record.bill.amount).toBeLessThanOrEqual(record.reserve.amount);
     }
