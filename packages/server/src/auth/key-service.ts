@@ -1,17 +1,16 @@
-import type { ApiKey, Budget } from '@tollgate/protocol';
+import type { Budget } from '@tollgate/protocol';
 import type { Kysely } from 'kysely';
 import { LRUCache } from 'lru-cache';
-import { z } from 'zod';
 import { ApiError, invalidInput, notFound } from '../errors/api-error.js';
-import { parseInput, requiredAs, type Unparsed } from '../errors/input-schema.js';
+import { parseInput, type Unparsed } from '../errors/input-schema.js';
 import type { ApiKeyTable, Database, KeyIdempotency, KeyKind } from '../store/schema.js';
 import type { Clock, IdGenerator } from '../util/effects.js';
-import { optionalTime, refuseIfPast } from '../accounts/account-service.js';
+import { refuseIfPast } from '../accounts/account-service.js';
 import { generateApiKey, hashApiKey, isWellFormedKey } from './key-format.js';
-import { budgetStateOf, budgetView } from '../budgets/budget-ledger.js';
-import { cidrMatcher, parseCidrList } from '../util/ip-allowlist.js';
+import { cidrMatcher } from '../util/ip-allowlist.js';
 import { DEFAULT_BUDGET_TIME_ZONE } from '../config/time-zone.js';
-import { parseStoredJson } from '../store/stored-json.js';
+import { allowedIpsOf, keyModelsOf, keyView, type KeyView } from './key-view.js';
+import { keyInput, keyUpdateInput, rotationInput } from './key-inputs.js';
 
 /** What a route knows about the caller after authentication. */
 export interface Principal {
@@ -28,72 +27,6 @@ export interface Principal {
   readonly idempotency?: KeyIdempotency;
 }
 
-/** A key as the admin API and the console show it: the wire type (packages/protocol). */
-export type KeyView = ApiKey;
-
-const iso = (time: number | null) => (time === null ? null : new Date(time).toISOString());
-
-/** How a key is told apart where its plaintext is not shown: `tgk_…` and its last four characters. */
-export function keyHint(lastFour: string): string {
-  return `tgk_…${lastFour}`;
-}
-
-/**
- * `api_keys.models`: the model ids the key may call, each a configured model when it was
- * created (`create` below); the column is null for every model.
- */
-const modelsSchema = z.array(z.string());
-
-/**
- * `api_keys.allowed_ips`: the canonical CIDR blocks the key may be used from, at least one
- * (`parseAllowedIps` below); the column is null for everywhere.
- */
-const allowedIpsSchema = z.array(z.string()).min(1);
-
-/**
- * A key's stored model allowlist, null for every model: read by the key's views, by
- * authentication (once, when the key enters the cache) and by the console's settles on behalf
- * of the key (http/console/owner-identity.ts). A value that fails its schema is a `CorruptRow`.
- */
-export const keyModelsOf = (row: Pick<ApiKeyTable, 'id' | 'models'>): string[] | null =>
-  row.models === null
-    ? null
-    : parseStoredJson(modelsSchema, row.models, {
-        table: 'api_keys',
-        column: 'models',
-        id: row.id,
-      });
-
-/** A key's stored address allowlist, null for everywhere. */
-const allowedIpsOf = (row: Pick<ApiKeyTable, 'id' | 'allowed_ips'>): string[] | null =>
-  row.allowed_ips === null
-    ? null
-    : parseStoredJson(allowedIpsSchema, row.allowed_ips, {
-        table: 'api_keys',
-        column: 'allowed_ips',
-        id: row.id,
-      });
-
-export function keyView(row: ApiKeyTable, now: number, budgetTimeZone: string): KeyView {
-  return {
-    object: 'api_key',
-    id: row.id,
-    account_id: row.account_id,
-    kind: row.kind,
-    name: row.name,
-    hint: keyHint(row.key_hint),
-    models: keyModelsOf(row),
-    expires_at: iso(row.expires_at),
-    disabled_at: iso(row.disabled_at),
-    last_used_at: iso(row.last_used_at),
-    created_at: iso(row.created_at) ?? '',
-    replaced_by: row.replaced_by,
-    budget: budgetView(budgetStateOf(row, row.budget_held, now, budgetTimeZone)),
-    allowed_ips: allowedIpsOf(row),
-    idempotency: row.idempotency,
-  };
-}
-
 type CachedKey =
   | (Pick<
       ApiKeyTable,
@@ -103,81 +36,6 @@ type CachedKey =
       addressAllowed: ((address: string) => boolean) | null;
     })
   | null;
-
-/**
- * `allowed_ips` as given: a list of CIDR blocks (the list's rule is util/ip-allowlist.ts
- * `parseCidrList`, shared with `server.trusted_proxies`), as stored (JSON of its canonical
- * blocks); absent or `null` allows every address (null).
- */
-const allowedIpsInput = z
-  .unknown()
-  .optional()
-  .transform((value, context) => {
-    if (value === undefined || value === null) return null;
-    const parsed = parseCidrList(value);
-    if ('problem' in parsed) {
-      context.addIssue({ code: 'custom', message: parsed.problem, input: value });
-      return z.NEVER;
-    }
-    return JSON.stringify(parsed.cidrs);
-  });
-
-const KEY_KINDS = ['personal', 'service'] as const satisfies readonly KeyKind[];
-const IDEMPOTENCY = ['required', 'optional'] as const satisfies readonly KeyIdempotency[];
-const NOT_MODEL_IDS = 'must be an array of model ids';
-const NOT_A_NAME = 'must be a string of at most 100 characters';
-
-/**
- * A new key (`KeyService.create`): each field optional, `null` as absent. Whether each model
- * is configured and whether `expires_at` is in the future are the service's own checks (the
- * configuration's, the clock's).
- */
-const keyInput = z.object({
-  kind: z
-    .enum(KEY_KINDS, { error: 'must be personal or service' })
-    .nullish()
-    .transform((kind) => kind ?? 'personal'),
-  idempotency: z
-    .enum(IDEMPOTENCY, { error: 'must be required or optional' })
-    .nullish()
-    .transform((idempotency) => idempotency ?? 'required'),
-  // The list is refused whole (`models`, not `models.2`), duplicates dropped.
-  models: z
-    .array(z.unknown(), { error: NOT_MODEL_IDS })
-    .nullish()
-    .transform((models, context) => {
-      if (models === undefined || models === null) return null;
-      const ids = models.filter((model) => typeof model === 'string');
-      if (ids.length === models.length) return [...new Set(ids)];
-      context.addIssue({ code: 'custom', message: NOT_MODEL_IDS, input: models });
-      return z.NEVER;
-    }),
-  name: z
-    .string({ error: NOT_A_NAME })
-    .max(100, { error: NOT_A_NAME })
-    .nullish()
-    .transform((name) => name ?? null),
-  expires_at: optionalTime,
-  allowed_ips: allowedIpsInput,
-});
-
-/** The longest an old key keeps working after a rotation. */
-const MAX_ROTATION_OVERLAP_SECONDS = 7 * 24 * 3600;
-const NOT_AN_OVERLAP = `must be an integer from 0 to ${MAX_ROTATION_OVERLAP_SECONDS} (7 days)`;
-
-/** A rotation: how long the old key keeps working, none by default. */
-const rotationInput = z.object({
-  expire_old_in_seconds: z
-    .int({ error: NOT_AN_OVERLAP })
-    .min(0, { error: NOT_AN_OVERLAP })
-    .max(MAX_ROTATION_OVERLAP_SECONDS, { error: NOT_AN_OVERLAP })
-    .default(0),
-});
-
-/** A key changed in place: its `allowed_ips`, given (`null` allows every address again). */
-const keyUpdateInput = z.object({
-  allowed_ips: requiredAs('is required (null allows every address)', allowedIpsInput),
-});
 
 /** Keys remembered in memory at most (authentications and last-used writes each), by default. */
 const MAX_CACHED_KEYS = 50_000;

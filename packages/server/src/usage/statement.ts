@@ -9,7 +9,7 @@ import type {
 } from '@tollgate/protocol';
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import { z } from 'zod';
-import { keyHint } from '../auth/key-service.js';
+import { keyHint } from '../auth/key-view.js';
 import { invalidInput, notFound } from '../errors/api-error.js';
 import { jsonSchemaOf, valuesOnly } from '../errors/input-schema.js';
 import type { Database } from '../store/schema.js';

@@ -10,7 +10,7 @@ import type {
 } from '@tollgate/protocol';
 import type { Kysely } from 'kysely';
 import type { AccountService } from '../accounts/account-service.js';
-import { keyHint } from '../auth/key-service.js';
+import { keyHint } from '../auth/key-view.js';
 import type { Database } from '../store/schema.js';
 
 /** The most open holds a wallet lists (oldest first); `holds_truncated` says when there are more. */

@@ -1,6 +1,6 @@
 import type { AccountEmail, KeyNames, TaskNames } from '@tollgate/protocol';
 import type { Kysely } from 'kysely';
-import { keyHint } from '../../auth/key-service.js';
+import { keyHint } from '../../auth/key-view.js';
 import type { Database } from '../../store/schema.js';
 
 /**

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { FastifyRequest } from 'fastify';
-import { keyModelsOf, type Principal } from '../../auth/key-service.js';
+import type { Principal } from '../../auth/key-service.js';
+import { keyModelsOf } from '../../auth/key-view.js';
 import { requestFingerprint } from '../idempotency-judgement.js';
 import { readIdempotencyKey } from '../../requests/idempotency.js';
 import type { RequestIdentity } from '../../requests/request-service.js';
