@@ -16,6 +16,7 @@ import type {
   ResponsesInputItem,
 } from '../../src/http/dialects/responses/responses-request.js';
 import { messagesContent, responsesOutput } from '../helpers/sse-frames.js';
+import { chargedTurns, ONE_IN_THREE_OUT } from '../helpers/charged-turns.js';
 import { dialects } from '../helpers/dialects.js';
 import { startGateway, testConfig, type TestGateway } from '../helpers/gateway.js';
 
@@ -34,12 +35,12 @@ import { startGateway, testConfig, type TestGateway } from '../helpers/gateway.j
  * each charge is prompt + 3 x completion of the record's usage, exactly.
  */
 const [sqlite] = dialects;
+type Turns = ReturnType<typeof chargedTurns>;
 const simChat = defaultConfig.models.find((model) => model.id === 'sim-chat');
 if (simChat === undefined) throw new Error('no sim-chat in the default configuration');
 
 type Json = Record<string, unknown>;
 const NAMES = ['deepseek', 'kimi'] as const;
-const PRICES = { input_per_million_tokens: 1_000_000, output_per_million_tokens: 3_000_000 };
 const COMBINATIONS: ModelConfig['combinations'] = [['streaming', 'tools', 'thinking']];
 const QUESTION = 'What is the weather in Paris? Use get_weather.';
 const PARAMETERS = {
@@ -49,13 +50,6 @@ const PARAMETERS = {
   additionalProperties: false,
 };
 
-interface RecordBody {
-  status: string;
-  usage: Record<string, number> | null;
-  bill: { amount: number } | null;
-  reserve: { state: string } | null;
-}
-
 const str = (value: unknown) => (typeof value === 'string' ? value : '');
 
 describe.each(sqlite === undefined ? [] : [sqlite])(
@@ -63,7 +57,8 @@ describe.each(sqlite === undefined ? [] : [sqlite])(
   (dialect) => {
     let gateway: TestGateway;
     let key: string;
-    let accountId: string;
+    let charged: Turns['charged'];
+    let refused: Turns['refused'];
     beforeAll(async () => {
       gateway = await startGateway(dialect, {
         config: testConfig({
@@ -75,54 +70,19 @@ describe.each(sqlite === undefined ? [] : [sqlite])(
             id: `${name}-chat`,
             upstream: `sim-${name}`,
             combinations: COMBINATIONS,
-            prices: PRICES,
+            prices: ONE_IN_THREE_OUT,
             max_output_tokens: 4_096,
           })),
         }),
       });
-      ({ key, accountId } = await gateway.account(100_000_000));
+      const { key: made, accountId } = await gateway.account(100_000_000);
+      key = made;
+      ({ charged, refused } = chargedTurns(gateway, key, accountId));
     });
     afterAll(async () => {
       await gateway.expectLedgerClean();
       await gateway.close();
     });
-
-    const recordOf = async (response: { headers: Record<string, unknown> }) =>
-      (
-        await gateway.call(
-          'GET',
-          `/v1/requests/${String(response.headers['x-service-request-id'])}`,
-          { key },
-        )
-      ).json<RecordBody>();
-
-    /** Sends a turn; 200, the record succeeded, charged prompt + 3 x completion and no more. */
-    async function charged(url: string, body: Json): Promise<string> {
-      const before = (await gateway.balance(accountId)).balance;
-      const response = await gateway.call('POST', url, { key, body });
-      expect(response.statusCode, response.body).toBe(200);
-      const record = await recordOf(response);
-      expect(record.status).toBe('succeeded');
-      const usage = record.usage ?? {};
-      const amount = (usage['prompt_tokens'] ?? 0) + 3 * (usage['completion_tokens'] ?? 0);
-      expect(amount).toBeGreaterThan(0);
-      expect(record.bill?.amount).toBe(amount);
-      expect((await gateway.balance(accountId)).balance).toBe(before - amount);
-      return response.body;
-    }
-
-    /** Sends a turn the provider refuses: 502, the record failed and released, nothing charged. */
-    async function refused(url: string, body: Json): Promise<string> {
-      const before = await gateway.balance(accountId);
-      const response = await gateway.call('POST', url, { key, body });
-      expect(response.statusCode, response.body).toBe(502);
-      const record = await recordOf(response);
-      expect(record.status).toBe('failed');
-      expect(record.bill).toBeNull();
-      expect(record.reserve?.state).toBe('released');
-      expect(await gateway.balance(accountId)).toEqual(before);
-      return response.body;
-    }
 
     describe('/v1/messages (as Claude Code sends it)', () => {
       const tools = [{ name: 'get_weather', description: 'the weather', input_schema: PARAMETERS }];
@@ -177,13 +137,14 @@ describe.each(sqlite === undefined ? [] : [sqlite])(
             expect(said.join('')).toContain('Sunny, 21 C');
           }
           const content = await first(name, false);
-          const error = await refused(
+          const { body: error } = await refused(
             '/v1/messages',
             second(
               name,
               false,
               content.filter((block) => block['type'] !== 'thinking'),
             ),
+            502,
           );
           expect(JSON.parse(error)).toMatchObject({ type: 'error', error: { type: 'api_error' } });
         });
@@ -213,6 +174,7 @@ describe.each(sqlite === undefined ? [] : [sqlite])(
                 false,
                 content.filter((block) => block['type'] !== 'thinking'),
               ),
+              502,
             );
           } finally {
             omitted = false;
@@ -269,13 +231,14 @@ describe.each(sqlite === undefined ? [] : [sqlite])(
             expect(said.join('')).toContain('Sunny, 21 C');
           }
           const output = await first(name, false);
-          const error = await refused(
+          const { body: error } = await refused(
             '/v1/responses',
             second(
               name,
               false,
               output.filter((item) => item['type'] !== 'reasoning'),
             ),
+            502,
           );
           expect(JSON.parse(error)).toMatchObject({ error: { code: 'UPSTREAM_ERROR' } });
         });

@@ -11,6 +11,7 @@ import type {
   ResponsesInputItem,
 } from '../../src/http/dialects/responses/responses-request.js';
 import { responsesToChat } from '../../src/http/dialects/responses/responses-to-chat.js';
+import { chargedTurns, ONE_IN_THREE_OUT } from '../helpers/charged-turns.js';
 import { dialects } from '../helpers/dialects.js';
 import { startGateway, testConfig, type TestGateway } from '../helpers/gateway.js';
 import { messagesContent, responsesOutput } from '../helpers/sse-frames.js';
@@ -29,11 +30,11 @@ import { messagesContent, responsesOutput } from '../helpers/sse-frames.js';
  * (simulator/chat-continuity.ts). Prices: 1 micro-yuan per input token, 3 per output token.
  */
 const [sqlite] = dialects;
+type Turns = ReturnType<typeof chargedTurns>;
 const simChat = defaultConfig.models.find((model) => model.id === 'sim-chat');
 if (simChat === undefined) throw new Error('no sim-chat in the default configuration');
 
 type Json = Record<string, unknown>;
-const PRICES = { input_per_million_tokens: 1_000_000, output_per_million_tokens: 3_000_000 };
 const COMBINATIONS: ModelConfig['combinations'] = [['streaming', 'tools', 'thinking']];
 const QUESTION = 'What is the weather in Paris? Use get_weather.';
 const PARAMETERS = {
@@ -43,14 +44,6 @@ const PARAMETERS = {
   additionalProperties: false,
 };
 
-interface RecordBody {
-  status: string;
-  usage: Record<string, number> | null;
-  bill: { amount: number } | null;
-  reserve: { state: string } | null;
-  error: { code: string; param?: string; message: string } | null;
-}
-
 const isSignature = (token: unknown) =>
   typeof token === 'string' && readOpaqueToken(token)?.kind === 'gemini_thought_signature';
 
@@ -59,14 +52,15 @@ describe.each(sqlite === undefined ? [] : [sqlite])(
   (dialect) => {
     let gateway: TestGateway;
     let key: string;
-    let accountId: string;
+    let charged: Turns['charged'];
+    let refused: Turns['refused'];
     beforeAll(async () => {
       const model = (id: string, upstream: string) => ({
         ...simChat,
         id,
         upstream,
         combinations: COMBINATIONS,
-        prices: PRICES,
+        prices: ONE_IN_THREE_OUT,
         max_output_tokens: 4_096,
       });
       gateway = await startGateway(dialect, {
@@ -89,51 +83,14 @@ describe.each(sqlite === undefined ? [] : [sqlite])(
         }),
         services: { upstreamKeys: { 'gemini-org-a': 'org-a-key', 'gemini-org-b': 'org-b-key' } },
       });
-      ({ key, accountId } = await gateway.account(100_000_000));
+      const { key: made, accountId } = await gateway.account(100_000_000);
+      key = made;
+      ({ charged, refused } = chargedTurns(gateway, key, accountId));
     });
     afterAll(async () => {
       await gateway.expectLedgerClean();
       await gateway.close();
     });
-
-    const recordOf = async (response: { headers: Record<string, unknown> }) =>
-      (
-        await gateway.call(
-          'GET',
-          `/v1/requests/${String(response.headers['x-service-request-id'])}`,
-          { key },
-        )
-      ).json<RecordBody>();
-
-    /** Sends a turn; 200, the record succeeded, charged prompt + 3 x completion and no more. */
-    async function charged(url: string, body: Json): Promise<string> {
-      const before = (await gateway.balance(accountId)).balance;
-      const response = await gateway.call('POST', url, { key, body });
-      expect(response.statusCode, response.body).toBe(200);
-      const record = await recordOf(response);
-      expect(record.status).toBe('succeeded');
-      const usage = record.usage ?? {};
-      const amount = (usage['prompt_tokens'] ?? 0) + 3 * (usage['completion_tokens'] ?? 0);
-      expect(amount).toBeGreaterThan(0);
-      expect(record.bill?.amount).toBe(amount);
-      expect((await gateway.balance(accountId)).balance).toBe(before - amount);
-      return response.body;
-    }
-
-    /** Sends a turn that is refused: the status, the record failed and released, nothing charged. */
-    async function refused(url: string, body: Json, status: number): Promise<RecordBody> {
-      const before = await gateway.balance(accountId);
-      const response = await gateway.call('POST', url, { key, body });
-      expect(response.statusCode, response.body).toBe(status);
-      const record = await recordOf(response);
-      expect(record.status).toBe('failed');
-      expect(record.bill).toBeNull();
-      expect(record.reserve?.state).toBe('released');
-      expect(await gateway.balance(accountId)).toEqual(before);
-      // The answer names the field the record names (a replay answers from the record).
-      if (record.error?.param !== undefined) expect(response.body).toContain(record.error.param);
-      return record;
-    }
 
     /** Which channels a request tried, and how each ended. */
     async function trail(body: string, url: string): Promise<string[]> {
@@ -211,7 +168,7 @@ describe.each(sqlite === undefined ? [] : [sqlite])(
         }
         const content = await first(false);
         const without = content.filter((block) => !isSignature(block['signature']));
-        const record = await refused('/v1/messages', second(false, without), 502);
+        const { record } = await refused('/v1/messages', second(false, without), 502);
         expect(record.error?.code).toBe('UPSTREAM_ERROR');
       });
 
@@ -224,7 +181,7 @@ describe.each(sqlite === undefined ? [] : [sqlite])(
         ]);
         const signatureAt = content.findIndex((block) => isSignature(block['signature']));
         await withChannelBDisabled(async () => {
-          const record = await refused('/v1/messages', JSON.parse(next) as Json, 400);
+          const { record } = await refused('/v1/messages', JSON.parse(next) as Json, 400);
           expect(record.error).toMatchObject({
             code: 'INVALID_INPUT',
             param: `messages.1.content.${signatureAt}.signature`,
@@ -282,7 +239,7 @@ describe.each(sqlite === undefined ? [] : [sqlite])(
         }
         const output = await first(false);
         const without = output.filter((item) => !isSignature(item['encrypted_content']));
-        const record = await refused('/v1/responses', second(false, without), 502);
+        const { record } = await refused('/v1/responses', second(false, without), 502);
         expect(record.error?.code).toBe('UPSTREAM_ERROR');
       });
 
@@ -295,7 +252,7 @@ describe.each(sqlite === undefined ? [] : [sqlite])(
         ]);
         const signatureAt = output.findIndex((item) => isSignature(item['encrypted_content']));
         await withChannelBDisabled(async () => {
-          const record = await refused('/v1/responses', JSON.parse(next) as Json, 400);
+          const { record } = await refused('/v1/responses', JSON.parse(next) as Json, 400);
           expect(record.error).toMatchObject({
             code: 'INVALID_INPUT',
             param: `input.${1 + signatureAt}.encrypted_content`,
