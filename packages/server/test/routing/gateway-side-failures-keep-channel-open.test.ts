@@ -54,6 +54,24 @@ describeEachDialect('failures on the gateway side keep the channel open ($name)'
     });
   }
 
+  /**
+   * Waits until the slow request holds the pool's one connection: its record is claimed
+   * (`processing`), and the upstream call follows the claim at once; a fixed sleep was not
+   * enough on a loaded machine (an embedding reached the free connection first and was charged).
+   */
+  async function holdsTheConnection(client: TestGateway, key: string, idempotencyKey: string) {
+    await expect
+      .poll(
+        async () =>
+          (
+            await client.call('GET', `/v1/requests?idempotency_key=${idempotencyKey}`, { key })
+          ).json<{ status?: string }>().status,
+        { timeout: 10_000, interval: 20 },
+      )
+      .toBe('processing');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+
   async function breakerOf(client: TestGateway, model: string): Promise<string | undefined> {
     const channels = (await client.admin('GET', '/admin/v1/channels'))['data'] as ChannelStatus[];
     return channels.find((channel) => channel.model === model)?.breaker;
@@ -64,8 +82,13 @@ describeEachDialect('failures on the gateway side keep the channel open ($name)'
     const client = gateway;
     const busy = await client.account(100_000_000);
     const others = await client.account(100_000_000);
-    const slow = client.call('POST', '/v1/chat/completions', { key: busy.key, body: slowChat });
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    const slowKey = crypto.randomUUID();
+    const slow = client.call('POST', '/v1/chat/completions', {
+      key: busy.key,
+      body: slowChat,
+      idempotencyKey: slowKey,
+    });
+    await holdsTheConnection(client, busy.key, slowKey);
     const before = await client.balance(others.accountId);
     for (let index = 0; index < 3; index += 1) {
       const timedOut = await client.call('POST', '/v1/embeddings', {
@@ -106,8 +129,17 @@ describeEachDialect('failures on the gateway side keep the channel open ($name)'
       });
     const embed = (key: string, input: string, signal?: AbortSignal) =>
       post('/embeddings', key, { model: 'sim-embed', input }, signal);
-    const slow = post('/chat/completions', busy.key, slowChat);
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    const slowKey = crypto.randomUUID();
+    const slow = fetch(`${base}/chat/completions`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${busy.key}`,
+        'content-type': 'application/json',
+        'idempotency-key': slowKey,
+      },
+      body: JSON.stringify(slowChat),
+    });
+    await holdsTheConnection(client, busy.key, slowKey);
     const before = await client.balance(leaving.accountId);
     const left = [0, 1, 2].map(async (index) => {
       const controller = new AbortController();
