@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
  */
 export async function recordedUpstream(
   answer: (path: string, body: Record<string, unknown>, response: ServerResponse) => void,
-): Promise<{ url: string; close(): Promise<void> }> {
+): Promise<{ url: string; close: () => Promise<void> }> {
   const server = createServer((request, response) => {
     let text = '';
     request.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));

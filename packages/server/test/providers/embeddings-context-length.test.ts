@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeEachDialect } from '../helpers/dialects.js';
 import { startGateway, testConfig, type TestGateway } from '../helpers/gateway.js';
+import { recordedUpstream } from '../helpers/recorded-upstream.js';
 
 /** OpenAI's answer to an embeddings input beyond the model's context window (its `code` is null). */
 const OPENAI_OVERFLOW = {
@@ -44,46 +43,40 @@ const OPENAI_OTHER = {
  * with another 400, any other embedded. Counts what it was sent.
  */
 async function fakeEmbeddings(): Promise<{
-  server: Server;
   url: string;
   qwenUrl: string;
   calls: string[][];
+  close: () => Promise<void>;
 }> {
   const calls: string[][] = [];
-  const server = createServer((request, response) => {
-    let text = '';
-    request.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
-    request.on('end', () => {
-      const body = JSON.parse(text) as { input: string[]; dimensions?: number };
-      calls.push(body.input);
-      response.setHeader('content-type', 'application/json');
-      const answer = (status: number, json: unknown) => {
-        response.statusCode = status;
-        response.end(JSON.stringify(json));
-      };
-      const overflow = (request.url ?? '').startsWith('/qwen/') ? QWEN_OVERFLOW : OPENAI_OVERFLOW;
-      if (body.input.some((input) => input.includes('too long'))) answer(400, overflow);
-      else if (body.input.some((input) => input.includes('malformed'))) answer(400, OPENAI_OTHER);
-      else
-        answer(200, {
-          object: 'list',
-          data: body.input.map((_, index) => ({
-            object: 'embedding',
-            index,
-            embedding: new Array<number>(body.dimensions ?? 8).fill(0.5),
-          })),
-          model: 'text-embedding-3-small',
-          usage: { prompt_tokens: 3, total_tokens: 3 },
-        });
-    });
+  const upstream = await recordedUpstream((path, received, response) => {
+    const body = received as { input: string[]; dimensions?: number };
+    calls.push(body.input);
+    response.setHeader('content-type', 'application/json');
+    const answer = (status: number, json: unknown) => {
+      response.statusCode = status;
+      response.end(JSON.stringify(json));
+    };
+    const overflow = path.startsWith('/qwen/') ? QWEN_OVERFLOW : OPENAI_OVERFLOW;
+    if (body.input.some((input) => input.includes('too long'))) answer(400, overflow);
+    else if (body.input.some((input) => input.includes('malformed'))) answer(400, OPENAI_OTHER);
+    else
+      answer(200, {
+        object: 'list',
+        data: body.input.map((_, index) => ({
+          object: 'embedding',
+          index,
+          embedding: new Array<number>(body.dimensions ?? 8).fill(0.5),
+        })),
+        model: 'text-embedding-3-small',
+        usage: { prompt_tokens: 3, total_tokens: 3 },
+      });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
   return {
-    server,
-    url: `http://127.0.0.1:${port}/v1`,
-    qwenUrl: `http://127.0.0.1:${port}/qwen/v1`,
+    url: `${upstream.url}/v1`,
+    qwenUrl: `${upstream.url}/qwen/v1`,
     calls,
+    close: upstream.close,
   };
 }
 
@@ -153,7 +146,7 @@ describeEachDialect('an embeddings input beyond the context window ($name)', (di
   afterAll(async () => {
     await gateway.expectLedgerClean();
     await gateway.close();
-    await new Promise((resolve) => upstream.server.close(resolve));
+    await upstream.close();
   });
 
   const embed = (model: string, input: string | string[], idempotencyKey = randomUUID()) =>

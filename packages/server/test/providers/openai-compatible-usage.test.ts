@@ -1,9 +1,8 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chatCost } from '../../src/chat/chat-pricing.js';
 import { defaultConfig } from '../../src/config/default-config.js';
 import { dialects } from '../helpers/dialects.js';
+import { recordedUpstream } from '../helpers/recorded-upstream.js';
 import { startGateway, testConfig, type TestGateway } from '../helpers/gateway.js';
 
 const [sqlite] = dialects;
@@ -25,53 +24,47 @@ const DEEPSEEK_USAGE = {
  * An upstream answering as DeepSeek and Moonshot Kimi document it: DeepSeek's usage (plain and in
  * the usage chunk), Kimi's stream usage inside the last chunk's `choices[0].usage`.
  */
-async function providerUpstream(): Promise<{ server: Server; url: string }> {
-  const server = createServer((request, response) => {
-    let text = '';
-    request.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
-    request.on('end', () => {
-      const body = JSON.parse(text) as { model: string; stream?: boolean };
-      const base = { id: 'cmpl-1', object: 'chat.completion', created: 1_700_000_000 };
-      if (body.stream !== true) {
-        response.setHeader('content-type', 'application/json');
-        response.end(
-          JSON.stringify({
-            ...base,
-            model: body.model,
-            choices: [
-              { index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' },
-            ],
-            usage: DEEPSEEK_USAGE,
-          }),
-        );
-        return;
-      }
-      response.setHeader('content-type', 'text/event-stream');
-      const send = (data: unknown) => response.write(`data: ${JSON.stringify(data)}\n\n`);
-      const chunk = { ...base, object: 'chat.completion.chunk', model: body.model };
-      send({ ...chunk, choices: [{ index: 0, delta: { role: 'assistant', content: 'hi' } }] });
-      if (body.model === 'kimi')
-        send({
-          ...chunk,
+async function providerUpstream(): Promise<{ url: string; close: () => Promise<void> }> {
+  const upstream = await recordedUpstream((path, received, response) => {
+    const body = received as { model: string; stream?: boolean };
+    const base = { id: 'cmpl-1', object: 'chat.completion', created: 1_700_000_000 };
+    if (body.stream !== true) {
+      response.setHeader('content-type', 'application/json');
+      response.end(
+        JSON.stringify({
+          ...base,
+          model: body.model,
           choices: [
-            {
-              index: 0,
-              delta: {},
-              finish_reason: 'stop',
-              usage: { prompt_tokens: 61, completion_tokens: 9, total_tokens: 70 },
-            },
+            { index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' },
           ],
-        });
-      else {
-        send({ ...chunk, choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] });
-        send({ ...chunk, choices: [], usage: DEEPSEEK_USAGE });
-      }
-      response.end('data: [DONE]\n\n');
-    });
+          usage: DEEPSEEK_USAGE,
+        }),
+      );
+      return;
+    }
+    response.setHeader('content-type', 'text/event-stream');
+    const send = (data: unknown) => response.write(`data: ${JSON.stringify(data)}\n\n`);
+    const chunk = { ...base, object: 'chat.completion.chunk', model: body.model };
+    send({ ...chunk, choices: [{ index: 0, delta: { role: 'assistant', content: 'hi' } }] });
+    if (body.model === 'kimi')
+      send({
+        ...chunk,
+        choices: [
+          {
+            index: 0,
+            delta: {},
+            finish_reason: 'stop',
+            usage: { prompt_tokens: 61, completion_tokens: 9, total_tokens: 70 },
+          },
+        ],
+      });
+    else {
+      send({ ...chunk, choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] });
+      send({ ...chunk, choices: [], usage: DEEPSEEK_USAGE });
+    }
+    response.end('data: [DONE]\n\n');
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return { server, url: `http://127.0.0.1:${port}/v1` };
+  return { url: `${upstream.url}/v1`, close: upstream.close };
 }
 
 /**
@@ -102,7 +95,7 @@ describe("OpenAI-compatible providers' own usage fields", () => {
   afterAll(async () => {
     await gateway.expectLedgerClean();
     await gateway.close();
-    await new Promise((resolve) => upstream.server.close(resolve));
+    await upstream.close();
   });
 
   const recordOf = async (answer: { headers: Record<string, unknown> }) =>

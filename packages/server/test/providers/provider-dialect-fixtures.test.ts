@@ -1,10 +1,9 @@
 import { readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultConfig } from '../../src/config/default-config.js';
 import type { ProviderDialectName } from '../../src/config/schema.js';
 import { dialects } from '../helpers/dialects.js';
+import { recordedUpstream } from '../helpers/recorded-upstream.js';
 import { startGateway, testConfig, type TestGateway } from '../helpers/gateway.js';
 
 /**
@@ -58,63 +57,57 @@ if (simChat === undefined) throw new Error('no sim-chat in the default configura
 
 /** Answers `/<dialect>/v1/chat/completions` with the dialect's fixture, as that provider would. */
 async function recordedProviders(): Promise<{
-  server: Server;
+  close: () => Promise<void>;
   url: string;
   bodies: Map<string, Record<string, unknown>[]>;
 }> {
   const bodies = new Map<string, Record<string, unknown>[]>();
-  const server = createServer((request, response) => {
-    let text = '';
-    request.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
-    request.on('end', () => {
-      const name = (request.url ?? '').split('/')[1] as ProviderDialectName;
-      const fixture = fixtures[name];
-      const body = JSON.parse(text) as Record<string, unknown>;
-      bodies.set(name, [...(bodies.get(name) ?? []), body]);
-      if (name === 'gemini' && 'stream_options' in body) {
-        response.statusCode = 400;
-        response.end(
-          JSON.stringify([{ error: { code: 400, message: 'Unknown name "stream_options"' } }]),
-        );
-        return;
-      }
-      const base = { id: `cmpl-${name}`, created: 1_700_000_000, model: body['model'] };
-      if (body['stream'] !== true) {
-        response.setHeader('content-type', 'application/json');
-        response.end(
-          JSON.stringify({
-            ...base,
-            object: 'chat.completion',
-            choices: [
-              { index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' },
-            ],
-            usage: fixture.plain_usage,
-          }),
-        );
-        return;
-      }
-      response.setHeader('content-type', 'text/event-stream');
-      const send = (data: unknown) => response.write(`data: ${JSON.stringify(data)}\n\n`);
-      const chunk = { ...base, object: 'chat.completion.chunk' };
-      const usage = fixture.plain_usage;
-      send({ ...chunk, choices: [{ index: 0, delta: { role: 'assistant', content: 'hi' } }] });
-      const finish = { index: 0, delta: {}, finish_reason: 'stop' };
-      if (fixture.stream_usage_place === 'finish_choice')
-        send({ ...chunk, choices: [{ ...finish, usage }] });
-      else if (fixture.stream_usage_place === 'finish_chunk')
-        send({ ...chunk, choices: [finish], usage });
-      else {
-        send({ ...chunk, choices: [finish] });
-        const asked = (body['stream_options'] as { include_usage?: boolean } | undefined)
-          ?.include_usage;
-        if (asked === true) send({ ...chunk, choices: [], usage });
-      }
-      response.end('data: [DONE]\n\n');
-    });
+  const upstream = await recordedUpstream((path, received, response) => {
+    const name = path.split('/')[1] as ProviderDialectName;
+    const fixture = fixtures[name];
+    const body = received;
+    bodies.set(name, [...(bodies.get(name) ?? []), body]);
+    if (name === 'gemini' && 'stream_options' in body) {
+      response.statusCode = 400;
+      response.end(
+        JSON.stringify([{ error: { code: 400, message: 'Unknown name "stream_options"' } }]),
+      );
+      return;
+    }
+    const base = { id: `cmpl-${name}`, created: 1_700_000_000, model: body['model'] };
+    if (body['stream'] !== true) {
+      response.setHeader('content-type', 'application/json');
+      response.end(
+        JSON.stringify({
+          ...base,
+          object: 'chat.completion',
+          choices: [
+            { index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' },
+          ],
+          usage: fixture.plain_usage,
+        }),
+      );
+      return;
+    }
+    response.setHeader('content-type', 'text/event-stream');
+    const send = (data: unknown) => response.write(`data: ${JSON.stringify(data)}\n\n`);
+    const chunk = { ...base, object: 'chat.completion.chunk' };
+    const usage = fixture.plain_usage;
+    send({ ...chunk, choices: [{ index: 0, delta: { role: 'assistant', content: 'hi' } }] });
+    const finish = { index: 0, delta: {}, finish_reason: 'stop' };
+    if (fixture.stream_usage_place === 'finish_choice')
+      send({ ...chunk, choices: [{ ...finish, usage }] });
+    else if (fixture.stream_usage_place === 'finish_chunk')
+      send({ ...chunk, choices: [finish], usage });
+    else {
+      send({ ...chunk, choices: [finish] });
+      const asked = (body['stream_options'] as { include_usage?: boolean } | undefined)
+        ?.include_usage;
+      if (asked === true) send({ ...chunk, choices: [], usage });
+    }
+    response.end('data: [DONE]\n\n');
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return { server, url: `http://127.0.0.1:${port}`, bodies };
+  return { url: upstream.url, bodies, close: upstream.close };
 }
 
 describe('provider dialects: recorded answers into exact bills', () => {
@@ -150,7 +143,7 @@ describe('provider dialects: recorded answers into exact bills', () => {
   afterAll(async () => {
     await gateway.expectLedgerClean();
     await gateway.close();
-    await new Promise((resolve) => upstream.server.close(resolve));
+    await upstream.close();
   });
 
   for (const name of NAMES)

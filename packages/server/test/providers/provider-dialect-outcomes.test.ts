@@ -1,11 +1,10 @@
 import { readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readOpaqueToken } from '../../src/chat/opaque-parts.js';
 import { defaultConfig } from '../../src/config/default-config.js';
 import type { ProviderDialectName } from '../../src/config/schema.js';
 import { dialects } from '../helpers/dialects.js';
+import { recordedUpstream } from '../helpers/recorded-upstream.js';
 import { startGateway, testConfig, type TestGateway } from '../helpers/gateway.js';
 
 /**
@@ -117,51 +116,45 @@ function toolCallChunks(name: ProviderDialectName, fixture: ToolCallFixture, ask
  * the calls each `<dialect>/<case>` got.
  */
 async function recordedProviders(): Promise<{
-  server: Server;
+  close: () => Promise<void>;
   url: string;
   calls: Map<string, number>;
 }> {
   const calls = new Map<string, number>();
-  const server = createServer((request, response) => {
-    let text = '';
-    request.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
-    request.on('end', () => {
-      const [, name = '', kind = ''] = (request.url ?? '').split('/');
-      calls.set(`${name}/${kind}`, (calls.get(`${name}/${kind}`) ?? 0) + 1);
-      const outcome = outcomes[name as ProviderDialectName][kind as (typeof CASES)[number]];
-      const body = JSON.parse(text) as Json;
-      response.setHeader('x-request-id', `up-${name}-${kind}`);
-      if (!('message' in outcome)) {
-        response.statusCode = outcome.status;
-        response.setHeader('content-type', 'application/json');
-        response.end(JSON.stringify(outcome.body));
-        return;
-      }
-      if (body['stream'] !== true) {
-        response.setHeader('content-type', 'application/json');
-        response.end(
-          JSON.stringify({
-            id: `cmpl-${name}`,
-            object: 'chat.completion',
-            created: 1_700_000_000,
-            model: body['model'],
-            choices: [{ index: 0, message: outcome.message, finish_reason: 'tool_calls' }],
-            usage: outcome.usage,
-          }),
-        );
-        return;
-      }
-      response.setHeader('content-type', 'text/event-stream');
-      const asked = (body['stream_options'] as { include_usage?: boolean } | undefined)
-        ?.include_usage;
-      for (const chunk of toolCallChunks(name as ProviderDialectName, outcome, asked === true))
-        response.write(`data: ${JSON.stringify(chunk)}\n\n`);
-      response.end('data: [DONE]\n\n');
-    });
+  const upstream = await recordedUpstream((path, received, response) => {
+    const [, name = '', kind = ''] = path.split('/');
+    calls.set(`${name}/${kind}`, (calls.get(`${name}/${kind}`) ?? 0) + 1);
+    const outcome = outcomes[name as ProviderDialectName][kind as (typeof CASES)[number]];
+    const body = received as Json;
+    response.setHeader('x-request-id', `up-${name}-${kind}`);
+    if (!('message' in outcome)) {
+      response.statusCode = outcome.status;
+      response.setHeader('content-type', 'application/json');
+      response.end(JSON.stringify(outcome.body));
+      return;
+    }
+    if (body['stream'] !== true) {
+      response.setHeader('content-type', 'application/json');
+      response.end(
+        JSON.stringify({
+          id: `cmpl-${name}`,
+          object: 'chat.completion',
+          created: 1_700_000_000,
+          model: body['model'],
+          choices: [{ index: 0, message: outcome.message, finish_reason: 'tool_calls' }],
+          usage: outcome.usage,
+        }),
+      );
+      return;
+    }
+    response.setHeader('content-type', 'text/event-stream');
+    const asked = (body['stream_options'] as { include_usage?: boolean } | undefined)
+      ?.include_usage;
+    for (const chunk of toolCallChunks(name as ProviderDialectName, outcome, asked === true))
+      response.write(`data: ${JSON.stringify(chunk)}\n\n`);
+    response.end('data: [DONE]\n\n');
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return { server, url: `http://127.0.0.1:${port}`, calls };
+  return { url: upstream.url, calls, close: upstream.close };
 }
 
 /** The provider's own error message (Gemini sends its error object in a list). */
@@ -235,7 +228,7 @@ describe('provider dialects: recorded tool calls and errors into the record and 
   afterAll(async () => {
     await gateway.expectLedgerClean();
     await gateway.close();
-    await new Promise((resolve) => upstream.server.close(resolve));
+    await upstream.close();
   });
 
   /** The calls a dialect's context-length provider and its answering one got so far. */
