@@ -4,13 +4,13 @@ import { insuresAnswer, insuresFault, ZERO_COMPLETION_RULE } from '../chat/zero-
 import { errors as undiciErrors } from 'undici';
 import type { ChatUsage } from '../chat/chat-types.js';
 import { COUNTED_LOCALLY, type GeneratedBytes } from '../chat/token-estimate.js';
+import { StreamTally } from './stream-tally.js';
 import { withToolCalls } from '../chat/chat-pricing.js';
 import { usageFields } from '../chat/usage-fields.js';
 import { ApiError } from '../errors/api-error.js';
 import { heartbeatEveryMs } from '../requests/record-ages.js';
 import type { StreamEvent } from '../providers/chat-upstream.js';
 import { toChatUsage } from '../providers/openai-compatible/chat.js';
-import type { UpstreamChunk } from '../providers/openai-compatible/chat-schemas.js';
 import { UnpresentableChunk, type StreamPresenter } from './dialects/chat-dialect.js';
 import type { RecordHeartbeat } from '../requests/record-heartbeat.js';
 import type { RecordedOutcome, Reserve } from '../requests/request-service.js';
@@ -254,16 +254,14 @@ async function relayEvents(
   });
   let usage: ChatUsage | undefined;
   let read = 0;
-  const generated: GeneratedBytes = { visible: 0, reasoning: 0 };
-  // The answer's tool calls, each a (choice, call index) pair its first chunk names.
-  const toolCalls = new Set<string>();
+  const tally = new StreamTally();
   try {
     for await (const event of events) {
       await heartbeat.beat();
       if (event.kind === 'done')
         return usage === undefined
-          ? { kind: 'no_usage', generated, toolCalls: toolCalls.size }
-          : { kind: 'completed', usage: withToolCalls(usage, toolCalls.size) };
+          ? { kind: 'no_usage', generated: tally.generated, toolCalls: tally.toolCalls }
+          : { kind: 'completed', usage: withToolCalls(usage, tally.toolCalls) };
       if (event.kind === 'upstream_error') return { kind: 'upstream_error' };
       if (event.kind === 'invalid') return { kind: 'invalid', detail: event.detail };
       if (event.usage !== undefined) usage = event.usage;
@@ -274,11 +272,8 @@ async function relayEvents(
       }
       // Sent while the caller listens; kept for the record (and a replay) either way.
       send(relay.relay(event.chunk, event.opaque));
-      for (const choice of event.chunk.choices)
-        for (const call of choice.delta.tool_calls ?? [])
-          toolCalls.add(`${choice.index}:${call.index}`);
-      // Only read when the upstream reports no usage: the basis of the gateway's own count.
-      if (usage === undefined) countGenerated(event.chunk, generated);
+      // Bytes only while the upstream reports no usage: the basis of the gateway's own count.
+      tally.add(event.chunk, usage === undefined);
       read += 1;
       // Nobody listens any more: an upstream that goes on past the output cap is not read on.
       if (writer.closed && read > unheardBound) stop.abort('over_cap' satisfies StreamCut);
@@ -293,23 +288,6 @@ async function relayEvents(
       kind: 'dropped',
       detail: (error as { code?: string }).code ?? (error as Error).message,
     };
-  }
-}
-
-/** Adds the bytes a chunk generated (token-estimate.ts `GeneratedBytes`) to `generated`. */
-function countGenerated(chunk: UpstreamChunk, generated: GeneratedBytes): void {
-  for (const choice of chunk.choices) {
-    const delta = choice.delta;
-    if (delta.content != null) generated.visible += Buffer.byteLength(delta.content);
-    if (delta.refusal != null) generated.visible += Buffer.byteLength(delta.refusal);
-    if (delta.reasoning_content != null)
-      generated.reasoning += Buffer.byteLength(delta.reasoning_content);
-    for (const call of delta.tool_calls ?? []) {
-      if (call.function?.name !== undefined)
-        generated.visible += Buffer.byteLength(call.function.name);
-      if (call.function?.arguments !== undefined)
-        generated.visible += Buffer.byteLength(call.function.arguments);
-    }
   }
 }
 
