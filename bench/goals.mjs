@@ -96,6 +96,10 @@ const FLOORS = [
   'ledger-floor-keys',
   'ledger-floor-event-log',
   'ledger-floor-event-log-projected',
+  'ledger-floor-event-log-projected-apart',
+  'ledger-floor-pg',
+  'ledger-floor-pg-event-log',
+  'ledger-floor-pg-event-log-projected',
 ];
 const targets = [
   ...['node-json', ...FLOORS].filter((name) => raw[name] !== undefined),
@@ -209,6 +213,8 @@ function besideTheFloor() {
       'ledger-floor-event-log-projected',
       cpu,
     ],
+    ['CPU per request at max, ÷ ledger-floor-pg (the PostgreSQL floor)', 'ledger-floor-pg', cpu],
+    ['CPU per request at max, ÷ ledger-floor-pg-event-log', 'ledger-floor-pg-event-log', cpu],
   ].filter(([, floorName]) => raw[floorName] !== undefined);
   const names = Object.keys(raw).filter((name) => name.startsWith('tollgate'));
   const rows = ratios.map(([label, floorName, read, overDirect]) => {

@@ -10,9 +10,20 @@
 #   ledger-floor-event-log  one append-only event log: a claim row and a finish row per request
 #   ledger-floor-event-log-projected  the event log plus the read model the listings, retention and
 #                           the sweeper read, built from it in batches in the same process
+#   ledger-floor-event-log-projected-apart  the same read model built in another process (not
+#                           counted by the harness; its CPU per request printed after the run by
+#                           `ledger-floor.mjs --projector-report`)
+# and on PostgreSQL (bench/ledger-floor-pg.mjs, each on a database of its own; full runs only):
+#   ledger-floor-pg         Tollgate's PostgreSQL tables and indexes, ordered ids, batched as
+#                           decision 0018 batches (one statement per batch of claims, of finishes)
+#   ledger-floor-pg-event-log  the event log on PostgreSQL (with each event's transaction id)
+#   ledger-floor-pg-event-log-projected  the same plus its read model, built by the xmin rule in the
+#                           gateway's process (decision 0019, "PostgreSQL")
 # Before the harness, every floor variant's self-test (answers billed once, a replayed key, a second
-# finish and a second claim refused, the ledger clean); after it, each floor's ledger and the
-# store alone without HTTP (`ledger-floor.mjs --store-loop`, the variants interleaved).
+# finish and a second claim refused, the ledger clean; on PostgreSQL also the projector's
+# out-of-order-commit test); after it, each floor's ledger, the apart projector's CPU and the
+# PostgreSQL floors' backends' CPU and WAL per request, and the store alone without HTTP
+# (`ledger-floor.mjs --store-loop`, the variants interleaved).
 # Prints each goal's ratio, the ledger check of every store afterwards, and exits non-zero when a
 # goal is missed, any answer was not a 2xx, a self-test failed or a ledger is not clean
 # (bench/goals.mjs holds the goals).
@@ -66,6 +77,11 @@ build_unless_built
 # Every floor variant keeps its guarantees, or its figure means nothing: checked first, loudly.
 echo "ledger-floor self-test (every variant):"
 node bench/ledger-floor.mjs --self-test
+if [ "$POSTGRES" = 1 ]; then
+  echo "ledger-floor-pg self-test (every variant, and the projector's order):"
+  new_pg_database "tollgate_goals_$$_floor_self_test"
+  FLOOR_PG_URL=$NEW_PG_URL node bench/ledger-floor-pg.mjs --self-test
+fi
 write_bench_config "$WORK/config.json"
 export TOLLGATE_CONFIG=$WORK/config.json
 
@@ -130,7 +146,28 @@ if [ "$SMOKE" = 0 ]; then
   add_floor ledger-floor-random-ids 18113 random-ids all "ledger-floor with a random UUID for every row's key (the floor until 2026-12-05)"
   add_floor ledger-floor-event-log 18114 event-log all "node:http + undici + a one-table append-only event log: a claim row and a finish row per request"
   add_floor ledger-floor-event-log-projected 18115 event-log-projected all "ledger-floor-event-log + its read model (records, statements, their listing indexes) built every 50 ms in the same process"
+  add_floor ledger-floor-event-log-projected-apart 18116 event-log-projected-apart all "ledger-floor-event-log-projected with the projector in a process of its own (same database, outside the measured process group)"
 fi
+# The floors on PostgreSQL, each on a database of its own (full runs only, with PostgreSQL).
+add_pg_floor() { # name port variant description
+  new_pg_database "tollgate_goals_$$_${1//-/_}"
+  mkdir -p "$WORK/$1"
+  TARGETS+=("{ \"name\": \"$1\", \"kind\": \"proxy\", \"description\": \"$4\",
+    \"port\": $2, \"baseUrl\": \"http://127.0.0.1:{{PORT}}/v1\",
+    \"headers\": { \"authorization\": \"Bearer sk-bench\", \"idempotency-key\": \"{{uuid}}\" },
+    \"env\": { \"PROXY_PORT\": \"{{PORT}}\", \"UPSTREAM_URL\": \"{{UPSTREAM_URL}}\", \"FLOOR_DATA_DIR\": \"$WORK/$1\",
+      \"FLOOR_VARIANT\": \"$3\", \"FLOOR_PG_URL\": \"$NEW_PG_URL\" },
+    \"start\": \"node $REPO/bench/ledger-floor-pg.mjs\", \"cwd\": \"$REPO\" }")
+  PG_FLOORS+=("$1|$NEW_PG_URL")
+}
+PG_FLOORS=()
+if [ "$SMOKE" = 0 ] && [ "$POSTGRES" = 1 ]; then
+  add_pg_floor ledger-floor-pg 18117 pg-ordered-ids "node:http + undici + Tollgate's PostgreSQL claim and capture with its ordered ids, one statement per batch (bench/ledger-floor-pg.mjs)"
+  add_pg_floor ledger-floor-pg-event-log 18118 pg-event-log "ledger-floor-event-log on PostgreSQL, one statement per batch"
+  add_pg_floor ledger-floor-pg-event-log-projected 18119 pg-event-log-projected "ledger-floor-pg-event-log + its read model built by the xmin rule in the same process"
+fi
+PG_FLOOR_NAMES=()
+for floor in ${PG_FLOORS[@]+"${PG_FLOORS[@]}"}; do PG_FLOOR_NAMES+=("${floor%%|*}"); done
 [ "$FLOOR_KEYS" = 1 ] && add_floor ledger-floor-keys 18112 ordered-ids none "ledger-floor with only the money path's own keys (no listing, retention or sweeper indexes)"
 (IFS=,; echo "{ \"targets\": [ ${TARGETS[*]} ] }") > "$WORK/targets.json"
 
@@ -141,7 +178,7 @@ else
 fi
 # node-json (the harness's minimal JSON gateway) and the ledger floors: reported beside
 # (bench/goals.mjs), not judged.
-ONLY=direct,node-passthrough,node-json,$(IFS=,; echo "${FLOORS[*]},${NAMES[*]}")
+ONLY=direct,node-passthrough,node-json,$(IFS=,; echo "${FLOORS[*]},${PG_FLOOR_NAMES[*]+${PG_FLOOR_NAMES[*]},}${NAMES[*]}")
 "$HARNESS/run.sh" --targets "anchors,$WORK/targets.json" --only "$ONLY" --out "$WORK/results" "$@"
 
 STATUS=0
@@ -156,6 +193,20 @@ for ledger in "${LEDGERS[@]}"; do
   fi
 done
 for floor in "${FLOORS[@]}"; do node bench/ledger-floor.mjs --check "$WORK/$floor" "$floor" || STATUS=1; done
+# The apart projector's own CPU (the harness counted the gateway's process group only), beside it,
+# and how long either projector held the request path.
+for floor in "${FLOORS[@]}"; do
+  case "$floor" in *-apart)
+    node bench/ledger-floor.mjs --projector-report "$WORK/$floor" "$WORK/results/results.json" "$floor" || STATUS=1 ;;
+  esac
+  case "$floor" in *-projected*) node bench/ledger-floor.mjs --held-report "$WORK/$floor" "$floor" || STATUS=1 ;; esac
+done
+# The PostgreSQL floors: their ledgers, and their backends' CPU and the WAL per request at max.
+for floor in ${PG_FLOORS[@]+"${PG_FLOORS[@]}"}; do
+  IFS='|' read -r name database <<< "$floor"
+  node bench/ledger-floor-pg.mjs --check "$database" "$name" || STATUS=1
+  node bench/ledger-floor-pg.mjs --side-report "$WORK/$name" "$WORK/results/results.json" "$name" || STATUS=1
+done
 # The store alone, no HTTP, each variant in its own process (pinned to the gateways' CPU), the
 # variants interleaved: what the schema costs with nothing else on the path.
 if [ "$SMOKE" = 1 ]; then

@@ -37,6 +37,15 @@
 //                (by key, by account, by expiry, the processing ones; statements by account), and
 //                the sequence it reached. Off the request path but in the gateway's process, so
 //                its CPU counts: what the design costs in all.
+//   event-log-projected-apart  the same read model, built by the same rule, in another OS process:
+//                the floor spawns `ledger-floor.mjs --projector FILE` in a session of its own (so
+//                the harness, which counts the gateway's process group, does not count it), which
+//                opens the same database (WAL: readers never wait; one writer at a time, both
+//                connections with a busy_timeout). It reads the events outside its write
+//                transaction, then applies at most PROJECTED_APART_PER_BATCH of them in one short
+//                `BEGIN IMMEDIATE` (the request path's group commit waits for it, in SQLite's busy
+//                handler, at most that long), pausing between batches. It writes its own CPU and
+//                the events it applied to DIR/projector-PID.json when it stops (`--projector-report`).
 //
 // Writes are group-committed as Tollgate's are (every claim or finish of one event-loop turn in
 // one `BEGIN IMMEDIATE … COMMIT`, each in a savepoint), with WAL, `synchronous = NORMAL` and the
@@ -52,6 +61,15 @@
 //   node bench/ledger-floor.mjs --store-loop [--requests 20000] [--rounds 3] [--group 16]
 //       [--variants a,b] [--cpu 0]   the store alone, no HTTP: claims and finishes in a tight loop,
 //       `--group` per commit, each variant in its own process, rounds interleaved; CPU per request
+//       (and the apart projector's CPU per request beside it)
+//   node bench/ledger-floor.mjs --projector-report DIR RESULTS.JSON NAME
+//       after a harness run of event-log-projected-apart (bench/goals.sh): per round, the gateway's
+//       CPU per request at max ÷ the passthrough's, the projector process's over the same window,
+//       and their sum
+//   node bench/ledger-floor.mjs --held-report DIR NAME
+//       after a harness run of a projected variant: per round, how often and how long the projector
+//       held the request path (the apart one: group commits that waited for its batch; the one in
+//       the process: its batches, which run on the event loop)
 //
 // Env: PROXY_PORT (18110)  UPSTREAM_URL (http://127.0.0.1:18000)  FLOOR_DATA_DIR (a new temp dir)
 //      FLOOR_VARIANT (ordered-ids)  FLOOR_INDEXES (all; `none`: only the money path's own keys,
@@ -60,12 +78,13 @@ import { Buffer } from 'node:buffer';
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { clearInterval, setImmediate, setInterval } from 'node:timers';
 import { fileURLToPath } from 'node:url';
+import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 import { fetch, Pool } from 'undici';
 // The SQLite binding the gateway itself picks for this Node version (docs/decisions/0005) and
@@ -79,9 +98,15 @@ import { createIdGenerator } from '../packages/server/dist/util/effects.js';
 import { parseFlags } from './lib.mjs';
 
 const SELF = fileURLToPath(import.meta.url);
-const VARIANTS = ['random-ids', 'ordered-ids', 'event-log', 'event-log-projected'];
-const INITIAL_BALANCE = 1_000_000_000_000_000;
-const PRICE_PER_TOKEN = 5; // micro-yuan, input and output alike: a flat rule for the floor
+const VARIANTS = [
+  'random-ids',
+  'ordered-ids',
+  'event-log',
+  'event-log-projected',
+  'event-log-projected-apart',
+];
+export const INITIAL_BALANCE = 1_000_000_000_000_000;
+export const PRICE_PER_TOKEN = 5; // micro-yuan, input and output alike: a flat rule for the floor
 
 const PRAGMAS = [
   'journal_mode = WAL',
@@ -166,7 +191,12 @@ function openStore(file, { variant, indexes = true }) {
   const eventLog = variant.startsWith('event-log');
   db.exec(eventLog ? EVENT_LOG : TABLES);
   if (!eventLog && indexes) db.exec(LISTING_INDEXES);
-  if (variant === 'event-log-projected') db.exec(READ_MODEL);
+  const projected = variant.startsWith('event-log-projected');
+  const apart = variant === 'event-log-projected-apart';
+  if (projected) db.exec(READ_MODEL);
+  // With the projector in another process, two connections write: the group commit's BEGIN
+  // IMMEDIATE waits (blocking this event loop) while the projector's short batch commits.
+  if (apart) db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
   db.prepare(
     `INSERT OR IGNORE INTO accounts (id, email, balance, created_at) VALUES ('acct', 'floor@example.test', ?, 0)`,
   ).run(INITIAL_BALANCE);
@@ -189,34 +219,148 @@ function openStore(file, { variant, indexes = true }) {
       );
   // The read model, built in batches between the group commits (both run whole within one
   // event-loop callback on this one connection, so they never interleave).
-  const project = variant === 'event-log-projected' ? projector(db) : () => 0;
+  const projectHere = variant === 'event-log-projected' ? projector(db) : () => 0;
+  const project = () => {
+    const started = performance.now();
+    const count = projectHere();
+    if (count > 0) noteHeld(started);
+    return count;
+  };
   const projecting =
     variant === 'event-log-projected'
       ? setInterval(() => {
           for (let round = 0; round < 4 && project() === PROJECTED_PER_BATCH; round += 1);
         }, 50).unref()
       : undefined;
+  const apartProjector = apart ? spawnProjector(file) : undefined;
   return {
     ...money,
-    /** Applies every event not yet projected (event-log-projected; otherwise nothing). */
-    catchUp() {
+    /**
+     * Applies every event not yet projected (the projected variants; otherwise nothing). Resolves
+     * to the apart projector's CPU so far and the events it applied (`undefined` otherwise).
+     */
+    async catchUp() {
+      if (apartProjector) return apartProjector.ask('catch-up');
       while (project() > 0);
+      return undefined;
     },
     async close() {
       clearInterval(projecting);
+      await apartProjector?.stop();
       await checkpointer.terminate();
       db.close();
     },
   };
 }
 
+const BUSY_TIMEOUT_MS = 5000;
+/** The apart projector's batch: the longest the request path's group commit waits for it. */
+const PROJECTED_APART_PER_BATCH = 256;
+
+/**
+ * event-log-projected-apart: the projector in a child process in its own session (`detached`:
+ * outside the gateway's process group, which the harness measures and signals), talking over an
+ * IPC channel. It exits when the channel closes, i.e. when this process ends however it ends.
+ */
+function spawnProjector(file) {
+  const child = spawn(process.execPath, [SELF, '--projector', file], {
+    detached: true,
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  child.unref();
+  child.channel?.unref();
+  const exited = once(child, 'exit').catch(() => {});
+  const waiting = [];
+  child.on('message', (message) => waiting.shift()?.resolve(message));
+  exited.then(() => {
+    for (const { reject } of waiting.splice(0)) reject(new Error('the projector exited'));
+  });
+  return {
+    /** Sends `what`; resolves to the projector's answer (its CPU and the events it applied). */
+    ask(what) {
+      child.channel?.ref();
+      return new Promise((resolve, reject) => {
+        waiting.push({ resolve, reject });
+        child.send(what);
+      }).finally(() => {
+        if (waiting.length === 0) child.channel?.unref();
+      });
+    },
+    async stop() {
+      child.ref(); // this process waits for it to exit
+      if (child.connected) child.disconnect();
+      await exited;
+    },
+  };
+}
+
+/**
+ * `--projector FILE`: the apart projector's process. Every 50 ms it applies the events not yet
+ * projected, PROJECTED_APART_PER_BATCH per transaction, 2 ms apart (so the request path's BEGIN
+ * IMMEDIATE, sleeping in its busy handler, gets the lock between two batches); on a message it
+ * catches up and answers with its CPU and the events it applied; when the channel closes it writes
+ * its samples (every 250 ms: time, CPU µs, events applied) beside the database and exits.
+ */
+function projectorProcess(file) {
+  const db = new Database(file);
+  for (const pragma of PRAGMAS) db.pragma(pragma);
+  db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+  const project = projector(db, { perBatch: PROJECTED_APART_PER_BATCH, readOutside: true });
+  const started = Date.now();
+  let applied = 0;
+  const usage = () => {
+    const { user, system } = process.cpuUsage();
+    return { cpuUs: user + system, applied };
+  };
+  let running = false;
+  const step = () => {
+    const count = project();
+    applied += count;
+    return count;
+  };
+  const tick = () => {
+    if (running) return;
+    running = true;
+    const next = () => {
+      if (step() === PROJECTED_APART_PER_BATCH) setTimeout(next, 2);
+      else running = false;
+    };
+    next();
+  };
+  const ticking = setInterval(tick, 50);
+  const samples = [];
+  const sampling = setInterval(() => {
+    const { cpuUs } = usage();
+    samples.push([Date.now(), cpuUs, applied]);
+  }, 250);
+  process.on('message', () => {
+    while (step() > 0);
+    process.send(usage());
+  });
+  process.on('disconnect', () => {
+    clearInterval(ticking);
+    clearInterval(sampling);
+    const { cpuUs } = usage();
+    samples.push([Date.now(), cpuUs, applied]);
+    writeFileSync(
+      path.join(path.dirname(file), `projector-${process.pid}.json`),
+      JSON.stringify({ started, stopped: Date.now(), applied, cpuUs, samples }),
+    );
+    db.close();
+    process.exit(0);
+  });
+}
+
 const PROJECTED_PER_BATCH = 4096;
 /**
- * The projector of event-log-projected: applies the events after the sequence it reached, in
- * order, at most PROJECTED_PER_BATCH in one transaction with the sequence they take it to (so each
- * is applied exactly once). Returns how many it applied.
+ * The projector of the projected variants: applies the events after the sequence it reached, in
+ * order, at most `perBatch` in one transaction with the sequence they take it to (so each is
+ * applied exactly once). With `readOutside` (the apart projector) it reads the events before its
+ * write transaction (a WAL read, which waits for no one) and holds the write lock only to apply
+ * them, after checking that the sequence reached is still the one it read from. Returns how many
+ * it applied.
  */
-function projector(db) {
+function projector(db, { perBatch = PROJECTED_PER_BATCH, readOutside = false } = {}) {
   const statements = {
     begin: db.prepare('begin immediate'),
     commit: db.prepare('commit'),
@@ -237,9 +381,18 @@ function projector(db) {
     advance: db.prepare("update projection set last_seq = ? where name = 'read-model'"),
   };
   return function project() {
+    let events;
+    let from;
+    if (readOutside) {
+      from = statements.last.get();
+      events = statements.events.all(from, perBatch);
+      if (events.length === 0) return 0;
+    }
     statements.begin.run();
     try {
-      const events = statements.events.all(statements.last.get(), PROJECTED_PER_BATCH);
+      if (!readOutside) events = statements.events.all(statements.last.get(), perBatch);
+      else if (statements.last.get() !== from)
+        throw new Error('another projector moved the read model');
       for (const event of events) {
         const { seq, request_id: request, account_id: account, created_at: at } = event;
         if (event.kind === 'claim') {
@@ -277,6 +430,19 @@ function projector(db) {
   };
 }
 
+/**
+ * How long the projector held the request path, for `--held-report`: with the projector apart,
+ * each group commit's BEGIN IMMEDIATE that waited (in SQLite's busy handler) for its batch; with it
+ * in the process, each batch (it runs on the event loop, so nothing else does meanwhile). Every
+ * such wait of at least HELD_AT_LEAST_MS, and how many group commits there were.
+ */
+const held = { commits: 0, waitsMs: [] };
+const HELD_AT_LEAST_MS = 0.05;
+const noteHeld = (started) => {
+  const ms = performance.now() - started;
+  if (ms >= HELD_AT_LEAST_MS) held.waitsMs.push(Math.round(ms * 1000) / 1000);
+};
+
 /** Group commit: every write of one event-loop turn in one transaction, each in its savepoint. */
 function groupCommitter(db) {
   const statements = {
@@ -291,7 +457,10 @@ function groupCommitter(db) {
     const batch = queue;
     queue = [];
     const outcomes = [];
+    held.commits += 1;
+    const waiting = performance.now();
     statements.begin.run();
+    noteHeld(waiting);
     for (const item of batch) {
       statements.savepoint.run();
       try {
@@ -317,12 +486,12 @@ function groupCommitter(db) {
     });
 }
 
-const priced = (usage, reserve) =>
+export const priced = (usage, reserve) =>
   Math.min(
     reserve,
     ((usage?.prompt_tokens | 0) + (usage?.completion_tokens | 0)) * PRICE_PER_TOKEN,
   );
-const insufficient = () => Object.assign(new Error('insufficient funds'), { status: 402 });
+export const insufficient = () => Object.assign(new Error('insufficient funds'), { status: 402 });
 
 /** Tollgate's tables: record, hold, two journal entries; ids from `newId(prefix)`. */
 function tableMoney(db, groupCommitted, newId) {
@@ -467,14 +636,25 @@ function eventLogMoney(db, groupCommitted, newId) {
 // ------------------------------------------------------------------------------------ the gateway
 
 function serve(variant) {
-  const port = Number(process.env.PROXY_PORT || 18110);
-  const upstreamUrl = process.env.UPSTREAM_URL || 'http://127.0.0.1:18000';
   const file = path.join(
     process.env.FLOOR_DATA_DIR || mkdtempSync(path.join(tmpdir(), 'floor-')),
     'floor.sqlite',
   );
-  const pool = new Pool(upstreamUrl, { connections: 256, pipelining: 1, keepAliveTimeout: 60_000 });
   const store = openStore(file, { variant, indexes: process.env.FLOOR_INDEXES !== 'none' });
+  if (variant.startsWith('event-log-projected')) writeHeld(path.dirname(file));
+  serveGateway(store, `${variant}`, file);
+}
+
+/**
+ * The gateway around a store's `claim` and `finish` (this file's SQLite ones, or
+ * bench/ledger-floor-pg.mjs's): node:http + undici, the key's hash, a JSON parse, the claim before
+ * the upstream call and the finish before the answer. A store's refusal answers its `status` (409
+ * for a used idempotency key, 402 for funds), anything else 502.
+ */
+export function serveGateway(store, label, where) {
+  const port = Number(process.env.PROXY_PORT || 18110);
+  const upstreamUrl = process.env.UPSTREAM_URL || 'http://127.0.0.1:18000';
+  const pool = new Pool(upstreamUrl, { connections: 256, pipelining: 1, keepAliveTimeout: 60_000 });
 
   // Authentication: the key's SHA-256 against the keys known (Tollgate keeps them cached too).
   const keys = new Map([[sha256('sk-bench'), { keyId: 'key', accountId: 'acct' }]]);
@@ -563,7 +743,7 @@ function serve(variant) {
   });
   server.keepAliveTimeout = 120_000;
   server.listen(port, '127.0.0.1', () =>
-    console.log(`ledger-floor (${variant}) on http://127.0.0.1:${port} -> ${upstreamUrl}, ${file}`),
+    console.log(`ledger-floor (${label}) on http://127.0.0.1:${port} -> ${upstreamUrl}, ${where}`),
   );
   for (const signal of ['SIGINT', 'SIGTERM'])
     process.on(signal, () => {
@@ -572,7 +752,14 @@ function serve(variant) {
     });
 }
 
-function sha256(text) {
+/** The SQLite gateway's exit: what the projector held it for (`--held-report`), beside the data. */
+function writeHeld(dir) {
+  process.prependListener('SIGTERM', () =>
+    writeFileSync(path.join(dir, `held-${process.pid}.json`), JSON.stringify(held)),
+  );
+}
+
+export function sha256(text) {
   return createHash('sha256').update(text).digest('hex');
 }
 async function readAll(stream) {
@@ -700,7 +887,7 @@ function checkLedger(databaseFile, label = 'ledger-floor') {
 
 // ------------------------------------------------------------------------------- the self-test
 
-const TEST_USAGE = { prompt_tokens: 12, completion_tokens: 30, total_tokens: 42 };
+export const TEST_USAGE = { prompt_tokens: 12, completion_tokens: 30, total_tokens: 42 };
 
 /**
  * Each variant end to end, in its own process behind a small upstream: every answer 2xx and
@@ -709,26 +896,7 @@ const TEST_USAGE = { prompt_tokens: 12, completion_tokens: 30, total_tokens: 42 
  * used key both refused; the ledger clean with exactly what was answered captured. Exit code.
  */
 async function selfTest(variants) {
-  const upstream = http.createServer((request, response) => {
-    let body = '';
-    request.on('data', (chunk) => (body += chunk));
-    request.on('end', () => {
-      if (JSON.parse(body).stream === true) {
-        response.writeHead(200, { 'content-type': 'text/event-stream' });
-        response.write(`data: ${JSON.stringify({ choices: [{ delta: { content: 'hi' } }] })}\n\n`);
-        response.end(
-          `data: ${JSON.stringify({ choices: [], usage: TEST_USAGE })}\n\ndata: [DONE]\n\n`,
-        );
-        return;
-      }
-      response.writeHead(200, { 'content-type': 'application/json' });
-      response.end(
-        JSON.stringify({ id: 'x', choices: [{ message: { content: 'hi' } }], usage: TEST_USAGE }),
-      );
-    });
-  });
-  upstream.listen(0, '127.0.0.1');
-  await once(upstream, 'listening');
+  const upstream = await testUpstream();
   const requests = 24;
   // The variants side by side (each in its own process and directory): most of a variant's time
   // is its process starting.
@@ -754,16 +922,77 @@ async function selfTest(variants) {
   return outcomes.every((problems) => problems.length === 0) ? 0 : 1;
 }
 
+/** The self-test's upstream: a chat answer or a short stream, each with TEST_USAGE. */
+export async function testUpstream() {
+  const upstream = http.createServer((request, response) => {
+    let body = '';
+    request.on('data', (chunk) => (body += chunk));
+    request.on('end', () => {
+      if (JSON.parse(body).stream === true) {
+        response.writeHead(200, { 'content-type': 'text/event-stream' });
+        response.write(`data: ${JSON.stringify({ choices: [{ delta: { content: 'hi' } }] })}\n\n`);
+        response.end(
+          `data: ${JSON.stringify({ choices: [], usage: TEST_USAGE })}\n\ndata: [DONE]\n\n`,
+        );
+        return;
+      }
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end(
+        JSON.stringify({ id: 'x', choices: [{ message: { content: 'hi' } }], usage: TEST_USAGE }),
+      );
+    });
+  });
+  upstream.listen(0, '127.0.0.1');
+  await once(upstream, 'listening');
+  return upstream;
+}
+
 async function selfTestOne(variant, dir, upstreamPort, requests, problems) {
-  const port = await freePort();
-  const child = spawn(process.execPath, [SELF], {
-    env: {
-      ...process.env,
-      PROXY_PORT: String(port),
+  await gatewayBurst(
+    SELF,
+    {
       UPSTREAM_URL: `http://127.0.0.1:${upstreamPort}`,
       FLOOR_DATA_DIR: dir,
       FLOOR_VARIANT: variant,
     },
+    requests,
+    problems,
+  );
+  const file = path.join(dir, 'floor.sqlite');
+  const store = openStore(file, { variant });
+  try {
+    const reader = new Database(file, { readonly: true });
+    const captured = variant.startsWith('event-log')
+      ? reader
+          .prepare(
+            `select c.request_id request, c.amount reserve from events c join events f
+               on f.request_id = c.request_id and f.kind = 'finish' where c.kind = 'claim' limit 1`,
+          )
+          .get()
+      : reader
+          .prepare(
+            `select id request, hold_id hold, reserve_amount reserve from requests where status = 'succeeded' limit 1`,
+          )
+          .get();
+    reader.close();
+    await secondAttemptsRefused(store, captured, problems);
+    await store.catchUp();
+  } finally {
+    await store.close();
+  }
+  const { clean, figures } = ledgerFigures(file);
+  checkSelfTestFigures(clean, figures, requests, problems);
+}
+
+/**
+ * The gateway `script` in a child process (env: PROXY_PORT, plus `env`): `requests` chat requests
+ * at once (a third streamed), each answered 200, and a replay of a used idempotency key answered
+ * 409; the child stopped (SIGTERM) before it returns.
+ */
+export async function gatewayBurst(script, env, requests, problems) {
+  const port = await freePort();
+  const child = spawn(process.execPath, [script], {
+    env: { ...process.env, ...env, PROXY_PORT: String(port) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let errors = '';
@@ -772,7 +1001,7 @@ async function selfTestOne(variant, dir, upstreamPort, requests, problems) {
   await Promise.race([
     once(child.stdout, 'data'),
     exited.then(([code]) => {
-      throw new Error(`the ${variant} floor exited (${code}): ${errors}`);
+      throw new Error(`the floor ${JSON.stringify(env)} exited (${code}): ${errors}`);
     }),
   ]);
   const base = `http://127.0.0.1:${port}/v1/chat/completions`;
@@ -801,52 +1030,40 @@ async function selfTestOne(variant, dir, upstreamPort, requests, problems) {
     child.kill('SIGTERM');
     await exited.catch(() => {});
   }
-  const file = path.join(dir, 'floor.sqlite');
-  const store = openStore(file, { variant });
-  try {
-    const reader = new Database(file, { readonly: true });
-    const captured = variant.startsWith('event-log')
-      ? reader
-          .prepare(
-            `select c.request_id request, c.amount reserve from events c join events f
-               on f.request_id = c.request_id and f.kind = 'finish' where c.kind = 'claim' limit 1`,
-          )
-          .get()
-      : reader
-          .prepare(
-            `select id request, hold_id hold, reserve_amount reserve from requests where status = 'succeeded' limit 1`,
-          )
-          .get();
-    reader.close();
-    const principal = { keyId: 'key', accountId: 'acct' };
-    const refused = async (attempt) =>
-      attempt.then(
-        () => false,
-        () => true,
-      );
-    // A hold left open, larger than the captured one, so that the account's own bounds (held ≥ 0)
-    // cannot be what refuses the second finish: the capture's guards must.
-    await store.claim(
-      principal,
-      'left-open',
-      'f',
-      '/v1/chat/completions',
-      'm',
-      10 * captured.reserve,
+}
+
+/**
+ * On a store after a burst: with a larger hold left open (so that the account's own bounds,
+ * held ≥ 0, cannot be what refuses), a second finish of the captured request `captured` and a
+ * second claim of a used idempotency key (`key-2`) must both be refused.
+ */
+export async function secondAttemptsRefused(store, captured, problems) {
+  const principal = { keyId: 'key', accountId: 'acct' };
+  const refused = async (attempt) =>
+    attempt.then(
+      () => false,
+      () => true,
     );
-    if (
-      !(await refused(
-        store.finish(principal, captured, captured.reserve, TEST_USAGE, 200, '{"again":true}'),
-      ))
-    )
-      problems.push('a second finish of a captured request was accepted');
-    if (!(await refused(store.claim(principal, 'key-2', 'f', '/v1/chat/completions', 'm', 100))))
-      problems.push('a used idempotency key was claimed again');
-    store.catchUp();
-  } finally {
-    await store.close();
-  }
-  const { clean, figures } = ledgerFigures(file);
+  await store.claim(
+    principal,
+    'left-open',
+    'f',
+    '/v1/chat/completions',
+    'm',
+    10 * captured.reserve,
+  );
+  if (
+    !(await refused(
+      store.finish(principal, captured, captured.reserve, TEST_USAGE, 200, '{"again":true}'),
+    ))
+  )
+    problems.push('a second finish of a captured request was accepted');
+  if (!(await refused(store.claim(principal, 'key-2', 'f', '/v1/chat/completions', 'm', 100))))
+    problems.push('a used idempotency key was claimed again');
+}
+
+/** The ledger after a self-test: clean, caught up, every answered request captured once. */
+export function checkSelfTestFigures(clean, figures, requests, problems) {
   if (!clean) problems.push(`ledger not clean ${JSON.stringify(figures)}`);
   if (figures.lag !== undefined && figures.lag !== 0)
     problems.push(`the read model is ${figures.lag} events behind after catching up`);
@@ -859,7 +1076,7 @@ async function selfTestOne(variant, dir, upstreamPort, requests, problems) {
     );
 }
 
-async function freePort() {
+export async function freePort() {
   const probe = http.createServer().listen(0, '127.0.0.1');
   await once(probe, 'listening');
   const { port } = probe.address();
@@ -870,7 +1087,7 @@ async function freePort() {
 // ------------------------------------------------------------------------------- the store loop
 
 // The answer kept per request, the size of the harness mock's chat answer.
-const LOOP_ANSWER = JSON.stringify({
+export const LOOP_ANSWER = JSON.stringify({
   id: 'chatcmpl-bench0001',
   object: 'chat.completion',
   created: 1700000000,
@@ -890,7 +1107,7 @@ const LOOP_ANSWER = JSON.stringify({
   usage: { prompt_tokens: 12, completion_tokens: 14, total_tokens: 26 },
   system_fingerprint: 'fp_bench',
 });
-const median = (values) => {
+export const median = (values) => {
   const sorted = [...values].sort((a, b) => a - b);
   const middle = Math.floor(sorted.length / 2);
   return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
@@ -930,7 +1147,7 @@ async function storeLoop(flags) {
       if (result === null || !result.clean) {
         failed += 1;
         console.log(`  ${variant}: FAILED ${run.stdout}${run.stderr}`);
-        measured[variant].push({ cpuUsPerReq: NaN, wallUsPerReq: NaN });
+        measured[variant].push({ cpuUsPerReq: NaN, projectorCpuUsPerReq: NaN, wallUsPerReq: NaN });
       } else measured[variant].push(result);
     }
   }
@@ -941,14 +1158,19 @@ async function storeLoop(flags) {
     `\nThe store alone (--store-loop: ${requests} requests after ${Math.round(requests / 10)} of warm-up, ${group} claims or finishes per commit, ${rounds} round(s), variants rotated; ${pin.length ? `pinned to CPU ${flags.cpu ?? 0}` : 'not pinned'}):\n`,
   );
   console.log(
-    '| variant | CPU µs/req (median; rounds) | ÷ random-ids (median; rounds) | wall µs/req (median) |',
+    '| variant | CPU µs/req (median; rounds) | ÷ random-ids (median; rounds) | apart projector: CPU µs/req; (store + projector) ÷ random-ids | wall µs/req (median) |',
   );
-  console.log('|---|---|---|---|');
+  console.log('|---|---|---|---|---|');
+  const cells = (values) => `${format(median(values))} (${values.map(format).join(', ')})`;
   for (const variant of variants) {
     const cpu = measured[variant].map((result) => result.cpuUsPerReq);
+    const apart = measured[variant].map((result) => result.projectorCpuUsPerReq ?? 0);
     const ratios = reference ? cpu.map((value, round) => value / reference[round].cpuUsPerReq) : [];
+    const total = reference
+      ? cpu.map((value, round) => (value + apart[round]) / reference[round].cpuUsPerReq)
+      : [];
     console.log(
-      `| ${variant} | ${whole(median(cpu))} (${cpu.map(whole).join(', ')}) | ${reference ? `${format(median(ratios))} (${ratios.map(format).join(', ')})` : '–'} | ${whole(median(measured[variant].map((result) => result.wallUsPerReq)))} |`,
+      `| ${variant} | ${whole(median(cpu))} (${cpu.map(whole).join(', ')}) | ${reference ? cells(ratios) : '–'} | ${apart.some((value) => value > 0) ? `${whole(median(apart))} (${apart.map(whole).join(', ')}); ${reference ? cells(total) : '–'}` : '–'} | ${whole(median(measured[variant].map((result) => result.wallUsPerReq)))} |`,
     );
   }
   return failed === 0 ? 0 : 1;
@@ -982,12 +1204,14 @@ async function storeLoopOne(variant, requests, group) {
     );
   };
   for (let done = 0; done < requests / 10; done += group) await batch();
-  store.catchUp();
+  const apartBefore = await store.catchUp();
   const cpuBefore = process.cpuUsage();
   const wallBefore = process.hrtime.bigint();
   let done = 0;
   for (; done < requests; done += group) await batch();
-  store.catchUp(); // the read model's work for these requests, within the measured window
+  // The read model's work for these requests, within the measured window (the apart projector's
+  // in its own process: reported beside, not in this process's CPU).
+  const apartAfter = await store.catchUp();
   const cpu = process.cpuUsage(cpuBefore);
   const wall = Number(process.hrtime.bigint() - wallBefore) / 1000;
   await store.close();
@@ -998,6 +1222,7 @@ async function storeLoopOne(variant, requests, group) {
       variant,
       requests: done,
       cpuUsPerReq: (cpu.user + cpu.system) / done,
+      projectorCpuUsPerReq: apartAfter ? (apartAfter.cpuUs - apartBefore.cpuUs) / done : 0,
       wallUsPerReq: wall / done,
       clean,
       figures,
@@ -1005,12 +1230,140 @@ async function storeLoopOne(variant, requests, group) {
   );
 }
 
+// ------------------------------------------------------------------------ the projector's report
+
+/**
+ * `--projector-report DIR RESULTS.JSON NAME`: event-log-projected-apart's CPU after a harness run.
+ * The harness counts the gateway's process group only; the projector's process wrote its samples
+ * (DIR/projector-PID.json, one per round: the harness starts the target afresh every round). Per
+ * round, its CPU per request over the max phase (the last `durationSec` before it stopped, which
+ * it does when the gateway stops, right after that phase), beside the gateway's, both ÷ the
+ * passthrough's and ÷ the other floors' of the same round; and the p99 at each fixed rate.
+ */
+function projectorReport(dir, resultsFile, name) {
+  const { raw } = JSON.parse(readFileSync(resultsFile, 'utf8'));
+  const target = raw[name];
+  const passthrough = raw['node-passthrough'];
+  if (!target || !passthrough) {
+    console.log(`  ${name}: not in ${resultsFile}, no projector report`);
+    return 1;
+  }
+  const runs = readdirSync(dir)
+    .filter((entry) => /^projector-\d+\.json$/.test(entry))
+    .map((entry) => JSON.parse(readFileSync(path.join(dir, entry), 'utf8')))
+    .sort((a, b) => a.started - b.started);
+  if (runs.length !== target.rounds.length) {
+    console.log(
+      `  ${name}: ${runs.length} projector runs for ${target.rounds.length} rounds, no projector report`,
+    );
+    return 1;
+  }
+  const projectorPerRequest = runs.map((run, round) => {
+    const seconds = target.rounds[round].max?.durationSec ?? NaN;
+    const end = run.samples.findLast(([at]) => at <= run.stopped - 250) ?? run.samples.at(-1);
+    const start = run.samples.findLast(([at]) => at <= end[0] - seconds * 1000) ?? run.samples[0];
+    const requests = (end[2] - start[2]) / 2;
+    return requests > 0 ? (end[1] - start[1]) / requests : NaN;
+  });
+  const format = (value) => (Number.isFinite(value) ? value.toFixed(2) : String(value));
+  const whole = (value) => (Number.isFinite(value) ? value.toFixed(0) : String(value));
+  const cells = (values, show = format) =>
+    `${show(median(values))} (${values.map(show).join(', ')})`;
+  const perRound = (read) =>
+    target.rounds.map((phases, round) => {
+      try {
+        return read(phases, round);
+      } catch {
+        return NaN;
+      }
+    });
+  const cpu = (phases) => phases.max.targetCpuUsPerReq;
+  const gateway = perRound(cpu);
+  const rows = [
+    ['gateway CPU µs/req at max (the harness: its process group)', gateway, whole],
+    ['projector process CPU µs/req, same window', projectorPerRequest, whole],
+  ];
+  const against = (label, other) => {
+    if (!other) return;
+    const base = (round) => cpu(other.rounds[round]);
+    rows.push(
+      [`gateway ÷ ${label}`, gateway.map((value, round) => value / base(round))],
+      [
+        `(gateway + projector) ÷ ${label}`,
+        gateway.map((value, round) => (value + projectorPerRequest[round]) / base(round)),
+      ],
+    );
+  };
+  against('node-passthrough', passthrough);
+  against('ledger-floor', raw['ledger-floor']);
+  against('ledger-floor-event-log', raw['ledger-floor-event-log']);
+  against('ledger-floor-event-log-projected', raw['ledger-floor-event-log-projected']);
+  for (const phase of Object.keys(target.rounds[0]).filter((key) => /^rate\d+$/.test(key))) {
+    for (const other of [
+      'node-passthrough',
+      'ledger-floor',
+      'ledger-floor-event-log',
+      'ledger-floor-event-log-projected',
+      name,
+    ]) {
+      if (!raw[other]) continue;
+      rows.push([
+        `${other}: p99 at ${phase.slice(4)} req/s (ms)`,
+        raw[other].rounds.map((phases) => phases[phase]?.serviceMs?.p99 ?? NaN),
+      ]);
+    }
+  }
+  console.log(
+    `\n${name}: the request path (the gateway's process) and the projector (its own process), ${target.rounds.length} round(s), median (rounds):\n`,
+  );
+  console.log('| figure | median (rounds) |\n|---|---|');
+  for (const [label, values, show] of rows) console.log(`| ${label} | ${cells(values, show)} |`);
+  return 0;
+}
+
+/**
+ * `--held-report DIR NAME`: per round (one gateway process each, all its phases), how often and
+ * how long the projector held the request path (see `held`): the group commits, those held, the
+ * p99 and the longest hold, and the time held per 1,000 commits.
+ */
+function heldReport(dir, name) {
+  const runs = readdirSync(dir)
+    .filter((entry) => /^held-\d+\.json$/.test(entry))
+    .map((entry) => ({
+      at: statSync(path.join(dir, entry)).mtimeMs,
+      ...JSON.parse(readFileSync(path.join(dir, entry), 'utf8')),
+    }))
+    .sort((a, b) => a.at - b.at);
+  console.log(
+    `\n${name}: the request path held by the projector, per round (the whole run of each process)\n`,
+  );
+  console.log(
+    '| round | group commits | held ≥ 0.05 ms | p99 of held (ms) | longest (ms) | ms held per 1,000 commits |',
+  );
+  console.log('|---|---|---|---|---|---|');
+  runs.forEach((run, index) => {
+    const sorted = [...run.waitsMs].sort((a, b) => a - b);
+    const total = sorted.reduce((sum, ms) => sum + ms, 0);
+    const p99 = sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.99))] ?? 0;
+    console.log(
+      `| ${index + 1} | ${run.commits} | ${sorted.length} | ${p99.toFixed(2)} | ${(sorted.at(-1) ?? 0).toFixed(2)} | ${((total / Math.max(1, run.commits)) * 1000).toFixed(0)} |`,
+    );
+  });
+  return 0;
+}
+
 // ------------------------------------------------------------------------------------ dispatch
 
 const [mode, ...rest] = process.argv.slice(2);
-if (mode === '--check') process.exit(checkLedger(path.join(rest[0], 'floor.sqlite'), rest[1]));
+if (path.resolve(process.argv[1] ?? '') !== SELF) {
+  // imported (bench/ledger-floor-pg.mjs): nothing to run
+} else if (mode === '--check')
+  process.exit(checkLedger(path.join(rest[0], 'floor.sqlite'), rest[1]));
 else if (mode === '--self-test') process.exit(await selfTest(rest.length > 0 ? rest : VARIANTS));
 else if (mode === '--store-loop') process.exit(await storeLoop(parseFlags(rest)));
+else if (mode === '--projector') projectorProcess(rest[0]);
+else if (mode === '--projector-report') process.exit(projectorReport(rest[0], rest[1], rest[2]));
+else if (mode === '--held-report') process.exit(heldReport(rest[0], rest[1]));
 else if (mode === '--store-loop-one') {
   await storeLoopOne(rest[0], Number(rest[1]), Number(rest[2]));
   process.exit(0);
