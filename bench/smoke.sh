@@ -4,8 +4,9 @@
 # a dirty ledger, so that no benchmark can silently stop working. .ci/run runs it after the tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# One build for all of them (each script builds when run alone).
-npm run build --silent
+# One build for all of them (each script builds when run alone); none when the caller has just built
+# this tree and says so (TOLLGATE_BENCH_BUILT=1: .ci/run, after npm test's build).
+[ -n "${TOLLGATE_BENCH_BUILT:-}" ] || npm run build --silent
 export TOLLGATE_BENCH_BUILT=1
 for bench in run goals idle-latency assets many-accounts pg-throughput tasks profile; do
   printf '\n=== bench/%s.sh --smoke ===\n' "$bench"

@@ -2,7 +2,11 @@ import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { expect, it } from 'vitest';
-import { describeConsoleInBrowser, SCREENSHOTS } from '../helpers/console-browser.js';
+import {
+  describeConsoleInBrowser,
+  SCREENSHOTS,
+  SCREENSHOTS_TAKEN,
+} from '../helpers/console-browser.js';
 import type { TestGateway } from '../helpers/gateway.js';
 import { png } from '../helpers/media.js';
 import { finishedRequest, unknownOutcome } from '../helpers/records.js';
@@ -36,7 +40,8 @@ import {
  * geometry is checked where it is tightest: the other browser suites leave these checks to it.
  *
  * Each page's screenshot (1280 wide, the whole page) is kept in test/console/screenshots/
- * (git-ignored) as `<store>-tour-<role>-<language>-<page>.png`, for a person to look at.
+ * (git-ignored) as `<store>-tour-<role>-<language>-<page>.png`, for a person to look at (not in
+ * CI: TOLLGATE_TEST_SCREENSHOTS=0, helpers/console-browser.ts).
  */
 
 /**
@@ -255,7 +260,8 @@ async function auditPage(
     ...(await amountProblems(page, language)).problems,
     ...(await geometryProblems(page)),
   ];
-  await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true });
+  if (SCREENSHOTS_TAKEN)
+    await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true });
   return problems.map((problem) => `${name}: ${problem}`);
 }
 

@@ -13,8 +13,8 @@ import { describeNeeding, requiredExecutable } from './required-services.js';
 /**
  * Driving the console in Debian's Chromium (playwright-core): the browser suites' set-up, a fresh
  * browser context per test (`openBrowser`), and `inspectPage` (screenshots at 1280x800 and
- * 390x844 into test/console/screenshots/, git-ignored, and axe-core: no serious or critical
- * violation).
+ * 390x844 into test/console/screenshots/, git-ignored, unless TOLLGATE_TEST_SCREENSHOTS=0; and
+ * axe-core: no serious or critical violation).
  *
  * The structure, chosen for CI time (issue 37, item 6; the three suites took over 5 minutes of a
  * 2-core machine's run):
@@ -43,6 +43,14 @@ const AXE_SOURCE = readFileSync(
   createRequire(import.meta.url).resolve('axe-core/axe.min.js'),
   'utf8',
 );
+/**
+ * Whether the browser suites write their screenshots (`TOLLGATE_TEST_SCREENSHOTS`, on unless `0`).
+ * They are for a person to look at and assert nothing: what is checked on a page (axe-core, the
+ * tour's audits, each suite's expectations) runs either way, at 1280x800. CI turns them off
+ * (.ci/run): its clone is thrown away after the run, and taking them cost it about 30 s of 2
+ * cores (docs/ci.md, session 23).
+ */
+export const SCREENSHOTS_TAKEN = process.env['TOLLGATE_TEST_SCREENSHOTS'] !== '0';
 export const VIEWPORTS = [
   { width: 1280, height: 800 },
   { width: 390, height: 844 },
@@ -158,16 +166,21 @@ export async function openBrowser(language: 'zh-CN' | 'en'): Promise<{
   return { context, page, cspViolations, close: () => context.close() };
 }
 
-/** Screenshots at both sizes, then axe-core: no serious or critical violation. */
+/**
+ * Screenshots at both sizes (unless turned off: `SCREENSHOTS_TAKEN`), then axe-core at 1280x800:
+ * no serious or critical violation.
+ */
 export async function inspectPage(page: Page, name: string): Promise<void> {
-  for (const viewport of VIEWPORTS) {
-    await page.setViewportSize(viewport);
-    await page.screenshot({
-      path: path.join(SCREENSHOTS, `${name}-${viewport.width}x${viewport.height}.png`),
-      fullPage: true,
-    });
+  if (SCREENSHOTS_TAKEN) {
+    for (const viewport of VIEWPORTS) {
+      await page.setViewportSize(viewport);
+      await page.screenshot({
+        path: path.join(SCREENSHOTS, `${name}-${viewport.width}x${viewport.height}.png`),
+        fullPage: true,
+      });
+    }
+    await page.setViewportSize(VIEWPORTS[0]);
   }
-  await page.setViewportSize(VIEWPORTS[0]);
   // Through the DevTools protocol, which the page's CSP does not govern (nothing inline is added);
   // once per document: the console moves between its pages without reloading, and axe stays.
   if (!(await page.evaluate(() => 'axe' in globalThis))) await page.evaluate(AXE_SOURCE);

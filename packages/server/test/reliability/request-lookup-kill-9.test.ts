@@ -157,6 +157,8 @@ function killedMidFlight(database: () => Promise<TestDatabase>) {
     const exited = new Promise((resolve) => first.child.once('exit', resolve));
     first.child.kill('SIGKILL');
     await exited;
+    // No record is touched after this (its process is gone): each is stale from here + the age.
+    const killedAt = Date.now();
     for (const pending of Object.values(chats)) await pending.answer;
     // Nothing was resolved by the dead process: all three still hold their money.
     const between = await startGatewayProcess(env);
@@ -164,9 +166,10 @@ function killedMidFlight(database: () => Promise<TestDatabase>) {
     for (const id of Object.values(ids))
       expect((await operatorRecord(between, id)).reserve?.state).toBe('open');
     // Until the stale age passes, the first sweep of the new process leaves them alone: stop
-    // it, wait out the stale age, start another (whose first sweep resolves them).
+    // it, wait out the rest of the stale age since the kill, start another (whose first sweep
+    // resolves them).
     await between.stop();
-    await sleep(STALE_AFTER_MS + 500);
+    await sleep(Math.max(0, killedAt + STALE_AFTER_MS + 500 - Date.now()));
     const restarted = await startGatewayProcess(env);
     children.push(restarted.child);
 
@@ -279,30 +282,34 @@ async function operatorRecord(gateway: GatewayProcess, id: string): Promise<Oper
   return (await gateway.admin('GET', `/requests/${id}`)) as unknown as OperatorRecord;
 }
 
-describe("request look-up across a kill -9 of the gateway process on 'sqlite'", () => {
-  killedMidFlight(async () => ({
-    env: { TOLLGATE_DATABASE_URL: '' },
-    remove: async () => {},
-  }));
-});
+// The two stores' runs side by side (`describe.concurrent`): each has its own database, data
+// directory, simulator and gateway processes, and most of each is waiting out the stale age.
+describe.concurrent('request look-up across a kill -9', () => {
+  describe("of the gateway process on 'sqlite'", () => {
+    killedMidFlight(async () => ({
+      env: { TOLLGATE_DATABASE_URL: '' },
+      remove: async () => {},
+    }));
+  });
 
-describeOnPostgres('request look-up across a kill -9 of the gateway process on $name', () => {
-  killedMidFlight(async () => {
-    const database = `tollgate_lookup_${randomBytes(6).toString('hex')}`;
-    const admin = new pg.Client({ connectionString: pgUrl });
-    await admin.connect();
-    await admin.query(`create database ${database}`);
-    await admin.end();
-    const url = new URL(pgUrl ?? '');
-    url.pathname = `/${database}`;
-    return {
-      env: { TOLLGATE_DATABASE_URL: url.toString() },
-      remove: async () => {
-        const client = new pg.Client({ connectionString: pgUrl });
-        await client.connect();
-        await client.query(`drop database if exists ${database} with (force)`);
-        await client.end();
-      },
-    };
+  describeOnPostgres('of the gateway process on $name', () => {
+    killedMidFlight(async () => {
+      const database = `tollgate_lookup_${randomBytes(6).toString('hex')}`;
+      const admin = new pg.Client({ connectionString: pgUrl });
+      await admin.connect();
+      await admin.query(`create database ${database}`);
+      await admin.end();
+      const url = new URL(pgUrl ?? '');
+      url.pathname = `/${database}`;
+      return {
+        env: { TOLLGATE_DATABASE_URL: url.toString() },
+        remove: async () => {
+          const client = new pg.Client({ connectionString: pgUrl });
+          await client.connect();
+          await client.query(`drop database if exists ${database} with (force)`);
+          await client.end();
+        },
+      };
+    });
   });
 });
