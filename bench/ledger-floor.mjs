@@ -807,15 +807,7 @@ function ledgerFigures(databaseFile) {
       };
       if (one("select count(*) n from sqlite_master where name = 'projection'").n === 1)
         Object.assign(figures, projectionFigures(one));
-      const clean =
-        figures.requests > 0 &&
-        (figures.projectedTo === undefined || figures.readModelMismatches === 0) &&
-        figures.finishedWithoutClaim === 0 &&
-        figures.capturedTwice === 0 &&
-        figures.releasedOtherThanHeld === 0 &&
-        figures.held === figures.openHeld &&
-        figures.captured === figures.balanceMoved;
-      return { clean, figures };
+      return { clean: eventLogClean(figures), figures };
     }
     const figures = {
       schema: 'tables',
@@ -831,14 +823,7 @@ function ledgerFigures(databaseFile) {
       journalMoved: -one('select coalesce(sum(balance_delta), 0) s from journal').s,
       captured: one("select coalesce(sum(amount), 0) s from requests where status = 'succeeded'").s,
     };
-    const clean =
-      figures.requests > 0 &&
-      figures.unsucceeded === figures.openHolds &&
-      figures.capturedTwice === 0 &&
-      figures.held === figures.openHeld &&
-      figures.balanceMoved === figures.journalMoved &&
-      figures.captured === figures.balanceMoved;
-    return { clean, figures };
+    return { clean: tablesClean(figures), figures };
   } finally {
     store.close();
   }
@@ -886,6 +871,30 @@ function checkLedger(databaseFile, label = 'ledger-floor') {
 }
 
 // ------------------------------------------------------------------------------- the self-test
+
+/**
+ * The ledger rules of a floor's store, whatever its database (ledger-floor-pg.mjs reads the same
+ * figures from PostgreSQL). The event log: every finish has its claim, nothing captured twice,
+ * a release only of what was held, what is held is what open claims hold, what was captured is
+ * what left the balances, and the read model (where built) equals the log up to its cursor.
+ */
+export const eventLogClean = (figures) =>
+  figures.requests > 0 &&
+  (figures.projectedTo === undefined || figures.readModelMismatches === 0) &&
+  figures.finishedWithoutClaim === 0 &&
+  figures.capturedTwice === 0 &&
+  figures.releasedOtherThanHeld === 0 &&
+  figures.held === figures.openHeld &&
+  figures.captured === figures.balanceMoved;
+
+/** The tables: one open hold per unfinished record, one capture each, journal and balances agree. */
+export const tablesClean = (figures) =>
+  figures.requests > 0 &&
+  figures.unsucceeded === figures.openHolds &&
+  figures.capturedTwice === 0 &&
+  figures.held === figures.openHeld &&
+  figures.balanceMoved === figures.journalMoved &&
+  figures.captured === figures.balanceMoved;
 
 export const TEST_USAGE = { prompt_tokens: 12, completion_tokens: 30, total_tokens: 42 };
 
