@@ -17,6 +17,8 @@ export interface TurnRecord {
   bill: { amount: number } | null;
   reserve: { state: string } | null;
   error: { code: string; param?: string; message: string } | null;
+  /** The answer as recorded (a replay's body). */
+  result: unknown;
 }
 
 /**
@@ -35,7 +37,10 @@ export function chargedTurns(gateway: TestGateway, key: string, accountId: strin
 
   return {
     /** 200, the record succeeded, charged prompt + 3 x completion and no more: the answer's body. */
-    charged: async (url: string, body: Record<string, unknown>): Promise<string> => {
+    charged: async (
+      url: string,
+      body: Record<string, unknown>,
+    ): Promise<{ body: string; record: TurnRecord }> => {
       const before = (await gateway.balance(accountId)).balance;
       const response = await gateway.call('POST', url, { key, body });
       expect(response.statusCode, response.body).toBe(200);
@@ -46,7 +51,7 @@ export function chargedTurns(gateway: TestGateway, key: string, accountId: strin
       expect(amount).toBeGreaterThan(0);
       expect(record.bill?.amount).toBe(amount);
       expect((await gateway.balance(accountId)).balance).toBe(before - amount);
-      return response.body;
+      return { body: response.body, record };
     },
 
     /**
@@ -69,5 +74,35 @@ export function chargedTurns(gateway: TestGateway, key: string, accountId: strin
       if (record.error?.param !== undefined) expect(response.body).toContain(record.error.param);
       return { body: response.body, record };
     },
+  };
+}
+
+/**
+ * Two Gemini upstreams of two organisations (the simulator signs for the caller's key, so each
+ * verifies only its own signatures) and a model `gemini-pair` with a channel on each: `gemini-a`
+ * first (priority), `gemini-b` second. For tests of where a thought signature may go back.
+ */
+export function geminiChannelPair<Model extends object>(
+  model: (id: string, upstream: string) => Model,
+) {
+  const organisation = (keyEnv: string) => ({
+    kind: 'simulator' as const,
+    dialect: 'gemini' as const,
+    api_key_env: keyEnv,
+  });
+  return {
+    upstreams: {
+      'gemini-org-a': organisation('SIM_GEMINI_A'),
+      'gemini-org-b': organisation('SIM_GEMINI_B'),
+    },
+    pair: {
+      ...model('gemini-pair', 'gemini-org-a'),
+      upstream: undefined,
+      channels: [
+        { id: 'gemini-a', upstream: 'gemini-org-a', model: 'gemini-pair', priority: 10 },
+        { id: 'gemini-b', upstream: 'gemini-org-b', model: 'gemini-pair', priority: 0 },
+      ],
+    },
+    upstreamKeys: { 'gemini-org-a': 'org-a-key', 'gemini-org-b': 'org-b-key' },
   };
 }

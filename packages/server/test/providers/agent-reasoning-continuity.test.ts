@@ -99,7 +99,7 @@ describe.each(sqlite === undefined ? [] : [sqlite])(
         messages,
       });
       const first = async (name: string, stream: boolean) => {
-        const body = await charged(
+        const { body } = await charged(
           '/v1/messages',
           request(name, stream, [{ role: 'user', content: QUESTION }]),
         );
@@ -127,7 +127,7 @@ describe.each(sqlite === undefined ? [] : [sqlite])(
             expect(thinking['type']).toBe('thinking');
             expect(String(thinking['thinking'])).toMatch(/^Thinking about/);
             expect(thinking['signature']).toBe(tollgateSignature(String(thinking['thinking'])));
-            const answer = await charged('/v1/messages', second(name, stream, content));
+            const { body: answer } = await charged('/v1/messages', second(name, stream, content));
             const blocks = stream
               ? messagesContent(answer)
               : ((JSON.parse(answer) as Json)['content'] as Json[]);
@@ -160,7 +160,7 @@ describe.each(sqlite === undefined ? [] : [sqlite])(
               const carried = carriedThinking(str(thinking['signature']));
               expect(carried).toMatch(/^Thinking about/);
               expect(JSON.stringify(content.slice(1))).not.toContain(carried);
-              const answer = await charged('/v1/messages', second(name, stream, content));
+              const { body: answer } = await charged('/v1/messages', second(name, stream, content));
               const blocks = stream
                 ? messagesContent(answer)
                 : ((JSON.parse(answer) as Json)['content'] as Json[]);
@@ -197,7 +197,7 @@ describe.each(sqlite === undefined ? [] : [sqlite])(
       });
       const question = { type: 'message', role: 'user', content: QUESTION };
       const first = async (name: string, stream: boolean) => {
-        const body = await charged('/v1/responses', request(name, stream, [question]));
+        const { body } = await charged('/v1/responses', request(name, stream, [question]));
         const output = stream ? responsesOutput(body) : (JSON.parse(body) as Json)['output'];
         return output as Json[];
       };
@@ -219,7 +219,7 @@ describe.each(sqlite === undefined ? [] : [sqlite])(
             expect(reasoning).toMatchObject({ type: 'reasoning', encrypted_content: null });
             const text = (reasoning['content'] as { text: string }[] | undefined)?.[0]?.text;
             expect(text).toMatch(/^Thinking about/);
-            const answer = await charged('/v1/responses', second(name, stream, output));
+            const { body: answer } = await charged('/v1/responses', second(name, stream, output));
             const items = stream
               ? responsesOutput(answer)
               : ((JSON.parse(answer) as Json)['output'] as Json[]);

@@ -11,7 +11,7 @@ import type {
   ResponsesInputItem,
 } from '../../src/http/dialects/responses/responses-request.js';
 import { responsesToChat } from '../../src/http/dialects/responses/responses-to-chat.js';
-import { chargedTurns, ONE_IN_THREE_OUT } from '../helpers/charged-turns.js';
+import { chargedTurns, geminiChannelPair, ONE_IN_THREE_OUT } from '../helpers/charged-turns.js';
 import { dialects } from '../helpers/dialects.js';
 import { startGateway, testConfig, type TestGateway } from '../helpers/gateway.js';
 import { messagesContent, responsesOutput } from '../helpers/sse-frames.js';
@@ -63,25 +63,13 @@ describe.each(sqlite === undefined ? [] : [sqlite])(
         prices: ONE_IN_THREE_OUT,
         max_output_tokens: 4_096,
       });
+      const gemini = geminiChannelPair(model);
       gateway = await startGateway(dialect, {
         config: testConfig({
-          upstreams: {
-            'gemini-org-a': { kind: 'simulator', dialect: 'gemini', api_key_env: 'SIM_GEMINI_A' },
-            'gemini-org-b': { kind: 'simulator', dialect: 'gemini', api_key_env: 'SIM_GEMINI_B' },
-          },
-          models: [
-            model('gemini-chat', 'gemini-org-a'),
-            {
-              ...model('gemini-pair', 'gemini-org-a'),
-              upstream: undefined,
-              channels: [
-                { id: 'gemini-a', upstream: 'gemini-org-a', model: 'gemini-pair', priority: 10 },
-                { id: 'gemini-b', upstream: 'gemini-org-b', model: 'gemini-pair', priority: 0 },
-              ],
-            },
-          ],
+          upstreams: gemini.upstreams,
+          models: [model('gemini-chat', 'gemini-org-a'), gemini.pair],
         }),
-        services: { upstreamKeys: { 'gemini-org-a': 'org-a-key', 'gemini-org-b': 'org-b-key' } },
+        services: { upstreamKeys: gemini.upstreamKeys },
       });
       const { key: made, accountId } = await gateway.account(100_000_000);
       key = made;
@@ -133,7 +121,7 @@ describe.each(sqlite === undefined ? [] : [sqlite])(
         messages,
       });
       const first = async (stream: boolean, model = 'gemini-chat') => {
-        const body = await charged(
+        const { body } = await charged(
           '/v1/messages',
           request(model, stream, [{ role: 'user', content: QUESTION }]),
         );
@@ -159,7 +147,7 @@ describe.each(sqlite === undefined ? [] : [sqlite])(
           expect(use).toBeGreaterThan(0);
           expect(content[use - 1]).toMatchObject({ type: 'thinking', thinking: '' });
           expect(isSignature(content[use - 1]?.['signature'])).toBe(true);
-          const answer = await charged('/v1/messages', second(stream, content));
+          const { body: answer } = await charged('/v1/messages', second(stream, content));
           const blocks = stream
             ? messagesContent(answer)
             : ((JSON.parse(answer) as Json)['content'] as Json[]);
@@ -206,7 +194,7 @@ describe.each(sqlite === undefined ? [] : [sqlite])(
       });
       const question = { type: 'message', role: 'user', content: QUESTION };
       const first = async (stream: boolean, model = 'gemini-chat') => {
-        const body = await charged('/v1/responses', request(model, stream, [question]));
+        const { body } = await charged('/v1/responses', request(model, stream, [question]));
         return (stream ? responsesOutput(body) : (JSON.parse(body) as Json)['output']) as Json[];
       };
       const second = (stream: boolean, output: Json[], model = 'gemini-chat') => {
@@ -226,7 +214,7 @@ describe.each(sqlite === undefined ? [] : [sqlite])(
           expect(call).toBeGreaterThan(0);
           expect(output[call - 1]).toMatchObject({ type: 'reasoning', summary: [] });
           expect(isSignature(output[call - 1]?.['encrypted_content'])).toBe(true);
-          const answer = await charged('/v1/responses', second(stream, output));
+          const { body: answer } = await charged('/v1/responses', second(stream, output));
           const items = stream
             ? responsesOutput(answer)
             : ((JSON.parse(answer) as Json)['output'] as Json[]);

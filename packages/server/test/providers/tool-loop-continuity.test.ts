@@ -3,6 +3,7 @@ import { defaultConfig } from '../../src/config/default-config.js';
 import type { ModelConfig, ProviderDialectName } from '../../src/config/schema.js';
 import { readOpaqueToken } from '../../src/chat/opaque-parts.js';
 import { PROVIDER_DIALECTS } from '../../src/providers/openai-compatible/provider-dialects.js';
+import { chargedTurns, geminiChannelPair, ONE_IN_THREE_OUT } from '../helpers/charged-turns.js';
 import { dialects } from '../helpers/dialects.js';
 import { startGateway, testConfig, type TestGateway } from '../helpers/gateway.js';
 
@@ -29,7 +30,6 @@ const simChat = defaultConfig.models.find((model) => model.id === 'sim-chat');
 if (simChat === undefined) throw new Error('no sim-chat in the default configuration');
 
 type Json = Record<string, unknown>;
-const PRICES = { input_per_million_tokens: 1_000_000, output_per_million_tokens: 3_000_000 };
 const tools = [
   {
     type: 'function',
@@ -140,88 +140,53 @@ describe.each(sqlite === undefined ? [] : [sqlite])(
   (dialect) => {
     let gateway: TestGateway;
     let key: string;
-    let accountId: string;
+    let turns: ReturnType<typeof chargedTurns>;
     beforeAll(async () => {
       const model = (id: string, upstream: string) => ({
         ...simChat,
         id,
         upstream,
         combinations: COMBINATIONS,
-        prices: PRICES,
+        prices: ONE_IN_THREE_OUT,
         max_output_tokens: 4_096,
       });
+      const gemini = geminiChannelPair(model);
       gateway = await startGateway(dialect, {
         config: testConfig({
           upstreams: {
             ...Object.fromEntries(
               NAMES.map((name) => [`sim-${name}`, { kind: 'simulator', dialect: name }]),
             ),
-            'gemini-org-a': { kind: 'simulator', dialect: 'gemini', api_key_env: 'SIM_GEMINI_A' },
-            'gemini-org-b': { kind: 'simulator', dialect: 'gemini', api_key_env: 'SIM_GEMINI_B' },
+            ...gemini.upstreams,
           },
-          models: [
-            ...NAMES.map((name) => model(`${name}-chat`, `sim-${name}`)),
-            {
-              ...model('gemini-pair', 'gemini-org-a'),
-              upstream: undefined,
-              channels: [
-                { id: 'gemini-a', upstream: 'gemini-org-a', model: 'gemini-pair', priority: 10 },
-                { id: 'gemini-b', upstream: 'gemini-org-b', model: 'gemini-pair', priority: 0 },
-              ],
-            },
-          ],
+          models: [...NAMES.map((name) => model(`${name}-chat`, `sim-${name}`)), gemini.pair],
         }),
-        services: { upstreamKeys: { 'gemini-org-a': 'org-a-key', 'gemini-org-b': 'org-b-key' } },
+        services: { upstreamKeys: gemini.upstreamKeys },
       });
-      ({ key, accountId } = await gateway.account(100_000_000));
+      const made = await gateway.account(100_000_000);
+      key = made.key;
+      turns = chargedTurns(gateway, key, made.accountId);
     });
     afterAll(async () => {
       await gateway.expectLedgerClean();
       await gateway.close();
     });
 
-    const send = (body: Json) => gateway.call('POST', '/v1/chat/completions', { key, body });
-    const recordOf = async (response: { headers: Record<string, unknown> }) =>
-      (
-        await gateway.call(
-          'GET',
-          `/v1/requests/${String(response.headers['x-service-request-id'])}`,
-          {
-            key,
-          },
-        )
-      ).json<RecordBody>();
-
-    /** Sends a turn and checks its bill: prompt + 3 x completion, the balance moved by exactly it. */
+    /** Sends a turn and checks its bill (charged-turns.ts): the assistant message and the record. */
     async function charged(body: Json): Promise<{ message: AssistantMessage; record: RecordBody }> {
-      const before = (await gateway.balance(accountId)).balance;
-      const response = await send(body);
-      expect(response.statusCode, response.body).toBe(200);
-      const record = await recordOf(response);
-      expect(record.status).toBe('succeeded');
-      const usage = record.usage ?? {};
-      const amount = (usage['prompt_tokens'] ?? 0) + 3 * (usage['completion_tokens'] ?? 0);
-      expect(amount).toBeGreaterThan(0);
-      expect(record.bill?.amount).toBe(amount);
-      expect((await gateway.balance(accountId)).balance).toBe(before - amount);
+      const { body: answer, record } = await turns.charged('/v1/chat/completions', body);
       const message =
         body['stream'] === true
-          ? assembled(response.body)
-          : response.json<{ choices: { message: AssistantMessage }[] }>().choices[0]!.message;
-      return { message, record };
+          ? assembled(answer)
+          : (JSON.parse(answer) as { choices: { message: AssistantMessage }[] }).choices[0]!
+              .message;
+      return { message, record: record as RecordBody };
     }
 
-    /** Sends a turn the gateway or the upstream refuses: its status and body; nothing charged. */
+    /** Sends a turn the gateway or the upstream refuses: its error; nothing charged. */
     async function refused(body: Json, status: number) {
-      const before = await gateway.balance(accountId);
-      const response = await send(body);
-      expect(response.statusCode, response.body).toBe(status);
-      const record = await recordOf(response);
-      expect(record.status).toBe('failed');
-      expect(record.bill).toBeNull();
-      expect(record.reserve?.state).toBe('released');
-      expect(await gateway.balance(accountId)).toEqual(before);
-      return response.json<{ error: { code: string; param?: string; message: string } }>();
+      const { body: answer } = await turns.refused('/v1/chat/completions', body, status);
+      return JSON.parse(answer) as { error: { code: string; param?: string; message: string } };
     }
 
     const turnOne = (name: ProviderDialectName, stream: boolean, model = `${name}-chat`) =>
@@ -321,7 +286,7 @@ describe.each(sqlite === undefined ? [] : [sqlite])(
       const next = turnTwo('gemini', first.message, false, 'gemini-pair');
       // gemini-a is tried first (priority): it refuses before sending; gemini-b, which made the
       // signature (and whose simulator organisation alone verifies it), answers.
-      const response = await send(next);
+      const response = await gateway.call('POST', '/v1/chat/completions', { key, body: next });
       expect(response.statusCode, response.body).toBe(200);
       const trail = (await gateway.admin(
         'GET',
