@@ -20,13 +20,13 @@ export function keyHint(lastFour: string): string {
 
 /**
  * `api_keys.models`: the model ids the key may call, each a configured model when it was
- * created (`create` below); the column is null for every model.
+ * created (key-service.ts `KeyService.create`); the column is null for every model.
  */
 const modelsSchema = z.array(z.string());
 
 /**
  * `api_keys.allowed_ips`: the canonical CIDR blocks the key may be used from, at least one
- * (`parseAllowedIps` below); the column is null for everywhere.
+ * (key-inputs.ts `allowedIpsInput`); the column is null for everywhere.
  */
 const allowedIpsSchema = z.array(z.string()).min(1);
 

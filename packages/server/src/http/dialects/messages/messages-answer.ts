@@ -90,9 +90,10 @@ export interface ThinkingShown {
 
 /**
  * The plain answer: thinking (Tollgate-signed), text (content, else a refusal's text), then a
- * tool_use per tool call, each after its thought signature's block where it has one. A tool call whose arguments are not a JSON object makes the answer
- * unverifiable (an upstream error, `submission_unknown`, hold kept: the upstream did the work),
- * exactly as an answer failing the boundary schema.
+ * tool_use per tool call, each after its thought signature's block where it has one. A tool call
+ * whose arguments are not a JSON object makes the answer unverifiable (an upstream error,
+ * `submission_unknown`, hold kept: the upstream did the work), exactly as an answer failing the
+ * boundary schema.
  */
 export function plainMessage(
   completion: UpstreamCompletion,
