@@ -31,28 +31,31 @@ const modelsSchema = z.array(z.string());
 const allowedIpsSchema = z.array(z.string()).min(1);
 
 /**
+ * A key's stored list column (`models` or `allowed_ips`), checked with its schema; null when the
+ * column is null (no limit). A value that fails its schema is a `CorruptRow`.
+ */
+function storedListOf<Column extends 'models' | 'allowed_ips'>(
+  row: Pick<ApiKeyTable, 'id' | Column>,
+  column: Column,
+  schema: z.ZodType<string[]>,
+): string[] | null {
+  const text = row[column];
+  return text === null
+    ? null
+    : parseStoredJson(schema, text, { table: 'api_keys', column, id: row.id });
+}
+
+/**
  * A key's stored model allowlist, null for every model: read by the key's views, by
  * authentication (once, when the key enters the cache) and by the console's settles on behalf
- * of the key (http/console/owner-identity.ts). A value that fails its schema is a `CorruptRow`.
+ * of the key (http/console/owner-identity.ts).
  */
 export const keyModelsOf = (row: Pick<ApiKeyTable, 'id' | 'models'>): string[] | null =>
-  row.models === null
-    ? null
-    : parseStoredJson(modelsSchema, row.models, {
-        table: 'api_keys',
-        column: 'models',
-        id: row.id,
-      });
+  storedListOf(row, 'models', modelsSchema);
 
 /** A key's stored address allowlist, null for everywhere. */
 export const allowedIpsOf = (row: Pick<ApiKeyTable, 'id' | 'allowed_ips'>): string[] | null =>
-  row.allowed_ips === null
-    ? null
-    : parseStoredJson(allowedIpsSchema, row.allowed_ips, {
-        table: 'api_keys',
-        column: 'allowed_ips',
-        id: row.id,
-      });
+  storedListOf(row, 'allowed_ips', allowedIpsSchema);
 
 export function keyView(row: ApiKeyTable, now: number, budgetTimeZone: string): KeyView {
   return {

@@ -1,6 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defaultConfig } from '../../src/config/default-config.js';
-import type { ModelConfig } from '../../src/config/schema.js';
 import { parseInput } from '../../src/errors/input-schema.js';
 import { messagesBodySchema } from '../../src/http/dialects/messages/messages-request.js';
 import {
@@ -16,7 +14,8 @@ import type {
   ResponsesInputItem,
 } from '../../src/http/dialects/responses/responses-request.js';
 import { messagesContent, responsesOutput } from '../helpers/sse-frames.js';
-import { chargedTurns, ONE_IN_THREE_OUT } from '../helpers/charged-turns.js';
+import { MESSAGES_TOOLS, QUESTION, RESPONSES_TOOLS, simChatModel } from '../helpers/agent-turns.js';
+import { chargedTurns } from '../helpers/charged-turns.js';
 import { dialects } from '../helpers/dialects.js';
 import { startGateway, testConfig, type TestGateway } from '../helpers/gateway.js';
 
@@ -36,19 +35,9 @@ import { startGateway, testConfig, type TestGateway } from '../helpers/gateway.j
  */
 const [sqlite] = dialects;
 type Turns = ReturnType<typeof chargedTurns>;
-const simChat = defaultConfig.models.find((model) => model.id === 'sim-chat');
-if (simChat === undefined) throw new Error('no sim-chat in the default configuration');
 
 type Json = Record<string, unknown>;
 const NAMES = ['deepseek', 'kimi'] as const;
-const COMBINATIONS: ModelConfig['combinations'] = [['streaming', 'tools', 'thinking']];
-const QUESTION = 'What is the weather in Paris? Use get_weather.';
-const PARAMETERS = {
-  type: 'object',
-  properties: { city: { type: 'string' } },
-  required: ['city'],
-  additionalProperties: false,
-};
 
 const str = (value: unknown) => (typeof value === 'string' ? value : '');
 
@@ -65,14 +54,7 @@ describe.each(sqlite === undefined ? [] : [sqlite])(
           upstreams: Object.fromEntries(
             NAMES.map((name) => [`sim-${name}`, { kind: 'simulator', dialect: name }]),
           ),
-          models: NAMES.map((name) => ({
-            ...simChat,
-            id: `${name}-chat`,
-            upstream: `sim-${name}`,
-            combinations: COMBINATIONS,
-            prices: ONE_IN_THREE_OUT,
-            max_output_tokens: 4_096,
-          })),
+          models: NAMES.map((name) => simChatModel(`${name}-chat`, `sim-${name}`)),
         }),
       });
       const { key: made, accountId } = await gateway.account(100_000_000);
@@ -85,7 +67,6 @@ describe.each(sqlite === undefined ? [] : [sqlite])(
     });
 
     describe('/v1/messages (as Claude Code sends it)', () => {
-      const tools = [{ name: 'get_weather', description: 'the weather', input_schema: PARAMETERS }];
       /** Thinking shown, or as Claude Code asks by default (adaptive, its text omitted). */
       let omitted = false;
       const request = (name: string, stream: boolean, messages: unknown[]) => ({
@@ -94,7 +75,7 @@ describe.each(sqlite === undefined ? [] : [sqlite])(
         thinking: omitted
           ? { type: 'adaptive', display: 'omitted' }
           : { type: 'enabled', budget_tokens: 1_024 },
-        tools,
+        tools: MESSAGES_TOOLS,
         stream,
         messages,
       });
@@ -183,15 +164,12 @@ describe.each(sqlite === undefined ? [] : [sqlite])(
     });
 
     describe('/v1/responses (as Codex sends it: store false, the whole history)', () => {
-      const tools = [
-        { type: 'function', name: 'get_weather', parameters: PARAMETERS, strict: false },
-      ];
       const request = (name: string, stream: boolean, input: unknown[]) => ({
         model: `${name}-chat`,
         reasoning: { effort: 'medium' },
         include: ['reasoning.encrypted_content'],
         store: false,
-        tools,
+        tools: RESPONSES_TOOLS,
         stream,
         input,
       });

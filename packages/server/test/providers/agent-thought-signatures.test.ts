@@ -1,7 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { opaqueToken, readOpaqueToken } from '../../src/chat/opaque-parts.js';
-import { defaultConfig } from '../../src/config/default-config.js';
-import type { ModelConfig } from '../../src/config/schema.js';
 import { parseInput } from '../../src/errors/input-schema.js';
 import { anthropicParam } from '../../src/http/dialects/messages/chat-error-paths.js';
 import { messagesBodySchema } from '../../src/http/dialects/messages/messages-request.js';
@@ -11,7 +9,8 @@ import type {
   ResponsesInputItem,
 } from '../../src/http/dialects/responses/responses-request.js';
 import { responsesToChat } from '../../src/http/dialects/responses/responses-to-chat.js';
-import { chargedTurns, geminiChannelPair, ONE_IN_THREE_OUT } from '../helpers/charged-turns.js';
+import { MESSAGES_TOOLS, QUESTION, RESPONSES_TOOLS, simChatModel } from '../helpers/agent-turns.js';
+import { chargedTurns, geminiChannelPair } from '../helpers/charged-turns.js';
 import { dialects } from '../helpers/dialects.js';
 import { startGateway, testConfig, type TestGateway } from '../helpers/gateway.js';
 import { messagesContent, responsesOutput } from '../helpers/sse-frames.js';
@@ -31,18 +30,8 @@ import { messagesContent, responsesOutput } from '../helpers/sse-frames.js';
  */
 const [sqlite] = dialects;
 type Turns = ReturnType<typeof chargedTurns>;
-const simChat = defaultConfig.models.find((model) => model.id === 'sim-chat');
-if (simChat === undefined) throw new Error('no sim-chat in the default configuration');
 
 type Json = Record<string, unknown>;
-const COMBINATIONS: ModelConfig['combinations'] = [['streaming', 'tools', 'thinking']];
-const QUESTION = 'What is the weather in Paris? Use get_weather.';
-const PARAMETERS = {
-  type: 'object',
-  properties: { city: { type: 'string' } },
-  required: ['city'],
-  additionalProperties: false,
-};
 
 const isSignature = (token: unknown) =>
   typeof token === 'string' && readOpaqueToken(token)?.kind === 'gemini_thought_signature';
@@ -55,19 +44,11 @@ describe.each(sqlite === undefined ? [] : [sqlite])(
     let charged: Turns['charged'];
     let refused: Turns['refused'];
     beforeAll(async () => {
-      const model = (id: string, upstream: string) => ({
-        ...simChat,
-        id,
-        upstream,
-        combinations: COMBINATIONS,
-        prices: ONE_IN_THREE_OUT,
-        max_output_tokens: 4_096,
-      });
-      const gemini = geminiChannelPair(model);
+      const gemini = geminiChannelPair(simChatModel);
       gateway = await startGateway(dialect, {
         config: testConfig({
           upstreams: gemini.upstreams,
-          models: [model('gemini-chat', 'gemini-org-a'), gemini.pair],
+          models: [simChatModel('gemini-chat', 'gemini-org-a'), gemini.pair],
         }),
         services: { upstreamKeys: gemini.upstreamKeys },
       });
@@ -111,12 +92,11 @@ describe.each(sqlite === undefined ? [] : [sqlite])(
     }
 
     describe('/v1/messages (as Claude Code sends it)', () => {
-      const tools = [{ name: 'get_weather', description: 'the weather', input_schema: PARAMETERS }];
       const request = (model: string, stream: boolean, messages: unknown[]) => ({
         model,
         max_tokens: 3_000,
         thinking: { type: 'adaptive', display: 'omitted' },
-        tools,
+        tools: MESSAGES_TOOLS,
         stream,
         messages,
       });
@@ -180,15 +160,12 @@ describe.each(sqlite === undefined ? [] : [sqlite])(
     });
 
     describe('/v1/responses (as Codex sends it: store false, the whole history)', () => {
-      const tools = [
-        { type: 'function', name: 'get_weather', parameters: PARAMETERS, strict: false },
-      ];
       const request = (model: string, stream: boolean, input: unknown[]) => ({
         model,
         reasoning: { effort: 'medium' },
         include: ['reasoning.encrypted_content'],
         store: false,
-        tools,
+        tools: RESPONSES_TOOLS,
         stream,
         input,
       });

@@ -1,9 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defaultConfig } from '../../src/config/default-config.js';
 import type { ModelConfig, ProviderDialectName } from '../../src/config/schema.js';
 import { readOpaqueToken } from '../../src/chat/opaque-parts.js';
 import { PROVIDER_DIALECTS } from '../../src/providers/openai-compatible/provider-dialects.js';
-import { chargedTurns, geminiChannelPair, ONE_IN_THREE_OUT } from '../helpers/charged-turns.js';
+import {
+  PARAMETERS,
+  QUESTION,
+  simChatModel,
+  TOOL_LOOP_COMBINATIONS,
+} from '../helpers/agent-turns.js';
+import { chargedTurns, geminiChannelPair } from '../helpers/charged-turns.js';
 import { dialects } from '../helpers/dialects.js';
 import { startGateway, testConfig, type TestGateway } from '../helpers/gateway.js';
 
@@ -26,8 +31,6 @@ import { startGateway, testConfig, type TestGateway } from '../helpers/gateway.j
  */
 const NAMES = Object.keys(PROVIDER_DIALECTS) as ProviderDialectName[];
 const [sqlite] = dialects;
-const simChat = defaultConfig.models.find((model) => model.id === 'sim-chat');
-if (simChat === undefined) throw new Error('no sim-chat in the default configuration');
 
 type Json = Record<string, unknown>;
 const tools = [
@@ -35,16 +38,11 @@ const tools = [
     type: 'function',
     function: {
       name: 'get_weather',
-      parameters: {
-        type: 'object',
-        properties: { city: { type: 'string' } },
-        required: ['city'],
-        additionalProperties: false,
-      },
+      parameters: PARAMETERS,
     },
   },
 ];
-const question = { role: 'user', content: 'What is the weather in Paris? Use get_weather.' };
+const question = { role: 'user', content: QUESTION };
 
 /** How each dialect's caller turns thinking on: the field its provider reads, after translation. */
 const THINKING: Readonly<Record<ProviderDialectName, Json>> = {
@@ -131,7 +129,7 @@ function assembled(body: string): AssistantMessage {
 
 /** Tool loops with thinking, streamed or not; video parts for the refusal case. */
 const COMBINATIONS: ModelConfig['combinations'] = [
-  ['streaming', 'tools', 'thinking'],
+  ...TOOL_LOOP_COMBINATIONS,
   ['video_input', 'streaming'],
 ];
 
@@ -142,14 +140,7 @@ describe.each(sqlite === undefined ? [] : [sqlite])(
     let key: string;
     let turns: ReturnType<typeof chargedTurns>;
     beforeAll(async () => {
-      const model = (id: string, upstream: string) => ({
-        ...simChat,
-        id,
-        upstream,
-        combinations: COMBINATIONS,
-        prices: ONE_IN_THREE_OUT,
-        max_output_tokens: 4_096,
-      });
+      const model = (id: string, upstream: string) => simChatModel(id, upstream, COMBINATIONS);
       const gemini = geminiChannelPair(model);
       gateway = await startGateway(dialect, {
         config: testConfig({

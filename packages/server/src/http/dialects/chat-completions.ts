@@ -1,7 +1,10 @@
 import type { ChatRequest, ChatUsage } from '../../chat/chat-types.js';
 import type { AnswerSeen } from '../../chat/zero-completion.js';
 import { toChatUsage } from '../../providers/openai-compatible/chat.js';
-import type { UpstreamChunk } from '../../providers/openai-compatible/chat-schemas.js';
+import type {
+  ToolCallExtraContent,
+  UpstreamChunk,
+} from '../../providers/openai-compatible/chat-schemas.js';
 import type { SseFrame } from '../sse.js';
 import { openAiUsage } from '../../chat/usage-fields.js';
 import type { AnswerNames, ChatDialect, StreamPresenter } from './chat-dialect.js';
@@ -32,7 +35,7 @@ class ChunkRelay implements StreamPresenter {
       type: 'function';
       function: { name: string; arguments: string };
       /** Gemini's thought signature, sealed (providers/openai-compatible/thought-signatures.ts). */
-      extra_content?: { google: { thought_signature: string } };
+      extra_content?: ToolCallExtraContent;
     }
   >();
   private readonly id: string;

@@ -24,6 +24,27 @@ const isObject = (value: unknown): value is Json =>
  *   `extra_content` with no signature carries nothing any provider reads: left out.
  */
 
+/**
+ * A tool call's `extra_content` holding one thought signature (sealed or raw, as given): the
+ * only shape of it this gateway makes, on an answer's call or a request's.
+ */
+export function thoughtSignatureExtra(signature: string): ToolCallExtraContent {
+  return { google: { thought_signature: signature } };
+}
+
+/**
+ * The thought signature on a tool call (sealed or raw, as it stands), read from
+ * `extra_content.google.thought_signature`; `undefined` when the call has none: no
+ * `extra_content`, one of another shape, or an empty signature. Takes checked and unchecked
+ * calls alike (an upstream's answer, a caller's request).
+ */
+export function thoughtSignatureOf(call: { readonly extra_content?: unknown }): string | undefined {
+  const extra = call.extra_content;
+  if (!isObject(extra) || !isObject(extra['google'])) return undefined;
+  const signature = extra['google']['thought_signature'];
+  return typeof signature === 'string' && signature !== '' ? signature : undefined;
+}
+
 /** The answer's tool calls with their signatures sealed for the caller (or left out). */
 export function sealedCompletion(
   completion: UpstreamCompletion,
@@ -74,14 +95,15 @@ function sealedCall<T extends { extra_content?: ToolCallExtraContent | undefined
   dialect: ProviderDialect,
   channel: string,
 ): T {
-  const { extra_content: extra, ...rest } = call;
-  if (extra === undefined || !dialect.thoughtSignatures) return rest as T;
+  const { extra_content: _extra, ...rest } = call;
+  const signature = thoughtSignatureOf(call);
+  if (signature === undefined || !dialect.thoughtSignatures) return rest as T;
   const token = opaqueToken({
     channel,
     kind: 'gemini_thought_signature',
-    payload: { thought_signature: extra.google.thought_signature },
+    payload: { thought_signature: signature },
   });
-  return { ...rest, extra_content: { google: { thought_signature: token } } } as T;
+  return { ...rest, extra_content: thoughtSignatureExtra(token) } as T;
 }
 
 /**
@@ -102,9 +124,9 @@ export function openedSignatures(
       ...message,
       tool_calls: calls.map((call, callIndex) => {
         if (!isObject(call) || !('extra_content' in call)) return call;
-        const { extra_content: extra, ...rest } = call;
+        const { extra_content: _extra, ...rest } = call;
         const path = `messages.${messageIndex}.tool_calls.${callIndex}.extra_content.google.thought_signature`;
-        const signature = signatureOf(extra);
+        const signature = thoughtSignatureOf(call);
         if (signature === undefined) return rest;
         const part = readOpaqueToken(signature);
         if (part === undefined || part.kind !== 'gemini_thought_signature')
@@ -118,14 +140,8 @@ export function openedSignatures(
             path,
             `was made by channel ${part.channel}: only that channel's upstream can read it; start a new conversation, or leave it out`,
           );
-        return { ...rest, extra_content: { google: { thought_signature: raw } } };
+        return { ...rest, extra_content: thoughtSignatureExtra(raw) };
       }),
     };
   });
-}
-
-function signatureOf(extra: unknown): string | undefined {
-  if (!isObject(extra) || !isObject(extra['google'])) return undefined;
-  const signature = extra['google']['thought_signature'];
-  return typeof signature === 'string' && signature !== '' ? signature : undefined;
 }

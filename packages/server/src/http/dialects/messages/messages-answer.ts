@@ -7,6 +7,7 @@ import type {
 import type { ChatUsage } from '../../../chat/chat-types.js';
 import { unverifiableBody } from '../../../providers/upstream-error.js';
 import type { UpstreamCompletion } from '../../../providers/openai-compatible/chat-schemas.js';
+import { thoughtSignatureOf } from '../../../providers/openai-compatible/thought-signatures.js';
 import type { AnswerNames } from '../chat-dialect.js';
 import { carriedThinkingSignature, tollgateSignature } from './thinking-signature.js';
 import type { OpaqueOutput } from '../../../chat/opaque-parts.js';
@@ -122,7 +123,7 @@ export function plainMessage(
         null,
         `tool call ${call.id} has arguments that are not a JSON object; a tool_use input must be one`,
       );
-    const signature = call.extra_content?.google.thought_signature;
+    const signature = thoughtSignatureOf(call);
     if (signature !== undefined) content.push(thoughtSignatureBlock(signature));
     content.push({ type: 'tool_use', id: call.id, name: call.function.name, input });
   }

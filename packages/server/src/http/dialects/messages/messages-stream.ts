@@ -6,6 +6,7 @@ import type {
 import type { ChatUsage } from '../../../chat/chat-types.js';
 import type { AnswerSeen } from '../../../chat/zero-completion.js';
 import type { UpstreamChunk } from '../../../providers/openai-compatible/chat-schemas.js';
+import { thoughtSignatureOf } from '../../../providers/openai-compatible/thought-signatures.js';
 import type { SseFrame } from '../../sse.js';
 import { UnpresentableChunk, type AnswerNames, type StreamPresenter } from '../chat-dialect.js';
 import { anthropicStreamError } from './anthropic-errors.js';
@@ -229,7 +230,7 @@ export class MessagesStream implements StreamPresenter {
       frames.push(...this.close());
       // Gemini's thought signature comes whole with the call's first delta (as Gemini sends it):
       // its block goes just before the tool_use (messages-answer.ts `thoughtSignatureBlock`).
-      const signature = call.extra_content?.google.thought_signature;
+      const signature = thoughtSignatureOf(call);
       if (signature !== undefined) frames.push(...this.signatureBlock(signature));
       open = {
         kind: 'tool_use',

@@ -8,6 +8,7 @@ import type {
 } from './messages-request.js';
 import { carriedThinking, isTollgateSignature } from './thinking-signature.js';
 import { readOpaqueToken, type PlacedOpaquePart } from '../../../chat/opaque-parts.js';
+import { thoughtSignatureExtra } from '../../../providers/openai-compatible/thought-signatures.js';
 
 /**
  * A parsed Messages body translated into the internal request, an OpenAI chat-completions body
@@ -272,7 +273,7 @@ function translateAssistant(
           function: { name: block.name, arguments: JSON.stringify(block.input) },
           ...(signature === undefined
             ? {}
-            : { extra_content: { google: { thought_signature: signature.token } } }),
+            : { extra_content: thoughtSignatureExtra(signature.token) }),
         });
         callPaths.push(at);
         signatures.push(signature?.path);

@@ -6,6 +6,8 @@ import type {
 } from '@tollgate/protocol';
 import type { OpaqueOutput } from '../../../chat/opaque-parts.js';
 import type { ChatUsage } from '../../../chat/chat-types.js';
+import type { ToolCallExtraContent } from '../../../providers/openai-compatible/chat-schemas.js';
+import { thoughtSignatureOf } from '../../../providers/openai-compatible/thought-signatures.js';
 import type { AnswerNames } from '../chat-dialect.js';
 import type { ResponsesBody } from './responses-request.js';
 
@@ -116,7 +118,7 @@ export function outputItems(
     toolCalls: readonly {
       id: string;
       function: { name: string; arguments: string };
-      extra_content?: { google: { thought_signature: string } } | undefined;
+      extra_content?: ToolCallExtraContent | undefined;
     }[];
   },
   requestId: string,
@@ -151,7 +153,7 @@ export function outputItems(
       ],
     });
   for (const call of answer.toolCalls) {
-    const signature = call.extra_content?.google.thought_signature;
+    const signature = thoughtSignatureOf(call);
     if (signature !== undefined)
       items.push(thoughtSignatureItem(itemId('rs', requestId, items.length), signature));
     items.push({

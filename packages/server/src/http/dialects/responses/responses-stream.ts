@@ -8,6 +8,7 @@ import type {
 import type { ChatUsage } from '../../../chat/chat-types.js';
 import type { AnswerSeen } from '../../../chat/zero-completion.js';
 import type { UpstreamChunk } from '../../../providers/openai-compatible/chat-schemas.js';
+import { thoughtSignatureOf } from '../../../providers/openai-compatible/thought-signatures.js';
 import type { SseFrame } from '../../sse.js';
 import type { AnswerNames, StreamPresenter } from '../chat-dialect.js';
 import type { OpaqueOutput } from '../../../chat/opaque-parts.js';
@@ -258,7 +259,7 @@ export class ResponseEvents implements StreamPresenter {
       arguments: '',
     };
     pending.callId ||= call.id ?? '';
-    pending.signature ??= call.extra_content?.google.thought_signature;
+    pending.signature ??= thoughtSignatureOf(call);
     pending.name += call.function?.name ?? '';
     pending.arguments += call.function?.arguments ?? '';
     if (pending.callId === '' || pending.name === '') {

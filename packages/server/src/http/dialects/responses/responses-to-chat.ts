@@ -5,6 +5,7 @@ import {
   type OpaqueKind,
   type PlacedOpaquePart,
 } from '../../../chat/opaque-parts.js';
+import { thoughtSignatureExtra } from '../../../providers/openai-compatible/thought-signatures.js';
 import type {
   ResponsesBody,
   ResponsesContentPart,
@@ -75,7 +76,7 @@ export function responsesToChat(
           function: { name: item.name, arguments: item.arguments },
           ...(signature === undefined
             ? {}
-            : { extra_content: { google: { thought_signature: signature.token } } }),
+            : { extra_content: thoughtSignatureExtra(signature.token) }),
         };
         const last = messages.at(-1);
         if (last?.['role'] === 'assistant' && !reasoningPending) {
