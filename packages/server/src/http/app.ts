@@ -6,6 +6,7 @@ import { guardConnections, serverOptions } from './connection-guard.js';
 import type { AppDeps } from './deps.js';
 import { requireApiKey } from './plugins/authenticate.js';
 import { logsAt } from '../logger.js';
+import { requestLoggerFactory } from './request-logger.js';
 import { registerClientAddress } from '../auth/client-address.js';
 import { AdminTokenThrottle, guardAdminToken } from './plugins/admin-token.js';
 import {
@@ -51,6 +52,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     loggerInstance: deps.logger,
     // One line per request is written in onResponse (path only, no query string or headers).
     logController: new LogController({ disableRequestLogging: true }),
+    // `request.log` is made when it first writes (request-logger.ts).
+    childLoggerFactory: requestLoggerFactory,
     genReqId: () => deps.ids.next('req'),
     bodyLimit: deps.config.limits.body_bytes,
     ajv: {

@@ -18,6 +18,7 @@ import { checkOcrRules } from '../chat/ocr.js';
 import { validateChat } from '../chat/validate-chat.js';
 import { invalidInput, type ApiError } from '../errors/api-error.js';
 import { UpstreamFailure } from '../providers/upstream-error.js';
+import type { CallerPresence } from '../providers/caller-presence.js';
 import type { ModelConfig } from '../config/schema.js';
 import { readIdempotencyKey } from '../requests/idempotency.js';
 import { runBilledRequest } from './billed-request.js';
@@ -136,7 +137,7 @@ export async function runChatTurn(
   );
   const caller = upstreamCaller(request, reply);
   const opaque = input.opaque ?? [];
-  const routing = routeTurn(deps.channels, model, caller.abandoned, opaque);
+  const routing = routeTurn(deps.channels, model, caller.presence, opaque);
   const options = (channel: Channel) => ({
     channel: channel.id,
     model: model.id,
@@ -290,18 +291,18 @@ export async function runChatTurn(
 function routeTurn(
   channels: ChannelRouter,
   model: ModelConfig,
-  abandoned: AbortSignal | undefined,
+  caller: CallerPresence | undefined,
   opaque: readonly PlacedOpaquePart[],
 ): RoutedCall {
   const first = opaque[0];
-  if (first === undefined) return channels.route(model, abandoned);
+  if (first === undefined) return channels.route(model, caller);
   const other = opaque.find((part) => part.channel !== first.channel);
   if (other !== undefined)
     throw invalidInput(
       other.path,
       `was made by channel ${other.channel}, and ${first.path} by channel ${first.channel}: one turn goes to one channel; start a new conversation`,
     );
-  const pinned = channels.route(model, abandoned, first.channel);
+  const pinned = channels.route(model, caller, first.channel);
   if (pinned === undefined)
     throw invalidInput(
       first.path,

@@ -1,4 +1,5 @@
 import { ApiError } from '../errors/api-error.js';
+import type { CallerPresence } from './caller-presence.js';
 import { UpstreamFailure } from './upstream-error.js';
 
 export interface AdmissionSettings {
@@ -35,14 +36,14 @@ export class UpstreamAdmission {
   constructor(private readonly settings: AdmissionSettings) {}
 
   /** Resolves with the release function once the request may be sent. */
-  acquire(accountId: string, abandoned?: AbortSignal): Promise<() => void> {
-    if (abandoned?.aborted === true) return Promise.reject(callerGone());
+  acquire(accountId: string, caller?: CallerPresence): Promise<() => void> {
+    if (caller?.gone === true) return Promise.reject(callerGone());
     if (this.queues.size === 0 && this.hasRoomFor(accountId))
       return Promise.resolve(this.take(accountId));
     return new Promise((resolve, reject) => {
       const settle = () => {
         clearTimeout(timer);
-        abandoned?.removeEventListener('abort', onAbort);
+        stopListening?.();
       };
       const waiter: Waiter = {
         accountId,
@@ -60,8 +61,8 @@ export class UpstreamAdmission {
         () => waiter.refuse(queueTimedOut(this.settings.queueTimeoutMs)),
         this.settings.queueTimeoutMs,
       );
-      const onAbort = () => waiter.refuse(callerGone());
-      abandoned?.addEventListener('abort', onAbort, { once: true });
+      // Listened to only now that the request waits (caller-presence.ts).
+      const stopListening = caller?.whenGone(() => waiter.refuse(callerGone()));
       const queue = this.queues.get(accountId);
       if (queue === undefined) this.queues.set(accountId, [waiter]);
       else queue.push(waiter);

@@ -1,6 +1,7 @@
 import { finished, type Readable } from 'node:stream';
 import { Pool, type Dispatcher, type buildConnector } from 'undici';
 import { chatApiOf, type UpstreamConfig } from '../config/schema.js';
+import { eitherGone, presenceOfSignal, type CallerPresence } from './caller-presence.js';
 import { classifyTransportError } from './transport-errors.js';
 import { UpstreamAdmission } from './upstream-admission.js';
 import { ERROR_BODY_BYTES } from './context-length.js';
@@ -27,8 +28,8 @@ export type UpstreamConnector = buildConnector.connector;
 /** Who a request is sent for: admission to the pool is fair between accounts. */
 export interface UpstreamCaller {
   readonly accountId: string;
-  /** Fires when the caller went away: a request still waiting for a connection is then dropped unsent. */
-  readonly abandoned?: AbortSignal;
+  /** Whether the caller went away: a request still waiting for a connection is then dropped unsent. */
+  readonly presence?: CallerPresence;
   /**
    * The request record this call is made for, sent as `X-Tollgate-Request-Id` on every call
    * (the same id on a retry on another channel): an upstream offering `request_lookup` answers
@@ -169,13 +170,10 @@ export class UpstreamHttp {
    */
   private async send(caller: UpstreamCaller, outgoing: Outgoing): Promise<Dispatcher.ResponseData> {
     const { signal } = outgoing;
-    const abandoned =
-      signal === undefined
-        ? caller.abandoned
-        : caller.abandoned === undefined
-          ? signal
-          : AbortSignal.any([signal, caller.abandoned]);
-    const release = await this.admission.acquire(caller.accountId, abandoned);
+    const release = await this.admission.acquire(
+      caller.accountId,
+      eitherGone(caller.presence, signal === undefined ? undefined : presenceOfSignal(signal)),
+    );
     try {
       const response = await this.pool.request({
         path: `${this.basePath}${outgoing.path}`,

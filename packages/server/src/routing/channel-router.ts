@@ -1,5 +1,6 @@
 import { chatApiOf, type Config, type ModelConfig, type ModelPrices } from '../config/schema.js';
 import { ApiError } from '../errors/api-error.js';
+import type { CallerPresence } from '../providers/caller-presence.js';
 import { UpstreamFailure } from '../providers/upstream-error.js';
 import type { Clock } from '../util/effects.js';
 import { pickChannel, type RandomSource } from './channel-selection.js';
@@ -108,17 +109,17 @@ export class ChannelRouter {
    * that channel's upstream can read: docs/agents.md, "Opaque reasoning"); `undefined` when the
    * model has no such channel any more.
    */
-  route(model: ModelConfig, abandoned?: AbortSignal): RoutedCall;
+  route(model: ModelConfig, caller?: CallerPresence): RoutedCall;
   route(
     model: ModelConfig,
-    abandoned: AbortSignal | undefined,
+    caller: CallerPresence | undefined,
     pinned: string,
   ): RoutedCall | undefined;
-  route(model: ModelConfig, abandoned?: AbortSignal, pinned?: string): RoutedCall | undefined {
+  route(model: ModelConfig, caller?: CallerPresence, pinned?: string): RoutedCall | undefined {
     const channels = this.channelsByModel.get(model.id) ?? channelsOf(model);
-    if (pinned === undefined) return new RoutedCall(this, channels, abandoned);
+    if (pinned === undefined) return new RoutedCall(this, channels, caller);
     const channel = channels.filter((candidate) => candidate.id === pinned);
-    return channel.length === 0 ? undefined : new RoutedCall(this, channel, abandoned);
+    return channel.length === 0 ? undefined : new RoutedCall(this, channel, caller);
   }
 
   /** Whether some channel of the model (by id) has an upstream speaking `api` for chat. */
@@ -138,9 +139,9 @@ export class ChannelRouter {
    * A routed call for a model named by id (a task's row names its model): `undefined` when the
    * configuration no longer has that model.
    */
-  routeModel(modelId: string, abandoned?: AbortSignal): RoutedCall | undefined {
+  routeModel(modelId: string, caller?: CallerPresence): RoutedCall | undefined {
     const channels = this.channelsByModel.get(modelId);
-    return channels === undefined ? undefined : new RoutedCall(this, channels, abandoned);
+    return channels === undefined ? undefined : new RoutedCall(this, channels, caller);
   }
 
   channel(id: string): Channel | undefined {
@@ -290,7 +291,7 @@ export class RoutedCall {
   constructor(
     private readonly router: ChannelRouter,
     private readonly channels: readonly Channel[],
-    private readonly abandoned: AbortSignal | undefined,
+    private readonly caller: CallerPresence | undefined,
   ) {}
 
   /**
@@ -310,7 +311,7 @@ export class RoutedCall {
         (channel) => !tried.has(channel.id),
       );
       const channel = this.router.pick(usable);
-      if (channel === undefined || (lastFailure !== undefined && this.abandoned?.aborted === true))
+      if (channel === undefined || (lastFailure !== undefined && this.caller?.gone === true))
         throw lastFailure ?? noChannel(this.channels[0]?.modelId ?? '');
       tried.add(channel.id);
       const slot = this.router.begin(channel);

@@ -36,16 +36,25 @@ const POOL_IDS = 256;
 export function createIdGenerator(clock: Clock = systemClock): IdGenerator {
   const pool = new Uint8Array(ID_RANDOM_BYTES * POOL_IDS);
   let offset = pool.length;
+  // A request takes its ids within a millisecond or two: the time's text is written once per
+  // millisecond, and the random characters are read from the pool in place (no view per id).
+  let lastTime = Number.NaN;
+  let timeText = '';
   return {
     next(prefix) {
       if (offset === pool.length) {
         randomFillSync(pool);
         offset = 0;
       }
-      const random = pool.subarray(offset, offset + ID_RANDOM_BYTES);
-      offset += ID_RANDOM_BYTES;
-      const time = clock.now().toString(36).padStart(9, '0');
-      return `${prefix}_${time}${base62(random)}`;
+      const now = clock.now();
+      if (now !== lastTime) {
+        lastTime = now;
+        timeText = now.toString(36).padStart(9, '0');
+      }
+      let random = '';
+      for (const end = offset + ID_RANDOM_BYTES; offset < end; offset += 1)
+        random += BASE62[(pool[offset] ?? 0) % 62];
+      return `${prefix}_${timeText}${random}`;
     },
     uuid: () => randomUUID(),
   };

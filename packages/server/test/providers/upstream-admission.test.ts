@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { presenceOfSignal } from '../../src/providers/caller-presence.js';
 import { UpstreamAdmission } from '../../src/providers/upstream-admission.js';
 import { UpstreamFailure } from '../../src/providers/upstream-error.js';
 
@@ -58,7 +59,9 @@ describe('fair admission to an upstream pool', () => {
     const admission = new UpstreamAdmission({ capacity: 1, perAccount: 1, queueTimeoutMs: 5_000 });
     const held = await admission.acquire('a');
     const gone = new AbortController();
-    const pending = admission.acquire('b', gone.signal).catch((error: unknown) => error);
+    const pending = admission
+      .acquire('b', presenceOfSignal(gone.signal))
+      .catch((error: unknown) => error);
     gone.abort();
     expect(await pending).toMatchObject({ certainty: 'failed' });
     held();

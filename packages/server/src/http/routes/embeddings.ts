@@ -61,7 +61,7 @@ export function registerEmbeddings(scope: FastifyInstance, deps: AppDeps): void 
         const perMillion = price.prices.input_per_million_tokens ?? 0;
         const dimensions = body.dimensions ?? model.default_dimensions;
         const caller = upstreamCaller(request, reply);
-        const routing = deps.channels.route(model, caller.abandoned);
+        const routing = deps.channels.route(model, caller.presence);
         return runBilledRequest(deps, request, reply, {
           model: model.id,
           routing,

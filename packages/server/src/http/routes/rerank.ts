@@ -55,7 +55,7 @@ export function registerRerank(scope: FastifyInstance, deps: AppDeps): void {
         const perMillion = price.prices.input_per_million_tokens ?? 0;
         const topN = body.top_n === undefined ? undefined : Math.min(body.top_n, documents.length);
         const caller = upstreamCaller(request, reply);
-        const routing = deps.channels.route(model, caller.abandoned);
+        const routing = deps.channels.route(model, caller.presence);
         return runBilledRequest(deps, request, reply, {
           model: model.id,
           routing,
