@@ -1,4 +1,4 @@
-import type { ColumnType } from 'kysely';
+import type { ColumnType, Generated } from 'kysely';
 import type {
   HoldState,
   PaymentOrderState,
@@ -40,6 +40,33 @@ export interface Database {
   payment_events: PaymentEventTable;
   disabled_channels: DisabledChannelTable;
   deployment_settings: DeploymentSettingTable;
+  events: EventTable;
+  projector_cursors: ProjectorCursorTable;
+}
+
+/**
+ * One event of the accounted request path's log (migration 041-event-log; decision 0019). The
+ * sequence is `Generated`: the store assigns it. `xid` (PostgreSQL only) is read as text.
+ */
+export interface EventTable {
+  seq: Generated<number>;
+  request_id: string;
+  kind: string;
+  account_id: string;
+  key_id: string | null;
+  idempotency_key: string | null;
+  amount: number | null;
+  released: number | null;
+  /** JSON: what the event carries beyond its indexed and money columns. */
+  payload: string | null;
+  created_at: number;
+}
+
+/** How far a projector has applied the log (events/projector.ts); `xid` on PostgreSQL only. */
+export interface ProjectorCursorTable {
+  name: string;
+  seq: number;
+  xid: string | null;
 }
 
 /** A setting that is one value for the whole deployment (migrations/033-deployment-settings). */

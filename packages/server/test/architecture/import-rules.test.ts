@@ -125,7 +125,7 @@ const LAYERS: readonly (readonly [layer: string, rooms: readonly string[]])[] = 
       'assets',
     ],
   ],
-  ['money and records', ['billing', 'budgets', 'audit']],
+  ['money and records', ['billing', 'budgets', 'audit', 'events']],
   ['ground', ['config', 'util', 'errors', 'net']],
   ['database', ['store']],
 ];

@@ -33,6 +33,7 @@ import * as keyIdempotency from './037-key-idempotency.js';
 import * as responseTurns from './038-response-turns.js';
 import * as billLineItems from './039-bill-line-items.js';
 import * as operatorDashboard from './040-operator-dashboard.js';
+import * as eventLog from './041-event-log.js';
 
 /**
  * Versioned migrations, applied in name order at start. Never edit a released migration: add
@@ -73,6 +74,7 @@ const migrations: Record<string, Migration> = {
   '038-response-turns': responseTurns,
   '039-bill-line-items': billLineItems,
   '040-operator-dashboard': operatorDashboard,
+  '041-event-log': eventLog,
 };
 
 export const migrationProvider: MigrationProvider = {
