@@ -1,6 +1,6 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import type { DialectName } from '../store/dialect-name.js';
-import type { Database } from '../store/schema.js';
+import type { Database, EventTable } from '../store/schema.js';
 import type { Clock } from '../util/effects.js';
 
 /**
@@ -154,18 +154,8 @@ export class Projector {
   }
 }
 
-interface EventRow {
-  seq: number;
-  request_id: string;
-  kind: string;
-  account_id: string;
-  key_id: string | null;
-  idempotency_key: string | null;
-  amount: number | null;
-  released: number | null;
-  payload: string | null;
-  created_at: number;
-}
+/** A row of `events` as read (its sequence assigned). */
+type EventRow = Selectable<EventTable>;
 
 function loggedEvent(row: EventRow, xid: string | null): LoggedEvent {
   return {
