@@ -94,6 +94,12 @@ export function parseUpload(
   request.raw.once('close', () => {
     if (!request.raw.complete) aborted.abort(new Error('the caller went away mid-upload'));
   });
+  // A body cut off mid-way ends in an `aborted` error that Node emits on the request a tick or two
+  // after the socket closed, by when the body's readers (the prefix reader, the staging pipe) may
+  // have let go of it. With no listener left that error is an uncaught exception, the end of the
+  // process (seen once in CI, upload-cut-off.test.ts). The caller going away is handled through
+  // `signal`; this listener only keeps that late error from reaching the process.
+  request.raw.on('error', ignoreLateBodyError);
   return {
     requestId: request.id,
     principal,
@@ -108,6 +114,8 @@ export function parseUpload(
     signal: aborted.signal,
   };
 }
+
+function ignoreLateBodyError(): void {}
 
 function headerText(value: string | string[] | undefined, name: string): string | undefined {
   if (value === undefined) return undefined;
