@@ -116,18 +116,27 @@ export class Projector {
     }
   }
 
+  /** The cursor; its row is made by the first batch of a read model, not written by every one. */
   async #cursor(trx: Kysely<Database>, postgres: boolean): Promise<Cursor> {
-    await trx
-      .insertInto('projector_cursors')
-      .values({ name: this.options.name, seq: 0, xid: postgres ? '0' : null })
-      .onConflict((conflict) => conflict.column('name').doNothing())
-      .execute();
-    let query = trx
-      .selectFrom('projector_cursors')
-      .select(['seq', 'xid'])
-      .where('name', '=', this.options.name);
-    if (postgres) query = query.forUpdate();
-    const row = await query.executeTakeFirstOrThrow();
+    const read = () => {
+      let query = trx
+        .selectFrom('projector_cursors')
+        .select(['seq', 'xid'])
+        .where('name', '=', this.options.name);
+      if (postgres) query = query.forUpdate();
+      return query.executeTakeFirst();
+    };
+    let row = await read();
+    if (row === undefined) {
+      // Another instance's projector may make it at the same moment: then its row is read.
+      await trx
+        .insertInto('projector_cursors')
+        .values({ name: this.options.name, seq: 0, xid: postgres ? '0' : null })
+        .onConflict((conflict) => conflict.column('name').doNothing())
+        .execute();
+      row = await read();
+    }
+    if (row === undefined) throw new Error(`projector ${this.options.name}: no cursor row`);
     return { seq: Number(row.seq), xid: row.xid ?? '0' };
   }
 

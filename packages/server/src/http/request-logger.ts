@@ -4,6 +4,7 @@ import type { Bindings, ChildLoggerOptions, Level, LevelWithSilentOrString } fro
 /** What a request's logger is made from: Fastify's app logger (pino, with our redaction). */
 type ParentLogger = FastifyBaseLogger & {
   isLevelEnabled(level: string): boolean;
+  bindings(): Bindings;
 };
 
 /**
@@ -17,12 +18,14 @@ type ParentLogger = FastifyBaseLogger & {
  */
 export const requestLoggerFactory: NonNullable<FastifyServerOptions['childLoggerFactory']> =
   function (parent, bindings, options) {
-    if (Object.keys(options).length > 0) return parent.child(bindings, options);
+    // Fastify passes a route's own `logLevel` and `logSerializers` here, nothing else.
+    if (options.level !== undefined || options.serializers !== undefined)
+      return parent.child(bindings, options);
     return new RequestLogger(parent as ParentLogger, bindings);
   };
 
 class RequestLogger implements FastifyBaseLogger {
-  #child: FastifyBaseLogger | undefined;
+  #child: ParentLogger | undefined;
 
   constructor(
     private readonly parent: ParentLogger,
@@ -30,8 +33,8 @@ class RequestLogger implements FastifyBaseLogger {
   ) {}
 
   /** The pino child, made once. */
-  #made(): FastifyBaseLogger {
-    this.#child ??= this.parent.child(this.ownBindings);
+  #made(): ParentLogger {
+    this.#child ??= this.parent.child(this.ownBindings) as ParentLogger;
     return this.#child;
   }
 
@@ -44,7 +47,7 @@ class RequestLogger implements FastifyBaseLogger {
   }
 
   isLevelEnabled(level: string): boolean {
-    return ((this.#child as ParentLogger | undefined) ?? this.parent).isLevelEnabled(level);
+    return (this.#child ?? this.parent).isLevelEnabled(level);
   }
 
   /** Writes through the child (made now) when `level` is written; drops the line otherwise. */
@@ -85,6 +88,6 @@ class RequestLogger implements FastifyBaseLogger {
   }
 
   bindings(): Bindings {
-    return (this.#made() as FastifyBaseLogger & { bindings(): Bindings }).bindings();
+    return this.#made().bindings();
   }
 }
