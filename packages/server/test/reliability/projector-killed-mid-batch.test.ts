@@ -9,6 +9,7 @@ import { Projector, type ApplyEvents } from '../../src/events/projector.js';
 import { openStore, type Store } from '../../src/store/database.js';
 import { manualClock } from '../helpers/clock.js';
 import { describeEachDialect, dropSchema, type TestDialect } from '../helpers/dialects.js';
+import { appendTestEvent } from '../helpers/events.js';
 
 /**
  * The event log's projector killed by the operating system in the middle of a batch (decision
@@ -90,22 +91,7 @@ describeEachDialect('a projector killed mid-batch on $name', (dialect: TestDiale
     await sql`create table projector_test_applied (seq bigint primary key)`.execute(before.db);
     const appended: number[] = [];
     for (let index = 0; index < EVENTS; index += 1) {
-      const row = await before.db
-        .insertInto('events')
-        .values({
-          request_id: `req_${index}`,
-          kind: 'claim',
-          account_id: 'acct_1',
-          key_id: 'key_1',
-          idempotency_key: `idem-${index}`,
-          amount: 100,
-          released: null,
-          payload: null,
-          created_at: 1,
-        })
-        .returning('seq')
-        .executeTakeFirstOrThrow();
-      appended.push(Number(row.seq));
+      appended.push(await appendTestEvent(before.db, `req_${index}`));
     }
     await before.close();
 

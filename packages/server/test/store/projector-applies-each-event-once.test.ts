@@ -5,6 +5,7 @@ import { Projector, type ApplyEvents } from '../../src/events/projector.js';
 import type { Store } from '../../src/store/database.js';
 import type { Database } from '../../src/store/schema.js';
 import { manualClock } from '../helpers/clock.js';
+import { appendTestEvent } from '../helpers/events.js';
 import {
   describeEachDialect,
   describeOnPostgres,
@@ -19,26 +20,6 @@ import {
  * PostgreSQL an event of a transaction still open holds back every later one, so that commits out
  * of sequence order are never stepped over.
  */
-
-/** Appends an event of `kind` for `requestId`; resolves with its sequence. */
-async function append(db: Kysely<Database>, requestId: string, kind = 'claim'): Promise<number> {
-  const row = await db
-    .insertInto('events')
-    .values({
-      request_id: requestId,
-      kind,
-      account_id: 'acct_1',
-      key_id: 'key_1',
-      idempotency_key: kind === 'claim' ? `idem-${requestId}` : null,
-      amount: 100,
-      released: null,
-      payload: null,
-      created_at: 1,
-    })
-    .returning('seq')
-    .executeTakeFirstOrThrow();
-  return Number(row.seq);
-}
 
 /** The read model of these tests: one row per applied event; a second apply breaks its key. */
 async function createAppliedTable(db: Kysely<Database>): Promise<void> {
@@ -118,7 +99,8 @@ describeEachDialect('the projector applies each event once, in order, on $name',
   it('applies every event once across batches, and a restarted projector applies nothing again', async () => {
     const { db } = store();
     const appended: number[] = [];
-    for (let index = 0; index < 10; index += 1) appended.push(await append(db, `req_${index}`));
+    for (let index = 0; index < 10; index += 1)
+      appended.push(await appendTestEvent(db, `req_${index}`));
     const batches: number[][] = [];
     const recording: ApplyEvents = async (trx, events) => {
       batches.push(events.map((event) => event.seq));
@@ -133,7 +115,7 @@ describeEachDialect('the projector applies each event once, in order, on $name',
     // A new projector (a restart) reads the stored cursor: nothing is applied a second time.
     expect(await projectorOf(store(), recording).catchUp()).toBe(0);
     // And what is appended later is applied next, alone.
-    const later = await append(db, 'req_later');
+    const later = await appendTestEvent(db, 'req_later');
     await readableByTheProjector(store(), 11);
     expect(await projectorOf(store(), recording).catchUp()).toBe(1);
     expect(await appliedSeqs(db)).toEqual([...appended, later]);
@@ -142,9 +124,9 @@ describeEachDialect('the projector applies each event once, in order, on $name',
   it('a batch that fails part-way applies nothing and moves no cursor; the next run applies it whole', async () => {
     const { db } = store();
     const appended = [
-      await append(db, 'req_a'),
-      await append(db, 'req_b'),
-      await append(db, 'req_c'),
+      await appendTestEvent(db, 'req_a'),
+      await appendTestEvent(db, 'req_b'),
+      await appendTestEvent(db, 'req_c'),
     ];
     let failures = 1;
     const failingOnce: ApplyEvents = async (trx, events) => {
@@ -165,7 +147,7 @@ describeEachDialect('the projector applies each event once, in order, on $name',
 
   it('stops when its time budget is spent and goes on from there at its next call', async () => {
     const { db } = store();
-    for (let index = 0; index < 10; index += 1) await append(db, `req_${index}`);
+    for (let index = 0; index < 10; index += 1) await appendTestEvent(db, `req_${index}`);
     const clock = manualClock();
     // Each batch takes 10 ms of the projector's clock.
     const slow: ApplyEvents = async (trx, events) => {
@@ -182,12 +164,12 @@ describeEachDialect('the projector applies each event once, in order, on $name',
 
   it('never hands out a sequence again once the newest events are deleted (the log is a queue)', async () => {
     const { db } = store();
-    await append(db, 'req_1');
-    const newest = await append(db, 'req_2');
+    await appendTestEvent(db, 'req_1');
+    const newest = await appendTestEvent(db, 'req_2');
     await readableByTheProjector(store(), 2);
     await projectorOf(store(), applyIntoTable).catchUp();
     await db.deleteFrom('events').execute();
-    const next = await append(db, 'req_3');
+    const next = await appendTestEvent(db, 'req_3');
     expect(next).toBeGreaterThan(newest);
     await readableByTheProjector(store(), 1);
     expect(await projectorOf(store(), applyIntoTable).catchUp()).toBe(1);
@@ -196,10 +178,10 @@ describeEachDialect('the projector applies each event once, in order, on $name',
 
   it('refuses a second event of one kind for one request, and a second claim of one idempotency key', async () => {
     const { db } = store();
-    await append(db, 'req_1', 'claim');
-    await expect(append(db, 'req_1', 'claim')).rejects.toThrow();
-    await append(db, 'req_1', 'money');
-    await expect(append(db, 'req_1', 'money')).rejects.toThrow();
+    await appendTestEvent(db, 'req_1', 'claim');
+    await expect(appendTestEvent(db, 'req_1', 'claim')).rejects.toThrow();
+    await appendTestEvent(db, 'req_1', 'money');
+    await expect(appendTestEvent(db, 'req_1', 'money')).rejects.toThrow();
     // Another request claiming the same key and idempotency key (append uses `idem-<request>`).
     await expect(
       db
@@ -263,7 +245,7 @@ describeOnPostgres('commits out of sequence order on $name', (dialect) => {
         `insert into events (request_id, kind, account_id, created_at) values ('req_a', 'claim', 'acct_1', 1) returning seq`,
       );
       const aSeq = Number(a.rows[0]?.seq);
-      const bSeq = await append(db, 'req_b');
+      const bSeq = await appendTestEvent(db, 'req_b');
       expect(bSeq).toBeGreaterThan(aSeq);
       // A reader by sequence would apply B now and step over A for good: this one applies nothing.
       expect(await projector.catchUp()).toBe(0);
