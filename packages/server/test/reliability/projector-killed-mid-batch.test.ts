@@ -36,7 +36,9 @@ const projector = new Projector(store.db, {
     await new Promise(() => {}); // killed here, its batch's transaction open
   },
 });
-await projector.applyBatch();
+// On PostgreSQL another session's open transaction (the server's xmin) can hold the events back
+// for a while: a batch that found nothing ready is tried again until it applies.
+while ((await projector.applyBatch()) === 0) await new Promise((resolve) => setTimeout(resolve, 50));
 `;
 
 function startChild(env: NodeJS.ProcessEnv): ChildProcess {
@@ -50,7 +52,7 @@ function startChild(env: NodeJS.ProcessEnv): ChildProcess {
 function untilApplied(child: ChildProcess): Promise<void> {
   return new Promise((resolve, reject) => {
     let output = '';
-    const timer = setTimeout(() => reject(new Error(`the child never applied: ${output}`)), 30_000);
+    const timer = setTimeout(() => reject(new Error(`the child never applied: ${output}`)), 60_000);
     const read = (chunk: Buffer) => {
       output += chunk.toString('utf8');
       if (output.includes('uncommitted')) {
@@ -73,63 +75,67 @@ describeEachDialect('a projector killed mid-batch on $name', (dialect: TestDiale
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   });
 
-  it('leaves nothing of its batch, and the next projector applies every event exactly once', async () => {
-    const fresh = dialect.fresh();
-    let url = fresh.databaseUrl;
-    if (dialect.name === 'sqlite') {
-      const dir = mkdtempSync(path.join(tmpdir(), 'tollgate-projector-kill-'));
-      cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-      url = path.join(dir, 'tollgate.sqlite');
-    } else cleanups.push(() => dropSchema(fresh.postgresSchema));
-    const open = (): Promise<Store> =>
-      openStore({
-        url,
-        ...(fresh.postgresSchema === undefined ? {} : { postgresSchema: fresh.postgresSchema }),
+  it(
+    'leaves nothing of its batch, and the next projector applies every event exactly once',
+    { timeout: 150_000 },
+    async () => {
+      const fresh = dialect.fresh();
+      let url = fresh.databaseUrl;
+      if (dialect.name === 'sqlite') {
+        const dir = mkdtempSync(path.join(tmpdir(), 'tollgate-projector-kill-'));
+        cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+        url = path.join(dir, 'tollgate.sqlite');
+      } else cleanups.push(() => dropSchema(fresh.postgresSchema));
+      const open = (): Promise<Store> =>
+        openStore({
+          url,
+          ...(fresh.postgresSchema === undefined ? {} : { postgresSchema: fresh.postgresSchema }),
+        });
+
+      const before = await open();
+      await sql`create table projector_test_applied (seq bigint primary key)`.execute(before.db);
+      const appended: number[] = [];
+      for (let index = 0; index < EVENTS; index += 1) {
+        appended.push(await appendTestEvent(before.db, `req_${index}`));
+      }
+      await before.close();
+
+      const child = startChild({ STORE_URL: url, SCHEMA: fresh.postgresSchema ?? '' });
+      cleanups.push(() => void child.kill('SIGKILL'));
+      await untilApplied(child);
+      child.kill('SIGKILL');
+      await new Promise((resolve) => child.once('exit', resolve));
+
+      const after = await open();
+      cleanups.push(() => after.close());
+      const applied = async () =>
+        (
+          await sql<{ seq: number }>`select seq from projector_test_applied order by seq`.execute(
+            after.db,
+          )
+        ).rows.map((row) => Number(row.seq));
+      // Nothing of the killed batch is there, and its cursor did not move.
+      expect(await applied()).toEqual([]);
+      const apply: ApplyEvents = async (trx, events) => {
+        for (const event of events)
+          await sql`insert into projector_test_applied (seq) values (${event.seq})`.execute(trx);
+      };
+      const projector = new Projector(after.db, {
+        name: 'test-read-model',
+        dialect: after.dialect,
+        apply,
+        clock: manualClock(),
       });
-
-    const before = await open();
-    await sql`create table projector_test_applied (seq bigint primary key)`.execute(before.db);
-    const appended: number[] = [];
-    for (let index = 0; index < EVENTS; index += 1) {
-      appended.push(await appendTestEvent(before.db, `req_${index}`));
-    }
-    await before.close();
-
-    const child = startChild({ STORE_URL: url, SCHEMA: fresh.postgresSchema ?? '' });
-    cleanups.push(() => void child.kill('SIGKILL'));
-    await untilApplied(child);
-    child.kill('SIGKILL');
-    await new Promise((resolve) => child.once('exit', resolve));
-
-    const after = await open();
-    cleanups.push(() => after.close());
-    const applied = async () =>
-      (
-        await sql<{ seq: number }>`select seq from projector_test_applied order by seq`.execute(
-          after.db,
-        )
-      ).rows.map((row) => Number(row.seq));
-    // Nothing of the killed batch is there, and its cursor did not move.
-    expect(await applied()).toEqual([]);
-    const apply: ApplyEvents = async (trx, events) => {
-      for (const event of events)
-        await sql`insert into projector_test_applied (seq) values (${event.seq})`.execute(trx);
-    };
-    const projector = new Projector(after.db, {
-      name: 'test-read-model',
-      dialect: after.dialect,
-      apply,
-      clock: manualClock(),
-    });
-    // On PostgreSQL the killed backend's transaction ends when the server sees the connection
-    // drop; until then the server's xmin holds the events back.
-    const deadline = Date.now() + 60_000;
-    while ((await applied()).length < EVENTS && Date.now() < deadline) {
-      await projector.catchUp();
-      if ((await applied()).length < EVENTS)
-        await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    expect(await applied()).toEqual(appended);
-    expect(await projector.catchUp()).toBe(0);
-  });
+      // On PostgreSQL the killed backend's transaction ends when the server sees the connection
+      // drop; until then the server's xmin holds the events back.
+      const deadline = Date.now() + 60_000;
+      while ((await applied()).length < EVENTS && Date.now() < deadline) {
+        await projector.catchUp();
+        if ((await applied()).length < EVENTS)
+          await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(await applied()).toEqual(appended);
+      expect(await projector.catchUp()).toBe(0);
+    },
+  );
 });
