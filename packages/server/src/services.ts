@@ -8,6 +8,7 @@ import { KeyService } from './auth/key-service.js';
 import { PriceBook } from './billing/price-book.js';
 import { pricesOutOfSync, type PriceWarning } from './billing/price-warnings.js';
 import type { Config } from './config/schema.js';
+import { ConfigError } from './config/load.js';
 import { perAccountConcurrency } from './config/task-engine-schema.js';
 import { ConsoleSessions } from './users/console-sessions.js';
 import { ConsoleUsers } from './users/console-users.js';
@@ -28,6 +29,7 @@ import { DisabledChannels } from './routing/disabled-channels.js';
 import type { UpstreamConnector } from './providers/upstream-http.js';
 import { unresolvedSummary } from './usage/unresolved-queue.js';
 import { RequestService } from './requests/request-service.js';
+import { RecordLog } from './requests/record-log.js';
 import { SettlementService } from './requests/settlement-service.js';
 import { UsageReviewService } from './requests/usage-review-service.js';
 import { TaskOperations } from './tasks/task-operations.js';
@@ -172,7 +174,17 @@ export async function createServices(options: ServiceOptions): Promise<Services>
         if (redis.status === 'ready') await redis.quit();
         else redis.disconnect();
       });
-    const effects = { clock, ids, budgetTimeZone: config.budget_time_zone };
+    const eventLog = config.accounting.event_log;
+    if (eventLog && store.dialect === 'postgres' && config.postgres.batch_money)
+      throw new ConfigError(
+        'accounting.event_log needs postgres.batch_money: false (the batched money paths do not write the event log yet)',
+      );
+    const effects = {
+      clock,
+      ids,
+      budgetTimeZone: config.budget_time_zone,
+      moneyEvents: eventLog,
+    };
     const assets = createAssetStorage(config.storage, options.assetsDir, options.storageSecrets);
     if (assets.close !== undefined) closers.push(async () => assets.close?.());
     const prices = new PriceBook(
@@ -186,12 +198,20 @@ export async function createServices(options: ServiceOptions): Promise<Services>
           'price version is unreadable; nothing is priced on it',
         ),
     );
+    const recordLog = eventLog
+      ? new RecordLog(store.db, store.dialect, effects, logger)
+      : undefined;
+    if (recordLog !== undefined) {
+      recordLog.start();
+      closers.push(() => recordLog.stop());
+    }
     const requests = new RequestService(
       store.db,
       effects,
       config.request_retention_days * 86_400_000,
       logger,
       store.dialect === 'postgres' && config.postgres.batch_money,
+      recordLog,
     );
     const pricesToSync = pricesOutOfSync(await prices.seedMissing());
     for (const warning of pricesToSync) logger.warn({ model: warning.model }, warning.message);

@@ -2,6 +2,7 @@ import type { LedgerReport, LedgerViolation } from '@tollgate/protocol';
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { Database } from '../store/schema.js';
 import { MAX_BALANCE_MICRO_YUAN } from './money.js';
+import { withPendingEvents } from './ledger-check-pending.js';
 
 /**
  * Verifies every ledger invariant (docs/billing.md):
@@ -21,6 +22,8 @@ import { MAX_BALANCE_MICRO_YUAN } from './money.js';
  *  8. a task's billing state matches its hold (settled: captured; released or expired: released;
  *     else open),
  *     and a task's settled amount is its capture (5, through its creation record).
+ * With `accounting.event_log`, the log's pending events count as the rows the projector will make
+ * of them (ledger-check-pending.ts): the accounts moved when they were written.
  * Arithmetic is exact: every amount and every SQL sum is read as text (`cast(... as text)`;
  * `pg` would hand sums over as strings anyway, better-sqlite3 as lossy numbers past 2^53) and
  * compared as BigInt, so a one-micro-yuan difference is found at any magnitude, whatever wrote it.
@@ -58,7 +61,7 @@ async function checkLedgerInSnapshot(db: Kysely<Database>): Promise<LedgerReport
       asText('owed').as('owed'),
     ])
     .execute();
-  const sums = await db
+  const journalSums = await db
     .selectFrom('journal')
     .select([
       'account_id',
@@ -68,7 +71,7 @@ async function checkLedgerInSnapshot(db: Kysely<Database>): Promise<LedgerReport
     ])
     .groupBy('account_id')
     .execute();
-  const holds = await db
+  const holdRows = await db
     .selectFrom('holds')
     .select([
       'id',
@@ -80,7 +83,7 @@ async function checkLedgerInSnapshot(db: Kysely<Database>): Promise<LedgerReport
       asText('captured_amount').as('captured_amount'),
     ])
     .execute();
-  const entries = await db
+  const entryRows = await db
     .selectFrom('journal')
     .select([
       'id',
@@ -110,7 +113,7 @@ async function checkLedgerInSnapshot(db: Kysely<Database>): Promise<LedgerReport
     .groupBy('account_id')
     .execute();
   // A task's creation record (`accepted`) holds for its task: the bill is the task's settlement.
-  const requests = await db
+  const requestRows = await db
     .selectFrom('requests')
     .leftJoin('tasks', 'tasks.id', 'requests.task_id')
     .select([
@@ -128,6 +131,13 @@ async function checkLedgerInSnapshot(db: Kysely<Database>): Promise<LedgerReport
     ])
     .where('requests.hold_id', 'is not', null)
     .execute();
+  // The event log's pending events, as the projector will write them (ledger-check-pending.ts).
+  const { sums, holds, entries, requests } = await withPendingEvents(db, {
+    sums: journalSums,
+    holds: holdRows,
+    entries: entryRows,
+    requests: requestRows,
+  });
 
   const journalByAccount = new Map(
     sums.map((row) => [

@@ -1,8 +1,8 @@
-import { sql, type Kysely, type RawBuilder } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import { preparedQuery } from '../store/prepared-query.js';
-import type { Database, JournalKind, JournalTable } from '../store/schema.js';
-import type { Clock, IdGenerator } from '../util/effects.js';
-import { maxBalanceBeforeCredit } from './money.js';
+import { giveBackMoneySlot, takeMoneySlot } from '../events/request-events.js';
+import { payOwed } from './account-money.js';
+import { appendJournal, type Executor, type LedgerEffects } from './journal.js';
 import {
   budgetWindowStartSql,
   spentInWindowSql,
@@ -13,49 +13,12 @@ import {
 } from '../budgets/budget-ledger.js';
 
 /**
- * The ledger, after TigerBeetle's two-phase transfers. An account has `balance` and `held`;
- * `available = balance - held` is never negative. Every function here takes a transaction (or
- * the database for single statements) and moves money only through guarded updates, and every
- * movement appends exactly one journal row whose deltas replay to the account's columns.
+ * The ledger's holds, after TigerBeetle's two-phase transfers. An account has `balance` and
+ * `held`; `available = balance - held` is never negative. Every function here takes a transaction
+ * (or the database for single statements) and moves money only through guarded updates, and every
+ * movement appends exactly one journal row (journal.ts) whose deltas replay to the account's
+ * columns. Movements without a hold (credits, refunds, what an account owes) are account-money.ts.
  */
-export type Executor = Kysely<Database>;
-
-export interface LedgerEffects {
-  readonly clock: Clock;
-  readonly ids: IdGenerator;
-  /** Where budget windows turn over (IANA zone); Asia/Shanghai when not given. */
-  readonly budgetTimeZone?: string;
-}
-
-export interface JournalEntry {
-  accountId: string;
-  kind: JournalKind;
-  balanceDelta: number;
-  heldDelta: number;
-  /** Change of the account's `owed`; refunds only (0 when absent). */
-  owedDelta?: number;
-  reason: string;
-  holdId?: string;
-  requestId?: string;
-  topupId?: string;
-}
-
-// The statements of every request's hold and capture, compiled once (store/prepared-query.ts).
-export const insertJournal = preparedQuery<JournalTable>((db, slot) =>
-  db.insertInto('journal').values({
-    id: slot.id,
-    account_id: slot.account_id,
-    kind: slot.kind,
-    balance_delta: slot.balance_delta,
-    held_delta: slot.held_delta,
-    owed_delta: slot.owed_delta,
-    hold_id: slot.hold_id,
-    request_id: slot.request_id,
-    topup_id: slot.topup_id,
-    reason: slot.reason,
-    created_at: slot.created_at,
-  }),
-);
 // The account's budget (if any) is checked by the same guarded update: its open holds are `held`,
 // its spend in the current window `budget_spent` (budgets/budget-ledger.ts).
 /**
@@ -214,185 +177,6 @@ interface Owing {
   owed: number;
 }
 
-export async function appendJournal(
-  executor: Executor,
-  effects: LedgerEffects,
-  entry: JournalEntry,
-): Promise<void> {
-  await insertJournal(executor, journalRow(effects, entry));
-}
-
-/** The journal row of one movement (new id, now); batched writers insert many at once. */
-export function journalRow(effects: LedgerEffects, entry: JournalEntry): JournalTable {
-  return {
-    id: effects.ids.next('jrn'),
-    account_id: entry.accountId,
-    kind: entry.kind,
-    balance_delta: entry.balanceDelta,
-    held_delta: entry.heldDelta,
-    owed_delta: entry.owedDelta ?? 0,
-    hold_id: entry.holdId ?? null,
-    request_id: entry.requestId ?? null,
-    topup_id: entry.topupId ?? null,
-    reason: entry.reason,
-    created_at: effects.clock.now(),
-  };
-}
-
-export type CreditOutcome =
-  | { readonly kind: 'credited' }
-  /** The balance would pass MAX_BALANCE_MICRO_YUAN: nothing changed; `balance` is the current one. */
-  | { readonly kind: 'balance_limit'; readonly balance: number };
-
-/**
- * Adds `amount` to the balance, unless the result would exceed MAX_BALANCE_MICRO_YUAN (one
- * guarded update: `balance <= MAX - amount`, computed exactly in JavaScript, so the database
- * never adds past the bound). What the account owes is paid from the credit first (`payOwed`).
- * Call inside the transaction that records the top-up row, and roll it back on `balance_limit`.
- */
-export async function credit(
-  trx: Executor,
-  effects: LedgerEffects,
-  input: {
-    accountId: string;
-    amount: number;
-    kind: 'topup' | 'redemption';
-    topupId: string;
-    reason: string;
-  },
-): Promise<CreditOutcome> {
-  const updated = await trx
-    .updateTable('accounts')
-    .set({ balance: sql`balance + ${input.amount}` })
-    .where('id', '=', input.accountId)
-    .where('balance', '<=', maxBalanceBeforeCredit(input.amount))
-    .returning('owed')
-    .executeTakeFirst();
-  if (updated === undefined) {
-    const account = await trx
-      .selectFrom('accounts')
-      .select('balance')
-      .where('id', '=', input.accountId)
-      .executeTakeFirstOrThrow();
-    return { kind: 'balance_limit', balance: account.balance };
-  }
-  await appendJournal(trx, effects, {
-    accountId: input.accountId,
-    kind: input.kind,
-    balanceDelta: input.amount,
-    heldDelta: 0,
-    topupId: input.topupId,
-    reason: input.reason,
-  });
-  if (updated.owed > 0)
-    await payOwed(trx, effects, { accountId: input.accountId, from: input.reason });
-  return { kind: 'credited' };
-}
-
-/**
- * The account's money columns, its row locked until the transaction ends (an update that
- * changes nothing; SQLite's writers are serialised anyway): what is read stays true while the
- * transaction decides from it. Throws when there is no such account. In a transaction.
- */
-export async function lockAccountMoney(
-  trx: Executor,
-  accountId: string,
-): Promise<{ balance: number; held: number; owed: number }> {
-  const account = await trx
-    .updateTable('accounts')
-    .set((eb) => ({ owed: eb.ref('owed') }))
-    .where('id', '=', accountId)
-    .returning(['balance', 'held', 'owed'])
-    .executeTakeFirst();
-  if (account === undefined) throw new Error(`no account ${accountId}`);
-  return account;
-}
-
-/** What a refund did to its account: taken from the balance now, and added to `owed`. */
-export interface RefundTaken {
-  readonly taken: number;
-  readonly owed: number;
-}
-
-/**
- * Takes back `amount` of a refunded payment: what is available (balance − held) now, and the
- * rest added to the account's `owed`, which `payOwed` takes from the next money that becomes
- * available (a released hold, the unused part of a capture, a credit). A refund alone therefore
- * never drives a balance below zero nor eats into open holds, and money held at the time of the
- * refund cannot be kept by releasing it later. One guarded update on the locked row (the
- * database confirms the available amount it was computed from) and one `refund` journal entry
- * (balance delta −taken, owed delta +owed); the ledger check replays `owed` and matches refunds
- * to the payment orders. In a transaction.
- */
-export async function takeRefund(
-  trx: Executor,
-  effects: LedgerEffects,
-  input: { accountId: string; amount: number; reason: string },
-): Promise<RefundTaken> {
-  if (input.amount <= 0) return { taken: 0, owed: 0 };
-  const account = await lockAccountMoney(trx, input.accountId);
-  const available = account.balance - account.held;
-  const taken = Math.max(0, Math.min(input.amount, available));
-  const owed = input.amount - taken;
-  const updated = await trx
-    .updateTable('accounts')
-    .set({ balance: sql`balance - ${taken}`, owed: sql`owed + ${owed}` })
-    .where('id', '=', input.accountId)
-    .where(sql<boolean>`balance - held = ${available}`)
-    .executeTakeFirst();
-  if (updated.numUpdatedRows !== 1n)
-    throw new Error(`the available balance of ${input.accountId} changed during a refund`);
-  await appendJournal(trx, effects, {
-    accountId: input.accountId,
-    kind: 'refund',
-    balanceDelta: -taken,
-    heldDelta: 0,
-    owedDelta: owed,
-    reason: input.reason,
-  });
-  return { taken, owed };
-}
-
-/**
- * Pays what the account owes (`owed`, refunds not yet taken back) from what is available now:
- * `min(owed, balance − held)`, by one guarded update (`owed >= paid and balance - held >=
- * paid`) and one `refund` journal entry (balance and owed deltas both −paid). Every movement
- * that makes money available calls it in its own transaction, after its update (which locked
- * the row) told it the account owes: so an account that owes never has anything available, and
- * the freed money cannot be reserved first. `from` says what freed it. Returns what was paid.
- */
-export async function payOwed(
-  trx: Executor,
-  effects: LedgerEffects,
-  input: { accountId: string; from: string },
-): Promise<number> {
-  const account = await trx
-    .selectFrom('accounts')
-    .select(['balance', 'held', 'owed'])
-    .where('id', '=', input.accountId)
-    .executeTakeFirstOrThrow();
-  const paid = Math.min(account.owed, account.balance - account.held);
-  if (paid <= 0) return 0;
-  const updated = await trx
-    .updateTable('accounts')
-    .set({ balance: sql`balance - ${paid}`, owed: sql`owed - ${paid}` })
-    .where('id', '=', input.accountId)
-    .where('owed', '>=', paid)
-    .where(sql<boolean>`balance - held >= ${paid}`)
-    .executeTakeFirst();
-  if (updated.numUpdatedRows !== 1n)
-    throw new Error(`what ${input.accountId} owes changed while it was being paid`);
-  await appendJournal(trx, effects, {
-    accountId: input.accountId,
-    kind: 'refund',
-    balanceDelta: -paid,
-    heldDelta: 0,
-    owedDelta: -paid,
-    reason: `owed refund paid from ${input.from}`,
-  });
-  return paid;
-}
-
 export type HoldOutcome =
   | { readonly kind: 'placed'; readonly holdId: string }
   /** The account's available balance is short: nothing changed. */
@@ -419,24 +203,13 @@ export async function placeHold(
     budgetKeyId?: string | null;
   },
 ): Promise<HoldOutcome> {
-  const windows = windowStartsOf(effects);
-  const updated = await reserveAvailable(trx, {
+  const budgetKeyId = input.budgetKeyId ?? null;
+  const reserved = await reserveForHold(trx, effects, {
     accountId: input.accountId,
     amount: input.amount,
-    ...windows,
+    budgetKeyId,
   });
-  if (updated.numAffectedRows !== 1n)
-    return refusalOf(trx, effects, { scope: 'account', id: input.accountId, amount: input.amount });
-  const budgetKeyId = input.budgetKeyId ?? null;
-  if (budgetKeyId !== null) {
-    const reserved = await reserveKeyBudget(trx, {
-      keyId: budgetKeyId,
-      amount: input.amount,
-      ...windows,
-    });
-    if (reserved.numAffectedRows !== 1n)
-      return refusalOf(trx, effects, { scope: 'key', id: budgetKeyId, amount: input.amount });
-  }
+  if (reserved.kind !== 'reserved') return reserved;
   const holdId = input.holdId ?? effects.ids.next('hold');
   await insertOpenHold(trx, {
     id: holdId,
@@ -459,6 +232,132 @@ export async function placeHold(
   return { kind: 'placed', holdId };
 }
 
+/**
+ * A hold's reserve on its account (and its key's budget): the guarded updates alone, without the
+ * hold's row and journal entry (`placeHold` writes those; a logged claim leaves them to the
+ * projector: requests/record-projection.ts). The caller rolls back on anything but `reserved`.
+ */
+export async function reserveForHold(
+  trx: Executor,
+  effects: LedgerEffects,
+  input: { accountId: string; amount: number; budgetKeyId: string | null },
+): Promise<{ readonly kind: 'reserved' } | Exclude<HoldOutcome, { kind: 'placed' }>> {
+  const windows = windowStartsOf(effects);
+  const updated = await reserveAvailable(trx, {
+    accountId: input.accountId,
+    amount: input.amount,
+    ...windows,
+  });
+  if (updated.numAffectedRows !== 1n)
+    return refusalOf(trx, effects, { scope: 'account', id: input.accountId, amount: input.amount });
+  if (input.budgetKeyId !== null) {
+    const reserved = await reserveKeyBudget(trx, {
+      keyId: input.budgetKeyId,
+      amount: input.amount,
+      ...windows,
+    });
+    if (reserved.numAffectedRows !== 1n)
+      return refusalOf(trx, effects, { scope: 'key', id: input.budgetKeyId, amount: input.amount });
+  }
+  return { kind: 'reserved' };
+}
+
+/**
+ * A capture's movement on its account, without the hold's row and journal entry (a logged
+ * finish: requests/logged-outcome.ts): `amount` charged and the hold's `held` released, the part
+ * above the hold only if available (else `insufficient_funds`, nothing moved); the key's budget
+ * resolved; what the account owes paid from the unused part. In a transaction.
+ */
+export async function chargeForCapture(
+  trx: Executor,
+  effects: LedgerEffects,
+  input: {
+    accountId: string;
+    amount: number;
+    held: number;
+    budgetKeyId: string | null;
+    holdId: string;
+  },
+): Promise<'captured' | 'insufficient_funds'> {
+  const windows = windowStartsOf(effects);
+  const [charged] = (
+    await chargeHeldOwing(trx, {
+      accountId: input.accountId,
+      amount: input.amount,
+      held: input.held,
+      extra: Math.max(0, input.amount - input.held),
+      ...windows,
+    })
+  ).rows;
+  if (charged === undefined) return 'insufficient_funds';
+  if (input.budgetKeyId !== null)
+    await resolveKeyBudget(trx, {
+      keyId: input.budgetKeyId,
+      held: input.held,
+      spent: input.amount,
+      ...windows,
+    });
+  if (charged.owed > 0 && input.amount < input.held)
+    await payOwed(trx, effects, {
+      accountId: input.accountId,
+      from: `the unused part of hold ${input.holdId}`,
+    });
+  return 'captured';
+}
+
+/** A release's movement on its account (as `chargeForCapture`, nothing charged). */
+export async function unholdForRelease(
+  trx: Executor,
+  effects: LedgerEffects,
+  input: { accountId: string; held: number; budgetKeyId: string | null; holdId: string },
+): Promise<void> {
+  const [account] = (await unholdAmount(trx, { accountId: input.accountId, amount: input.held }))
+    .rows;
+  if (input.budgetKeyId !== null)
+    await resolveKeyBudget(trx, {
+      keyId: input.budgetKeyId,
+      held: input.held,
+      spent: 0,
+      ...windowStartsOf(effects),
+    });
+  if (account !== undefined && account.owed > 0 && input.held > 0)
+    await payOwed(trx, effects, {
+      accountId: input.accountId,
+      from: `the release of hold ${input.holdId}`,
+    });
+}
+
+/**
+ * With `moneyEvents`, takes the hold's request's money slot in the log before a resolution here
+ * moves anything (LedgerEffects says why); `false`: not this writer's to resolve. The slot is
+ * given back by `resolvedHere` when the resolution moved nothing after all.
+ */
+async function takeSlotOf(trx: Executor, effects: LedgerEffects, holdId: string) {
+  if (effects.moneyEvents !== true) return { taken: true, requestId: null };
+  const hold = await trx
+    .selectFrom('holds')
+    .select(['request_id', 'account_id'])
+    .where('id', '=', holdId)
+    .executeTakeFirst();
+  if (hold === undefined) return { taken: false, requestId: null };
+  const taken = await takeMoneySlot(trx, {
+    requestId: hold.request_id,
+    accountId: hold.account_id,
+    now: effects.clock.now(),
+  });
+  return { taken, requestId: hold.request_id };
+}
+
+async function resolvedHere<T>(
+  trx: Executor,
+  slot: { requestId: string | null },
+  moved: boolean,
+  result: T,
+): Promise<T> {
+  if (!moved && slot.requestId !== null) await giveBackMoneySlot(trx, slot.requestId);
+  return result;
+}
+
 export type CaptureOutcome = 'captured' | 'insufficient_funds' | 'already_resolved';
 
 /**
@@ -473,6 +372,8 @@ export async function captureHold(
   effects: LedgerEffects,
   input: { holdId: string; amount: number; reason: string },
 ): Promise<CaptureOutcome> {
+  const slot = await takeSlotOf(trx, effects, input.holdId);
+  if (!slot.taken) return 'already_resolved';
   // Claim the hold first: of two concurrent captures, the second blocks on this row and then
   // finds it no longer open.
   const [hold] = (
@@ -482,7 +383,7 @@ export async function captureHold(
       now: effects.clock.now(),
     })
   ).rows;
-  if (hold === undefined) return 'already_resolved';
+  if (hold === undefined) return resolvedHere(trx, slot, false, 'already_resolved');
   const windows = windowStartsOf(effects);
   const [charged] = (
     await chargeHeldOwing(trx, {
@@ -500,7 +401,7 @@ export async function captureHold(
       .set({ state: 'open', captured_amount: null, resolved_at: null })
       .where('id', '=', input.holdId)
       .execute();
-    return 'insufficient_funds';
+    return resolvedHere(trx, slot, false, 'insufficient_funds');
   }
   if (hold.budget_key_id !== null)
     await resolveKeyBudget(trx, {
@@ -536,10 +437,12 @@ export async function releaseHold(
   effects: LedgerEffects,
   input: { holdId: string; reason: string },
 ): Promise<boolean> {
+  const slot = await takeSlotOf(trx, effects, input.holdId);
+  if (!slot.taken) return false;
   const [resolved] = (
     await claimOpenHoldAsReleased(trx, { holdId: input.holdId, now: effects.clock.now() })
   ).rows;
-  if (resolved === undefined) return false;
+  if (resolved === undefined) return resolvedHere(trx, slot, false, false);
   const [account] = (
     await unholdAmount(trx, { accountId: resolved.account_id, amount: resolved.amount })
   ).rows;

@@ -101,6 +101,16 @@ export class Conversations {
                   .whereRef('requests.id', '=', 'conversations.pending_request_id'),
               ),
             ),
+            // Nor a claim still in the event log (accounting.event_log: decision 0019).
+            eb.not(
+              eb.exists(
+                eb
+                  .selectFrom('events')
+                  .select('events.seq')
+                  .whereRef('events.request_id', '=', 'conversations.pending_request_id')
+                  .where('events.kind', '=', 'claim'),
+              ),
+            ),
             eb('conversations.updated_at', '<', now - this.abandonedAfterMs),
           ]),
         ]),

@@ -3,7 +3,7 @@ import type { AccountService } from '../accounts/account-service.js';
 import type { Settings } from '../config/load.js';
 import type { Services } from '../services.js';
 import type { Store } from '../store/database.js';
-import type { LedgerEffects } from '../billing/ledger.js';
+import type { LedgerEffects } from '../billing/journal.js';
 
 /**
  * What a CLI command may need, each opened on first use: the settings, the database alone, or

@@ -150,6 +150,19 @@ export const postgresSettingsSchema = z
   })
   .strict();
 
+/** How the request path keeps its accounts (docs/decisions/0019-hot-path-event-log.md). */
+export const accountingSchema = z
+  .object({
+    /**
+     * The text routes' plain claims and every finish write one event each to the log, and a
+     * projector in each instance writes their records, holds and journal entries from it
+     * (docs/event-log.md). Off (the default), they write those rows directly. On PostgreSQL it
+     * needs `postgres.batch_money: false` (the batched paths are not on the log yet).
+     */
+    event_log: z.boolean().default(false),
+  })
+  .strict();
+
 /** Where asset bytes live: local files (one instance) or an S3-compatible bucket (shared). */
 export const storageSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('local') }).strict(),
@@ -176,6 +189,7 @@ export const configSchema = z
     server: serverSchema.prefault({}),
     storage: storageSchema.default({ kind: 'local' }),
     postgres: postgresSettingsSchema.prefault({}),
+    accounting: accountingSchema.prefault({}),
     /** The task worker, claims and task windows (config/task-engine-schema.ts). */
     tasks: taskEngineSchema.prefault({}),
     /** How long an API key lookup is trusted by other instances (see docs/keys.md). */

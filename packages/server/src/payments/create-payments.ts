@@ -3,7 +3,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { AccountService } from '../accounts/account-service.js';
 import type { AuditLog } from '../audit/audit-log.js';
-import type { LedgerEffects } from '../billing/ledger.js';
+import type { LedgerEffects } from '../billing/journal.js';
 import type { Database } from '../store/schema.js';
 import { PaymentService } from './payment-service.js';
 import { StripeProvider } from './stripe-provider.js';

@@ -1,7 +1,8 @@
 import type { Kysely, Updateable } from 'kysely';
 import type { AccountService } from '../accounts/account-service.js';
 import type { AuditActor, AuditLog } from '../audit/audit-log.js';
-import { lockAccountMoney, takeRefund, type LedgerEffects } from '../billing/ledger.js';
+import { type LedgerEffects } from '../billing/journal.js';
+import { lockAccountMoney, takeRefund } from '../billing/account-money.js';
 import { maxBalanceBeforeCredit } from '../billing/money.js';
 import type { Database, PaymentOrderTable } from '../store/schema.js';
 import type { PaymentEvent } from './payment-provider.js';

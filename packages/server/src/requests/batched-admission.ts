@@ -1,12 +1,6 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
-import {
-  insertJournal,
-  journalRow,
-  reserveAvailable,
-  reserveAvailableUpdate,
-  reserveKeyBudget,
-  type LedgerEffects,
-} from '../billing/ledger.js';
+import { reserveAvailable, reserveAvailableUpdate, reserveKeyBudget } from '../billing/ledger.js';
+import { insertJournal, journalRow, type LedgerEffects } from '../billing/journal.js';
 import {
   accountRefusalOf,
   refusalOf,

@@ -1,12 +1,7 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
-import {
-  chargeHeld,
-  chargeHeldUpdate,
-  insertJournal,
-  journalRow,
-  payOwed,
-  type LedgerEffects,
-} from '../billing/ledger.js';
+import { chargeHeld, chargeHeldUpdate } from '../billing/ledger.js';
+import { insertJournal, journalRow, type LedgerEffects } from '../billing/journal.js';
+import { payOwed } from '../billing/account-money.js';
 import { windowStartsOf, type WindowSlots } from '../budgets/budget-ledger.js';
 import type { Database } from '../store/schema.js';
 import { shapedStatement } from '../store/shaped-statement.js';

@@ -1,11 +1,14 @@
 import type { Kysely } from 'kysely';
-import { captureHold, releaseHold, type LedgerEffects } from '../billing/ledger.js';
+import { captureHold, releaseHold } from '../billing/ledger.js';
+import { type LedgerEffects } from '../billing/journal.js';
 import type { Database, RequestStatus } from '../store/schema.js';
 import { awaitingFundsError } from './request-errors.js';
 import type { Answer, RecordedOutcome, RequestIdentity } from './request-types.js';
 import type { BatchedCapture } from './batched-capture.js';
 import type { RecordedOutcomeColumns } from './outcome-columns.js';
 import type { RequestStore } from './request-store.js';
+import { finishLogged } from './logged-outcome.js';
+import type { RecordLog } from './record-log.js';
 
 /** Thrown inside the outcome's transaction to roll its money movement back. */
 class OutcomeRefused extends Error {
@@ -27,6 +30,8 @@ export async function writeOutcome(
     records: RequestStore;
     /** PostgreSQL: batches the captures of one account (batched-capture.ts). */
     captures?: BatchedCapture | undefined;
+    /** `accounting.event_log`: the finish is an event (logged-outcome.ts); `from` is its guards'. */
+    log?: RecordLog | undefined;
   },
   identity: RequestIdentity,
   holdId: string | null,
@@ -38,23 +43,36 @@ export async function writeOutcome(
   try {
     if (outcome.kind === 'failed' || outcome.kind === 'unknown') {
       const body = outcome.error.toBody(identity.requestId);
+      const columns: RecordedOutcomeColumns = {
+        ...upstream,
+        status: outcome.kind === 'failed' ? 'failed' : 'submission_unknown',
+        http_status: outcome.error.status,
+        response_body: JSON.stringify(body),
+        error_code: outcome.error.code,
+        usage: null,
+        amount: null,
+        pricing_rule: outcome.rule ?? null,
+        usage_flag: null,
+        line_items: null,
+      };
+      const reason = `failed: ${outcome.error.code}`;
+      if (deps.log !== undefined) {
+        const finished = await finishLogged(
+          db,
+          effects,
+          identity,
+          outcome.kind === 'failed' && holdId !== null
+            ? { move: 'release', holdId, reason, outcome: columns }
+            : { move: 'none', outcome: columns },
+        );
+        if (finished === 'refused') return 'refused';
+        return { status: outcome.error.status, body };
+      }
       await db.transaction().execute(async (trx) => {
         if (outcome.kind === 'failed' && holdId !== null) {
-          const reason = `failed: ${outcome.error.code}`;
           if (!(await releaseHold(trx, effects, { holdId, reason }))) throw new OutcomeRefused();
         }
-        const moved = await records.recordOutcome(trx, from, {
-          ...upstream,
-          status: outcome.kind === 'failed' ? 'failed' : 'submission_unknown',
-          http_status: outcome.error.status,
-          response_body: JSON.stringify(body),
-          error_code: outcome.error.code,
-          usage: null,
-          amount: null,
-          pricing_rule: outcome.rule ?? null,
-          usage_flag: null,
-          line_items: null,
-        });
+        const moved = await records.recordOutcome(trx, from, columns);
         if (!moved) throw new OutcomeRefused();
       });
       return { status: outcome.error.status, body };
@@ -63,6 +81,26 @@ export async function writeOutcome(
     const json = JSON.stringify(outcome.body);
     const succeeded = (status: 'succeeded' | 'awaiting_funds') =>
       succeededColumns(upstream, outcome, json, status);
+    if (deps.log !== undefined) {
+      const finished = await finishLogged(
+        db,
+        effects,
+        identity,
+        holdId === null
+          ? { move: 'none', outcome: succeeded('succeeded') }
+          : {
+              move: 'capture',
+              holdId,
+              amount: outcome.amount,
+              reason: captureReason(identity),
+              outcome: succeeded('succeeded'),
+              awaitingFunds: succeeded('awaiting_funds'),
+            },
+      );
+      if (finished === 'refused') return 'refused';
+      if (finished === 'moved') return { status: outcome.status ?? 200, body: outcome.body, json };
+      return awaitingFunds(identity, outcome.amount);
+    }
     // PostgreSQL: with the other captures of its account in this turn (batched-capture.ts).
     if (deps.captures !== undefined && holdId !== null && from === 'processing') {
       const batched = await deps.captures.capture({
@@ -97,10 +135,7 @@ export async function writeOutcome(
       return result === 'captured';
     });
     if (captured) return { status: outcome.status ?? 200, body: outcome.body, json };
-    return {
-      status: 402,
-      body: awaitingFundsError(identity.requestId, outcome.amount).toBody(identity.requestId),
-    };
+    return awaitingFunds(identity, outcome.amount);
   } catch (error) {
     if (error instanceof OutcomeRefused) return 'refused';
     throw error;
@@ -161,5 +196,11 @@ function succeededColumns(
     ...upstream,
   };
 }
+
+/** What a priced result that could not be charged answers: 402, the hold kept for a settle. */
+const awaitingFunds = (identity: RequestIdentity, amount: number): Answer => ({
+  status: 402,
+  body: awaitingFundsError(identity.requestId, amount).toBody(identity.requestId),
+});
 
 const captureReason = (identity: RequestIdentity) => `usage of ${identity.requestId}`;

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
-import { captureHold, releaseHold, type LedgerEffects } from '../billing/ledger.js';
+import { captureHold, releaseHold } from '../billing/ledger.js';
+import { type LedgerEffects } from '../billing/journal.js';
 import type { ModelConfig, TokenPrices } from '../config/schema.js';
 import type { RequestLookupAnswer } from '../providers/request-lookup.js';
 import { channelsOf } from '../routing/channels.js';
@@ -227,7 +228,7 @@ export class RequestReconciler {
       : `upstream ${found.upstream} reports it done (look-up)`;
     const holdId = row.hold_id;
     const now = this.deps.effects.clock.now();
-    return this.resolveOnce(async (trx) => {
+    return this.resolveOnce(row.id, async (trx) => {
       const result = await captureHold(trx, this.deps.effects, {
         holdId,
         amount,
@@ -257,7 +258,7 @@ export class RequestReconciler {
     const holdId = row.hold_id;
     const now = this.deps.effects.clock.now();
     const reason = `upstream ${upstreams.join(', ')} never did it (look-up)`;
-    return this.resolveOnce(async (trx) => {
+    return this.resolveOnce(row.id, async (trx) => {
       if (!(await releaseHold(trx, this.deps.effects, { holdId, reason: `lookup: ${reason}` })))
         return false;
       return this.deps.records.transition(trx, row.id, 'submission_unknown', 'failed', {
@@ -271,9 +272,13 @@ export class RequestReconciler {
    * Runs one resolution's transaction; `false` from it (someone else resolved the hold or moved
    * the record first) rolls the whole transaction back.
    */
-  private async resolveOnce(work: (trx: Kysely<Database>) => Promise<boolean>): Promise<boolean> {
+  private async resolveOnce(
+    requestId: string,
+    work: (trx: Kysely<Database>) => Promise<boolean>,
+  ): Promise<boolean> {
     try {
       await this.deps.db.transaction().execute(async (trx) => {
+        await this.deps.records.applyPending(trx, requestId);
         if (!(await work(trx))) throw new ResolvedElsewhere();
       });
       return true;

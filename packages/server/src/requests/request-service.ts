@@ -3,7 +3,8 @@ import type { Kysely } from 'kysely';
 import type { ErrorBody } from '@tollgate/protocol';
 import type { Principal } from '../auth/key-service.js';
 import { recordAssetUses } from '../assets/asset-uses.js';
-import { placeHold, type LedgerEffects } from '../billing/ledger.js';
+import { placeHold } from '../billing/ledger.js';
+import { type LedgerEffects } from '../billing/journal.js';
 import { ApiError } from '../errors/api-error.js';
 import type { Database } from '../store/schema.js';
 import { RecordHeartbeat } from './record-heartbeat.js';
@@ -17,6 +18,8 @@ import {
   recordNotFound,
 } from './request-errors.js';
 import { RequestStore, type NewRecord } from './request-store.js';
+import { claimLogged } from './logged-claim.js';
+import type { RecordLog } from './record-log.js';
 import { BatchedAdmission } from './batched-admission.js';
 import { BatchedCapture } from './batched-capture.js';
 import { withFields } from '../util/with-fields.js';
@@ -64,8 +67,15 @@ export class RequestService {
      * and never batches here.
      */
     batchMoney = false,
+    /**
+     * `accounting.event_log`: the plain claims (a hold, no assets, no work inside) and every
+     * finish write events, not rows (record-log.ts; decision 0019). Not with `batchMoney`.
+     */
+    log?: RecordLog,
   ) {
-    this.records = new RequestStore(db, batchMoney);
+    if (batchMoney && log !== undefined)
+      throw new Error('the event log does not take the batched money paths (postgres.batch_money)');
+    this.records = new RequestStore(db, batchMoney, log);
     // A batch that rolled back costs each of its requests a transaction of its own: worth
     // knowing when it happens often (a deadlock would show here, after deadlock_timeout).
     const alone = (what: string) => (error: unknown) =>
@@ -117,6 +127,22 @@ export class RequestService {
       if (admission.kind === 'existing')
         return this.answerExisting(admission.row, identity.fingerprint);
       if (admission.kind === 'refused') return { kind: 'refused', error: admission.error };
+    }
+    if (
+      this.records.log !== undefined &&
+      reserve !== null &&
+      holdId !== null &&
+      assetIds.length === 0 &&
+      inside === undefined
+    ) {
+      const claim = await claimLogged(this.db, this.effects, this.records, identity, record, {
+        holdId,
+        amount: reserve.amount,
+        priceVersion: reserve.priceVersion,
+      });
+      return claim.kind === 'existing'
+        ? this.answerExisting(claim.row, identity.fingerprint)
+        : claim;
     }
     try {
       return await this.db.transaction().execute(async (trx) => {
@@ -283,6 +309,7 @@ export class RequestService {
       effects: this.effects,
       records: this.records,
       captures: this.#captures,
+      log: this.records.log,
     };
     const answer = await writeOutcome(deps, identity, holdId, outcome, 'processing');
     if (answer !== 'refused') return answer;
@@ -327,6 +354,17 @@ export class RequestService {
       .where('status', '=', 'processing')
       .where('updated_at', '<', olderThan)
       .execute();
+    // And the claims still in the event log, whose records have never shown a sign of life (a
+    // heartbeat applies them first): the transition below applies their events, then judges.
+    if (this.records.log !== undefined)
+      stale.push(
+        ...(await this.db
+          .selectFrom('events')
+          .select('request_id as id')
+          .where('kind', '=', 'claim')
+          .where('created_at', '<', olderThan)
+          .execute()),
+      );
     let moved = 0;
     for (const { id } of stale) {
       const columns = {

@@ -5,6 +5,7 @@ import { BatchedFingerprints, type Fingerprint } from './batched-fingerprints.js
 import { assertMove } from './record-states.js';
 import type { RecordRow } from './record-view.js';
 import { setOutcomeColumns, type RecordedOutcomeColumns } from './outcome-columns.js';
+import type { RecordLog } from './record-log.js';
 
 /** The outcome's move: the state it expects the record in (compare-and-set) and its columns. */
 type GuardedOutcome = RecordedOutcomeColumns & { expected_status: RequestStatus };
@@ -113,6 +114,12 @@ export class RequestStore {
     private readonly db: Kysely<Database>,
     /** PostgreSQL: the guard's reads of one event-loop turn share a statement (batched-fingerprints.ts). */
     batchReads = false,
+    /**
+     * `accounting.event_log`: the text records' pending events (record-log.ts). Reads by id and
+     * by idempotency key overlay them; inside a transaction, and before every transition, they
+     * are applied to the tables first, so that the writer works on exact rows.
+     */
+    readonly log?: RecordLog,
   ) {
     this.#fingerprints = batchReads
       ? new BatchedFingerprints(db, (keyId, idempotencyKey) =>
@@ -165,19 +172,34 @@ export class RequestStore {
       .execute();
   }
 
-  byId(id: string, executor?: Kysely<Database>): Promise<RecordRow | undefined> {
-    return this.base(executor).where('requests.id', '=', id).executeTakeFirst();
+  /**
+   * Applies request `id`'s pending events to the tables in `trx` (nothing without the log): a
+   * writer that works on the record's rows calls it first. `byId` in a transaction does too.
+   */
+  async applyPending(trx: Kysely<Database>, id: string): Promise<void> {
+    await this.log?.flush(trx, id);
   }
 
-  byIdempotencyKey(
+  async byId(id: string, executor?: Kysely<Database>): Promise<RecordRow | undefined> {
+    if (executor?.isTransaction === true) await this.applyPending(executor, id);
+    const row = await this.base(executor).where('requests.id', '=', id).executeTakeFirst();
+    if (this.log === undefined || executor?.isTransaction === true) return row;
+    return this.log.overlay(this.db, id, row);
+  }
+
+  async byIdempotencyKey(
     keyId: string,
     idempotencyKey: string,
     executor?: Kysely<Database>,
   ): Promise<RecordRow | undefined> {
-    return this.base(executor)
+    const row = await this.base(executor)
       .where('requests.key_id', '=', keyId)
       .where('requests.idempotency_key', '=', idempotencyKey)
       .executeTakeFirst();
+    if (this.log === undefined) return row;
+    const id =
+      row?.id ?? (await this.log.claimOf(executor ?? this.db, keyId, idempotencyKey))?.requestId;
+    return id === undefined ? undefined : this.byId(id, executor);
   }
 
   /** The id and fingerprint of the record an API key's idempotency key names, if any. */
@@ -193,7 +215,12 @@ export class RequestStore {
       key_id: keyId,
       idempotency_key: idempotencyKey,
     });
-    return found.rows[0];
+    const row = found.rows[0];
+    if (row !== undefined || this.log === undefined) return row;
+    const claim = await this.log.claimOf(this.db, keyId, idempotencyKey);
+    return claim === undefined
+      ? undefined
+      : { id: claim.requestId, fingerprint: claim.fingerprint };
   }
 
   /** Inserts a new record; `false` when the key already has a record with this idempotency key. */
@@ -219,6 +246,11 @@ export class RequestStore {
     guard: { updatedBefore?: number } = {},
   ): Promise<boolean> {
     assertMove(from, to);
+    if (this.log !== undefined && !executor.isTransaction)
+      return executor
+        .transaction()
+        .execute((trx) => this.transition(trx, id, from, to, columns, guard));
+    await this.applyPending(executor, id);
     let update = executor
       .updateTable('requests')
       .set({ ...columns, status: to })

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
-import { captureHold, releaseHold, type LedgerEffects } from '../billing/ledger.js';
+import { captureHold, releaseHold } from '../billing/ledger.js';
+import { type LedgerEffects } from '../billing/journal.js';
 import { parseMovementAmount } from '../billing/money.js';
 import type { AuditWrite } from '../audit/audit-log.js';
 import { ApiError, invalidInput } from '../errors/api-error.js';
@@ -158,6 +159,7 @@ export class SettlementService {
     const now = this.effects.clock.now();
     const reason = input.reason.trim();
     await this.db.transaction().execute(async (trx) => {
+      await this.records.applyPending(trx, requestId);
       const resolution = JSON.stringify({
         action: input.action,
         amount,

@@ -35,13 +35,17 @@ export class UsageReviewService {
         `reason is required: 1-${MAX_REASON_LENGTH} characters saying what was found`,
         'reason',
       );
-    const updated = await this.db
-      .updateTable('requests')
-      .set({ usage_reviewed_at: this.clock.now(), usage_review: reason })
-      .where('id', '=', id)
-      .where('usage_flag', 'is not', null)
-      .where('usage_reviewed_at', 'is', null)
-      .executeTakeFirst();
+    // The record's pending events first (request-store.ts `applyPending`): the review is of its row.
+    const updated = await this.db.transaction().execute(async (trx) => {
+      await this.records.applyPending(trx, id);
+      return trx
+        .updateTable('requests')
+        .set({ usage_reviewed_at: this.clock.now(), usage_review: reason })
+        .where('id', '=', id)
+        .where('usage_flag', 'is not', null)
+        .where('usage_reviewed_at', 'is', null)
+        .executeTakeFirst();
+    });
     const row = await this.records.byId(id);
     if (row === undefined) throw recordNotFound();
     if (updated.numUpdatedRows === 0n)

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Principal } from '../auth/key-service.js';
-import { lockAccountMoney } from '../billing/ledger.js';
+import { lockAccountMoney } from '../billing/account-money.js';
 import { ApiError, invalidInput } from '../errors/api-error.js';
 import type { ServedObject } from '../assets/asset-objects.js';
 import type { Claim, RequestIdentity, RequestService } from '../requests/request-service.js';

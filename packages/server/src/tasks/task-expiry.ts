@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { AuditWrite } from '../audit/audit-log.js';
-import { releaseHold, type LedgerEffects } from '../billing/ledger.js';
+import { releaseHold } from '../billing/ledger.js';
+import { type LedgerEffects } from '../billing/journal.js';
 import type { Database } from '../store/schema.js';
 import { deleteUndeliveredOutputs } from './task-kept-outputs.js';
 import type { TaskStore } from './task-store.js';

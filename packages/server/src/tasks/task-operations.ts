@@ -6,7 +6,8 @@ import {
 } from '@tollgate/protocol';
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
-import { releaseHold, type LedgerEffects } from '../billing/ledger.js';
+import { releaseHold } from '../billing/ledger.js';
+import { type LedgerEffects } from '../billing/journal.js';
 import type { AuditWrite } from '../audit/audit-log.js';
 import { ApiError, invalidInput } from '../errors/api-error.js';
 import { parseInput, requiredAs, type Unparsed } from '../errors/input-schema.js';

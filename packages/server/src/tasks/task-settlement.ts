@@ -6,7 +6,8 @@ import {
 } from '@tollgate/protocol';
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
-import { captureHold, type LedgerEffects } from '../billing/ledger.js';
+import { captureHold } from '../billing/ledger.js';
+import { type LedgerEffects } from '../billing/journal.js';
 import { ApiError } from '../errors/api-error.js';
 import { jsonSchemaOf, valuesOnly } from '../errors/input-schema.js';
 import type { Claim, RequestIdentity, RequestService } from '../requests/request-service.js';

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { FastifyBaseLogger } from 'fastify';
 import type { AssetStorage } from '../assets/local-storage.js';
-import type { LedgerEffects } from '../billing/ledger.js';
+import type { LedgerEffects } from '../billing/journal.js';
 import type { PriceBook } from '../billing/price-book.js';
 import type { ProviderRegistry } from '../providers/registry.js';
 import type { TaskProvider } from '../providers/task-provider.js';

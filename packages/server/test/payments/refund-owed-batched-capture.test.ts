@@ -1,5 +1,5 @@
 import { afterEach, expect, it } from 'vitest';
-import { takeRefund } from '../../src/billing/ledger.js';
+import { takeRefund } from '../../src/billing/account-money.js';
 import { createIdGenerator, systemClock } from '../../src/util/effects.js';
 import { claimedOneByOne, moneyService, succeededOutcome } from '../helpers/batched-money.js';
 import { describeEachDialect } from '../helpers/dialects.js';

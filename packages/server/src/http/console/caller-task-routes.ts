@@ -96,13 +96,9 @@ export function registerCallerTaskRoutes(scope: FastifyInstance, deps: ConsoleDe
           'body',
         );
       const accountId = memberAccountOf(request);
-      const record = await deps.store.db
-        .selectFrom('requests')
-        .select(['key_id'])
-        .where('id', '=', request.params.id)
-        .where('account_id', '=', accountId)
-        .executeTakeFirst();
-      if (record === undefined) throw recordNotFound();
+      // By id as every exact read (pending events included: requests/request-store.ts).
+      const record = await deps.requests.records.byId(request.params.id);
+      if (record === undefined || record.account_id !== accountId) throw recordNotFound();
       const identity = await actingAsCreator(deps.store.db, request, record.key_id);
       return answerClaim(reply, await deps.settlements.settle(identity, request.params.id));
     },

@@ -9,6 +9,7 @@ export type ConsoleDeps = Pick<
   | 'taskSettlement'
   | 'taskFamilies'
   | 'settlements'
+  | 'requests'
   | 'accountUsage'
   | 'clock'
   | 'accounts'
