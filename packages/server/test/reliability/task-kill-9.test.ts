@@ -313,10 +313,13 @@ describe('tasks across a kill -9 of the gateway process', () => {
       );
 
       // The submissions the first process died inside went through submission_unknown and were
-      // attached to the jobs the upstream had made; only tasks caught sending were ever unknown.
+      // attached to the jobs the upstream had made; only tasks caught sending were ever unknown:
+      // those the first process was sending, and those the second may have been sending when it
+      // was killed (it submits the queued ones and the ones created after the restart; on a slow
+      // machine a queued one can still be in flight then: seen once in CI's Node 24 pass).
       expect(attached).toEqual(expect.arrayContaining(caughtSending));
       for (const id of [...attached, ...released])
-        expect(midSubmission.concat(afterRestart)).toContain(id);
+        expect(midSubmission.concat(queued, afterRestart)).toContain(id);
       expect(running.length + midSubmission.length + queued.length + afterRestart.length).toBe(
         created.length,
       );
