@@ -37,6 +37,8 @@
 #                                        # (unless --no-postgres, on a database of its own), same
 #                                        # run; repeatable
 #   bench/goals.sh --no-postgres         # SQLite only
+#   bench/goals.sh --event-log           # also tollgate-sqlite-event-log: this build with
+#                                        # accounting.event_log on (docs/event-log.md), same run
 #   bench/goals.sh --floor-keys          # also ledger-floor-keys: the floor without the indexes
 #                                        # that listings, retention and the sweeper read
 #   bench/goals.sh --smoke               # a second per phase: checks it runs, judges no timing (CI);
@@ -56,19 +58,22 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO=$(pwd)
-SMOKE=0 POSTGRES=1 FLOOR_KEYS=0 STORE_LOOP_REQUESTS=20000
+SMOKE=0 POSTGRES=1 FLOOR_KEYS=0 EVENT_LOG=0 STORE_LOOP_REQUESTS=20000
 HARNESS_FLAGS=() COMPARE=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --smoke) SMOKE=1 ;;
     --no-postgres) POSTGRES=0 ;;
     --floor-keys) FLOOR_KEYS=1 ;;
+    --event-log) EVENT_LOG=1 ;;
     --store-loop-requests) STORE_LOOP_REQUESTS=$2; shift ;;
     --compare) COMPARE+=("$2"); shift ;;
     *) HARNESS_FLAGS+=("$1") ;;
   esac
   shift
 done
+# The smoke keeps the event-log variant running too (it is a setting of the same build).
+[ "$SMOKE" = 1 ] && EVENT_LOG=1
 HARNESS=$(bench/harness.sh)
 WORK=$(mktemp -d /tmp/tollgate-goals.XXXXXX)
 . bench/lib.sh
@@ -87,14 +92,14 @@ export TOLLGATE_CONFIG=$WORK/config.json
 
 # One target per store (and per build): its own data, account and key.
 TARGETS=() NAMES=()
-add_target() { # name port dist description data-dir database-url
-  local name=$1 port=$2 dist=$3 description=$4 data=$5 database=$6 key
-  key=$(TOLLGATE_DIST=$dist TOLLGATE_DATA_DIR=$data TOLLGATE_DATABASE_URL=$database create_funded_key)
+add_target() { # name port dist description data-dir database-url [config]
+  local name=$1 port=$2 dist=$3 description=$4 data=$5 database=$6 config=${7:-$WORK/config.json} key
+  key=$(TOLLGATE_CONFIG=$config TOLLGATE_DIST=$dist TOLLGATE_DATA_DIR=$data TOLLGATE_DATABASE_URL=$database create_funded_key)
   TARGETS+=("{ \"name\": \"$name\", \"kind\": \"gateway\", \"description\": \"$description\",
     \"port\": $port, \"baseUrl\": \"http://127.0.0.1:{{PORT}}/v1\",
     \"headers\": { \"authorization\": \"Bearer $key\", \"idempotency-key\": \"{{uuid}}\" },
     \"env\": { \"NODE_ENV\": \"production\", \"PORT\": \"{{PORT}}\", \"LOG_LEVEL\": \"warn\",
-      \"TOLLGATE_CONFIG\": \"$WORK/config.json\", \"TOLLGATE_DATA_DIR\": \"$data\", \"TOLLGATE_DATABASE_URL\": \"$database\" },
+      \"TOLLGATE_CONFIG\": \"$config\", \"TOLLGATE_DATA_DIR\": \"$data\", \"TOLLGATE_DATABASE_URL\": \"$database\" },
     \"start\": \"node $dist/main.js\", \"cwd\": \"$REPO\" }")
   NAMES+=("$name")
   LEDGERS+=("$data|$database|$dist")
@@ -102,6 +107,12 @@ add_target() { # name port dist description data-dir database-url
 LEDGERS=()
 add_target tollgate-sqlite 18295 "$REPO/packages/server/dist" "Tollgate, full accounting, SQLite" \
   "$WORK/sqlite" "sqlite:$WORK/sqlite/tollgate.sqlite"
+if [ "$EVENT_LOG" = 1 ]; then
+  node -e 'const fs=require("fs");const c=JSON.parse(fs.readFileSync(process.argv[1]));c.accounting={event_log:true};fs.writeFileSync(process.argv[2],JSON.stringify(c))' \
+    "$WORK/config.json" "$WORK/config-event-log.json"
+  add_target tollgate-sqlite-event-log 18290 "$REPO/packages/server/dist" "Tollgate, accounting.event_log on, SQLite" \
+    "$WORK/sqlite-event-log" "sqlite:$WORK/sqlite-event-log/tollgate.sqlite" "$WORK/config-event-log.json"
+fi
 # The compared builds, as "name|absolute dist", each measured on every store of the run.
 COMPARED=()
 for compared in ${COMPARE[@]+"${COMPARE[@]}"}; do

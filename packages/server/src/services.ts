@@ -229,6 +229,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
     const taskStore = new TaskStore(store.db, store.dialect);
     metrics.countTasks = () => taskStore.countByStatus();
     metrics.readUnresolved = () => unresolvedSummary(store.db, clock.now());
+    if (recordLog !== undefined) metrics.readEventLog = () => recordLog.backlog();
     // Every task family of this instance: the kernel (tasks/) knows them only through this.
     const taskFamilies = new TaskFamilies([imageFamily, videoFamily, h3Family]);
     const taskReads = new TaskReads({ db: store.db, tasks: taskStore, families: taskFamilies });

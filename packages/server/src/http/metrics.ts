@@ -159,6 +159,29 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /**
+   * The event log's backlog (`accounting.event_log`, docs/event-log.md): events not applied yet
+   * and the age of the oldest, read from the shared database when scraped (set by the services
+   * when the log is on). Whole-database figures like `tollgate_tasks`: aggregate with `max`.
+   */
+  readEventLog: (() => Promise<{ pending: number; oldestAgeSeconds: number }>) | undefined;
+  readonly eventLogPending = new Gauge({
+    name: 'tollgate_event_log_pending',
+    help: 'Events of the accounting event log not applied to the records yet (whole database)',
+    registers: [this.registry],
+    collect: async () => {
+      const backlog = await this.readEventLog?.();
+      if (backlog === undefined) return;
+      this.eventLogPending.set(backlog.pending);
+      this.eventLogOldest.set(backlog.oldestAgeSeconds);
+    },
+  });
+  readonly eventLogOldest = new Gauge({
+    name: 'tollgate_event_log_oldest_seconds',
+    help: 'Age of the oldest event of the accounting event log not applied yet (0: none)',
+    registers: [this.registry],
+  });
+
   /** The channels' states, read from the router when scraped (set by the services). */
   channelStates: (() => Promise<readonly ChannelStatus[]>) | undefined;
   readonly channelState = new Gauge({

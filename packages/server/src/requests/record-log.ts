@@ -83,6 +83,20 @@ export class RecordLog {
     return rows.map((row) => loggedEventOf(row as EventTable & { seq: number }));
   }
 
+  /** How far behind the projector is: events pending, and the age of the oldest in seconds. */
+  async backlog(): Promise<{ pending: number; oldestAgeSeconds: number }> {
+    const row = await this.db
+      .selectFrom('events')
+      .select(({ fn }) => [fn.countAll<number>().as('pending'), fn.min('created_at').as('oldest')])
+      .executeTakeFirstOrThrow();
+    const oldest = row.oldest === null ? null : Number(row.oldest);
+    return {
+      pending: Number(row.pending),
+      oldestAgeSeconds:
+        oldest === null ? 0 : Math.max(0, (this.effects.clock.now() - oldest) / 1000),
+    };
+  }
+
   /** Applies everything pending now (tests, the CLI, shutdown); resolves with how many. */
   catchUp(): Promise<number> {
     return this.#projector.catchUp();

@@ -17,6 +17,21 @@ export { manualClock } from './clock.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 
+/**
+ * `TOLLGATE_TEST_EVENT_LOG=1` runs every gateway of the suite on the event log
+ * (`accounting.event_log`, docs/event-log.md) unless its test chose the setting itself: the money
+ * suites both ways (decision 0019, point 7).
+ */
+function withEventLogFromEnvironment(config: ConfigFile): ConfigFile {
+  if (process.env['TOLLGATE_TEST_EVENT_LOG'] !== '1' || config.accounting !== undefined)
+    return config;
+  return {
+    ...config,
+    accounting: { event_log: true },
+    postgres: { named_statements: true, ...config.postgres, batch_money: false },
+  };
+}
+
 /** The default configuration with limits high enough for concurrency tests. */
 export function testConfig(overrides: Partial<ConfigFile> = {}): ConfigFile {
   return {
@@ -123,7 +138,7 @@ export async function startGateway(
   const assetsDir = mkdtempSync(path.join(tmpdir(), 'tollgate-assets-'));
   const services = await createServices({
     assetsDir,
-    config: parseConfig(options.config ?? testConfig(), 'test'),
+    config: parseConfig(withEventLogFromEnvironment(options.config ?? testConfig()), 'test'),
     ...database,
     adminToken: 'adminToken' in options ? options.adminToken : ADMIN_TOKEN,
     ...(options.clock === undefined ? {} : { clock: options.clock }),

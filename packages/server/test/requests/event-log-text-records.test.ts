@@ -102,9 +102,15 @@ describeEachDialect('text records through the event log on $name', (dialect) => 
     expect(byKey.json()).toMatchObject({ id, status: 'succeeded' });
     // The ledger counts the pending events as the rows they will become.
     expect((await checkLedger(gw.services.store.db)).violations).toEqual([]);
+    // The backlog shows on /metrics.
+    const metrics = async () => (await gw.app.inject({ method: 'GET', url: '/metrics' })).body;
+    expect(await metrics()).toMatch(/^tollgate_event_log_pending 2$/m);
+    expect(await metrics()).toMatch(/^tollgate_event_log_oldest_seconds \d/m);
 
     expect(await applyAll(gw, log)).toBe(2);
     expect(Number(await countEvents(gw))).toBe(0);
+    expect(await metrics()).toMatch(/^tollgate_event_log_pending 0$/m);
+    expect(await metrics()).toMatch(/^tollgate_event_log_oldest_seconds 0$/m);
     expect(await tableRow(gw, id)).toMatchObject({ status: 'succeeded' });
     expect((await gw.call('GET', `/v1/requests/${id}`, { key })).json()).toEqual(
       pendingView.json(),
