@@ -117,10 +117,19 @@ export class RecordLog {
     await this.catchUp();
   }
 
+  /**
+   * One round: a read first, so that an idle log costs no write transaction (on SQLite every
+   * write transaction takes the database's one write lock, shared with other processes).
+   */
+  async #projectRound(): Promise<number> {
+    const any = await this.db.selectFrom('events').select('seq').limit(1).executeTakeFirst();
+    return any === undefined ? 0 : this.#projector.catchUp(ROUND_BUDGET_MS);
+  }
+
   #schedule(delayMs: number): void {
     if (this.#stopped) return;
     this.#timer = setTimeout(() => {
-      this.#round = this.#projector.catchUp(ROUND_BUDGET_MS).then(
+      this.#round = this.#projectRound().then(
         (applied) => this.#schedule(applied > 0 ? 0 : IDLE_POLL_MS),
         (error: unknown) => {
           this.logger.error({ err: error }, 'the event log projector failed; it tries again');

@@ -12,6 +12,7 @@ import type { Kysely } from 'kysely';
 import type { AccountService } from '../accounts/account-service.js';
 import { keyHint } from '../auth/key-view.js';
 import type { Database } from '../store/schema.js';
+import { pendingHoldsOf } from './wallet-pending.js';
 
 /** The most open holds a wallet lists (oldest first); `holds_truncated` says when there are more. */
 export const WALLET_HOLD_LIMIT = 200;
@@ -98,9 +99,15 @@ export class Wallets {
       .limit(WALLET_HOLD_LIMIT + 1)
       .execute();
     const taskHolds = new Set(tasks.map((row) => row.id));
+    // The event log's pending claims and finishes (accounting.event_log): the listed holds add up
+    // to `held` at every instant, applied or not (wallet-pending.ts).
+    const pending = await pendingHoldsOf(this.db, accountId);
     const holds = [
       ...requests
-        .filter((row) => !taskHolds.has(row.id))
+        .filter((row) => !taskHolds.has(row.id) && !pending.resolved.has(row.request_id))
+        .map((row) => requestHold(row, pending.status.get(row.request_id) ?? row.status)),
+      ...pending.added
+        .filter((row) => (HOLDING_RECORDS as readonly string[]).includes(row.status))
         .map((row) => requestHold(row, row.status)),
       ...tasks.map((row) =>
         taskHold(row, row.task_id, row.status, row.billing_state, row.settlement_expires_at),

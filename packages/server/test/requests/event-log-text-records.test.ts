@@ -1,7 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, expect, it } from 'vitest';
 import { checkLedger } from '../../src/billing/ledger-check.js';
+import { ApiError } from '../../src/errors/api-error.js';
 import type { RecordLog } from '../../src/requests/record-log.js';
+import type { RequestIdentity } from '../../src/requests/request-types.js';
+import { Wallets } from '../../src/usage/wallet.js';
 import { describeEachDialect } from '../helpers/dialects.js';
 import { startGateway, testConfig, type TestGateway } from '../helpers/gateway.js';
 
@@ -232,6 +235,87 @@ describeEachDialect('text records through the event log on $name', (dialect) => 
     await applyAll(gw, log);
     const applied = await gw.call('POST', '/v1/chat/completions', { key, body, idempotencyKey });
     expect(applied.body).toBe(fresh.body);
+  });
+
+  it("the wallet's open holds add up to held while claims and finishes are pending", async () => {
+    const { gw, log } = await start();
+    const { key, accountId } = await gw.account(10_000_000);
+    const principal = await gw.services.keys.authenticate(key);
+    const wallets = new Wallets(gw.services.store.db, gw.services.accounts);
+    const identity = (): RequestIdentity => ({
+      requestId: gw.services.ids.next('req'),
+      principal,
+      idempotencyKey: randomUUID(),
+      fingerprint: 'f',
+      method: 'POST',
+      path: '/v1/embeddings',
+      model: 'sim-embed',
+    });
+    const claimed = [identity(), identity(), identity()];
+    const holds: string[] = [];
+    for (const request of claimed) {
+      const claim = await gw.services.requests.claim(request, {
+        amount: 1_000,
+        priceVersion: 'sim-embed@1',
+      });
+      if (claim.kind !== 'claimed' || claim.holdId === null) throw new Error('not claimed');
+      holds.push(claim.holdId);
+    }
+    const listed = async () => {
+      const wallet = await wallets.read(accountId);
+      expect(wallet.holds.reduce((sum, hold) => sum + hold.amount, 0)).toBe(wallet.held);
+      // Claimed in the same millisecond, listed by hold id: compared in request order.
+      return wallet.holds
+        .map((hold) => [hold.request_id, hold.status])
+        .sort(([a], [b]) => String(a).localeCompare(String(b)));
+    };
+    // Three pending claims: all three listed, nothing in the tables yet.
+    expect(await listed()).toEqual(
+      claimed
+        .map((request) => [request.requestId, 'processing'])
+        .sort(([a], [b]) => a!.localeCompare(b!)),
+    );
+    // One applied, then finished (pending money): gone from the list at once.
+    const [first, second] = claimed;
+    await gw.services.store.db.transaction().execute(async (trx) => {
+      await gw.services.requests.records.applyPending(trx, first!.requestId);
+    });
+    await gw.services.requests.finish(first!, holds[0]!, {
+      kind: 'succeeded',
+      body: { object: 'list', data: [] },
+      usage: { prompt_tokens: 1, total_tokens: 1 },
+      amount: 10,
+      pricingRule: 'test',
+      upstreamRequestId: null,
+    });
+    // One pending claim finished more expensively than the account can pay: awaiting funds, held.
+    await gw.services.requests.finish(second!, holds[1]!, {
+      kind: 'succeeded',
+      body: { object: 'list', data: [] },
+      usage: { prompt_tokens: 1, total_tokens: 1 },
+      amount: 20_000_000,
+      pricingRule: 'test',
+      upstreamRequestId: null,
+    });
+    expect(await listed()).toEqual(
+      [
+        [second!.requestId, 'awaiting_funds'],
+        [claimed[2]!.requestId, 'processing'],
+      ].sort(([a], [b]) => a!.localeCompare(b!)),
+    );
+    await applyAll(gw, log);
+    expect(await listed()).toEqual(
+      [
+        [second!.requestId, 'awaiting_funds'],
+        [claimed[2]!.requestId, 'processing'],
+      ].sort(([a], [b]) => a!.localeCompare(b!)),
+    );
+    await gw.services.requests.finish(claimed[2]!, holds[2]!, {
+      kind: 'failed',
+      error: new ApiError('UPSTREAM_ERROR', 'the upstream refused it'),
+      upstreamRequestId: null,
+    });
+    expect(await listed()).toEqual([[second!.requestId, 'awaiting_funds']]);
   });
 
   if (dialect.name === 'postgres')
