@@ -7,6 +7,9 @@ import type { RecordRow } from './record-view.js';
 import { setOutcomeColumns, type RecordedOutcomeColumns } from './outcome-columns.js';
 import type { RecordLog } from './record-log.js';
 
+/** How old a stored Responses turn without a record must be to be purged (`purgeExpired`). */
+const ORPHAN_TURN_AGE_MS = 3_600_000;
+
 /** The outcome's move: the state it expects the record in (compare-and-set) and its columns. */
 type GuardedOutcome = RecordedOutcomeColumns & { expected_status: RequestStatus };
 
@@ -301,11 +304,16 @@ export class RequestStore {
       )
       .executeTakeFirst();
     const purged = Number(result.numDeletedRows);
-    // A stored Responses turn lives as long as its record (migration 038-response-turns).
+    // A stored Responses turn lives as long as its record (migration 038-response-turns). It is
+    // kept just before its request is claimed (chat/response-turns.ts): a turn without a record
+    // is an orphan only once it is older than that gap can be, and not while its claim is still
+    // in the event log (accounting.event_log).
     if (purged > 0)
       await this.db
         .deleteFrom('response_turns')
         .where('id', 'not in', this.db.selectFrom('requests').select('requests.id'))
+        .where('id', 'not in', this.db.selectFrom('events').select('events.request_id'))
+        .where('created_at', '<', now - ORPHAN_TURN_AGE_MS)
         .execute();
     return purged;
   }
