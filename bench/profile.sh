@@ -9,13 +9,14 @@
 #   bench/profile.sh --dist packages/server/dist-before   # profile an earlier build (a copy of dist)
 #   bench/profile.sh --top 40 --outside-store             # more top functions, the store's left out
 #   bench/profile.sh --no-build                           # the builds are fresh (interleaved pairs)
+#   bench/profile.sh --event-log                          # with accounting.event_log on (docs/event-log.md)
 #   TOLLGATE_DATABASE_URL=postgres://... bench/profile.sh
 #   BENCH_PORT=18395 UPSTREAM_PORT=18100 bench/profile.sh  # other ports (defaults 18295, 18000)
 # A port already taken (another engineer's benchmark on a shared machine) stops the run: the
 # load would otherwise be measured against someone else's mock or gateway.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-SECONDS_MEASURED=10 CONNECTIONS=32 DIST=packages/server/dist SUMMARY_FLAGS=() BUILD=1
+SECONDS_MEASURED=10 CONNECTIONS=32 DIST=packages/server/dist SUMMARY_FLAGS=() BUILD=1 ACCOUNTING=''
 while [ $# -gt 0 ]; do
   case "$1" in
     --smoke) SECONDS_MEASURED=1 CONNECTIONS=8 ;;
@@ -24,6 +25,7 @@ while [ $# -gt 0 ]; do
     --dist) DIST=$2; shift ;;
     --top) SUMMARY_FLAGS+=(--top "$2"); shift ;;
     --no-build) BUILD=0 ;;
+    --event-log) ACCOUNTING='"accounting": { "event_log": true },' ;;
     --outside-store) SUMMARY_FLAGS+=(--outside 'claim and finish transactions (store, ledger, records)') ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
@@ -51,6 +53,7 @@ cat > "$WORK/config.json" <<JSON
                         "connections_per_account": 256 } },
   "models": [ { "id": "gpt-4o-mini", "upstream": "mock", "families": ["chat"], "combinations": [["streaming"]],
     "prices": { "input_per_million_tokens": 1000000, "output_per_million_tokens": 4000000 } } ],
+  $ACCOUNTING
   "limits": { "requests_per_minute": 100000000, "concurrent_requests": 100000,
               "concurrent_requests_per_account": 100000 } }
 JSON

@@ -5,7 +5,69 @@ import type {
   MoneyPayload,
   OutcomePayload,
 } from '../events/request-events.js';
+import { preparedQuery } from '../store/prepared-query.js';
 import type { Database } from '../store/schema.js';
+
+// The three statements of the request path, compiled once (store/prepared-query.ts): a raw
+// statement's template wrapped as the compilable the prepared query builds.
+const insertClaim = preparedQuery<{
+  requestId: string;
+  accountId: string;
+  keyId: string;
+  idempotencyKey: string;
+  amount: number | null;
+  payload: string;
+  createdAt: number;
+}>((db, slot) => ({
+  compile: () =>
+    sql`insert into events (request_id, kind, account_id, key_id, idempotency_key, amount,
+                            released, payload, created_at)
+        values (${slot.requestId}, 'claim', ${slot.accountId}, ${slot.keyId},
+                ${slot.idempotencyKey}, ${slot.amount}, null, ${slot.payload}, ${slot.createdAt})
+        on conflict (key_id, idempotency_key) where kind = 'claim' do nothing`.compile(db),
+}));
+const insertMoney = preparedQuery<
+  {
+    requestId: string;
+    accountId: string;
+    amount: number;
+    holdId: string;
+    payload: string;
+    now: number;
+  },
+  { released: string | number }
+>((db, slot) => ({
+  compile: () =>
+    sql<{ released: string | number }>`
+      insert into events (request_id, kind, account_id, key_id, idempotency_key, amount, released,
+                          payload, created_at)
+      select ${slot.requestId}, 'money', ${slot.accountId}, null, null, ${slot.amount},
+             held.amount, ${slot.payload}, ${slot.now}
+        from (select amount from events where request_id = ${slot.requestId} and kind = 'claim'
+              union all
+              select amount from holds where id = ${slot.holdId} and state = 'open') held
+       where held.amount is not null
+       limit 1
+      on conflict (request_id, kind) do nothing
+      returning released`.compile(db),
+}));
+const insertOutcome = preparedQuery<{
+  requestId: string;
+  accountId: string;
+  payload: string;
+  now: number;
+}>((db, slot) => ({
+  compile: () =>
+    sql`insert into events (request_id, kind, account_id, key_id, idempotency_key, amount,
+                            released, payload, created_at)
+        select ${slot.requestId}, 'outcome', ${slot.accountId}, null, null, null, null,
+               ${slot.payload}, ${slot.now}
+         where not exists (select 1 from events where request_id = ${slot.requestId}
+                              and kind = 'money')
+           and not exists (select 1 from requests where id = ${slot.requestId}
+                              and status not in ('processing', 'submission_unknown'))
+        on conflict (request_id, kind) do nothing`.compile(db),
+}));
 
 /**
  * The request path's writes to the event log when `accounting.event_log` is on (decision 0019):
@@ -31,13 +93,15 @@ export async function appendClaim(
         ? null
         : { id: hold.id, priceVersion: hold.priceVersion, budgetKeyId: hold.budgetKeyId },
   };
-  const inserted = await sql`
-    insert into events (request_id, kind, account_id, key_id, idempotency_key, amount, released,
-                        payload, created_at)
-    values (${record.id}, 'claim', ${record.account_id}, ${record.key_id},
-            ${record.idempotency_key}, ${hold?.amount ?? null}, null, ${JSON.stringify(payload)},
-            ${record.created_at})
-    on conflict (key_id, idempotency_key) where kind = 'claim' do nothing`.execute(trx);
+  const inserted = await insertClaim(trx, {
+    requestId: record.id,
+    accountId: record.account_id,
+    keyId: record.key_id,
+    idempotencyKey: record.idempotency_key,
+    amount: hold?.amount ?? null,
+    payload: JSON.stringify(payload),
+    createdAt: record.created_at,
+  });
   return inserted.numAffectedRows === 1n;
 }
 
@@ -57,18 +121,14 @@ export async function appendMoney(
     now: number;
   },
 ): Promise<number | null> {
-  const { rows } = await sql<{ released: string | number }>`
-    insert into events (request_id, kind, account_id, key_id, idempotency_key, amount, released,
-                        payload, created_at)
-    select ${input.requestId}, 'money', ${input.accountId}, null, null, ${input.amount},
-           held.amount, ${JSON.stringify(input.payload)}, ${input.now}
-      from (select amount from events where request_id = ${input.requestId} and kind = 'claim'
-            union all
-            select amount from holds where id = ${input.payload.holdId} and state = 'open') held
-     where held.amount is not null
-     limit 1
-    on conflict (request_id, kind) do nothing
-    returning released`.execute(trx);
+  const { rows } = await insertMoney(trx, {
+    requestId: input.requestId,
+    accountId: input.accountId,
+    amount: input.amount,
+    holdId: input.payload.holdId,
+    payload: JSON.stringify(input.payload),
+    now: input.now,
+  });
   const released = rows[0]?.released;
   return released === undefined ? null : Number(released);
 }
@@ -91,14 +151,11 @@ export async function appendOutcome(
   trx: Kysely<Database>,
   input: { requestId: string; accountId: string; payload: OutcomePayload; now: number },
 ): Promise<boolean> {
-  const inserted = await sql`
-    insert into events (request_id, kind, account_id, key_id, idempotency_key, amount, released,
-                        payload, created_at)
-    select ${input.requestId}, 'outcome', ${input.accountId}, null, null, null, null,
-           ${JSON.stringify(input.payload)}, ${input.now}
-     where not exists (select 1 from events where request_id = ${input.requestId} and kind = 'money')
-       and not exists (select 1 from requests where id = ${input.requestId}
-                          and status not in ('processing', 'submission_unknown'))
-    on conflict (request_id, kind) do nothing`.execute(trx);
+  const inserted = await insertOutcome(trx, {
+    requestId: input.requestId,
+    accountId: input.accountId,
+    payload: JSON.stringify(input.payload),
+    now: input.now,
+  });
   return inserted.numAffectedRows === 1n;
 }
