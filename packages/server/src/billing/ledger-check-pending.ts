@@ -1,5 +1,5 @@
-import { sql, type Kysely } from 'kysely';
-import type { LoggedEvent } from '../events/projector.js';
+import type { Kysely } from 'kysely';
+import { loggedEvent, type LoggedEvent } from '../events/projector.js';
 import { claimPayloadOf, moneyPayloadOf, outcomePayloadOf } from '../events/request-events.js';
 import type { Database, TaskBillingState } from '../store/schema.js';
 
@@ -134,34 +134,7 @@ export async function withPendingEvents(
 }
 
 async function pendingEvents(db: Kysely<Database>): Promise<LoggedEvent[]> {
-  const rows = await db
-    .selectFrom('events')
-    .select([
-      'seq',
-      'request_id',
-      'kind',
-      'account_id',
-      'key_id',
-      'idempotency_key',
-      sql<string | null>`cast(amount as text)`.as('amount'),
-      sql<string | null>`cast(released as text)`.as('released'),
-      'payload',
-      'created_at',
-    ])
-    .orderBy('seq')
-    .execute();
-  return rows.map((row) => ({
-    seq: Number(row.seq),
-    xid: null,
-    requestId: row.request_id,
-    kind: row.kind,
-    accountId: row.account_id,
-    keyId: row.key_id,
-    idempotencyKey: row.idempotency_key,
-    // Exact as text; `LoggedEvent` carries numbers, and every amount is within 2^53 (money.ts).
-    amount: row.amount === null ? null : Number(row.amount),
-    released: row.released === null ? null : Number(row.released),
-    payload: row.payload,
-    createdAt: Number(row.created_at),
-  }));
+  // Every amount is within 2^53 (money.ts): read as numbers, they are exact.
+  const rows = await db.selectFrom('events').selectAll().orderBy('seq').execute();
+  return rows.map((row) => loggedEvent(row));
 }

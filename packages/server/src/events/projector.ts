@@ -164,9 +164,10 @@ export class Projector {
 }
 
 /** A row of `events` as read (its sequence assigned). */
-type EventRow = Selectable<EventTable>;
+export type EventRow = Selectable<EventTable>;
 
-function loggedEvent(row: EventRow, xid: string | null): LoggedEvent {
+/** A row of `events` as the projector hands it over; `xid` on PostgreSQL only. */
+export function loggedEvent(row: EventRow, xid: string | null = null): LoggedEvent {
   return {
     seq: Number(row.seq),
     xid,

@@ -1,11 +1,11 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { LedgerEffects } from '../billing/journal.js';
-import { Projector, type LoggedEvent } from '../events/projector.js';
+import { loggedEvent, Projector, type LoggedEvent } from '../events/projector.js';
 import { claimPayloadOf } from '../events/request-events.js';
 import type { DialectName } from '../store/dialect-name.js';
-import type { Database, EventTable } from '../store/schema.js';
-import { applyEvents, foldRecord, loggedEventOf, takeEvents } from './record-projection.js';
+import type { Database } from '../store/schema.js';
+import { applyEvents, foldRecord, takeEvents } from './record-projection.js';
 import type { RecordRow } from './record-view.js';
 
 /** How often the in-process projector looks for events when the last look found none. */
@@ -69,7 +69,7 @@ export class RecordLog {
       .where('kind', '=', 'claim')
       .executeTakeFirst();
     if (row === undefined) return undefined;
-    const event = loggedEventOf(row as EventTable & { seq: number });
+    const event = loggedEvent(row);
     return { requestId: event.requestId, fingerprint: claimPayloadOf(event).record.fingerprint };
   }
 
@@ -80,7 +80,7 @@ export class RecordLog {
       .where('request_id', '=', requestId)
       .orderBy('seq')
       .execute();
-    return rows.map((row) => loggedEventOf(row as EventTable & { seq: number }));
+    return rows.map((row) => loggedEvent(row));
   }
 
   /** How far behind the projector is: events pending, and the age of the oldest in seconds. */
@@ -120,7 +120,10 @@ export class RecordLog {
       await this.#round;
       await this.catchUp();
     } catch (error) {
-      this.logger.error({ err: error }, 'the event log projector failed at shutdown; the next start applies the rest');
+      this.logger.error(
+        { err: error },
+        'the event log projector failed at shutdown; the next start applies the rest',
+      );
     }
   }
 

@@ -1,6 +1,6 @@
 import { sql, type Insertable, type Kysely } from 'kysely';
 import { journalRow, type JournalEntry, type LedgerEffects } from '../billing/journal.js';
-import type { LoggedEvent } from '../events/projector.js';
+import { loggedEvent, type EventRow, type LoggedEvent } from '../events/projector.js';
 import {
   claimPayloadOf,
   moneyPayloadOf,
@@ -8,13 +8,7 @@ import {
   type ClaimedRecord,
   type OutcomeRecord,
 } from '../events/request-events.js';
-import type {
-  Database,
-  EventTable,
-  HoldTable,
-  JournalTable,
-  RequestStatus,
-} from '../store/schema.js';
+import type { Database, HoldTable, JournalTable, RequestStatus } from '../store/schema.js';
 import { canMove, RECORD_MOVES } from './record-states.js';
 import type { RecordRow } from './record-view.js';
 
@@ -193,8 +187,6 @@ const atTheEventsTime = (effects: LedgerEffects, event: LoggedEvent): LedgerEffe
   clock: { now: () => event.createdAt },
 });
 
-type EventRow = EventTable & { seq: number };
-
 /**
  * Takes events off the log for applying them in `trx`: those of `requestId` (a writer about to
  * read or write its record), or those of `seqs` (the projector's batch). A money guard stays (its
@@ -212,22 +204,5 @@ export async function takeEvents(
       .where(sql<boolean>`not (kind = 'money' and payload is null)`);
   else query = query.where('seq', 'in', [...which.seqs]);
   const rows = (await query.returningAll().execute()) as unknown as EventRow[];
-  return rows.map(loggedEventOf).sort((a, b) => a.seq - b.seq);
-}
-
-/** A row of `events` as the projector hands it over (projector.ts `LoggedEvent`). */
-export function loggedEventOf(row: EventRow): LoggedEvent {
-  return {
-    seq: Number(row.seq),
-    xid: null,
-    requestId: row.request_id,
-    kind: row.kind,
-    accountId: row.account_id,
-    keyId: row.key_id,
-    idempotencyKey: row.idempotency_key,
-    amount: row.amount === null ? null : Number(row.amount),
-    released: row.released === null ? null : Number(row.released),
-    payload: row.payload,
-    createdAt: Number(row.created_at),
-  };
+  return rows.map((row) => loggedEvent(row)).sort((a, b) => a.seq - b.seq);
 }

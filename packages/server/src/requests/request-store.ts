@@ -6,6 +6,7 @@ import { assertMove } from './record-states.js';
 import type { RecordRow } from './record-view.js';
 import { setOutcomeColumns, type RecordedOutcomeColumns } from './outcome-columns.js';
 import type { RecordLog } from './record-log.js';
+import type { ClaimedRecord } from '../events/request-events.js';
 
 /** How old a stored Responses turn without a record must be to be purged (`purgeExpired`). */
 const ORPHAN_TURN_AGE_MS = 3_600_000;
@@ -34,16 +35,7 @@ export type TransitionColumns = Partial<
 > & { updated_at: number };
 
 /** A new record: the review columns start empty (they belong to an operator). */
-export type NewRecord = Omit<
-  RequestTable,
-  | 'usage_flag'
-  | 'usage_reviewed_at'
-  | 'usage_review'
-  | 'channel'
-  | 'channel_attempts'
-  | 'channel_cost'
-  | 'line_items'
->;
+export type NewRecord = ClaimedRecord;
 
 // The two writes every request makes to its record, compiled once (store/prepared-query.ts).
 const insertUnlessKeyUsed = preparedQuery<NewRecord>((db, slot) =>

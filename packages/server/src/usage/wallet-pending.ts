@@ -1,9 +1,9 @@
 import type { Kysely } from 'kysely';
 import type { RequestStatus } from '@tollgate/protocol';
-import type { LoggedEvent } from '../events/projector.js';
+import { loggedEvent, type LoggedEvent } from '../events/projector.js';
 import { claimPayloadOf, outcomePayloadOf } from '../events/request-events.js';
-import { foldRecord, loggedEventOf } from '../requests/record-projection.js';
-import type { Database, EventTable } from '../store/schema.js';
+import { foldRecord } from '../requests/record-projection.js';
+import type { Database } from '../store/schema.js';
 
 /** An open hold of a claim still in the event log, as the wallet lists holds (usage/wallet.ts). */
 export interface PendingHold {
@@ -48,7 +48,7 @@ export async function pendingHoldsOf(
   const claims: { claim: LoggedEvent; events: LoggedEvent[] }[] = [];
   const byRequest = new Map<string, LoggedEvent[]>();
   for (const row of rows) {
-    const event = loggedEventOf(row as EventTable & { seq: number });
+    const event = loggedEvent(row);
     byRequest.set(event.requestId, [...(byRequest.get(event.requestId) ?? []), event]);
   }
   for (const [requestId, events] of byRequest) {
