@@ -19,9 +19,10 @@ import {
 import { refuseUnless, runAsOneStatement } from './one-statement.js';
 import { assertMove } from './record-states.js';
 import {
-  OUTCOME_COLUMNS,
   outcomeColumns,
+  outcomeValues,
   setOutcomeColumns,
+  typedOutcomeRow,
   type RecordedOutcomeColumns,
 } from './outcome-columns.js';
 import { withFields } from '../util/with-fields.js';
@@ -462,14 +463,6 @@ interface Capture {
   outcome: readonly unknown[];
 }
 
-/** A record's outcome, its values in `outcomeColumns`' order (the columns of a `values` list). */
-function outcomeValues(record: RecordedOutcomeColumns): unknown[] {
-  return outcomeColumns.map((column) => record[column]);
-}
-
-/** Each outcome column's type, in `outcomeColumns`' order. */
-const outcomeTypes = outcomeColumns.map((column) => sql.raw(OUTCOME_COLUMNS[column]));
-
 /**
  * The update moving each batch record `processing` → its outcome (`outcomeValues`; and only where
  * `condition` holds), returning the ids moved. Its columns are the single write's
@@ -480,10 +473,7 @@ function recordOutcomesUpdate(
   outcomes: readonly (readonly unknown[])[],
   condition: RawBuilder<boolean> = sql`true`,
 ): RawBuilder<{ id: string }> {
-  const rows = outcomes.map(
-    (values) =>
-      sql`(${sql.join(values.map((value, index) => sql`cast(${value} as ${outcomeTypes[index]!})`))})`,
-  );
+  const rows = outcomes.map((values) => typedOutcomeRow(values));
   const names = sql.join(outcomeColumns.map((column) => sql.id(column)));
   const set = sql.join(
     setOutcomeColumns.map((column) => sql`${sql.id(column)} = ${sql.ref(`o.${column}`)}`),

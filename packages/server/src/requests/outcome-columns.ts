@@ -1,3 +1,4 @@
+import { sql, type RawBuilder } from 'kysely';
 import type { RequestTable } from '../store/schema.js';
 
 /** A column's PostgreSQL type, for values it cannot infer (the rows of a `values` list). */
@@ -41,3 +42,19 @@ export const outcomeColumns = Object.keys(OUTCOME_COLUMNS) as readonly OutcomeCo
 export const setOutcomeColumns = outcomeColumns.filter(
   (column): column is Exclude<OutcomeColumn, 'id'> => column !== 'id',
 );
+
+/** Each outcome column's type, in `outcomeColumns`' order. */
+const outcomeTypes = outcomeColumns.map((column) => sql.raw(OUTCOME_COLUMNS[column]));
+
+/** A record's outcome, its values in `outcomeColumns`' order (the columns of a `values` list). */
+export function outcomeValues(record: Partial<RecordedOutcomeColumns>): unknown[] {
+  return outcomeColumns.map((column) => record[column] ?? null);
+}
+
+/**
+ * One record's outcome (`outcomeValues`) as a row of a `values` list, each value cast to its
+ * column's type: PostgreSQL cannot infer the types of a `values` list's parameters.
+ */
+export function typedOutcomeRow(values: readonly unknown[]): RawBuilder<unknown> {
+  return sql`(${sql.join(values.map((value, index) => sql`cast(${value} as ${outcomeTypes[index]!})`))})`;
+}

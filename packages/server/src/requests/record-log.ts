@@ -46,13 +46,19 @@ export class RecordLog {
     if (events.length > 0) await applyEvents(trx, this.effects, events);
   }
 
-  /** `row` (the table's, if any) with request `requestId`'s pending events applied. */
+  /**
+   * A record as the tables will hold it once its pending events are applied: the events are read
+   * first, then the row (`readRow`). In that order a batch applied in between is seen in the row
+   * (the events it applied were read before it, and applying one again changes nothing); the other
+   * order would miss it in both.
+   */
   async overlay(
     executor: Kysely<Database>,
     requestId: string,
-    row: RecordRow | undefined,
+    readRow: () => Promise<RecordRow | undefined>,
   ): Promise<RecordRow | undefined> {
-    return foldRecord(row, await this.#pendingOf(executor, requestId));
+    const pending = await this.#pendingOf(executor, requestId);
+    return foldRecord(await readRow(), pending);
   }
 
   /** The pending claim of an API key's idempotency key, if any. */

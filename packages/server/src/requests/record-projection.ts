@@ -9,7 +9,12 @@ import {
   type OutcomeRecord,
 } from '../events/request-events.js';
 import type { Database, HoldTable, JournalTable, RequestStatus } from '../store/schema.js';
-import { canMove, RECORD_MOVES } from './record-states.js';
+import {
+  outcomeColumns,
+  outcomeValues,
+  setOutcomeColumns,
+  typedOutcomeRow,
+} from './outcome-columns.js';
 import type { RecordRow } from './record-view.js';
 
 /**
@@ -18,9 +23,9 @@ import type { RecordRow } from './record-view.js';
  * row with its request's pending events for an exact read (record-log.ts), and `applyEvents`
  * writes the same into the tables, for the projector and for a writer that needs the tables exact.
  *
- * An outcome (of a `money` or `outcome` event) moves the record only where RECORD_MOVES allows
- * from the state it is in: a record the sweeper gave up on (`submission_unknown`) takes a late
- * finish; one already final keeps its state.
+ * An outcome (of a `money` or `outcome` event) moves the record only from `FINISHED_FROM`: a
+ * record the sweeper gave up on (`submission_unknown`) takes a late finish; one already final
+ * keeps its state.
  */
 export function foldRecord(
   row: RecordRow | undefined,
@@ -48,7 +53,7 @@ export function foldRecord(
       const money = event.kind === 'money' ? moneyPayloadOf(event) : null;
       const holdState =
         money === null ? folded.hold_state : money.move === 'capture' ? 'captured' : 'released';
-      folded = canMove(folded.status, outcome.status)
+      folded = FINISHED_FROM.includes(folded.status)
         ? { ...folded, ...outcome, hold_state: holdState }
         : { ...folded, hold_state: holdState };
     }
@@ -63,11 +68,14 @@ function outcomeOf(event: LoggedEvent): OutcomeRecord | null {
   return null;
 }
 
-/** The states an outcome of status `to` may move a record from. */
-const movesInto = (to: RequestStatus): RequestStatus[] =>
-  (Object.keys(RECORD_MOVES) as RequestStatus[]).filter((from) => canMove(from, to));
+/**
+ * The states a logged finish moves a record from: running, or given up on by the sweeper. Every
+ * outcome a finish records is a move RECORD_MOVES lists from both (record-states.ts); a record in
+ * any other state is final, or awaits a settle that writes its own rows.
+ */
+const FINISHED_FROM: readonly RequestStatus[] = ['processing', 'submission_unknown'];
 
-/** Most rows one multi-row insert writes (a statement's parameters are bounded on both stores). */
+/** Most rows one multi-row statement writes (a statement's parameters are bounded on both stores). */
 const ROWS_PER_INSERT = 100;
 
 /**
@@ -122,56 +130,75 @@ export async function applyEvents(
       .onConflict((conflict) => conflict.column('id').doNothing())
       .execute();
   for (const rows of chunks(holds)) await trx.insertInto('holds').values(rows).execute();
+  const resolved: {
+    holdId: string;
+    state: 'captured' | 'released';
+    captured: number | null;
+    at: number;
+  }[] = [];
+  const outcomes: OutcomeRecord[] = [];
   for (const event of ordered) {
-    if (event.kind === 'money') await applyMoney(trx, event, entry);
-    else if (event.kind === 'outcome') await recordOutcome(trx, event.requestId, outcomeOf(event));
+    if (event.kind === 'outcome')
+      outcomes.push({ ...outcomePayloadOf(event).outcome, id: event.requestId });
+    if (event.kind !== 'money') continue;
+    const money = moneyPayloadOf(event);
+    // A guard moved nothing: the resolution that took it wrote its own rows.
+    if (money === null) continue;
+    const captured = money.move === 'capture';
+    resolved.push({
+      holdId: money.holdId,
+      state: captured ? 'captured' : 'released',
+      captured: captured ? event.amount : null,
+      at: event.createdAt,
+    });
+    entry(event, {
+      accountId: event.accountId,
+      kind: money.move,
+      balanceDelta: -(event.amount ?? 0),
+      heldDelta: -(event.released ?? 0),
+      holdId: money.holdId,
+      requestId: event.requestId,
+      reason: money.reason,
+    });
+    outcomes.push({ ...money.outcome, id: event.requestId });
   }
+  for (const rows of chunks(resolved)) await resolveHolds(trx, rows);
+  for (const rows of chunks(outcomes)) await recordOutcomes(trx, rows);
   for (const rows of chunks(journal)) await trx.insertInto('journal').values(rows).execute();
 }
 
-async function applyMoney(
+/** The batch's holds resolved, each from `open` only (the money event made it the one move). */
+async function resolveHolds(
   trx: Kysely<Database>,
-  event: LoggedEvent,
-  entry: (event: LoggedEvent, line: JournalEntry) => void,
-) {
-  const money = moneyPayloadOf(event);
-  // A guard moved nothing: the resolution that took it wrote its own rows.
-  if (money === null) return;
-  const captured = money.move === 'capture';
-  await trx
-    .updateTable('holds')
-    .set({
-      state: captured ? 'captured' : 'released',
-      captured_amount: captured ? event.amount : null,
-      resolved_at: event.createdAt,
-    })
-    .where('id', '=', money.holdId)
-    .where('state', '=', 'open')
-    .execute();
-  entry(event, {
-    accountId: event.accountId,
-    kind: money.move,
-    balanceDelta: -(event.amount ?? 0),
-    heldDelta: -(event.released ?? 0),
-    holdId: money.holdId,
-    requestId: event.requestId,
-    reason: money.reason,
-  });
-  await recordOutcome(trx, event.requestId, money.outcome);
+  rows: readonly { holdId: string; state: string; captured: number | null; at: number }[],
+): Promise<void> {
+  const values = sql.join(
+    rows.map(
+      (row) =>
+        sql`(cast(${row.holdId} as text), cast(${row.state} as text), cast(${row.captured} as bigint), cast(${row.at} as bigint))`,
+    ),
+  );
+  await sql`with resolved (id, state, captured_amount, resolved_at) as (values ${values})
+    update holds set state = resolved.state, captured_amount = resolved.captured_amount,
+      resolved_at = resolved.resolved_at
+    from resolved where holds.id = resolved.id and holds.state = 'open'`.execute(trx);
 }
 
-async function recordOutcome(
-  trx: Kysely<Database>,
-  requestId: string,
-  outcome: OutcomeRecord | null,
-): Promise<void> {
-  if (outcome === null) return;
-  await trx
-    .updateTable('requests')
-    .set(outcome)
-    .where('id', '=', requestId)
-    .where('status', 'in', movesInto(outcome.status))
-    .execute();
+/**
+ * The batch's outcomes written into their records, each only from a state a finish moves
+ * (`FINISHED_FROM`): a record already final keeps its state (record-states.ts).
+ */
+async function recordOutcomes(trx: Kysely<Database>, outcomes: readonly OutcomeRecord[]) {
+  const rows = sql.join(outcomes.map((outcome) => typedOutcomeRow(outcomeValues(outcome))));
+  const names = sql.join(outcomeColumns.map((column) => sql.id(column)));
+  const set = sql.join(
+    setOutcomeColumns.map((column) => sql`${sql.id(column)} = ${sql.ref(`outcome.${column}`)}`),
+  );
+  await sql`with outcome (${names}) as (values ${rows})
+    update requests set ${set} from outcome
+    where requests.id = outcome.id and requests.status in ('processing', 'submission_unknown')`.execute(
+    trx,
+  );
 }
 
 function chunks<T>(rows: readonly T[]): T[][] {

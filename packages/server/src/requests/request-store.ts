@@ -176,10 +176,11 @@ export class RequestStore {
   }
 
   async byId(id: string, executor?: Kysely<Database>): Promise<RecordRow | undefined> {
-    if (executor?.isTransaction === true) await this.applyPending(executor, id);
-    const row = await this.base(executor).where('requests.id', '=', id).executeTakeFirst();
-    if (this.log === undefined || executor?.isTransaction === true) return row;
-    return this.log.overlay(this.db, id, row);
+    const inTransaction = executor?.isTransaction === true;
+    if (inTransaction) await this.applyPending(executor, id);
+    const read = () => this.base(executor).where('requests.id', '=', id).executeTakeFirst();
+    if (this.log === undefined || inTransaction) return read();
+    return this.log.overlay(this.db, id, read);
   }
 
   async byIdempotencyKey(
@@ -187,13 +188,14 @@ export class RequestStore {
     idempotencyKey: string,
     executor?: Kysely<Database>,
   ): Promise<RecordRow | undefined> {
+    // The log first, then the table (record-log.ts `overlay` says why).
+    const claim = await this.log?.claimOf(executor ?? this.db, keyId, idempotencyKey);
     const row = await this.base(executor)
       .where('requests.key_id', '=', keyId)
       .where('requests.idempotency_key', '=', idempotencyKey)
       .executeTakeFirst();
     if (this.log === undefined) return row;
-    const id =
-      row?.id ?? (await this.log.claimOf(executor ?? this.db, keyId, idempotencyKey))?.requestId;
+    const id = row?.id ?? claim?.requestId;
     return id === undefined ? undefined : this.byId(id, executor);
   }
 
@@ -206,16 +208,15 @@ export class RequestStore {
   }
 
   async #fingerprintOf(keyId: string, idempotencyKey: string): Promise<Fingerprint> {
+    // The log first, then the table (record-log.ts `overlay` says why).
+    const claim = await this.log?.claimOf(this.db, keyId, idempotencyKey);
     const found = await fingerprintByIdempotencyKey(this.db, {
       key_id: keyId,
       idempotency_key: idempotencyKey,
     });
     const row = found.rows[0];
-    if (row !== undefined || this.log === undefined) return row;
-    const claim = await this.log.claimOf(this.db, keyId, idempotencyKey);
-    return claim === undefined
-      ? undefined
-      : { id: claim.requestId, fingerprint: claim.fingerprint };
+    if (row !== undefined || claim === undefined) return row;
+    return { id: claim.requestId, fingerprint: claim.fingerprint };
   }
 
   /** Inserts a new record; `false` when the key already has a record with this idempotency key. */

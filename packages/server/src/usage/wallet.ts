@@ -52,6 +52,10 @@ export class Wallets {
   ) {}
 
   async read(accountId: string): Promise<Wallet> {
+    // The event log's pending claims and finishes (accounting.event_log) first, then the rows: a
+    // batch applied in between is then in the rows (requests/record-log.ts `overlay`); the listed
+    // holds add up to `held` at every instant, applied or not (wallet-pending.ts).
+    const pending = await pendingHoldsOf(this.db, accountId);
     const account = await this.accounts.get(accountId);
     const requests = await this.db
       .selectFrom('requests')
@@ -99,14 +103,13 @@ export class Wallets {
       .limit(WALLET_HOLD_LIMIT + 1)
       .execute();
     const taskHolds = new Set(tasks.map((row) => row.id));
-    // The event log's pending claims and finishes (accounting.event_log): the listed holds add up
-    // to `held` at every instant, applied or not (wallet-pending.ts).
-    const pending = await pendingHoldsOf(this.db, accountId);
     const holds = [
       ...requests
         .filter((row) => !taskHolds.has(row.id) && !pending.resolved.has(row.request_id))
         .map((row) => requestHold(row, pending.status.get(row.request_id) ?? row.status)),
       ...pending.added
+        // Applied since the log was read: listed from the rows already.
+        .filter((row) => !requests.some((listed) => listed.request_id === row.request_id))
         .filter((row) => (HOLDING_RECORDS as readonly string[]).includes(row.status))
         .map((row) => requestHold(row, row.status)),
       ...tasks.map((row) =>

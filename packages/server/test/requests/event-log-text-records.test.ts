@@ -187,6 +187,21 @@ describeEachDialect('text records through the event log on $name', (dialect) => 
     expect(captures).toHaveLength(1);
   });
 
+  it('a record read while the projector applies it is found, in the log or in the table', async () => {
+    const { gw, log } = await start();
+    const { key } = await gw.account(10_000_000);
+    const fresh = await gw.call('POST', '/v1/chat/completions', { key, body: CHAT });
+    const id = String(fresh.headers['x-service-request-id']);
+    // The projector applies the request between the overlay's two reads: the table read finds
+    // nothing, and only the log read before it still holds the events.
+    const read = await log.overlay(gw.services.store.db, id, async () => {
+      expect(await tableRow(gw, id)).toBeUndefined();
+      await applyAll(gw, log);
+      return undefined; // what the table read found, just before the apply
+    });
+    expect(read).toMatchObject({ id, status: 'succeeded', hold_state: 'captured' });
+  });
+
   it('a claim refused for funds writes nothing to the log', async () => {
     const { gw } = await start();
     const { key, accountId } = await gw.account(1);

@@ -471,12 +471,16 @@ describe('request record writers', () => {
     const writers = (readdirSync(source, { recursive: true }) as string[])
       .filter((file) => file.endsWith('.ts'))
       .filter((file) =>
-        /updateTable\(\s*'requests'\s*\)/.test(readFileSync(path.join(source, file), 'utf8')),
+        /updateTable\(\s*'requests'\s*\)|update requests\b/.test(
+          readFileSync(path.join(source, file), 'utf8'),
+        ),
       )
       .map((file) => file.split(path.sep).join('/'));
     // The usage review writes only its own two columns, guarded, never the status.
-    // The event log's projector writes what the logged claims and finishes carry.
+    // The event log's projector writes what the logged claims and finishes carry; PostgreSQL's
+    // batched captures write their batch's outcomes in one statement, with the same columns.
     expect(writers.sort()).toEqual([
+      'requests/batched-capture.ts',
       'requests/record-projection.ts',
       'requests/request-store.ts',
       'requests/usage-review-service.ts',
