@@ -332,8 +332,13 @@ export async function unholdForRelease(
  * moves anything (LedgerEffects says why); `false`: not this writer's to resolve. The slot is
  * given back by `resolvedHere` when the resolution moved nothing after all.
  */
-async function takeSlotOf(trx: Executor, effects: LedgerEffects, holdId: string) {
-  if (effects.moneyEvents !== true) return { taken: true, requestId: null };
+const NO_SLOT = { taken: true, requestId: null } as const;
+
+async function takeSlotOf(
+  trx: Executor,
+  holdId: string,
+  effects: LedgerEffects,
+): Promise<{ taken: boolean; requestId: string | null }> {
   const hold = await trx
     .selectFrom('holds')
     .select(['request_id', 'account_id'])
@@ -372,7 +377,9 @@ export async function captureHold(
   effects: LedgerEffects,
   input: { holdId: string; amount: number; reason: string },
 ): Promise<CaptureOutcome> {
-  const slot = await takeSlotOf(trx, effects, input.holdId);
+  // Off the event log, no slot to take and no await on the request path.
+  const slot =
+    effects.moneyEvents === true ? await takeSlotOf(trx, input.holdId, effects) : NO_SLOT;
   if (!slot.taken) return 'already_resolved';
   // Claim the hold first: of two concurrent captures, the second blocks on this row and then
   // finds it no longer open.
@@ -437,7 +444,9 @@ export async function releaseHold(
   effects: LedgerEffects,
   input: { holdId: string; reason: string },
 ): Promise<boolean> {
-  const slot = await takeSlotOf(trx, effects, input.holdId);
+  // Off the event log, no slot to take and no await on the request path.
+  const slot =
+    effects.moneyEvents === true ? await takeSlotOf(trx, input.holdId, effects) : NO_SLOT;
   if (!slot.taken) return false;
   const [resolved] = (
     await claimOpenHoldAsReleased(trx, { holdId: input.holdId, now: effects.clock.now() })
