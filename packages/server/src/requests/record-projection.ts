@@ -5,10 +5,17 @@ import {
   claimPayloadOf,
   moneyPayloadOf,
   outcomePayloadOf,
-  type ClaimedRecord,
+  type ClaimPayload,
+  type MoneyPayload,
   type OutcomeRecord,
 } from '../events/request-events.js';
-import type { Database, HoldTable, JournalTable, RequestStatus } from '../store/schema.js';
+import type {
+  Database,
+  HoldState,
+  HoldTable,
+  JournalTable,
+  RequestStatus,
+} from '../store/schema.js';
 import {
   outcomeColumns,
   outcomeValues,
@@ -33,39 +40,50 @@ export function foldRecord(
 ): RecordRow | undefined {
   let folded = row;
   for (const event of events) {
-    if (event.kind === 'claim') {
-      if (folded !== undefined) continue;
-      const claim = claimPayloadOf(event);
-      folded = {
-        ...claim.record,
-        usage_flag: null,
-        usage_reviewed_at: null,
-        usage_review: null,
-        channel: null,
-        channel_attempts: null,
-        channel_cost: null,
-        line_items: null,
-        hold_state: claim.hold === null ? null : 'open',
-      };
-    } else if (folded !== undefined) {
-      const outcome = outcomeOf(event);
-      if (outcome === null) continue;
-      const money = event.kind === 'money' ? moneyPayloadOf(event) : null;
-      const holdState =
-        money === null ? folded.hold_state : money.move === 'capture' ? 'captured' : 'released';
-      folded = FINISHED_FROM.includes(folded.status)
-        ? { ...folded, ...outcome, hold_state: holdState }
-        : { ...folded, hold_state: holdState };
-    }
+    if (event.kind === 'claim') folded ??= claimedRow(claimPayloadOf(event));
+    else if (folded !== undefined) folded = finishedRow(folded, finishOf(event));
   }
   return folded;
 }
 
-/** The outcome an event records, or null (a claim, a money guard). */
-function outcomeOf(event: LoggedEvent): OutcomeRecord | null {
-  if (event.kind === 'outcome') return outcomePayloadOf(event).outcome;
-  if (event.kind === 'money') return moneyPayloadOf(event)?.outcome ?? null;
-  return null;
+/** A claim's record as `requests` holds it, with its hold's state. */
+function claimedRow(claim: ClaimPayload): RecordRow {
+  return {
+    ...claim.record,
+    usage_flag: null,
+    usage_reviewed_at: null,
+    usage_review: null,
+    channel: null,
+    channel_attempts: null,
+    channel_cost: null,
+    line_items: null,
+    hold_state: claim.hold === null ? null : 'open',
+  };
+}
+
+/** What a finish event records, parsed once: its outcome, and its money (null: none moved). */
+interface Finish {
+  readonly outcome: OutcomeRecord;
+  readonly money: MoneyPayload | null;
+}
+
+/** The finish an event records, or null (a claim, a money guard). */
+function finishOf(event: LoggedEvent): Finish | null {
+  if (event.kind === 'outcome') return { outcome: outcomePayloadOf(event).outcome, money: null };
+  if (event.kind !== 'money') return null;
+  const money = moneyPayloadOf(event);
+  return money === null ? null : { outcome: money.outcome, money };
+}
+
+/** A record after a finish: its outcome only from `FINISHED_FROM`, its hold's state always. */
+function finishedRow(row: RecordRow, finish: Finish | null): RecordRow {
+  if (finish === null) return row;
+  const { money } = finish;
+  const holdState =
+    money === null ? row.hold_state : money.move === 'capture' ? 'captured' : 'released';
+  return FINISHED_FROM.includes(row.status)
+    ? { ...row, ...finish.outcome, hold_state: holdState }
+    : { ...row, hold_state: holdState };
 }
 
 /**
@@ -78,12 +96,22 @@ const FINISHED_FROM: readonly RequestStatus[] = ['processing', 'submission_unkno
 /** Most rows one multi-row statement writes (a statement's parameters are bounded on both stores). */
 const ROWS_PER_INSERT = 100;
 
+/** A request claimed in the batch being applied: the rows its claim inserts, finishes folded in. */
+interface ClaimedInBatch {
+  row: RecordRow;
+  hold: Insertable<HoldTable> | null;
+  /** The outcomes folded into `row`, in order: written by update if the record was there already. */
+  readonly outcomes: OutcomeRecord[];
+}
+
 /**
  * Writes events into `requests`, `holds` and `journal`, in `trx`. The events must have been taken
  * off the log in the same transaction (`takeEvents`): that delete is what makes each event applied
- * once, whoever applies it. A batch's claims go first, in multi-row inserts, then its finishes in
- * sequence order (a request's finish always comes after its claim), their journal entries last in
- * one insert: the same rows as one at a time, in a few statements per batch.
+ * once, whoever applies it. A request claimed in the batch is inserted as its finishes in the
+ * batch left it (its record and hold final in one insert each: most requests finish within a
+ * projector round); a finish of a request claimed before updates its rows, the batch's updates in
+ * one statement each. Journal entries are the same as one event at a time, in sequence order, in
+ * one insert: the same rows as applying one event at a time, in a few statements per batch.
  */
 export async function applyEvents(
   trx: Kysely<Database>,
@@ -94,63 +122,49 @@ export async function applyEvents(
   const journal: JournalTable[] = [];
   const entry = (event: LoggedEvent, line: JournalEntry) =>
     journal.push(journalRow(atTheEventsTime(effects, event), line));
-  const records: ClaimedRecord[] = [];
-  const holds: Insertable<HoldTable>[] = [];
-  for (const event of ordered) {
-    if (event.kind !== 'claim') continue;
-    const { record, hold } = claimPayloadOf(event);
-    records.push(record);
-    if (hold === null || event.amount === null) continue;
-    holds.push({
-      id: hold.id,
-      account_id: event.accountId,
-      request_id: event.requestId,
-      amount: event.amount,
-      state: 'open',
-      captured_amount: null,
-      price_version: hold.priceVersion,
-      created_at: event.createdAt,
-      resolved_at: null,
-      budget_key_id: hold.budgetKeyId,
-    });
-    entry(event, {
-      accountId: event.accountId,
-      kind: 'hold',
-      balanceDelta: 0,
-      heldDelta: event.amount,
-      holdId: hold.id,
-      requestId: event.requestId,
-      reason: `reserve for ${event.requestId}`,
-    });
-  }
-  for (const rows of chunks(records))
-    await trx
-      .insertInto('requests')
-      .values(rows)
-      .onConflict((conflict) => conflict.column('id').doNothing())
-      .execute();
-  for (const rows of chunks(holds)) await trx.insertInto('holds').values(rows).execute();
-  const resolved: {
-    holdId: string;
-    state: 'captured' | 'released';
-    captured: number | null;
-    at: number;
-  }[] = [];
+  const claimed = new Map<string, ClaimedInBatch>();
+  const resolved: ResolvedHold[] = [];
   const outcomes: OutcomeRecord[] = [];
   for (const event of ordered) {
-    if (event.kind === 'outcome')
-      outcomes.push({ ...outcomePayloadOf(event).outcome, id: event.requestId });
-    if (event.kind !== 'money') continue;
-    const money = moneyPayloadOf(event);
+    if (event.kind === 'claim') {
+      const claim = claimPayloadOf(event);
+      const hold = claim.hold === null || event.amount === null ? null : claim.hold;
+      claimed.set(event.requestId, {
+        row: claimedRow(claim),
+        hold: hold === null ? null : openHold(event, hold),
+        outcomes: [],
+      });
+      if (hold !== null)
+        entry(event, {
+          accountId: event.accountId,
+          kind: 'hold',
+          balanceDelta: 0,
+          heldDelta: event.amount ?? 0,
+          holdId: hold.id,
+          requestId: event.requestId,
+          reason: `reserve for ${event.requestId}`,
+        });
+      continue;
+    }
+    const finish = finishOf(event);
     // A guard moved nothing: the resolution that took it wrote its own rows.
+    if (finish === null) continue;
+    const { money } = finish;
+    const outcome = { ...finish.outcome, id: event.requestId };
+    const inBatch = claimed.get(event.requestId);
+    if (inBatch !== undefined) {
+      inBatch.row = finishedRow(inBatch.row, finish);
+      inBatch.outcomes.push(outcome);
+    } else outcomes.push(outcome);
     if (money === null) continue;
-    const captured = money.move === 'capture';
-    resolved.push({
+    const resolution: ResolvedHold = {
       holdId: money.holdId,
-      state: captured ? 'captured' : 'released',
-      captured: captured ? event.amount : null,
+      state: money.move === 'capture' ? 'captured' : 'released',
+      captured: money.move === 'capture' ? event.amount : null,
       at: event.createdAt,
-    });
+    };
+    if (inBatch?.hold != null) Object.assign(inBatch.hold, resolvedColumns(resolution));
+    else resolved.push(resolution);
     entry(event, {
       accountId: event.accountId,
       kind: money.move,
@@ -160,18 +174,84 @@ export async function applyEvents(
       requestId: event.requestId,
       reason: money.reason,
     });
-    outcomes.push({ ...money.outcome, id: event.requestId });
   }
+  await insertClaimed(trx, [...claimed.values()], outcomes);
   for (const rows of chunks(resolved)) await resolveHolds(trx, rows);
-  for (const rows of chunks(outcomes)) await recordOutcomes(trx, rows);
+  // A request finished twice in one batch (a late finish after `submission_unknown`) is updated
+  // once per finish, in order: one `update … from` takes one source row per target row.
+  for (const layer of layers(outcomes))
+    for (const rows of chunks(layer)) await recordOutcomes(trx, rows);
   for (const rows of chunks(journal)) await trx.insertInto('journal').values(rows).execute();
 }
 
-/** The batch's holds resolved, each from `open` only (the money event made it the one move). */
-async function resolveHolds(
+interface ResolvedHold {
+  holdId: string;
+  state: 'captured' | 'released';
+  captured: number | null;
+  at: number;
+}
+
+const resolvedColumns = (resolution: ResolvedHold) => ({
+  state: resolution.state,
+  captured_amount: resolution.captured,
+  resolved_at: resolution.at,
+});
+
+function openHold(event: LoggedEvent, hold: NonNullable<ClaimPayload['hold']>) {
+  return {
+    id: hold.id,
+    account_id: event.accountId,
+    request_id: event.requestId,
+    amount: event.amount ?? 0,
+    state: 'open' as HoldState,
+    captured_amount: null as number | null,
+    price_version: hold.priceVersion,
+    created_at: event.createdAt,
+    resolved_at: null as number | null,
+    budget_key_id: hold.budgetKeyId,
+  } satisfies Insertable<HoldTable>;
+}
+
+/**
+ * The batch's claimed records and holds, in multi-row inserts. A record already in `requests`
+ * (inserted before: the insert does nothing) takes its folded outcomes as updates instead, in
+ * `outcomes`.
+ */
+async function insertClaimed(
   trx: Kysely<Database>,
-  rows: readonly { holdId: string; state: string; captured: number | null; at: number }[],
+  claimed: readonly ClaimedInBatch[],
+  outcomes: OutcomeRecord[],
 ): Promise<void> {
+  for (const batch of chunks(claimed)) {
+    const inserted = await trx
+      .insertInto('requests')
+      .values(batch.map(({ row: { hold_state: _, ...columns } }) => columns))
+      .onConflict((conflict) => conflict.column('id').doNothing())
+      .returning('id')
+      .execute();
+    if (inserted.length < batch.length) {
+      const ids = new Set(inserted.map((row) => row.id));
+      for (const request of batch) if (!ids.has(request.row.id)) outcomes.push(...request.outcomes);
+    }
+  }
+  const holds = claimed.flatMap((request) => (request.hold === null ? [] : [request.hold]));
+  for (const rows of chunks(holds)) await trx.insertInto('holds').values(rows).execute();
+}
+
+/** Outcomes split so that no layer names a record twice, each record's outcomes in order. */
+function layers(outcomes: readonly OutcomeRecord[]): OutcomeRecord[][] {
+  const out: OutcomeRecord[][] = [];
+  const seen = new Map<string | undefined, number>();
+  for (const outcome of outcomes) {
+    const depth = seen.get(outcome.id) ?? 0;
+    seen.set(outcome.id, depth + 1);
+    (out[depth] ??= []).push(outcome);
+  }
+  return out;
+}
+
+/** The batch's holds resolved, each from `open` only (the money event made it the one move). */
+async function resolveHolds(trx: Kysely<Database>, rows: readonly ResolvedHold[]): Promise<void> {
   const values = sql.join(
     rows.map(
       (row) =>

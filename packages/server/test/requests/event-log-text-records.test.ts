@@ -333,6 +333,57 @@ describeEachDialect('text records through the event log on $name', (dialect) => 
     expect(await listed()).toEqual([[second!.requestId, 'awaiting_funds']]);
   });
 
+  it.each([
+    ['in the same batch as its claim', false],
+    ['after its claim was applied', true],
+  ])(
+    'two finishes of one request applied together end as the last one says, charged once (%s)',
+    async (_, claimApplied) => {
+      const { gw, log } = await start();
+      const { key, accountId } = await gw.account(10_000_000);
+      const request: RequestIdentity = {
+        requestId: gw.services.ids.next('req'),
+        principal: await gw.services.keys.authenticate(key),
+        idempotencyKey: randomUUID(),
+        fingerprint: 'f',
+        method: 'POST',
+        path: '/v1/embeddings',
+        model: 'sim-embed',
+      };
+      const claim = await gw.services.requests.claim(request, {
+        amount: 1_000,
+        priceVersion: 'sim-embed@1',
+      });
+      if (claim.kind !== 'claimed' || claim.holdId === null) throw new Error('not claimed');
+      if (claimApplied) await applyAll(gw, log);
+      // Given up on (submission_unknown, hold kept), then answered late: both events pending.
+      await gw.services.requests.finish(request, claim.holdId, {
+        kind: 'unknown',
+        error: new ApiError('UPSTREAM_TIMEOUT', 'no answer'),
+        upstreamRequestId: null,
+      });
+      await gw.services.requests.finish(request, claim.holdId, {
+        kind: 'succeeded',
+        body: { object: 'list', data: [] },
+        usage: { prompt_tokens: 1, total_tokens: 1 },
+        amount: 10,
+        pricingRule: 'test',
+        upstreamRequestId: null,
+      });
+      expect(Number(await countEvents(gw))).toBe(claimApplied ? 2 : 3);
+      const pending = await gw.services.requests.records.byId(request.requestId);
+      expect(pending).toMatchObject({ status: 'succeeded', amount: 10, hold_state: 'captured' });
+      await applyAll(gw, log);
+      expect(await tableRow(gw, request.requestId)).toEqual({ status: 'succeeded', amount: 10 });
+      expect(await gw.services.requests.records.byId(request.requestId)).toEqual(pending);
+      expect(await gw.balance(accountId)).toEqual({
+        balance: 10_000_000 - 10,
+        held: 0,
+        available: 10_000_000 - 10,
+      });
+    },
+  );
+
   if (dialect.name === 'postgres')
     it('is refused at start beside the batched money paths, which do not write the log', async () => {
       await expect(
