@@ -2,7 +2,7 @@ import { sql, type RawBuilder } from 'kysely';
 import { preparedQuery } from '../store/prepared-query.js';
 import { giveBackMoneySlot, takeMoneySlot } from '../events/request-events.js';
 import { payOwed } from './account-money.js';
-import { appendJournal, type Executor, type LedgerEffects } from './journal.js';
+import { appendJournal, type Executor, type JournalEntry, type LedgerEffects } from './journal.js';
 import {
   budgetWindowStartSql,
   spentInWindowSql,
@@ -263,10 +263,11 @@ export async function reserveForHold(
 }
 
 /**
- * A capture's movement on its account, without the hold's row and journal entry (a logged
- * finish: requests/logged-outcome.ts): `amount` charged and the hold's `held` released, the part
- * above the hold only if available (else `insufficient_funds`, nothing moved); the key's budget
- * resolved; what the account owes paid from the unused part. In a transaction.
+ * A capture's movement on its account, without the hold's row: `amount` charged and the hold's
+ * `held` released, the part above the hold only if available (else `insufficient_funds`, nothing
+ * moved); the key's budget resolved; `journal`'s entry, if given; what the account owes paid from
+ * the unused part. A logged finish (requests/logged-outcome.ts) gives no entry: the projector
+ * writes it. In a transaction.
  */
 export async function chargeForCapture(
   trx: Executor,
@@ -277,6 +278,7 @@ export async function chargeForCapture(
     held: number;
     budgetKeyId: string | null;
     holdId: string;
+    journal?: JournalEntry;
   },
 ): Promise<'captured' | 'insufficient_funds'> {
   const windows = windowStartsOf(effects);
@@ -297,6 +299,8 @@ export async function chargeForCapture(
       spent: input.amount,
       ...windows,
     });
+  if (input.journal !== undefined) await appendJournal(trx, effects, input.journal);
+  // The unused part of the hold is available again: what the account owes is paid from it.
   if (charged.owed > 0 && input.amount < input.held)
     await payOwed(trx, effects, {
       accountId: input.accountId,
@@ -309,7 +313,13 @@ export async function chargeForCapture(
 export async function unholdForRelease(
   trx: Executor,
   effects: LedgerEffects,
-  input: { accountId: string; held: number; budgetKeyId: string | null; holdId: string },
+  input: {
+    accountId: string;
+    held: number;
+    budgetKeyId: string | null;
+    holdId: string;
+    journal?: JournalEntry;
+  },
 ): Promise<void> {
   const [account] = (await unholdAmount(trx, { accountId: input.accountId, amount: input.held }))
     .rows;
@@ -320,6 +330,7 @@ export async function unholdForRelease(
       spent: 0,
       ...windowStartsOf(effects),
     });
+  if (input.journal !== undefined) await appendJournal(trx, effects, input.journal);
   if (account !== undefined && account.owed > 0 && input.held > 0)
     await payOwed(trx, effects, {
       accountId: input.accountId,
@@ -391,17 +402,23 @@ export async function captureHold(
     })
   ).rows;
   if (hold === undefined) return resolvedHere(trx, slot, false, 'already_resolved');
-  const windows = windowStartsOf(effects);
-  const [charged] = (
-    await chargeHeldOwing(trx, {
+  const charged = await chargeForCapture(trx, effects, {
+    accountId: hold.account_id,
+    amount: input.amount,
+    held: hold.amount,
+    budgetKeyId: hold.budget_key_id,
+    holdId: input.holdId,
+    journal: {
       accountId: hold.account_id,
-      amount: input.amount,
-      held: hold.amount,
-      extra: Math.max(0, input.amount - hold.amount),
-      ...windows,
-    })
-  ).rows;
-  if (charged === undefined) {
+      kind: 'capture',
+      balanceDelta: -input.amount,
+      heldDelta: -hold.amount,
+      holdId: input.holdId,
+      requestId: hold.request_id,
+      reason: input.reason,
+    },
+  });
+  if (charged === 'insufficient_funds') {
     // Undo the claim inside this transaction; no other transaction ever saw it.
     await trx
       .updateTable('holds')
@@ -410,28 +427,6 @@ export async function captureHold(
       .execute();
     return resolvedHere(trx, slot, false, 'insufficient_funds');
   }
-  if (hold.budget_key_id !== null)
-    await resolveKeyBudget(trx, {
-      keyId: hold.budget_key_id,
-      held: hold.amount,
-      spent: input.amount,
-      ...windows,
-    });
-  await appendJournal(trx, effects, {
-    accountId: hold.account_id,
-    kind: 'capture',
-    balanceDelta: -input.amount,
-    heldDelta: -hold.amount,
-    holdId: input.holdId,
-    requestId: hold.request_id,
-    reason: input.reason,
-  });
-  // The unused part of the hold is available again: what the account owes is paid from it.
-  if (charged.owed > 0 && input.amount < hold.amount)
-    await payOwed(trx, effects, {
-      accountId: hold.account_id,
-      from: `the unused part of hold ${input.holdId}`,
-    });
   return 'captured';
 }
 
@@ -452,29 +447,20 @@ export async function releaseHold(
     await claimOpenHoldAsReleased(trx, { holdId: input.holdId, now: effects.clock.now() })
   ).rows;
   if (resolved === undefined) return resolvedHere(trx, slot, false, false);
-  const [account] = (
-    await unholdAmount(trx, { accountId: resolved.account_id, amount: resolved.amount })
-  ).rows;
-  if (resolved.budget_key_id !== null)
-    await resolveKeyBudget(trx, {
-      keyId: resolved.budget_key_id,
-      held: resolved.amount,
-      spent: 0,
-      ...windowStartsOf(effects),
-    });
-  await appendJournal(trx, effects, {
+  await unholdForRelease(trx, effects, {
     accountId: resolved.account_id,
-    kind: 'release',
-    balanceDelta: 0,
-    heldDelta: -resolved.amount,
+    held: resolved.amount,
+    budgetKeyId: resolved.budget_key_id,
     holdId: input.holdId,
-    requestId: resolved.request_id,
-    reason: input.reason,
-  });
-  if (account !== undefined && account.owed > 0 && resolved.amount > 0)
-    await payOwed(trx, effects, {
+    journal: {
       accountId: resolved.account_id,
-      from: `the release of hold ${input.holdId}`,
-    });
+      kind: 'release',
+      balanceDelta: 0,
+      heldDelta: -resolved.amount,
+      holdId: input.holdId,
+      requestId: resolved.request_id,
+      reason: input.reason,
+    },
+  });
   return true;
 }

@@ -19,7 +19,6 @@ import type { LoggedEvent } from './projector.js';
  *
  * What they carry beyond the indexed columns is the JSON `payload`, in the shapes below.
  */
-export type RequestEventKind = 'claim' | 'money' | 'outcome';
 
 /** A claim's record, as `requests` will hold it (the operator's review columns start empty). */
 export type ClaimedRecord = Omit<
