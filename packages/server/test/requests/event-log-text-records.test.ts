@@ -3,10 +3,10 @@ import { afterEach, expect, it } from 'vitest';
 import { checkLedger } from '../../src/billing/ledger-check.js';
 import { ApiError } from '../../src/errors/api-error.js';
 import type { RecordLog } from '../../src/requests/record-log.js';
-import type { RequestIdentity } from '../../src/requests/request-types.js';
 import { Wallets } from '../../src/usage/wallet.js';
 import { describeEachDialect } from '../helpers/dialects.js';
 import { startGateway, testConfig, type TestGateway } from '../helpers/gateway.js';
+import { requestIdentity, succeededOutcome, unknownOutcome } from '../helpers/records.js';
 
 /**
  * `accounting.event_log` (decision 0019, slice 3): the text routes' claims and finishes write
@@ -255,18 +255,9 @@ describeEachDialect('text records through the event log on $name', (dialect) => 
   it("the wallet's open holds add up to held while claims and finishes are pending", async () => {
     const { gw, log } = await start();
     const { key, accountId } = await gw.account(10_000_000);
-    const principal = await gw.services.keys.authenticate(key);
     const wallets = new Wallets(gw.services.store.db, gw.services.accounts);
-    const identity = (): RequestIdentity => ({
-      requestId: gw.services.ids.next('req'),
-      principal,
-      idempotencyKey: randomUUID(),
-      fingerprint: 'f',
-      method: 'POST',
-      path: '/v1/embeddings',
-      model: 'sim-embed',
-    });
-    const claimed = [identity(), identity(), identity()];
+    const identity = () => requestIdentity(gw.services, key);
+    const claimed = [await identity(), await identity(), await identity()];
     const holds: string[] = [];
     for (const request of claimed) {
       const claim = await gw.services.requests.claim(request, {
@@ -295,23 +286,9 @@ describeEachDialect('text records through the event log on $name', (dialect) => 
     await gw.services.store.db.transaction().execute(async (trx) => {
       await gw.services.requests.records.applyPending(trx, first!.requestId);
     });
-    await gw.services.requests.finish(first!, holds[0]!, {
-      kind: 'succeeded',
-      body: { object: 'list', data: [] },
-      usage: { prompt_tokens: 1, total_tokens: 1 },
-      amount: 10,
-      pricingRule: 'test',
-      upstreamRequestId: null,
-    });
+    await gw.services.requests.finish(first!, holds[0]!, succeededOutcome(10));
     // One pending claim finished more expensively than the account can pay: awaiting funds, held.
-    await gw.services.requests.finish(second!, holds[1]!, {
-      kind: 'succeeded',
-      body: { object: 'list', data: [] },
-      usage: { prompt_tokens: 1, total_tokens: 1 },
-      amount: 20_000_000,
-      pricingRule: 'test',
-      upstreamRequestId: null,
-    });
+    await gw.services.requests.finish(second!, holds[1]!, succeededOutcome(20_000_000));
     expect(await listed()).toEqual(
       [
         [second!.requestId, 'awaiting_funds'],
@@ -341,15 +318,7 @@ describeEachDialect('text records through the event log on $name', (dialect) => 
     async (_, claimApplied) => {
       const { gw, log } = await start();
       const { key, accountId } = await gw.account(10_000_000);
-      const request: RequestIdentity = {
-        requestId: gw.services.ids.next('req'),
-        principal: await gw.services.keys.authenticate(key),
-        idempotencyKey: randomUUID(),
-        fingerprint: 'f',
-        method: 'POST',
-        path: '/v1/embeddings',
-        model: 'sim-embed',
-      };
+      const request = await requestIdentity(gw.services, key);
       const claim = await gw.services.requests.claim(request, {
         amount: 1_000,
         priceVersion: 'sim-embed@1',
@@ -357,19 +326,8 @@ describeEachDialect('text records through the event log on $name', (dialect) => 
       if (claim.kind !== 'claimed' || claim.holdId === null) throw new Error('not claimed');
       if (claimApplied) await applyAll(gw, log);
       // Given up on (submission_unknown, hold kept), then answered late: both events pending.
-      await gw.services.requests.finish(request, claim.holdId, {
-        kind: 'unknown',
-        error: new ApiError('UPSTREAM_TIMEOUT', 'no answer'),
-        upstreamRequestId: null,
-      });
-      await gw.services.requests.finish(request, claim.holdId, {
-        kind: 'succeeded',
-        body: { object: 'list', data: [] },
-        usage: { prompt_tokens: 1, total_tokens: 1 },
-        amount: 10,
-        pricingRule: 'test',
-        upstreamRequestId: null,
-      });
+      await gw.services.requests.finish(request, claim.holdId, unknownOutcome);
+      await gw.services.requests.finish(request, claim.holdId, succeededOutcome(10));
       expect(Number(await countEvents(gw))).toBe(claimApplied ? 2 : 3);
       const pending = await gw.services.requests.records.byId(request.requestId);
       expect(pending).toMatchObject({ status: 'succeeded', amount: 10, hold_state: 'captured' });

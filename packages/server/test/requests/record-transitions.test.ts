@@ -9,11 +9,12 @@ import { ApiError } from '../../src/errors/api-error.js';
 import { startSweeper, staleAfterMs } from '../../src/maintenance/sweeper.js';
 import { RECORD_MOVES, RecordMoveNotAllowed, canMove } from '../../src/requests/record-states.js';
 import type { RecordRow } from '../../src/requests/record-view.js';
-import type { Outcome, RequestIdentity } from '../../src/requests/request-service.js';
+import type { Outcome } from '../../src/requests/request-service.js';
 import { RequestStore } from '../../src/requests/request-store.js';
 import { SettlementService } from '../../src/requests/settlement-service.js';
 import type { RequestStatus } from '../../src/store/schema.js';
 import { describeEachDialect } from '../helpers/dialects.js';
+import { requestIdentity } from '../helpers/records.js';
 import {
   ADMIN_TOKEN,
   manualClock,
@@ -80,15 +81,7 @@ for (const eventLog of [false, true])
       /** A request of a new account (1,000,000 available) that holds `hold` and is still running. */
       async function running(gw: TestGateway, hold = 100) {
         const { accountId, key, keyId } = await gw.account(1_000_000);
-        const identity: RequestIdentity = {
-          requestId: gw.services.ids.next('req'),
-          principal: await gw.services.keys.authenticate(key),
-          idempotencyKey: randomUUID(),
-          fingerprint: 'f',
-          method: 'POST',
-          path: '/v1/embeddings',
-          model: 'sim-embed',
-        };
+        const identity = await requestIdentity(gw.services, key);
         const claim = await gw.services.requests.claim(identity, {
           amount: hold,
           priceVersion: 'sim-embed@1',
