@@ -244,10 +244,26 @@ describe('a SQLite database locked past busy_timeout in the middle of a request'
     rmSync(dir, { recursive: true, force: true });
   });
 
-  /** Another connection's write transaction on the file: every write of the gateway waits. */
-  function lockDatabase() {
-    const locker = new SqliteDatabase(file);
-    locker.exec('begin immediate');
+  /**
+   * Another connection's write transaction on the file: every write of the gateway waits. Taken
+   * without waiting in SQLite: the gateway runs in this process, and a blocking wait for its write
+   * lock would stop the event loop that commits what holds it (a deadlock until the locker's
+   * busy timeout, seen on a loaded machine when the lock was asked for between a write of the
+   * gateway and its group commit). Each attempt fails at once; the next waits a few milliseconds.
+   */
+  async function lockDatabase() {
+    const locker = new SqliteDatabase(file, { timeout: 0 });
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      try {
+        locker.exec('begin immediate');
+        break;
+      } catch (error) {
+        if ((error as { code?: string }).code !== 'SQLITE_BUSY' || Date.now() > deadline)
+          throw error;
+        await delay(5);
+      }
+    }
     return () => {
       locker.exec('rollback');
       locker.close();
@@ -264,7 +280,7 @@ describe('a SQLite database locked past busy_timeout in the middle of a request'
   it('a claim that met SQLITE_BUSY: 503, Retry-After, the same request with the same key then runs once', async () => {
     const { accountId, key } = await gateway.account(10_000_000);
     const idempotencyKey = randomUUID();
-    const unlock = lockDatabase();
+    const unlock = await lockDatabase();
     let answer: Answer;
     try {
       answer = await embed(key, idempotencyKey, 'locked out');
@@ -283,7 +299,7 @@ describe('a SQLite database locked past busy_timeout in the middle of a request'
     const pending = embed(key, randomUUID(), 'slow upstream [sim:delay=600]');
     // The claim is in; the upstream is still working when the database locks.
     await delay(250);
-    const unlock = lockDatabase();
+    const unlock = await lockDatabase();
     let answer: Answer;
     try {
       answer = await pending;
