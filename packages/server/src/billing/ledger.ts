@@ -338,13 +338,14 @@ export async function unholdForRelease(
     });
 }
 
+/** Off the event log: no slot to take, and the resolution is this writer's to make. */
+const NO_SLOT = { taken: true, requestId: null } as const;
+
 /**
  * With `moneyEvents`, takes the hold's request's money slot in the log before a resolution here
  * moves anything (LedgerEffects says why); `false`: not this writer's to resolve. The slot is
  * given back by `resolvedHere` when the resolution moved nothing after all.
  */
-const NO_SLOT = { taken: true, requestId: null } as const;
-
 async function takeSlotOf(
   trx: Executor,
   holdId: string,

@@ -79,12 +79,15 @@ function finishOf(event: LoggedEvent): Finish | null {
 function finishedRow(row: RecordRow, finish: Finish | null): RecordRow {
   if (finish === null) return row;
   const { money } = finish;
-  const holdState =
-    money === null ? row.hold_state : money.move === 'capture' ? 'captured' : 'released';
+  const holdState = money === null ? row.hold_state : holdStateAfter(money);
   return FINISHED_FROM.includes(row.status)
     ? { ...row, ...finish.outcome, hold_state: holdState }
     : { ...row, hold_state: holdState };
 }
+
+/** A hold's state after its request's money event. */
+const holdStateAfter = (money: MoneyPayload) =>
+  money.move === 'capture' ? ('captured' as const) : ('released' as const);
 
 /**
  * The states a logged finish moves a record from: running, or given up on by the sweeper. Every
@@ -159,7 +162,7 @@ export async function applyEvents(
     if (money === null) continue;
     const resolution: ResolvedHold = {
       holdId: money.holdId,
-      state: money.move === 'capture' ? 'captured' : 'released',
+      state: holdStateAfter(money),
       captured: money.move === 'capture' ? event.amount : null,
       at: event.createdAt,
     };

@@ -188,14 +188,15 @@ export class RequestStore {
     idempotencyKey: string,
     executor?: Kysely<Database>,
   ): Promise<RecordRow | undefined> {
+    const read = () =>
+      this.base(executor)
+        .where('requests.key_id', '=', keyId)
+        .where('requests.idempotency_key', '=', idempotencyKey)
+        .executeTakeFirst();
+    if (this.log === undefined) return read();
     // The log first, then the table (record-log.ts `overlay` says why).
-    const claim = await this.log?.claimOf(executor ?? this.db, keyId, idempotencyKey);
-    const row = await this.base(executor)
-      .where('requests.key_id', '=', keyId)
-      .where('requests.idempotency_key', '=', idempotencyKey)
-      .executeTakeFirst();
-    if (this.log === undefined) return row;
-    const id = row?.id ?? claim?.requestId;
+    const claim = await this.log.claimOf(executor ?? this.db, keyId, idempotencyKey);
+    const id = (await read())?.id ?? claim?.requestId;
     return id === undefined ? undefined : this.byId(id, executor);
   }
 
