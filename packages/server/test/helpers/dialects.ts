@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { describe } from 'vitest';
 import { openStore, type Store } from '../../src/store/database.js';
+import { createMigratedSchema } from './schema-template.js';
 import {
   describeNeeding,
   leftOutOnPurpose,
@@ -72,11 +73,25 @@ export async function dropSchema(schema: string | undefined): Promise<void> {
   await client.end();
 }
 
+/**
+ * `dialect.fresh()`, already migrated on PostgreSQL: its schema is a copy of a migrated one
+ * (schema-template.ts), which the store opening it finds current. SQLite's `:memory:` migrates
+ * in a few milliseconds on open.
+ */
+export async function freshMigrated(
+  dialect: TestDialect,
+): Promise<{ databaseUrl: string; postgresSchema?: string }> {
+  const fresh = dialect.fresh();
+  if (fresh.postgresSchema !== undefined)
+    await createMigratedSchema(fresh.databaseUrl, fresh.postgresSchema);
+  return fresh;
+}
+
 /** A migrated store on a fresh database of `dialect`; `close` also drops its PostgreSQL schema. */
 export async function openTestStore(
   dialect: TestDialect,
 ): Promise<{ store: Store; close: () => Promise<void> }> {
-  const fresh = dialect.fresh();
+  const fresh = await freshMigrated(dialect);
   const schema = fresh.postgresSchema;
   const store = await openStore({
     url: fresh.databaseUrl,

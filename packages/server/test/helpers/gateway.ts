@@ -11,7 +11,7 @@ import type { ConfigFile } from '../../src/config/schema.js';
 import { buildApp } from '../../src/http/app.js';
 import { createServices, type ServiceOptions, type Services } from '../../src/services.js';
 import type { Clock } from '../../src/util/effects.js';
-import { dropSchema, type TestDialect } from './dialects.js';
+import { dropSchema, freshMigrated, type TestDialect } from './dialects.js';
 
 export { manualClock } from './clock.js';
 
@@ -152,7 +152,7 @@ export async function startGateway(
     services?: Partial<ServiceOptions>;
   } = {},
 ): Promise<TestGateway> {
-  const database = dialect.fresh();
+  const database = await freshMigrated(dialect);
   const assetsDir = mkdtempSync(path.join(tmpdir(), 'tollgate-assets-'));
   const services = await createServices({
     assetsDir,
