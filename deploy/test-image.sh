@@ -176,11 +176,15 @@ trap 'exit 143' TERM
 
 uuid() { cat /proc/sys/kernel/random/uuid; }
 
-# A port nothing listens on (and not handed out before in this run).
+# A port nothing listens on (and not handed out before in this run), below Linux's ephemeral
+# range (32768 and up by default), as test/helpers/processes.ts chooses: a port in that range can
+# be the local end of some other program's outgoing connection (CI's benchmark smoke, beside this
+# script, opens thousands), which this check does not see and which makes the gateway's listen
+# fail with "the port is already in use" (seen in CI).
 free_port() {
   local port
   while :; do
-    port=$((20000 + RANDOM % 40000))
+    port=$((20000 + RANDOM % 12000))
     grep -qx "$port" "$WORK/ports" 2>/dev/null && continue
     if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
       echo "$port" >>"$WORK/ports"

@@ -85,12 +85,25 @@ function replaceRequired(text, from, to, what) {
   return text.split(from).join(to);
 }
 
+// A free port for the gateway this script starts, chosen below Linux's ephemeral range (32768
+// and up by default), as the tests' helpers/processes.ts does: a port from `listen(0)` is in that
+// range, and between this check and the gateway's own listen it can become the local end of
+// another program's outgoing connection (CI's benchmark smoke runs beside this one), which makes
+// that listen fail.
 async function freePort() {
-  const server = createServer();
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  return port;
+  for (let attempt = 0; attempt < 50; attempt += 1) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    const server = createServer();
+    const listening = await new Promise((resolve) => {
+      server.once('error', () => resolve(false));
+      server.listen(port, '127.0.0.1', () => resolve(true));
+    });
+    if (listening) {
+      await new Promise((resolve) => server.close(resolve));
+      return port;
+    }
+  }
+  throw new Error('no free port between 20000 and 32000 after 50 tries');
 }
 
 // Codex's own traffic to OpenAI and GitHub (docs/agents.md, the prose after codex-run). A TOML
