@@ -10,20 +10,23 @@
 #   bench/profile.sh --top 40 --outside-store             # more top functions, the store's left out
 #   bench/profile.sh --no-build                           # the builds are fresh (interleaved pairs)
 #   bench/profile.sh --event-log                          # with accounting.event_log on (docs/event-log.md)
+#   bench/profile.sh --heap                               # allocation per request by function instead
+#                                                         # (bench/heap-sampler.mjs, heap-summary.mjs)
 #   TOLLGATE_DATABASE_URL=postgres://... bench/profile.sh
 #   BENCH_PORT=18395 UPSTREAM_PORT=18100 bench/profile.sh  # other ports (defaults 18295, 18000)
 # A port already taken (another engineer's benchmark on a shared machine) stops the run: the
 # load would otherwise be measured against someone else's mock or gateway.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-SECONDS_MEASURED=10 CONNECTIONS=32 DIST=packages/server/dist SUMMARY_FLAGS=() BUILD=1 ACCOUNTING=''
+SECONDS_MEASURED=10 CONNECTIONS=32 DIST=packages/server/dist SUMMARY_FLAGS=() BUILD=1 ACCOUNTING='' HEAP=0 TOP=30
 while [ $# -gt 0 ]; do
   case "$1" in
     --smoke) SECONDS_MEASURED=1 CONNECTIONS=8 ;;
     --seconds) SECONDS_MEASURED=$2; shift ;;
     --connections) CONNECTIONS=$2; shift ;;
     --dist) DIST=$2; shift ;;
-    --top) SUMMARY_FLAGS+=(--top "$2"); shift ;;
+    --top) SUMMARY_FLAGS+=(--top "$2"); TOP=$2; shift ;;
+    --heap) HEAP=1 ;;
     --no-build) BUILD=0 ;;
     --event-log) ACCOUNTING='"accounting": { "event_log": true },' ;;
     --outside-store) SUMMARY_FLAGS+=(--outside 'claim and finish transactions (store, ledger, records)') ;;
@@ -65,8 +68,15 @@ tollgate topup "$ACCOUNT" --amount 10000000000000 --reference profile >/dev/null
 KEY=$(tollgate keys create "$ACCOUNT" --kind service --name profile | json_field key)
 taskset -c 1 node "$HARNESS/mock-upstream.mjs" > "$WORK/mock.log" 2>&1 &
 MOCK=$!
+# The CPU profiler, or with --heap the heap sampler (it starts and stops on SIGUSR2, below).
+if [ "$HEAP" = 1 ]; then
+  PROFILER=(--import "$(pwd)/bench/heap-sampler.mjs")
+  export TOLLGATE_HEAP_PROFILE=$WORK/allocations.heapprofile
+else
+  PROFILER=(--cpu-prof --cpu-prof-dir="$WORK/profile")
+fi
 PORT=$BENCH_PORT LOG_LEVEL=warn NODE_ENV=production taskset -c 0 \
-  node --cpu-prof --cpu-prof-dir="$WORK/profile" "$DIST/main.js" > "$WORK/gateway.log" 2>&1 &
+  node "${PROFILER[@]}" "$DIST/main.js" > "$WORK/gateway.log" 2>&1 &
 GATEWAY=$!
 for attempt in $(seq 1 300); do
   curl -sf -o /dev/null http://127.0.0.1:$BENCH_PORT/readyz && break
@@ -80,18 +90,29 @@ load() {
     --header "authorization: Bearer $KEY" --header 'idempotency-key: {{uuid}}'
 }
 load 3 > "$WORK/warmup.json" # compiled and pooled before anything is counted
+[ "$HEAP" = 0 ] || kill -USR2 "$GATEWAY" # the sampler starts
 node bench/thread-cpu.mjs snapshot --pid "$GATEWAY" > "$WORK/threads-before.json"
 START=$(node -e 'console.log(String(process.hrtime.bigint() / 1000n))')
 load "$SECONDS_MEASURED" > "$WORK/load.json"
 END=$(node -e 'console.log(String(process.hrtime.bigint() / 1000n))')
 node bench/thread-cpu.mjs snapshot --pid "$GATEWAY" > "$WORK/threads-after.json"
+if [ "$HEAP" = 1 ]; then
+  kill -USR2 "$GATEWAY" # the sampler writes what it counted
+  for attempt in $(seq 1 100); do [ -s "$TOLLGATE_HEAP_PROFILE" ] && break; sleep 0.1; done
+  [ -s "$TOLLGATE_HEAP_PROFILE" ] || { echo "the heap sampler wrote no profile" >&2; exit 1; }
+fi
 kill -TERM "$GATEWAY"
 wait "$GATEWAY" || true
 GATEWAY=""
 # The window is kept with the profile: profile-summary.mjs can be run on it again.
 echo "--from $START --to $END" > "$WORK/window.txt"
-node bench/profile-summary.mjs --profile-dir "$WORK/profile" --load "$WORK/load.json" \
-  --from "$START" --to "$END" "${SUMMARY_FLAGS[@]}"
+if [ "$HEAP" = 1 ]; then
+  node bench/heap-summary.mjs --profile "$TOLLGATE_HEAP_PROFILE" --top "$TOP" \
+    --requests "$(json_field ok < "$WORK/load.json")"
+else
+  node bench/profile-summary.mjs --profile-dir "$WORK/profile" --load "$WORK/load.json" \
+    --from "$START" --to "$END" "${SUMMARY_FLAGS[@]}"
+fi
 # The profile's worker line is wall time (it samples the checkpointer inside its fsyncs too).
 node bench/thread-cpu.mjs report --before "$WORK/threads-before.json" --after "$WORK/threads-after.json" \
   --requests "$(json_field ok < "$WORK/load.json")"

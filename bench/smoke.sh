@@ -14,5 +14,7 @@ for bench in run goals idle-latency assets many-accounts pg-throughput tasks pro
   bash "bench/$bench.sh" --smoke
   echo "bench/$bench.sh --smoke passed in $(($(date +%s) - started)) s"
 done
+printf '\n=== bench/profile.sh --smoke --heap ===\n'
+bash bench/profile.sh --smoke --heap
 printf '\n=== bench/store-path.mjs --smoke ===\n'
 node bench/store-path.mjs --smoke
