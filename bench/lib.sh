@@ -26,10 +26,11 @@ write_bench_config() {
       "prices": { "input_per_million_tokens": 100000 } }
   ],
   "limits": { "body_bytes": 4194304, "requests_per_minute": 100000000, "concurrent_requests": 100000,
-              "concurrent_requests_per_account": 100000 }
+              "concurrent_requests_per_account": 100000 },
+  "server": { "max_connections_per_address": 4096 }
 }
 JSON
-  echo "limits (none binds): $(node -e 'const c=require(process.argv[1]);console.log(JSON.stringify({limits:c.limits,upstream:c.upstreams.mock}))' "$1")"
+  echo "limits (none binds): $(node -e 'const c=require(process.argv[1]);console.log(JSON.stringify({limits:c.limits,server:c.server,upstream:c.upstreams.mock}))' "$1")"
 }
 
 # Creates an account in the store named by the environment (TOLLGATE_CONFIG, TOLLGATE_DATA_DIR,
