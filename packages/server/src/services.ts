@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import pino from 'pino';
 import type { FastifyBaseLogger } from 'fastify';
 import { AccountService } from './accounts/account-service.js';
@@ -161,10 +161,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       options.fetchDeps,
     );
     closers.push(() => providers.close());
-    const redis =
-      options.redisUrl === undefined
-        ? undefined
-        : new Redis(options.redisUrl, { lazyConnect: false, maxRetriesPerRequest: 2 });
+    const redis = options.redisUrl === undefined ? undefined : await connectRedis(options.redisUrl);
     // Reported where it matters (rate limits fall back, http/plugins/rate-limit.ts); without a
     // listener ioredis would print every failed reconnection to stderr.
     redis?.on('error', () => {});
@@ -185,7 +182,11 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       budgetTimeZone: config.budget_time_zone,
       moneyEvents: eventLog,
     };
-    const assets = createAssetStorage(config.storage, options.assetsDir, options.storageSecrets);
+    const assets = await createAssetStorage(
+      config.storage,
+      options.assetsDir,
+      options.storageSecrets,
+    );
     if (assets.close !== undefined) closers.push(async () => assets.close?.());
     const prices = new PriceBook(
       store.db,
@@ -311,7 +312,7 @@ export async function createServices(options: ServiceOptions): Promise<Services>
       budgets: new BudgetService(store.db, keys, effects),
       accounts,
       audit,
-      payments: createPaymentService({
+      payments: await createPaymentService({
         db: store.db,
         accounts,
         audit,
@@ -422,4 +423,13 @@ function cacheChangeHandlers(keys: KeyService, prices: PriceBook): CacheChangeHa
       prices.forgetAll();
     },
   };
+}
+
+/**
+ * The Redis client for shared rate limits, loaded only when Redis is configured: a gateway
+ * without it never pays for importing the client (memory at rest: bench/RESULTS.md).
+ */
+async function connectRedis(url: string): Promise<Redis> {
+  const { Redis: RedisClient } = await import('ioredis');
+  return new RedisClient(url, { lazyConnect: false, maxRetriesPerRequest: 2 });
 }

@@ -1,4 +1,4 @@
-import Stripe from 'stripe';
+import type Stripe from 'stripe';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { AccountService } from '../accounts/account-service.js';
@@ -21,8 +21,10 @@ export interface StripeSettings {
 /**
  * The payment service, with the Stripe adapter when its secrets are given and no provider
  * otherwise (online top-up then answers that it is not configured; redemption codes work).
+ * Stripe's SDK is loaded only then: a gateway without payments never pays for importing it
+ * (memory at rest: bench/RESULTS.md).
  */
-export function createPaymentService(deps: {
+export async function createPaymentService(deps: {
   readonly db: Kysely<Database>;
   readonly accounts: AccountService;
   readonly audit: AuditLog;
@@ -31,20 +33,26 @@ export function createPaymentService(deps: {
   readonly stripe: StripeSettings | undefined;
   /** Unpaid orders one account may have at once (`limits.open_topups_per_account`). */
   readonly maxOpenOrdersPerAccount: number;
-}): PaymentService {
+}): Promise<PaymentService> {
   const provider =
-    deps.stripe === undefined
-      ? undefined
-      : new StripeProvider(
-          new Stripe(deps.stripe.secretKey, {
-            // Stripe's own retries reuse the idempotency key the adapter sends.
-            maxNetworkRetries: 2,
-            timeout: 20_000,
-            telemetry: false,
-            ...(deps.stripe.httpClient === undefined ? {} : { httpClient: deps.stripe.httpClient }),
-          }),
-          deps.stripe.webhookSecret,
-          deps.effects.clock,
-        );
+    deps.stripe === undefined ? undefined : await stripeProvider(deps.stripe, deps.effects);
   return new PaymentService({ ...deps, provider });
+}
+
+async function stripeProvider(
+  settings: StripeSettings,
+  effects: LedgerEffects,
+): Promise<StripeProvider> {
+  const { default: StripeClient } = await import('stripe');
+  return new StripeProvider(
+    new StripeClient(settings.secretKey, {
+      // Stripe's own retries reuse the idempotency key the adapter sends.
+      maxNetworkRetries: 2,
+      timeout: 20_000,
+      telemetry: false,
+      ...(settings.httpClient === undefined ? {} : { httpClient: settings.httpClient }),
+    }),
+    settings.webhookSecret,
+    effects.clock,
+  );
 }
