@@ -29,8 +29,7 @@ const TEMPLATE_NAME = '__tollgate_test_template__';
  * `pg_dump`), in which case the caller's gateway creates and migrates it itself.
  */
 export async function createMigratedSchema(databaseUrl: string, schema: string): Promise<boolean> {
-  templateScript ??= dumpMigratedSchema(databaseUrl);
-  const script = await templateScript;
+  const script = await templateFor(databaseUrl);
   if (script === undefined) return false;
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
@@ -44,8 +43,16 @@ export async function createMigratedSchema(databaseUrl: string, schema: string):
 
 /** Whether test schemas are copies in this process (false: `pg_dump` unavailable). */
 export async function schemasAreCopies(databaseUrl: string): Promise<boolean> {
-  templateScript ??= dumpMigratedSchema(databaseUrl);
-  return (await templateScript) !== undefined;
+  return (await templateFor(databaseUrl)) !== undefined;
+}
+
+/** The process's template, made once; a failure to make it fails one test, the next tries again. */
+function templateFor(databaseUrl: string): Promise<string | undefined> {
+  templateScript ??= dumpMigratedSchema(databaseUrl).catch((error: unknown) => {
+    templateScript = undefined;
+    throw error;
+  });
+  return templateScript;
 }
 
 async function dumpMigratedSchema(databaseUrl: string): Promise<string | undefined> {
