@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 import { describe } from 'vitest';
 import { openStore, type Store } from '../../src/store/database.js';
+import { runOnPostgres } from './postgres-statement.js';
 import { createMigratedSchema } from './schema-template.js';
 import {
   describeNeeding,
@@ -67,10 +67,7 @@ export function describeOnPostgres(title: string, body: (dialect: TestDialect) =
 /** Drops the per-test PostgreSQL schemas this process created. */
 export async function dropSchema(schema: string | undefined): Promise<void> {
   if (schema === undefined || pgUrl === undefined) return;
-  const client = new pg.Client({ connectionString: pgUrl });
-  await client.connect();
-  await client.query(`drop schema if exists ${schema} cascade`);
-  await client.end();
+  await runOnPostgres(pgUrl, `drop schema if exists ${schema} cascade`);
 }
 
 /**

@@ -1,8 +1,8 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
-import pg from 'pg';
 import { openStore } from '../../src/store/database.js';
+import { runOnPostgres } from './postgres-statement.js';
 
 /**
  * PostgreSQL test schemas made from a copy of one migrated schema instead of by migrating each.
@@ -31,13 +31,7 @@ const TEMPLATE_NAME = '__tollgate_test_template__';
 export async function createMigratedSchema(databaseUrl: string, schema: string): Promise<boolean> {
   const script = await templateFor(databaseUrl);
   if (script === undefined) return false;
-  const client = new pg.Client({ connectionString: databaseUrl });
-  await client.connect();
-  try {
-    await client.query(script.replaceAll(TEMPLATE_NAME, schema));
-  } finally {
-    await client.end();
-  }
+  await runOnPostgres(databaseUrl, script.replaceAll(TEMPLATE_NAME, schema));
   return true;
 }
 
@@ -83,9 +77,6 @@ async function dumpMigratedSchema(databaseUrl: string): Promise<string | undefin
   } catch {
     return undefined;
   } finally {
-    const client = new pg.Client({ connectionString: databaseUrl });
-    await client.connect();
-    await client.query(`drop schema if exists ${template} cascade`);
-    await client.end();
+    await runOnPostgres(databaseUrl, `drop schema if exists ${template} cascade`);
   }
 }
