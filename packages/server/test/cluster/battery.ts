@@ -1,5 +1,5 @@
-import pg from 'pg';
 import { openStore } from '../../src/store/database.js';
+import { queryPostgres, withPostgres } from '../helpers/postgres-statement.js';
 import { cliWithEnv } from '../helpers/processes.js';
 import {
   INSTANCES,
@@ -280,10 +280,7 @@ async function inject(cluster: Cluster, kind: Exclude<FaultKind, 'kill'>, random
 
 /** Until no task is queued or running (at most 30 s: a task left then is reported, not hidden). */
 async function waitForTasks(databaseUrl: string): Promise<void> {
-  const client = new pg.Client({ connectionString: databaseUrl });
-  client.on('error', () => {});
-  await client.connect();
-  try {
+  await withPostgres(databaseUrl, async (client) => {
     const deadline = Date.now() + 30_000;
     while (Date.now() < deadline) {
       const open = await client.query<{ count: string }>(
@@ -292,9 +289,7 @@ async function waitForTasks(databaseUrl: string): Promise<void> {
       if (Number(open.rows[0]?.count) === 0) return;
       await sleep(500);
     }
-  } finally {
-    await client.end();
-  }
+  });
 }
 
 /**
@@ -307,19 +302,15 @@ async function sampleNegativeBalances(
   stopped: () => boolean,
 ): Promise<void> {
   while (!stopped()) {
-    const client = new pg.Client({ connectionString: databaseUrl });
-    client.on('error', () => {});
     try {
-      await client.connect();
-      const negative = await client.query<{ id: string; balance: string; held: string }>(
+      const negative = await queryPostgres<{ id: string; balance: string; held: string }>(
+        databaseUrl,
         'select id, balance, held from accounts where balance < 0 or held < 0 or balance - held < 0',
       );
-      for (const row of negative.rows)
+      for (const row of negative)
         journal.negativeBalanceSamples.push(`${row.id}: balance ${row.balance}, held ${row.held}`);
     } catch {
       // A sample lost to the shared server's load is skipped; the final check reads again.
-    } finally {
-      await client.end().catch(() => {});
     }
     await sleep(500);
   }

@@ -1,12 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
 import { defaultConfig } from '../../src/config/default-config.js';
 import type { ConfigFile } from '../../src/config/schema.js';
 import { countingProxy } from '../helpers/counting-proxy.js';
+import { createScratchDatabase, queryPostgres } from '../helpers/postgres-statement.js';
 import { freePort } from '../helpers/processes.js';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
 import { startNginx, type RunningNginx } from './nginx.js';
@@ -126,15 +125,10 @@ export async function startCluster(pgUrl: string): Promise<Cluster> {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => {});
   };
   try {
-    const database = `tollgate_battery_${randomBytes(6).toString('hex')}`;
-    await withClient(pgUrl, (client) => client.query(`create database ${database}`));
-    cleanups.push(async () => {
-      await withClient(pgUrl, (client) =>
-        client.query(`drop database if exists ${database} with (force)`),
-      );
-    });
-    const direct = new URL(pgUrl);
-    direct.pathname = `/${database}`;
+    const scratch = await createScratchDatabase(pgUrl, 'tollgate_battery');
+    const database = scratch.name;
+    cleanups.push(scratch.drop);
+    const direct = new URL(scratch.url);
     const pgProxy: TcpProxy = await startTcpProxy({
       host: direct.hostname,
       port: Number(direct.port || 5432),
@@ -236,14 +230,12 @@ export async function startCluster(pgUrl: string): Promise<Cluster> {
       terminateAndRestart: (index) => replace(index, 'SIGTERM'),
       supervisorRestarts,
       terminateGatewaySessions: () =>
-        withClient(pgUrl, async (client) => {
-          const result = await client.query(
-            `select pg_terminate_backend(pid) from pg_stat_activity
-              where application_name = 'tollgate' and datname = $1 and pid <> pg_backend_pid()`,
-            [database],
-          );
-          return result.rowCount ?? 0;
-        }),
+        queryPostgres(
+          pgUrl,
+          `select pg_terminate_backend(pid) from pg_stat_activity
+            where application_name = 'tollgate' and datname = $1 and pid <> pg_backend_pid()`,
+          [database],
+        ).then((killed) => killed.length),
       async cutDatabase(ms) {
         await pgProxy.cut();
         await sleep(ms);
@@ -264,17 +256,6 @@ export async function startCluster(pgUrl: string): Promise<Cluster> {
 
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-async function withClient<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url });
-  client.on('error', () => {});
-  await client.connect();
-  try {
-    return await work(client);
-  } finally {
-    await client.end();
-  }
 }
 
 /**

@@ -3,7 +3,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Migrator } from 'kysely';
-import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadSettings } from '../../src/config/load.js';
 import { openStore } from '../../src/store/database.js';
@@ -17,6 +16,7 @@ import {
   writeConfig,
   type GatewayProcess,
 } from './gateway-process.js';
+import { databaseUrlOf, queryPostgres } from '../helpers/postgres-statement.js';
 
 const pgUrl = process.env['TOLLGATE_TEST_PG_URL'] ?? '';
 const MIGRATIONS = Object.keys(await migrationProvider.getMigrations()).sort();
@@ -27,32 +27,16 @@ const NEWEST = MIGRATIONS.at(-1) ?? '';
  */
 const DEFAULT_MIGRATE_ON_START = { TOLLGATE_MIGRATE_ON_START: '' };
 
-function databaseUrl(name: string): string {
-  const url = new URL(pgUrl);
-  url.pathname = `/${name}`;
-  return url.toString();
-}
-
-async function query<Row extends pg.QueryResultRow>(
-  url: string,
-  statement: string,
-): Promise<Row[]> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query<Row>(statement)).rows;
-  } finally {
-    await client.end();
-  }
-}
-
 async function appliedMigrations(url: string): Promise<string[]> {
-  const [table] = await query<{ oid: string | null }>(
+  const [table] = await queryPostgres<{ oid: string | null }>(
     url,
     `select to_regclass('kysely_migration')::text as oid`,
   );
   if (table?.oid === null || table?.oid === undefined) return [];
-  const rows = await query<{ name: string }>(url, 'select name from kysely_migration order by 1');
+  const rows = await queryPostgres<{ name: string }>(
+    url,
+    'select name from kysely_migration order by 1',
+  );
   return rows.map((row) => row.name);
 }
 
@@ -70,15 +54,15 @@ describeOnPostgres('migrations as their own step (PostgreSQL)', () => {
   afterEach(async () => {
     for (const gateway of gateways.splice(0)) await gateway.stop();
     for (const name of databases.splice(0))
-      await query(pgUrl, `drop database if exists ${name} with (force)`);
+      await queryPostgres(pgUrl, `drop database if exists ${name} with (force)`);
     if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
   });
 
   async function freshDatabase(): Promise<string> {
     const name = `tollgate_migrate_${randomBytes(4).toString('hex')}`;
-    await query(pgUrl, `create database ${name}`);
+    await queryPostgres(pgUrl, `create database ${name}`);
     databases.push(name);
-    return databaseUrl(name);
+    return databaseUrlOf(pgUrl, name);
   }
 
   it('a gateway on an unmigrated database refuses with one line and creates nothing; `tollgate migrate` (twice at once) then lets it start and serve', async () => {
@@ -176,7 +160,10 @@ describeOnPostgres('migrations as their own step (PostgreSQL)', () => {
     gateways.push(b);
     await serve(b);
     expect(statuses).toEqual(Array.from({ length: 25 }, () => 200));
-    const accounts = await query<{ balance: string }>(url, 'select balance::text from accounts');
+    const accounts = await queryPostgres<{ balance: string }>(
+      url,
+      'select balance::text from accounts',
+    );
     // Each request costs 1 micro-yuan (writeConfig): charged once each, whichever instance served.
     expect(accounts.map((row) => Number(row.balance))).toEqual([1_000 - 25]);
     expect((await tollgate(env('a'), 'ledger', 'check')).code).toBe(0);

@@ -2,12 +2,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
-import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openStore, type StoreOptions } from '../../src/store/database.js';
 import { migrationProvider } from '../../src/store/migrations/index.js';
 import { SqliteDatabase } from '../../src/store/sqlite-binding.js';
 import { describeEachDialect, dropSchema } from '../helpers/dialects.js';
+import { queryPostgres } from '../helpers/postgres-statement.js';
 import { requireBuild, startExpectingRefusal, tollgate } from './gateway-process.js';
 
 const FUTURE = '099-from-a-newer-tollgate';
@@ -32,12 +32,10 @@ async function migrateAsANewerVersion(options: StoreOptions): Promise<void> {
 async function appliedMigrations(options: StoreOptions): Promise<string[]> {
   // A raw connection: opening the store would run the very check under test.
   if (options.url.startsWith('postgres')) {
-    const client = new pg.Client({ connectionString: options.url });
-    await client.connect();
-    const { rows } = await client.query<{ name: string }>(
+    const rows = await queryPostgres<{ name: string }>(
+      options.url,
       `select name from ${options.postgresSchema ?? 'public'}.kysely_migration order by name`,
     );
-    await client.end();
     return rows.map((row) => row.name);
   }
   const db = new SqliteDatabase(options.url, { readonly: true });

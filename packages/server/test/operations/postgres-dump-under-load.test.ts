@@ -4,9 +4,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import pg from 'pg';
 import { afterEach, expect, it } from 'vitest';
 import { describeOnPostgres } from '../helpers/dialects.js';
+import { databaseUrlOf, queryPostgres, runOnPostgres } from '../helpers/postgres-statement.js';
 import {
   requireBuild,
   startGatewayProcess,
@@ -22,43 +22,30 @@ const TOP_UP = 1_000_000;
 
 /** The server's URL with another database name. */
 function databaseUrl(name: string): string {
-  const url = new URL(pgUrl);
-  url.pathname = `/${name}`;
-  return url.toString();
+  return databaseUrlOf(pgUrl, name);
 }
 
-async function onServer(statement: string): Promise<void> {
-  const client = new pg.Client({ connectionString: pgUrl });
-  await client.connect();
-  try {
-    await client.query(statement);
-  } finally {
-    await client.end();
-  }
+function onServer(statement: string): Promise<void> {
+  return runOnPostgres(pgUrl, statement);
 }
 
 /** Each account's balance and held, with its journal's sums and its captured holds. */
 async function moneyIn(url: string) {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    const { rows } = await client.query<Record<string, string>>(
-      `select a.id, a.balance::text, a.held::text,
-              (select coalesce(sum(balance_delta), 0) from journal j where j.account_id = a.id)::text as journal_balance,
-              (select coalesce(sum(held_delta), 0) from journal j where j.account_id = a.id)::text as journal_held,
-              (select count(*) from holds h where h.account_id = a.id and h.state = 'captured')::text as captures
-       from accounts a`,
-    );
-    return rows.map((row) => ({
-      balance: Number(row['balance']),
-      held: Number(row['held']),
-      journalBalance: Number(row['journal_balance']),
-      journalHeld: Number(row['journal_held']),
-      captures: Number(row['captures']),
-    }));
-  } finally {
-    await client.end();
-  }
+  const rows = await queryPostgres<Record<string, string>>(
+    url,
+    `select a.id, a.balance::text, a.held::text,
+            (select coalesce(sum(balance_delta), 0) from journal j where j.account_id = a.id)::text as journal_balance,
+            (select coalesce(sum(held_delta), 0) from journal j where j.account_id = a.id)::text as journal_held,
+            (select count(*) from holds h where h.account_id = a.id and h.state = 'captured')::text as captures
+     from accounts a`,
+  );
+  return rows.map((row) => ({
+    balance: Number(row['balance']),
+    held: Number(row['held']),
+    journalBalance: Number(row['journal_balance']),
+    journalHeld: Number(row['journal_held']),
+    captures: Number(row['captures']),
+  }));
 }
 
 /**

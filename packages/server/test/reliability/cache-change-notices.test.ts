@@ -1,7 +1,7 @@
-import pg from 'pg';
 import { afterEach, expect, it } from 'vitest';
 import { describeOnPostgres } from '../helpers/dialects.js';
 import { startGateway, testConfig, type TestGateway } from '../helpers/gateway.js';
+import { queryPostgres } from '../helpers/postgres-statement.js';
 import { sharedDatabase } from '../helpers/shared-database.js';
 
 const pgUrl = process.env['TOLLGATE_TEST_PG_URL'];
@@ -88,17 +88,12 @@ describeOnPostgres('cache change notices across instances on one PostgreSQL sche
     const feed = second.services.changeFeed;
     const killedPid = feed?.backendPid();
     expect(killedPid).toBeTypeOf('number');
-    const admin = new pg.Client({ connectionString: pgUrl });
-    await admin.connect();
-    try {
-      const killed = await admin.query<{ done: boolean }>(
-        'select pg_terminate_backend($1) as done',
-        [killedPid],
-      );
-      expect(killed.rows[0]?.done).toBe(true);
-    } finally {
-      await admin.end();
-    }
+    const killed = await queryPostgres<{ done: boolean }>(
+      pgUrl ?? '',
+      'select pg_terminate_backend($1) as done',
+      [killedPid],
+    );
+    expect(killed[0]?.done).toBe(true);
     const relistened = await msUntil(
       async () => feed?.listening() === true && feed.backendPid() !== killedPid,
     );

@@ -4,12 +4,13 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import pg from 'pg';
+import type pg from 'pg';
 import { afterEach, expect, it } from 'vitest';
 import { defaultConfig } from '../../src/config/default-config.js';
 import { describeOnPostgres } from '../helpers/dialects.js';
 import { freePort, waitForHealth } from '../helpers/processes.js';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
+import { databaseUrlOf, queryPostgres } from '../helpers/postgres-statement.js';
 
 const main = new URL('../../dist/main.js', import.meta.url).pathname;
 const pgUrl = process.env['TOLLGATE_TEST_PG_URL'] ?? '';
@@ -21,15 +22,11 @@ async function asAdmin<Row extends pg.QueryResultRow>(
   values: unknown[] = [],
   database?: string,
 ): Promise<Row[]> {
-  const url = new URL(pgUrl);
-  if (database !== undefined) url.pathname = `/${database}`;
-  const client = new pg.Client({ connectionString: url.toString() });
-  await client.connect();
-  try {
-    return (await client.query<Row>(text, values)).rows;
-  } finally {
-    await client.end();
-  }
+  return queryPostgres<Row>(
+    database === undefined ? pgUrl : databaseUrlOf(pgUrl, database),
+    text,
+    values,
+  );
 }
 
 /** Polls `/readyz` until it answers `status` (at most 20 s). */

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -7,6 +7,7 @@ import pg from 'pg';
 import { afterEach, expect, it } from 'vitest';
 import { defaultConfig } from '../../src/config/default-config.js';
 import { describeOnPostgres } from '../helpers/dialects.js';
+import { createScratchDatabase } from '../helpers/postgres-statement.js';
 import { freePort, waitForHealth } from '../helpers/processes.js';
 import { tollgate } from '../operations/gateway-process.js';
 
@@ -39,28 +40,18 @@ async function refused(base: string): Promise<boolean> {
 describeOnPostgres('graceful shutdown of a gateway process', () => {
   let gateway: ChildProcess | undefined;
   let dir: string | undefined;
-  let database: string | undefined;
+  let database: Awaited<ReturnType<typeof createScratchDatabase>> | undefined;
   afterEach(async () => {
     gateway?.kill('SIGKILL');
     if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
-    if (database !== undefined && pgUrl !== undefined) {
-      const client = new pg.Client({ connectionString: pgUrl });
-      await client.connect();
-      await client.query(`drop database if exists ${database} with (force)`);
-      await client.end();
-    }
+    await database?.drop();
     gateway = dir = database = undefined;
   });
 
   it('SIGTERM: readyz 503, then new connections refused, the stream in flight completes billed once, the task lease handed back, exit 0', async () => {
     if (!existsSync(main)) throw new Error('build first: npm test builds dist/');
-    const admin = new pg.Client({ connectionString: pgUrl });
-    await admin.connect();
-    database = `tollgate_shutdown_${randomBytes(6).toString('hex')}`;
-    await admin.query(`create database ${database}`);
-    await admin.end();
-    const url = new URL(pgUrl ?? '');
-    url.pathname = `/${database}`;
+    database = await createScratchDatabase(pgUrl ?? '', 'tollgate_shutdown');
+    const url = database.url;
     dir = mkdtempSync(path.join(tmpdir(), 'tollgate-shutdown-'));
     writeFileSync(
       path.join(dir, 'config.json'),
@@ -78,7 +69,7 @@ describeOnPostgres('graceful shutdown of a gateway process', () => {
         HOST: '127.0.0.1',
         TOLLGATE_DATA_DIR: dir,
         TOLLGATE_CONFIG: path.join(dir, 'config.json'),
-        TOLLGATE_DATABASE_URL: url.toString(),
+        TOLLGATE_DATABASE_URL: url,
         TOLLGATE_ADMIN_TOKEN: ADMIN_TOKEN,
         TOLLGATE_REDIS_URL: '',
         LOG_LEVEL: 'error',
@@ -113,7 +104,7 @@ describeOnPostgres('graceful shutdown of a gateway process', () => {
     });
     expect(task.status).toBe(202);
     const taskId = String(((await task.json()) as Record<string, unknown>)['id']);
-    const db = new pg.Client({ connectionString: url.toString() });
+    const db = new pg.Client({ connectionString: url });
     await db.connect();
     try {
       const leaseOwner = async () =>
@@ -180,7 +171,7 @@ describeOnPostgres('graceful shutdown of a gateway process', () => {
     } finally {
       await db.end();
     }
-    const check = await tollgate({ TOLLGATE_DATABASE_URL: url.toString() }, 'ledger', 'check');
+    const check = await tollgate({ TOLLGATE_DATABASE_URL: url }, 'ledger', 'check');
     expect(check.code, check.stdout + check.stderr).toBe(0);
   }, 60_000);
 });

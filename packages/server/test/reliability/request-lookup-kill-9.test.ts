@@ -1,13 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { defaultConfig } from '../../src/config/default-config.js';
 import type { ConfigFile } from '../../src/config/schema.js';
 import { describeOnPostgres } from '../helpers/dialects.js';
+import { createScratchDatabase } from '../helpers/postgres-statement.js';
 import { freePort } from '../helpers/processes.js';
 import {
   requireBuild,
@@ -294,22 +294,8 @@ describe.concurrent('request look-up across a kill -9', () => {
 
   describeOnPostgres('of the gateway process on $name', () => {
     killedMidFlight(async () => {
-      const database = `tollgate_lookup_${randomBytes(6).toString('hex')}`;
-      const admin = new pg.Client({ connectionString: pgUrl });
-      await admin.connect();
-      await admin.query(`create database ${database}`);
-      await admin.end();
-      const url = new URL(pgUrl ?? '');
-      url.pathname = `/${database}`;
-      return {
-        env: { TOLLGATE_DATABASE_URL: url.toString() },
-        remove: async () => {
-          const client = new pg.Client({ connectionString: pgUrl });
-          await client.connect();
-          await client.query(`drop database if exists ${database} with (force)`);
-          await client.end();
-        },
-      };
+      const database = await createScratchDatabase(pgUrl ?? '', 'tollgate_lookup');
+      return { env: { TOLLGATE_DATABASE_URL: database.url }, remove: database.drop };
     });
   });
 });

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -7,6 +7,7 @@ import pg from 'pg';
 import { afterEach, expect, it } from 'vitest';
 import { defaultConfig } from '../../src/config/default-config.js';
 import { describeOnPostgres } from '../helpers/dialects.js';
+import { createScratchDatabase } from '../helpers/postgres-statement.js';
 import { freePort, waitForHealth } from '../helpers/processes.js';
 
 const main = new URL('../../dist/main.js', import.meta.url).pathname;
@@ -29,27 +30,18 @@ async function submissionsOf(base: string): Promise<number> {
 describeOnPostgres('two gateway processes on one PostgreSQL', () => {
   const gateways: ChildProcess[] = [];
   let dir: string | undefined;
-  let database: string | undefined;
+  let database: Awaited<ReturnType<typeof createScratchDatabase>> | undefined;
   afterEach(async () => {
     for (const gateway of gateways.splice(0)) gateway.kill('SIGKILL');
     if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
-    if (database !== undefined && pgUrl !== undefined) {
-      const client = new pg.Client({ connectionString: pgUrl });
-      await client.connect();
-      await client.query(`drop database if exists ${database} with (force)`);
-      await client.end();
-    }
+    await database?.drop();
+    database = undefined;
   });
 
   it(`race for ${TASKS} tasks: each submitted once across both processes`, async () => {
     if (!existsSync(main)) throw new Error('build first: npm test builds dist/');
-    const admin = new pg.Client({ connectionString: pgUrl });
-    await admin.connect();
-    database = `tollgate_race_${randomBytes(6).toString('hex')}`;
-    await admin.query(`create database ${database}`);
-    await admin.end();
-    const url = new URL(pgUrl ?? '');
-    url.pathname = `/${database}`;
+    database = await createScratchDatabase(pgUrl ?? '', 'tollgate_race');
+    const url = database.url;
     dir = mkdtempSync(path.join(tmpdir(), 'tollgate-race-'));
     writeFileSync(
       path.join(dir, 'config.json'),
@@ -70,7 +62,7 @@ describeOnPostgres('two gateway processes on one PostgreSQL', () => {
             HOST: '127.0.0.1',
             TOLLGATE_DATA_DIR: path.join(dir, name),
             TOLLGATE_CONFIG: path.join(dir, 'config.json'),
-            TOLLGATE_DATABASE_URL: url.toString(),
+            TOLLGATE_DATABASE_URL: url,
             TOLLGATE_ADMIN_TOKEN: ADMIN_TOKEN,
             TOLLGATE_REDIS_URL: '',
             LOG_LEVEL: 'error',
@@ -137,7 +129,7 @@ describeOnPostgres('two gateway processes on one PostgreSQL', () => {
         ids.push(String(created.json['id']));
       }
     }
-    const client = new pg.Client({ connectionString: url.toString() });
+    const client = new pg.Client({ connectionString: url });
     await client.connect();
     try {
       const deadline = Date.now() + 90_000;

@@ -1,27 +1,22 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { sql } from 'kysely';
-import pg from 'pg';
 import { afterEach, expect, it } from 'vitest';
 import { openStore, type Store } from '../../src/store/database.js';
 import { describeOnPostgres, dropSchema } from '../helpers/dialects.js';
+import { queryPostgres } from '../helpers/postgres-statement.js';
 
 const pgUrl = process.env['TOLLGATE_TEST_PG_URL'] ?? '';
 
 /** Terminates the sessions named `applicationName` (this test's own only: others share the server). */
 async function terminateSessions(applicationName: string): Promise<number> {
-  const client = new pg.Client({ connectionString: pgUrl });
-  await client.connect();
-  try {
-    const killed = await client.query(
-      `select pg_terminate_backend(pid) from pg_stat_activity
-        where application_name = $1 and pid <> pg_backend_pid()`,
-      [applicationName],
-    );
-    return killed.rowCount ?? 0;
-  } finally {
-    await client.end();
-  }
+  const killed = await queryPostgres(
+    pgUrl,
+    `select pg_terminate_backend(pid) from pg_stat_activity
+      where application_name = $1 and pid <> pg_backend_pid()`,
+    [applicationName],
+  );
+  return killed.length;
 }
 
 /**

@@ -1,7 +1,7 @@
-import pg from 'pg';
 import { expect, it } from 'vitest';
 import { openStore } from '../../src/store/database.js';
 import { describeOnPostgres, dropSchema, type TestDialect } from '../helpers/dialects.js';
+import { withPostgres } from '../helpers/postgres-statement.js';
 import { createMigratedSchema, schemasAreCopies } from '../helpers/schema-template.js';
 
 /**
@@ -59,13 +59,11 @@ interface Catalog {
 }
 
 async function catalogOf(databaseUrl: string, schema: string): Promise<Catalog> {
-  const client = new pg.Client({ connectionString: databaseUrl });
-  await client.connect();
-  const rows = async (text: string): Promise<string[]> =>
-    (await client.query<{ line: string }>(text, [schema])).rows.map((row) =>
-      row.line.replaceAll(schema, '<schema>'),
-    );
-  try {
+  return withPostgres(databaseUrl, async (client) => {
+    const rows = async (text: string): Promise<string[]> =>
+      (await client.query<{ line: string }>(text, [schema])).rows.map((row) =>
+        row.line.replaceAll(schema, '<schema>'),
+      );
     return {
       columns: await rows(
         `select concat_ws(' ', table_name, column_name, data_type, is_nullable, column_default) as line
@@ -93,7 +91,5 @@ async function catalogOf(databaseUrl: string, schema: string): Promise<Catalog> 
         `select name as line from ${schema}.kysely_migration where $1::text is not null order by name`,
       ),
     };
-  } finally {
-    await client.end();
-  }
+  });
 }
