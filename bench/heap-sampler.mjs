@@ -3,6 +3,9 @@
 // (Node's --heap-prof keeps only those alive at exit, which says nothing of allocation per
 // request). The first SIGUSR2 starts sampling (after the warm-up), the second writes the profile
 // to TOLLGATE_HEAP_PROFILE and stops. Summarised by bench/heap-summary.mjs.
+// TOLLGATE_HEAP_SURVIVORS=1 leaves out what a scavenge collected: what is left is what lived long
+// enough to be promoted to the old generation (and is still alive, or was collected by a
+// mark-compact): the allocations that make the major collections.
 import { writeFileSync } from 'node:fs';
 import inspector from 'node:inspector';
 
@@ -25,7 +28,7 @@ process.on('SIGUSR2', () => {
           // One sample per 4 KiB allocated: tens of thousands over a few seconds at full load.
           samplingInterval: 4096,
           includeObjectsCollectedByMajorGC: true,
-          includeObjectsCollectedByMinorGC: true,
+          includeObjectsCollectedByMinorGC: process.env.TOLLGATE_HEAP_SURVIVORS !== '1',
         }),
       );
   sampling = !sampling;

@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 # this tree and says so (TOLLGATE_BENCH_BUILT=1: .ci/run, after npm test's build).
 [ -n "${TOLLGATE_BENCH_BUILT:-}" ] || npm run build --silent
 export TOLLGATE_BENCH_BUILT=1
-for bench in run goals idle-latency assets many-accounts pg-throughput tasks profile; do
+for bench in run goals idle-latency assets many-accounts pg-throughput tasks profile tail; do
   printf '\n=== bench/%s.sh --smoke ===\n' "$bench"
   started=$(date +%s)
   bash "bench/$bench.sh" --smoke
