@@ -39,7 +39,6 @@ build_unless_built
 write_bench_config "$WORK/config.json"
 export TOLLGATE_CONFIG=$WORK/config.json
 
-wait_ready() { for _ in $(seq 1 100); do curl -sf -o /dev/null "$1" && return 0; sleep 0.1; done; echo "not ready: $1" >&2; exit 1; }
 UPSTREAM_PORT=18000 taskset -c 1 node "$HARNESS/mock-upstream.mjs" > "$WORK/mock.log" 2>&1 &
 PIDS+=($!)
 PROXY_PORT=18100 UPSTREAM_URL=http://127.0.0.1:18000 taskset -c 0 node "$HARNESS/anchors/node-proxy.mjs" > "$WORK/proxy.log" 2>&1 &

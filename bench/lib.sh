@@ -61,3 +61,10 @@ drop_pg_databases() {
     psql -q "$PG_RUN_SERVER/postgres" -c "DROP DATABASE IF EXISTS $database WITH (FORCE)" >/dev/null 2>&1 || true
   done
 }
+
+# Waits until URL answers 2xx (at most 10 s), or stops the script.
+wait_ready() {
+  for _ in $(seq 1 100); do curl -sf -o /dev/null "$1" && return 0; sleep 0.1; done
+  echo "not ready: $1" >&2
+  exit 1
+}

@@ -29,7 +29,6 @@ write_bench_config "$WORK/config.json" >/dev/null
 export TOLLGATE_CONFIG=$WORK/config.json TOLLGATE_DATA_DIR=$WORK/data
 export TOLLGATE_DATABASE_URL=${TOLLGATE_DATABASE_URL:-sqlite:$WORK/data/tollgate.sqlite}
 BENCH_PORT=${BENCH_PORT:-18495} UPSTREAM_PORT=${UPSTREAM_PORT:-18000}
-wait_ready() { for _ in $(seq 1 100); do curl -sf -o /dev/null "$1" && return 0; sleep 0.1; done; echo "not ready: $1" >&2; exit 1; }
 UPSTREAM_PORT=$UPSTREAM_PORT taskset -c 1 node "$HARNESS/mock-upstream.mjs" > "$WORK/mock.log" 2>&1 &
 PIDS+=($!)
 wait_ready "http://127.0.0.1:$UPSTREAM_PORT/v1/models"
