@@ -1,12 +1,12 @@
 // An open-loop load of accounted chats at a fixed rate against one gateway, each request's
 // scheduled time and latency kept, then its slow requests laid beside what the gateway's
 // stall probe recorded (bench/stall-probe.mjs): how late its event loop ran and its garbage
-// collections, and the sweeper's runs from its log. What a p99 at a given rate is made of.
-//   node bench/tail.mjs --url http://127.0.0.1:18395 --key KEY --probe FILE [--log FILE]
+// collections. What a p99 at a given rate is made of.
+//   node bench/tail.mjs --url http://127.0.0.1:18395 --key KEY --probe FILE
 //     [--rate 500] [--seconds 60] [--warmup 5] [--connections 64]
 // Fails on any answer that is not 200.
 import { randomUUID } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool } from 'undici';
@@ -75,20 +75,11 @@ console.log(
     `p99 ${round(p99)} ms, p99.9 ${round(quantile(latencies, 0.999))} ms, max ${round(latencies.at(-1))} ms`,
 );
 
-const events = existsSync(flags.probe)
-  ? readFileSync(flags.probe, 'utf8')
-      .split('\n')
-      .filter(Boolean)
-      .map((line) => JSON.parse(line))
-      .filter((event) => event.at >= startedAt - 1_000 && event.at <= endedAt)
-  : [];
-const sweeps = existsSync(flags.log ?? '')
-  ? readFileSync(flags.log, 'utf8')
-      .split('\n')
-      .filter((line) => line.includes('sweep'))
-      .map((line) => JSON.parse(line).time)
-      .filter((time) => time >= startedAt && time <= endedAt)
-  : [];
+const events = readFileSync(flags.probe, 'utf8')
+  .split('\n')
+  .filter(Boolean)
+  .map((line) => JSON.parse(line))
+  .filter((event) => event.at >= startedAt - 1_000 && event.at <= endedAt);
 // Every run collects garbage many times: a probe that recorded nothing was not loaded.
 if (!events.some((event) => event.kind === 'gc'))
   throw new Error(
@@ -105,8 +96,7 @@ console.log(
         const ofType = collections.filter((event) => event.type === type);
         return `${type} ${ofType.length} (${sum(ofType)} ms, longest ${round(Math.max(0, ...ofType.map((event) => event.ms)))})`;
       })
-      .join(', ') +
-    `; sweeps logged: ${sweeps.length}`,
+      .join(', '),
 );
 
 // Slow requests (above the p99) in clusters: a gap of 100 ms or more starts a new one.
@@ -115,24 +105,23 @@ const clusters = [];
 for (const sample of slow) {
   const last = clusters.at(-1);
   if (last !== undefined && sample.at - last.end < 100) {
-    last.end = sample.at + sample.ms;
+    last.end = Math.max(last.end, sample.at + sample.ms);
     last.requests.push(sample);
   } else clusters.push({ start: sample.at, end: sample.at + sample.ms, requests: [sample] });
 }
 console.log(
-  `\n| cluster at (s) | slow requests | worst (ms) | loop late, longest (ms) | GC in it (ms: types) | sweep logged |`,
+  `\n| cluster at (s) | slow requests | worst (ms) | loop late, longest (ms) | GC in it (ms: types) |`,
 );
-console.log('|---:|---:|---:|---:|---|---|');
+console.log('|---:|---:|---:|---:|---|');
 for (const cluster of clusters.sort((a, b) => b.requests.length - a.requests.length).slice(0, 15)) {
   const within = (event) => event.at >= cluster.start - 50 && event.at <= cluster.end;
   const late = stalls.filter(within);
   const gcs = collections.filter(within);
   const types = [...new Set(gcs.map((event) => event.type))].join('+');
-  const swept = sweeps.some((time) => time >= cluster.start - 500 && time <= cluster.end);
   console.log(
     `| ${round((cluster.start - startedAt) / 1000)} | ${cluster.requests.length} | ` +
       `${round(Math.max(...cluster.requests.map((sample) => sample.ms)))} | ` +
-      `${round(Math.max(0, ...late.map((event) => event.ms)))} | ${sum(gcs)}${types ? `: ${types}` : ''} | ${swept ? 'yes' : ''} |`,
+      `${round(Math.max(0, ...late.map((event) => event.ms)))} | ${sum(gcs)}${types ? `: ${types}` : ''} |`,
   );
 }
 await pool.close();

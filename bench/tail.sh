@@ -38,6 +38,6 @@ NODE_ENV=production PORT=$BENCH_PORT TOLLGATE_STALL_PROBE=$WORK/probe.jsonl \
 PIDS+=($!)
 wait_ready "http://127.0.0.1:$BENCH_PORT/readyz"
 taskset -c 1 node bench/tail.mjs --url "http://127.0.0.1:$BENCH_PORT" --key "$KEY" \
-  --probe "$WORK/probe.jsonl" --log "$WORK/gateway.log" ${FLAGS[@]+"${FLAGS[@]}"}
+  --probe "$WORK/probe.jsonl" ${FLAGS[@]+"${FLAGS[@]}"}
 node bench/tollgate-of.mjs ledger check > "$WORK/ledger.json" || { cat "$WORK/ledger.json"; exit 1; }
 echo "ledger clean"

@@ -3,11 +3,10 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
 import { afterEach, expect, it } from 'vitest';
 import { defaultConfig } from '../../src/config/default-config.js';
 import { describeOnPostgres } from '../helpers/dialects.js';
-import { createScratchDatabase } from '../helpers/postgres-statement.js';
+import { createScratchDatabase, withPostgres } from '../helpers/postgres-statement.js';
 import { freePort, waitForHealth } from '../helpers/processes.js';
 
 const main = new URL('../../dist/main.js', import.meta.url).pathname;
@@ -129,9 +128,7 @@ describeOnPostgres('two gateway processes on one PostgreSQL', () => {
         ids.push(String(created.json['id']));
       }
     }
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
-    try {
+    await withPostgres(url, async (client) => {
       const deadline = Date.now() + 90_000;
       for (;;) {
         const open = await client.query<{ count: string }>(
@@ -145,9 +142,7 @@ describeOnPostgres('two gateway processes on one PostgreSQL', () => {
         'select status, count(*) as count from tasks group by status',
       );
       expect(finished.rows).toEqual([{ status: 'succeeded', count: String(TASKS) }]);
-    } finally {
-      await client.end();
-    }
+    });
     const submissions = (await submissionsOf(first)) + (await submissionsOf(second));
     expect(submissions).toBe(TASKS);
     const ledger = await call(first, '/admin/v1/ledger/check', { headers: adminHeaders });
